@@ -1,0 +1,275 @@
+"""Input validation and query structure: the one place public functions check their input.
+
+Everything a user hands to gbrank (NumPy arrays, pandas objects, lists; float32 or
+float64; query sizes or per-row query ids) is turned here into contiguous float64
+arrays plus a :class:`Queries` description, and checked once. Kernels downstream
+trust what they get, so every error a user can cause is raised here, as a
+``ValueError`` that names the problem, never from inside numba.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "Queries",
+    "as_float_array",
+    "check_finite",
+    "check_grades",
+    "query_structure",
+    "prepare_ranking",
+    "prepare_binary",
+]
+
+# 2**l - 1 is an exact float64 integer for l <= 53; beyond that the gain rounds.
+MAX_EXACT_GRADE = 53
+
+
+@dataclass(frozen=True)
+class Queries:
+    """Query structure of a data set after validation.
+
+    Attributes
+    ----------
+    offsets : ndarray of int64, shape (n_queries + 1,)
+        Query ``q`` holds rows ``offsets[q]:offsets[q + 1]`` (after ``order``).
+    order : ndarray of int64 or None
+        Row permutation that makes queries contiguous (per-row ``qid`` given out of
+        order); ``None`` when rows are already in query order.
+    weights : ndarray of float64 or None
+        One weight per query, or ``None`` for unweighted.
+    """
+
+    offsets: np.ndarray
+    order: np.ndarray | None = None
+    weights: np.ndarray | None = None
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.offsets[-1])
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def apply(self, a: np.ndarray) -> np.ndarray:
+        """Put a per-row array into query order."""
+        return a if self.order is None else np.ascontiguousarray(a[self.order])
+
+    def restore(self, a: np.ndarray) -> np.ndarray:
+        """Undo :meth:`apply` on a per-row result (gradients, per-row values)."""
+        if self.order is None:
+            return a
+        out = np.empty_like(a)
+        out[self.order] = a
+        return out
+
+
+def _to_numpy(x: Any) -> np.ndarray:
+    # pandas Series/DataFrame, LightGBM/XGBoost label arrays, lists, tuples.
+    if hasattr(x, "to_numpy"):
+        x = x.to_numpy()
+    return np.asarray(x)
+
+
+def as_float_array(x: Any, name: str, *, allow_2d: bool = False) -> np.ndarray:
+    """Return ``x`` as a contiguous float64 array (1-D unless ``allow_2d``)."""
+    if x is None:
+        raise ValueError(f"{name} is required, got None")
+    try:
+        a = _to_numpy(x)
+        if a.dtype == object:
+            a = a.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numeric: {exc}") from None
+    if a.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be numeric, got dtype {a.dtype}")
+    if a.ndim == 2 and a.shape[1] == 1 and not allow_2d:
+        a = a[:, 0]
+    if a.ndim != 1 and not (allow_2d and a.ndim == 2):
+        want = "1-D or 2-D" if allow_2d else "1-D"
+        raise ValueError(f"{name} must be {want}, got shape {a.shape}")
+    if a.size == 0:
+        raise ValueError(f"{name} is empty")
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
+def check_finite(a: np.ndarray, name: str) -> None:
+    """Raise if ``a`` holds NaN or inf, with the count and first index."""
+    bad = ~np.isfinite(a)
+    if bad.any():
+        flat = np.flatnonzero(bad.ravel())
+        first = np.unravel_index(flat[0], a.shape)
+        where = first[0] if a.ndim == 1 else tuple(int(i) for i in first)
+        raise ValueError(
+            f"{name} contain {flat.size} NaN/inf value(s) (first at index {where}: "
+            f"{float(a[first])!r})"
+        )
+
+
+def check_grades(y: np.ndarray, *, integer: bool, max_grade: int | None = MAX_EXACT_GRADE,
+                 name: str = "labels") -> None:
+    """Ranking labels: non-negative, integer where a gain 2**l - 1 needs it."""
+    neg = np.flatnonzero(y < 0)
+    if neg.size:
+        raise ValueError(
+            f"{name} must be non-negative grades; {neg.size} negative (first at index "
+            f"{neg[0]}: {y[neg[0]]!r})"
+        )
+    if integer:
+        frac = np.flatnonzero(y != np.floor(y))
+        if frac.size:
+            raise ValueError(
+                f"{name} must be integer grades for gain 2**l - 1; {frac.size} non-integer "
+                f"(first at index {frac[0]}: {y[frac[0]]!r}); pass label_gain or use "
+                "integer grades"
+            )
+    if max_grade is not None:
+        big = np.flatnonzero(y > max_grade)
+        if big.size:
+            raise ValueError(
+                f"{name}: grade {y[big[0]]!r} at index {big[0]} is too large; 2**l - 1 is "
+                f"exact in float64 only up to l = {max_grade}"
+            )
+
+
+def _group_offsets(group: Any, n: int) -> np.ndarray:
+    g = _to_numpy(group)
+    if g.ndim != 1:
+        raise ValueError(f"group must be 1-D query sizes, got shape {g.shape}")
+    if g.size == 0:
+        raise ValueError("group is empty")
+    if g.dtype.kind == "f":
+        if not np.all(np.isfinite(g)) or np.any(g != np.floor(g)):
+            raise ValueError("group sizes must be integers")
+    elif g.dtype.kind not in "iub":
+        raise ValueError(f"group sizes must be integers, got dtype {g.dtype}")
+    g = g.astype(np.int64)
+    nonpos = np.flatnonzero(g <= 0)
+    if nonpos.size:
+        raise ValueError(
+            f"group sizes must be positive; {nonpos.size} are not (first at query "
+            f"{nonpos[0]}: {g[nonpos[0]]})"
+        )
+    total = int(g.sum())
+    if total != n:
+        raise ValueError(f"group sizes sum to {total} but there are {n} rows")
+    offsets = np.zeros(g.size + 1, dtype=np.int64)
+    np.cumsum(g, out=offsets[1:])
+    return offsets
+
+
+def _qid_structure(qid: Any, n: int) -> tuple[np.ndarray, np.ndarray | None]:
+    q = _to_numpy(qid)
+    if q.ndim != 1:
+        raise ValueError(f"qid must be 1-D, got shape {q.shape}")
+    if q.size != n:
+        raise ValueError(f"qid has {q.size} entries but there are {n} rows")
+    order = None
+    if q.size > 1 and np.any(q[1:] < q[:-1]):
+        # Stable: rows of a query keep their relative order (the tie rule needs it).
+        order = np.argsort(q, kind="stable")
+        q = q[order]
+    starts = np.flatnonzero(q[1:] != q[:-1]) + 1
+    offsets = np.concatenate(([0], starts, [n])).astype(np.int64)
+    return offsets, order
+
+
+def query_structure(n: int, group: Any = None, qid: Any = None,
+                    weight: Any = None) -> Queries:
+    """Query offsets from sizes (``group``), per-row ids (``qid``) or neither.
+
+    ``group=None`` and ``qid=None`` means group-less: all rows form one query.
+    ``weight`` is per query (length ``n_queries``) or per row (length ``n``, the first
+    row's weight of each query is used, as LightGBM does).
+    """
+    if group is not None and qid is not None:
+        raise ValueError("pass either group (query sizes) or qid (per-row ids), not both")
+    order = None
+    if qid is not None:
+        offsets, order = _qid_structure(qid, n)
+    elif group is not None:
+        offsets = _group_offsets(group, n)
+    else:
+        offsets = np.array([0, n], dtype=np.int64)
+    weights = None
+    if weight is not None:
+        w = as_float_array(weight, "weight")
+        nq = len(offsets) - 1
+        if w.size == n:
+            w = w[order] if order is not None else w
+            w = np.ascontiguousarray(w[offsets[:-1]])
+        elif w.size != nq:
+            raise ValueError(
+                f"weight has {w.size} entries; expected one per query ({nq}) or per row ({n})"
+            )
+        check_finite(w, "weights")
+        if np.any(w < 0):
+            raise ValueError("weights must be non-negative")
+        if not np.any(w > 0):
+            raise ValueError("weights are all zero")
+        weights = w
+    return Queries(offsets=offsets, order=order, weights=weights)
+
+
+def _check_lengths(y: np.ndarray, s: np.ndarray) -> None:
+    if y.shape[0] != s.shape[0]:
+        raise ValueError(f"labels have {y.shape[0]} rows but scores have {s.shape[0]}")
+
+
+def prepare_ranking(y: Any, s: Any, group: Any = None, qid: Any = None, weight: Any = None,
+                    *, integer_grades: bool = True,
+                    max_grade: int | None = MAX_EXACT_GRADE,
+                    ) -> tuple[np.ndarray, np.ndarray, Queries]:
+    """Validate ranking input; return ``(y, s, queries)`` with rows in query order."""
+    y = as_float_array(y, "labels")
+    s = as_float_array(s, "scores")
+    _check_lengths(y, s)
+    check_finite(s, "scores")
+    check_finite(y, "labels")
+    check_grades(y, integer=integer_grades, max_grade=max_grade)
+    queries = query_structure(y.size, group=group, qid=qid, weight=weight)
+    return queries.apply(y), queries.apply(s), queries
+
+
+def prepare_binary(y: Any, s: Any, weight: Any = None, *, allow_2d_scores: bool = False,
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Validate binary input; labels {0, 1} or {-1, +1} become float64 {0, 1}.
+
+    Returns ``(y01, s, w)`` with ``w`` per-row float64 or ``None``.
+    """
+    y = as_float_array(y, "labels")
+    s = as_float_array(s, "scores", allow_2d=allow_2d_scores)
+    _check_lengths(y, s)
+    check_finite(y, "labels")
+    check_finite(s, "scores")
+    # Two O(n) passes instead of np.unique's sort: this runs on every boosting round.
+    pos = y == 1.0
+    if np.all(pos | (y == 0.0)):
+        y01 = y
+    elif np.all(pos | (y == -1.0)):
+        y01 = pos.astype(np.float64)
+    else:
+        values = np.unique(y)
+        bad = values[~np.isin(values, (-1.0, 0.0, 1.0))]
+        shown = (bad if bad.size else values)[:5]
+        raise ValueError(
+            f"binary labels must be {{0, 1}} or {{-1, +1}}; found {values.size} distinct "
+            f"values including {shown.tolist()}"
+        )
+    w = None
+    if weight is not None:
+        w = as_float_array(weight, "weight")
+        if w.size != y.size:
+            raise ValueError(f"weight has {w.size} entries but there are {y.size} rows")
+        check_finite(w, "weights")
+        if np.any(w < 0):
+            raise ValueError("weights must be non-negative")
+    return y01, s, w
