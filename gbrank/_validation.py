@@ -205,7 +205,20 @@ def query_structure(n: int, group: Any = None, qid: Any = None,
         nq = len(offsets) - 1
         if w.size == n:
             w = w[order] if order is not None else w
-            w = np.ascontiguousarray(w[offsets[:-1]])
+            first = w[offsets[:-1]]
+            # Ranking weights belong to queries. LightGBM's metrics average row weights
+            # and its objectives use each row's own: the two agree only when weights are
+            # constant within a query, so anything else is refused rather than guessed.
+            varies = np.flatnonzero(w != np.repeat(first, np.diff(offsets)))
+            if varies.size:
+                q = int(np.searchsorted(offsets, varies[0], side="right") - 1)
+                raise ValueError(
+                    f"ranking weights are per query, but rows of query {q} have different "
+                    f"weights ({float(first[q])} and {float(w[varies[0]])} at row "
+                    f"{varies[0]}); pass one weight per query or a per-row weight constant "
+                    "within each query"
+                )
+            w = np.ascontiguousarray(first)
         elif w.size != nq:
             raise ValueError(
                 f"weight has {w.size} entries; expected one per query ({nq}) or per row ({n})"
