@@ -121,21 +121,21 @@ def check_grades(y: np.ndarray, *, integer: bool, max_grade: int | None = MAX_EX
     if neg.size:
         raise ValueError(
             f"{name} must be non-negative grades; {neg.size} negative (first at index "
-            f"{neg[0]}: {y[neg[0]]!r})"
+            f"{neg[0]}: {float(y[neg[0]])!r})"
         )
     if integer:
         frac = np.flatnonzero(y != np.floor(y))
         if frac.size:
             raise ValueError(
                 f"{name} must be integer grades for gain 2**l - 1; {frac.size} non-integer "
-                f"(first at index {frac[0]}: {y[frac[0]]!r}); pass label_gain or use "
+                f"(first at index {frac[0]}: {float(y[frac[0]])!r}); pass label_gain or use "
                 "integer grades"
             )
     if max_grade is not None:
         big = np.flatnonzero(y > max_grade)
         if big.size:
             raise ValueError(
-                f"{name}: grade {y[big[0]]!r} at index {big[0]} is too large; 2**l - 1 is "
+                f"{name}: grade {float(y[big[0]])!r} at index {big[0]} is too large; 2**l - 1 is "
                 f"exact in float64 only up to l = {max_grade}"
             )
 

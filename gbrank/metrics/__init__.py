@@ -1,3 +1,36 @@
-"""Public metrics (plain functions on labels, scores and query structure)."""
+"""Public metrics (plain functions on labels, scores and query structure).
 
-__all__: list[str] = []
+Ranking metrics take ``group`` (query sizes) or ``qid=`` (per-row ids) and return
+the (query-weighted) mean over queries; binary metrics judge ``s > threshold``.
+Names for adapters (``"ndcg@10"``, ``"fbeta:2"``, ...) are resolved by
+:func:`gbrank.metrics.get_metric`.
+"""
+
+from gbrank._registry import Metric, get_metric, metric_names
+from gbrank.metrics._binary import balanced_measure, best_threshold, f1, fbeta
+from gbrank.metrics._ranking import (
+    err,
+    mean_ap,
+    mrr,
+    ndcg,
+    pair_accuracy,
+    precision_at_k,
+    recall_at_k,
+)
+
+__all__ = [
+    "ndcg",
+    "err",
+    "mean_ap",
+    "mrr",
+    "precision_at_k",
+    "recall_at_k",
+    "pair_accuracy",
+    "fbeta",
+    "f1",
+    "balanced_measure",
+    "best_threshold",
+    "Metric",
+    "get_metric",
+    "metric_names",
+]

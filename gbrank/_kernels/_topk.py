@@ -1,0 +1,62 @@
+"""Top-k of one query in the stable descending order (LightGBM's tie rule)."""
+
+import numpy as np
+from numba import njit
+
+from gbrank._kernels._order import descending_order
+
+# Above this k an insertion buffer loses to a full O(n log n) sort.
+BUFFER_MAX_K = 64
+
+
+@njit(cache=True, nogil=True)
+def top_k_into(s, a, b, k, idx, val):
+    """Write into ``idx[:k]`` the rows (absolute indices) of ``s[a:b]`` holding the ``k``
+    highest scores, in stable descending order (``val[:k]`` gets their scores); needs
+    ``k <= b - a``.
+
+    One scan with a sorted buffer: a row enters only when it beats the current k-th
+    score strictly (a tie loses to the earlier row) and is inserted after every
+    buffered row with a score at least as high, so the buffer is exactly the head of
+    the stable order. Random scores cost about ``n + k log(n / k)`` comparisons.
+    """
+    m = 0
+    kth = 0.0  # val[k - 1] once the buffer is full
+    for i in range(a, b):
+        v = s[i]
+        if m == k:
+            if not v > kth:
+                continue
+            j = k - 1
+        else:
+            j = m
+            m += 1
+        while j > 0 and val[j - 1] < v:
+            idx[j] = idx[j - 1]
+            val[j] = val[j - 1]
+            j -= 1
+        idx[j] = i
+        val[j] = v
+        if m == k:
+            kth = val[k - 1]
+
+
+@njit(cache=True, nogil=True)
+def top_k_order(s, k):
+    """The first ``min(k, n)`` positions of the stable descending order of ``s``."""
+    n = s.size
+    if k >= n or k > BUFFER_MAX_K:
+        return descending_order(s)[: min(k, n)]
+    idx = np.empty(k, dtype=np.int64)
+    top_k_into(s, 0, n, k, idx, np.empty(k, dtype=np.float64))
+    return idx
+
+
+@njit(cache=True, nogil=True)
+def top_k_values(y, k):
+    """The ``min(k, n)`` largest values of ``y``, descending (an ideal ranking's labels)."""
+    idx = top_k_order(y, k)
+    out = np.empty(idx.size, dtype=np.float64)
+    for r in range(idx.size):
+        out[r] = y[idx[r]]
+    return out

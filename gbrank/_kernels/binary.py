@@ -1,0 +1,73 @@
+"""Confusion counts at a threshold and the sorted sweep behind the F_beta threshold search."""
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def confusion(y, s, w, threshold):
+    """(TP, FP, FN, TN) with positive prediction ``s > threshold``; ``w`` per row, or an
+    empty array for unit weights."""
+    weighted = w.size > 0
+    tp = 0.0
+    fp = 0.0
+    fn = 0.0
+    tn = 0.0
+    for i in range(y.size):
+        wi = w[i] if weighted else 1.0
+        if s[i] > threshold:
+            if y[i] > 0.5:
+                tp += wi
+            else:
+                fp += wi
+        elif y[i] > 0.5:
+            fn += wi
+        else:
+            tn += wi
+    return tp, fp, fn, tn
+
+
+@njit(cache=True, nogil=True)
+def best_fbeta_cut(y, s, w, beta2):
+    """Best F_beta over every cut of the scores sorted descending.
+
+    Cut ``j`` (0 <= j <= number of distinct scores) predicts positive the rows with the
+    ``j`` highest distinct scores. Returns ``(j, order)``: the first cut reaching the
+    maximum (the highest threshold among equals) and the descending order used.
+    F = 1 when TP + FP + FN = 0.
+    """
+    order = np.argsort(-s, kind="mergesort")
+    weighted = w.size > 0
+    n = y.size
+    pos_total = 0.0
+    for i in range(n):
+        if y[i] > 0.5:
+            pos_total += w[i] if weighted else 1.0
+    tp = 0.0
+    fp = 0.0
+    fn = pos_total
+    best = 1.0 if fn == 0.0 else 0.0
+    best_cut = 0
+    cut = 0
+    t = 0
+    while t < n:
+        u = t
+        top = s[order[t]]
+        while u < n and s[order[u]] == top:
+            i = order[u]
+            wi = w[i] if weighted else 1.0
+            if y[i] > 0.5:
+                tp += wi
+                fn -= wi
+            else:
+                fp += wi
+            u += 1
+        cut += 1
+        num = (1.0 + beta2) * tp
+        den = num + fp + beta2 * fn
+        f = 1.0 if den == 0.0 else num / den
+        if f > best:
+            best = f
+            best_cut = cut
+        t = u
+    return best_cut, order

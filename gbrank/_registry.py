@@ -1,0 +1,140 @@
+"""The one registry of names adapters accept: ``"ndcg@10"``, ``"map"``, ``"fbeta:2"``, ...
+
+``get_metric(name)`` parses a name into a :class:`Metric`, a callable
+``(y, s, group=None, weight=None) -> float`` that every adapter (LightGBM ``feval``,
+XGBoost ``custom_metric``) uses. Forms:
+
+- ``ndcg``, ``err``, ``map``, ``mrr``, ``precision``, ``recall`` with an optional
+  ``@k`` (``ndcg@10``); without ``@k`` the metric runs over every row of a query
+  (``k=None``), unlike LightGBM's ``ndcg`` which defaults to ``eval_at=1..5``.
+- ``pair_accuracy``.
+- ``f1``, ``fbeta:<beta>`` (``fbeta:2``), ``balanced`` (the balanced measure); these
+  judge ``s > 0`` unless a threshold is given (:meth:`Metric.with_threshold`).
+
+Names are case-insensitive; ``Metric.name`` is the canonical lower-case form.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from gbrank.metrics import _binary, _ranking
+
+__all__ = ["Metric", "METRICS", "OBJECTIVES", "get_metric", "metric_names"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric resolved from its name, with its parameters bound.
+
+    Attributes
+    ----------
+    name : str
+        Canonical name (``"ndcg@10"``), used as the metric's name in booster logs.
+    kind : str
+        ``"ranking"`` (uses the query structure) or ``"binary"`` (ignores it).
+    higher_is_better : bool
+        Every gbrank metric is a score: True.
+    func : callable
+        The public function in :mod:`gbrank.metrics`.
+    params : mapping
+        Keyword arguments bound to ``func`` (``k``, ``beta``, ``threshold``, ...).
+    """
+
+    name: str
+    kind: str
+    func: Callable[..., float]
+    # A plain dict (not hashed): LightGBM's and scikit-learn's copies deep-copy it.
+    params: dict[str, Any] = field(default_factory=dict, hash=False)
+    higher_is_better: bool = True
+
+    def __call__(self, y: Any, s: Any, group: Any = None, weight: Any = None) -> float:
+        """Value on labels ``y``, scores ``s``; ranking metrics read ``group`` (sizes) and
+        per-query or per-row ``weight``; binary metrics ignore ``group``, weights per row."""
+        if self.kind == "ranking":
+            return self.func(y, s, group, weight=weight, **self.params)
+        return self.func(y, s, weight=weight, **self.params)
+
+    def with_threshold(self, threshold: float) -> Metric:
+        """The same binary metric judging ``s > threshold`` (e.g. 0.5 on probabilities).
+        Ranking metrics are returned unchanged."""
+        if self.kind != "binary":
+            return self
+        return replace(self, params={**self.params, "threshold": threshold})
+
+
+# family -> (function, kind, takes "@k")
+METRICS: Mapping[str, tuple[Callable[..., float], str, bool]] = MappingProxyType({
+    "ndcg": (_ranking.ndcg, "ranking", True),
+    "err": (_ranking.err, "ranking", True),
+    "map": (_ranking.mean_ap, "ranking", True),
+    "mrr": (_ranking.mrr, "ranking", True),
+    "precision": (_ranking.precision_at_k, "ranking", True),
+    "recall": (_ranking.recall_at_k, "ranking", True),
+    "pair_accuracy": (_ranking.pair_accuracy, "ranking", False),
+    "f1": (_binary.f1, "binary", False),
+    "balanced": (_binary.balanced_measure, "binary", False),
+})
+
+# Objective part of the registry (name -> factory); filled in by gbrank.objectives.
+OBJECTIVES: dict[str, Callable[..., Any]] = {}
+
+_FORMS = (
+    "ndcg, ndcg@<k>, err, err@<k>, map, map@<k>, mrr, mrr@<k>, precision, precision@<k>, "
+    "recall, recall@<k>, pair_accuracy, f1, fbeta:<beta>, balanced"
+)
+_AT_K = re.compile(r"^([a-z_]+)@(\d+)$")
+_FBETA = re.compile(r"^fbeta:(.+)$")
+
+
+def metric_names() -> str:
+    """The accepted name forms, as shown in error messages."""
+    return _FORMS
+
+
+def _unknown(name: str, why: str = "unknown metric") -> ValueError:
+    return ValueError(f"{why} {name!r}; valid forms: {_FORMS} (k a positive integer, "
+                      "beta a positive number)")
+
+
+def get_metric(name: str | Metric) -> Metric:
+    """Resolve a metric name (see the module docstring for the forms).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name or a bad ``k`` / ``beta``, listing the valid forms.
+    """
+    if isinstance(name, Metric):
+        return name
+    if not isinstance(name, str):
+        raise ValueError(f"metric name must be a string, got {type(name).__name__}")
+    key = name.strip().lower()
+    m = _FBETA.match(key)
+    if m:
+        try:
+            beta = float(m.group(1))
+        except ValueError:
+            raise _unknown(name, "bad beta in metric") from None
+        if not (beta > 0 and beta < float("inf")):
+            raise _unknown(name, "bad beta in metric")
+        return Metric(name=key, kind="binary", func=_binary.fbeta,
+                      params={"beta": beta})
+    if key == "balanced_measure":
+        key = "balanced"
+    k = None
+    family = key
+    m = _AT_K.match(key)
+    if m:
+        family, k = m.group(1), int(m.group(2))
+    if family not in METRICS:
+        raise _unknown(name)
+    func, kind, takes_k = METRICS[family]
+    if m and (not takes_k or k < 1):
+        raise _unknown(name, "bad cut-off in metric" if takes_k else "no @k for metric")
+    params: dict[str, Any] = {"k": k} if takes_k else {}
+    return Metric(name=key, kind=kind, func=func, params=params)

@@ -1,0 +1,164 @@
+"""Binary metrics at a threshold on scores (seed 000): F_beta, F1, balanced measure,
+and the F_beta-optimal threshold.
+
+Predicted positive means ``s > threshold``. Labels are {0, 1} or {-1, +1}; ``weight``
+is per row, and a = TP, b = FP, c = FN, d = TN are weighted counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gbrank._kernels.binary import best_fbeta_cut, confusion
+from gbrank._validation import prepare_binary
+
+__all__ = ["fbeta", "f1", "balanced_measure", "best_threshold"]
+
+_NO_WEIGHT = np.empty(0, dtype=np.float64)
+
+
+def _check_beta(beta: Any) -> float:
+    try:
+        b = float(beta)
+    except (TypeError, ValueError):
+        raise ValueError(f"beta must be a positive number, got {beta!r}") from None
+    if not (np.isfinite(b) and b > 0):
+        raise ValueError(f"beta must be a positive finite number, got {beta!r}")
+    return b
+
+
+def _check_threshold(threshold: Any) -> float:
+    try:
+        t = float(threshold)
+    except (TypeError, ValueError):
+        raise ValueError(f"threshold must be a number, got {threshold!r}") from None
+    if np.isnan(t):
+        raise ValueError("threshold is NaN")
+    return t
+
+
+def _counts(y: Any, s: Any, threshold: Any, weight: Any) -> tuple[float, float, float, float]:
+    t = _check_threshold(threshold)
+    y01, s, w = prepare_binary(y, s, weight)
+    return confusion(y01, s, _NO_WEIGHT if w is None else w, t)
+
+
+def _fbeta_from_counts(tp: float, fp: float, fn: float, beta2: float) -> float:
+    num = (1.0 + beta2) * tp
+    den = num + fp + beta2 * fn
+    return 1.0 if den == 0.0 else num / den
+
+
+def fbeta(y: Any, s: Any, beta: float = 1.0, threshold: float = 0.0, *,
+          weight: Any = None) -> float:
+    r"""F-beta score of the prediction ``s > threshold``.
+
+    .. math::
+
+        F_\beta = \frac{(1+\beta^2)\,a}{(1+\beta^2)\,a + b + \beta^2 c}
+
+    and :math:`F_\beta = 1` when :math:`a + b + c = 0` (nothing to find, nothing
+    wrongly found). Equals scikit-learn's ``fbeta_score(y, s > threshold, beta=beta)``
+    except in that empty case (scikit-learn: 0 with a warning, or ``zero_division``).
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Labels in {0, 1} or {-1, +1}.
+    s : array-like of shape (n,)
+        Scores (margins by default: ``threshold=0``; use 0.5 on probabilities).
+    beta : float, default 1.0
+        Weight of recall relative to precision.
+    threshold : float, default 0.0
+    weight : array-like of shape (n,), optional
+        Row weights (counts become weighted sums).
+
+    Returns
+    -------
+    float
+    """
+    b = _check_beta(beta)
+    tp, fp, fn, _ = _counts(y, s, threshold, weight)
+    return _fbeta_from_counts(tp, fp, fn, b * b)
+
+
+def f1(y: Any, s: Any, threshold: float = 0.0, *, weight: Any = None) -> float:
+    r""":func:`fbeta` with :math:`\beta = 1`: :math:`F_1 = 2a / (2a + b + c)`, 1 when
+    :math:`a + b + c = 0`."""
+    return fbeta(y, s, 1.0, threshold, weight=weight)
+
+
+def balanced_measure(y: Any, s: Any, threshold: float = 0.0, *, weight: Any = None) -> float:
+    r"""Balanced measure (recall + specificity) / 2 of the prediction ``s > threshold``.
+
+    .. math::
+
+        \frac{1}{2}\left(\frac{a}{a + c} + \frac{d}{d + b}\right)
+
+    A term whose class is absent (:math:`a + c = 0` or :math:`d + b = 0`) counts 1.
+    Equals scikit-learn's ``balanced_accuracy_score`` when both classes are present.
+
+    Parameters
+    ----------
+    y, s, threshold, weight
+        As in :func:`fbeta`.
+
+    Returns
+    -------
+    float
+    """
+    tp, fp, fn, tn = _counts(y, s, threshold, weight)
+    recall = 1.0 if tp + fn == 0.0 else tp / (tp + fn)
+    specificity = 1.0 if tn + fp == 0.0 else tn / (tn + fp)
+    return 0.5 * (recall + specificity)
+
+
+def _between(hi: float, lo: float) -> float:
+    # Halves first: (hi + lo) / 2 can overflow. For adjacent floats the midpoint may
+    # round onto hi; lo itself then separates the two (prediction is s > t).
+    t = hi / 2.0 + lo / 2.0
+    return t if lo <= t < hi else lo
+
+
+def best_threshold(y: Any, s: Any, beta: float = 1.0, *,
+                   weight: Any = None) -> tuple[float, float]:
+    r"""The threshold that maximises :math:`F_\beta` of ``s > threshold``, and that maximum.
+
+    Sorts once (O(n log n)) and sweeps every cut between consecutive distinct scores.
+    The returned threshold is the midpoint between the lowest score predicted positive
+    and the highest predicted negative (for adjacent floating-point values, the lower
+    one), so ``fbeta(y, s, beta, threshold=t, weight=weight)`` reproduces the returned
+    value exactly. If predicting nothing positive is best, ``t = max(s)``; if predicting
+    everything positive is best, ``t`` is below ``min(s)`` (``min(s) - 1``, or the next
+    float down when that rounds). Among equally good cuts the highest threshold wins.
+
+    Parameters
+    ----------
+    y, s, weight
+        As in :func:`fbeta`.
+    beta : float, default 1.0
+
+    Returns
+    -------
+    (threshold, fbeta_value) : tuple of float
+    """
+    b = _check_beta(beta)
+    y01, s, w = prepare_binary(y, s, weight)
+    w = _NO_WEIGHT if w is None else w
+    cut, order = best_fbeta_cut(y01, s, w, b * b)
+    ordered = s[order]
+    starts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+    distinct = ordered[np.concatenate(([0], starts))]
+    if cut == 0:
+        t = float(distinct[0])
+    elif cut == distinct.size:
+        lo = float(distinct[-1])
+        t = lo - 1.0
+        if not t < lo:
+            t = float(np.nextafter(lo, -np.inf))
+    else:
+        t = _between(float(distinct[cut - 1]), float(distinct[cut]))
+    tp, fp, fn, _ = confusion(y01, s, w, t)
+    return t, _fbeta_from_counts(tp, fp, fn, b * b)

@@ -1,0 +1,113 @@
+"""LightGBM adapter: gbrank metrics through lgb.train(feval=...) and the sklearn API."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+from gbrank import metrics
+from gbrank.lightgbm import feval
+
+lgb = pytest.importorskip("lightgbm")
+
+PARAMS = {"objective": "lambdarank", "metric": "None", "verbose": -1, "num_threads": 1,
+          "min_data_in_leaf": 50, "learning_rate": 0.1}
+
+
+def test_feval_declares_four_parameters_for_the_sklearn_api():
+    assert list(inspect.signature(feval("ndcg@10")).parameters) == ["a", "b", "weight", "group"]
+    with pytest.raises(ValueError, match="valid forms"):
+        feval("ndcg@10", "nope")
+    with pytest.raises(ValueError, match="at least one metric"):
+        feval()
+
+
+def test_train_feval_values_equal_metrics(rank_data):
+    d = rank_data
+    dtr = lgb.Dataset(d["X_train"], d["y_train"], group=d["g_train"])
+    dte = lgb.Dataset(d["X_test"], d["y_test"], group=d["g_test"], reference=dtr)
+    names = ("ndcg@10", "err@10", "map@5", "mrr", "pair_accuracy")
+    res: dict = {}
+    booster = lgb.train(PARAMS, dtr, 8, valid_sets=[dte], valid_names=["test"],
+                        feval=feval(*names), callbacks=[lgb.record_evaluation(res)])
+    pred = booster.predict(d["X_test"])
+    g, y = d["g_test"], d["y_test"]
+    expected = {"ndcg@10": metrics.ndcg(y, pred, g, 10), "err@10": metrics.err(y, pred, g, 10),
+                "map@5": metrics.mean_ap(y, pred, g, 5), "mrr": metrics.mrr(y, pred, g),
+                "pair_accuracy": metrics.pair_accuracy(y, pred, g)}
+    assert set(res["test"]) == set(names)
+    for name in names:
+        assert len(res["test"][name]) == 8
+        assert res["test"][name][-1] == expected[name]
+
+
+def test_early_stopping_on_feval(rank_data):
+    d = rank_data
+    dtr = lgb.Dataset(d["X_train"], d["y_train"], group=d["g_train"])
+    dte = lgb.Dataset(d["X_test"], d["y_test"], group=d["g_test"], reference=dtr)
+    res: dict = {}
+    params = {**PARAMS, "learning_rate": 0.3, "num_leaves": 63, "min_data_in_leaf": 5}
+    booster = lgb.train(params, dtr, 300, valid_sets=[dte], valid_names=["test"],
+                        feval=feval("pair_accuracy"),
+                        callbacks=[lgb.early_stopping(5, verbose=False),
+                                   lgb.record_evaluation(res)])
+    hist = res["test"]["pair_accuracy"]
+    assert len(hist) < 300  # it stopped
+    best = int(np.argmax(hist))  # first maximum: strict improvement
+    assert booster.best_iteration == best + 1
+    assert len(hist) == best + 1 + 5
+    assert booster.best_score["test"]["pair_accuracy"] == max(hist)
+    pred = booster.predict(d["X_test"], num_iteration=booster.best_iteration)
+    assert metrics.pair_accuracy(d["y_test"], pred, d["g_test"]) == max(hist)
+
+
+def test_sklearn_ranker_eval_metric_and_early_stopping(rank_data):
+    d = rank_data
+    model = lgb.LGBMRanker(n_estimators=200, learning_rate=0.3, min_child_samples=5,
+                           verbose=-1, n_jobs=1, metric="None")
+    model.fit(d["X_train"], d["y_train"], group=d["g_train"],
+              eval_X=(d["X_test"],), eval_y=(d["y_test"],), eval_group=[d["g_test"]],
+              eval_metric=feval("ndcg@10", "err@5"),
+              callbacks=[lgb.early_stopping(5, first_metric_only=True, verbose=False)])
+    hist = model.evals_result_["valid_0"]
+    assert set(hist) == {"ndcg@10", "err@5"}
+    assert len(hist["ndcg@10"]) < 200
+    best = model.best_iteration_
+    assert best == int(np.argmax(hist["ndcg@10"])) + 1
+    # The fitted booster keeps the trees up to the best iteration.
+    pred = model.predict(d["X_test"])
+    assert hist["ndcg@10"][best - 1] == metrics.ndcg(d["y_test"], pred, d["g_test"], 10)
+    assert hist["err@5"][best - 1] == metrics.err(d["y_test"], pred, d["g_test"], 5)
+
+
+def test_binary_metrics_on_probabilities(binary_data):
+    d = binary_data
+    dtr = lgb.Dataset(d["X_train"], d["y_train"])
+    dte = lgb.Dataset(d["X_test"], d["y_test"], reference=dtr)
+    res: dict = {}
+    booster = lgb.train({"objective": "binary", "metric": "None", "verbose": -1,
+                         "num_threads": 1}, dtr, 5, valid_sets=[dte], valid_names=["test"],
+                        feval=feval("f1", "fbeta:2", "balanced", "pair_accuracy",
+                                    threshold=0.5),
+                        callbacks=[lgb.record_evaluation(res)])
+    p = booster.predict(d["X_test"])  # built-in objective: feval sees probabilities
+    y = d["y_test"]
+    assert res["test"]["f1"][-1] == metrics.f1(y, p, threshold=0.5)
+    assert res["test"]["fbeta:2"][-1] == metrics.fbeta(y, p, 2.0, threshold=0.5)
+    assert res["test"]["balanced"][-1] == metrics.balanced_measure(y, p, threshold=0.5)
+    # group-less ranking metric: all 500 rows are one query
+    assert res["test"]["pair_accuracy"][-1] == metrics.pair_accuracy(y, p)
+
+
+def test_weights_reach_the_metric(rank_data):
+    d = rank_data
+    wq = np.arange(1, len(d["g_test"]) + 1) * 0.25  # float32-exact, as LightGBM stores them
+    dte = lgb.Dataset(d["X_test"], d["y_test"], group=d["g_test"],
+                      weight=np.repeat(wq, d["g_test"])).construct()
+    pred = np.random.default_rng(0).normal(size=d["y_test"].size)
+    (name, value, higher), = feval("ndcg@5")(pred, dte)
+    assert (name, higher) == ("ndcg@5", True)
+    assert value == metrics.ndcg(d["y_test"], pred, d["g_test"], 5, weight=wq)
+    assert value != metrics.ndcg(d["y_test"], pred, d["g_test"], 5)

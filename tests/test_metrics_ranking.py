@@ -1,0 +1,366 @@
+"""Ranking metrics against slow SPEC references, LightGBM, XGBoost, trec_eval, sklearn."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from _metric_reference import (
+    ap_q,
+    err_q,
+    mean_over_queries,
+    ndcg_q,
+    precision_q,
+    recall_q,
+    rr_q,
+)
+from _metric_reference import (
+    pair_accuracy as ref_pair_accuracy,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gbrank import metrics
+from gbrank._kernels._topk import top_k_order
+from gbrank.metrics._ranking import _ndcg_per_query, _recall_per_query, _rr_per_query
+
+# ---------------------------------------------------------------- random cases
+
+
+@st.composite
+def ranking_cases(draw, max_queries=5, max_size=12, max_grade=4):
+    """y, s and one of: group sizes, out-of-order qid, nothing; optional weights.
+
+    Scores come partly from a tiny integer set so ties are common; queries of one
+    row and all-zero queries occur.
+    """
+    sizes = draw(st.lists(st.integers(1, max_size), min_size=1, max_size=max_queries))
+    n = sum(sizes)
+    y = draw(st.lists(st.integers(0, max_grade), min_size=n, max_size=n))
+    score = st.one_of(st.integers(-2, 2).map(float),
+                      st.floats(-10, 10, allow_nan=False, allow_infinity=False))
+    s = draw(st.lists(score, min_size=n, max_size=n))
+    mode = draw(st.sampled_from(["group", "qid", "none"]))
+    group = qid = weight = None
+    nq = len(sizes)
+    if mode == "group":
+        group = sizes
+    elif mode == "qid":
+        ids = np.repeat(np.arange(nq) * 7 + 3, sizes)
+        qid = list(draw(st.permutations(list(ids))))
+    else:
+        nq = 1
+    wmode = draw(st.sampled_from(["none", "query", "row"]))
+    if wmode != "none":
+        wq = draw(st.lists(st.floats(0.1, 3.0), min_size=nq, max_size=nq))
+        if wmode == "query":
+            weight = wq
+        else:  # per row, constant within each query
+            if qid is not None:
+                ids_sorted = sorted(set(qid))
+                weight = [wq[ids_sorted.index(q)] for q in qid]
+            elif group is not None:
+                weight = list(np.repeat(wq, sizes))
+            else:
+                weight = [wq[0]] * n
+    return (np.array(y, dtype=float), np.array(s, dtype=float), group, qid, weight)
+
+
+KS = st.sampled_from([None, 1, 2, 3, 5, 10])
+
+# name -> (gbrank call(y, s, group, qid, weight, k), per-query reference(y, s, k))
+CASES = {
+    "ndcg": (lambda y, s, g, q, w, k: metrics.ndcg(y, s, g, k, qid=q, weight=w),
+             lambda y, s, k: ndcg_q(y, s, k)),
+    "ndcg_linear": (lambda y, s, g, q, w, k: metrics.ndcg(y, s, g, k, qid=q, weight=w,
+                                                          gain="linear"),
+                    lambda y, s, k: ndcg_q(y, s, k, gain=lambda l: l)),
+    "ndcg_label_gain": (
+        lambda y, s, g, q, w, k: metrics.ndcg(y, s, g, k, [0.0, 0.5, 4.0, 3.0, 10.0],
+                                              qid=q, weight=w),
+        lambda y, s, k: ndcg_q(y, s, k, gain=lambda l: [0.0, 0.5, 4.0, 3.0, 10.0][int(l)])),
+    "map": (lambda y, s, g, q, w, k: metrics.mean_ap(y, s, g, k, qid=q, weight=w),
+            lambda y, s, k: ap_q(y, s, k)),
+    "map_t2": (lambda y, s, g, q, w, k: metrics.mean_ap(y, s, g, k, 2, qid=q, weight=w),
+               lambda y, s, k: ap_q(y, s, k, 2)),
+    "mrr": (lambda y, s, g, q, w, k: metrics.mrr(y, s, g, k, qid=q, weight=w),
+            lambda y, s, k: rr_q(y, s, k)),
+    "precision": (lambda y, s, g, q, w, k: metrics.precision_at_k(y, s, g, k, qid=q, weight=w),
+                  lambda y, s, k: precision_q(y, s, k)),
+    "recall": (lambda y, s, g, q, w, k: metrics.recall_at_k(y, s, g, k, 2, qid=q, weight=w),
+               lambda y, s, k: recall_q(y, s, k, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@settings(max_examples=60, deadline=None)
+@given(case=ranking_cases(), k=KS)
+def test_against_slow_reference(name, case, k):
+    y, s, group, qid, weight = case
+    ours, ref = CASES[name]
+    expected = mean_over_queries(lambda qy, qs: ref(qy, qs, k), y, s, group, qid, weight)
+    assert ours(y, s, group, qid, weight, k) == pytest.approx(expected, rel=1e-12, abs=1e-14)
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=ranking_cases(), k=KS, g_max=st.sampled_from([None, 4, 6]))
+def test_err_against_slow_reference(case, k, g_max):
+    y, s, group, qid, weight = case
+    top = max(y) if g_max is None else g_max
+    expected = mean_over_queries(lambda qy, qs: err_q(qy, qs, k, top), y, s, group, qid,
+                                 weight)
+    got = metrics.err(y, s, group, k, g_max, qid=qid, weight=weight)
+    assert got == pytest.approx(expected, rel=1e-12, abs=1e-14)
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=ranking_cases(max_size=20))
+def test_pair_accuracy_against_brute_force(case):
+    y, s, group, qid, weight = case
+    expected = ref_pair_accuracy(y, s, group, qid, weight)
+    assert metrics.pair_accuracy(y, s, group, qid=qid, weight=weight) == pytest.approx(
+        expected, rel=1e-12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(s=st.lists(st.integers(-3, 3).map(float), min_size=1, max_size=90),
+       k=st.integers(1, 80))
+def test_top_k_order_is_head_of_stable_sort(s, k):
+    s = np.array(s)
+    expected = sorted(range(s.size), key=lambda i: (-s[i], i))[:k]
+    assert top_k_order(s, k).tolist() == expected
+
+
+def test_pair_accuracy_brute_force_random_with_ties():
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        n = int(rng.integers(200, 400))
+        y = rng.integers(0, 5, n).astype(float)
+        s = rng.integers(0, 30, n).astype(float)  # many ties
+        g = [n // 3, n // 3, n - 2 * (n // 3)]
+        assert metrics.pair_accuracy(y, s, g) == pytest.approx(
+            ref_pair_accuracy(y, s, g), rel=1e-13)
+
+
+def test_pair_accuracy_non_integer_labels_and_known_values():
+    assert metrics.pair_accuracy([0.5, 1.5, 2.25], [1.0, 2.0, 3.0]) == 1.0
+    assert metrics.pair_accuracy([0.5, 1.5, 2.25], [3.0, 2.0, 1.0]) == 0.0
+    assert metrics.pair_accuracy([0, 1], [1.0, 1.0]) == 0.5
+    assert metrics.pair_accuracy([1, 1, 1], [1.0, 2.0, 3.0]) == 1.0  # no pair to order
+    # Pooled, not averaged per query: 1 of 1 pair right, 0 of 3 right -> 1/4.
+    assert metrics.pair_accuracy([0, 1, 0, 0, 0, 1], [0, 1, 1, 1, 1, 0], [2, 4]) == 0.25
+
+
+def test_large_k_beyond_buffer_path():
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 5, 300).astype(float)
+    s = rng.integers(0, 40, 300).astype(float)
+    g = [150, 100, 50]
+    for k in (65, 70, 100, 120):
+        for fn, ref in ((metrics.ndcg, ndcg_q), (metrics.mean_ap, ap_q),
+                        (metrics.precision_at_k, precision_q), (metrics.err, err_q)):
+            expected = mean_over_queries(lambda qy, qs, ref=ref, k=k: ref(qy, qs, k), y, s, g)
+            assert fn(y, s, g, k) == pytest.approx(expected, rel=1e-12)
+
+
+# ---------------------------------------------------------------- hand-worked
+
+
+def test_err_hand_worked():
+    # Ranking by score: grades 3, 2, 0, 1; g_max = 3 so R = 7/8, 3/8, 0, 1/8.
+    y, s = [1, 0, 2, 3], [0.1, 0.2, 0.5, 0.9]
+    # 7/8 + (1/2)(3/8)(1/8) + 0 + (1/4)(1/8)(1/8)(5/8) = 0.90087890625
+    assert metrics.err(y, s, k=None) == 0.90087890625
+    assert metrics.err(y, s, k=2) == 0.875 + 3 / 128
+    # A fixed g_max = 4 halves every R: 7/16 + (1/2)(3/16)(9/16) = 0.490234375
+    assert metrics.err(y, s, k=2, max_grade=4) == 0.490234375
+    assert metrics.err([0, 0], [1.0, 2.0]) == 0.0
+
+
+def test_ndcg_hand_worked_and_rules():
+    # ranking: grades 0, 2, 1 -> DCG = 3/log2(3) + 1/2; IDCG = 3 + 1/log2(3)
+    y, s = [2, 1, 0], [0.5, 0.1, 0.9]
+    expected = (3 / math.log2(3) + 0.5) / (3 + 1 / math.log2(3))
+    assert metrics.ndcg(y, s, k=None) == pytest.approx(expected, rel=1e-15)
+    assert metrics.ndcg([0, 0, 0], [1.0, 2.0, 3.0]) == 1.0  # IDCG 0 scores 1
+    # Tie: the earlier row ranks first (stable), so [1, 0] tied -> perfect, [0, 1] not.
+    assert metrics.ndcg([1, 0], [5.0, 5.0], k=1) == 1.0
+    assert metrics.ndcg([0, 1], [5.0, 5.0], k=1) == 0.0
+
+
+def test_mrr_map_precision_recall_hand_worked():
+    y, s = [0, 1, 0, 2], [4.0, 3.0, 2.0, 1.0]
+    assert metrics.mrr(y, s) == 0.5
+    assert metrics.mrr(y, s, k=1) == 0.0
+    assert metrics.mean_ap(y, s) == pytest.approx((1 / 2 + 2 / 4) / 2)
+    assert metrics.mean_ap(y, s, k=2) == pytest.approx((1 / 2) / 2)
+    assert metrics.precision_at_k(y, s, k=2) == 0.5
+    assert metrics.recall_at_k(y, s, k=2) == 0.5
+    assert metrics.precision_at_k(y, s, k=10) == 0.5  # divides by min(k, n) = 4
+    assert metrics.recall_at_k([0, 0], [1.0, 2.0], k=1) == 1.0  # nothing to find
+    assert metrics.mean_ap([0, 0], [1.0, 2.0]) == 1.0
+
+
+def test_weights_per_query_and_per_row_agree():
+    rng = np.random.default_rng(0)
+    g = np.array([4, 6, 5])
+    y = rng.integers(0, 4, g.sum()).astype(float)
+    s = rng.normal(size=g.sum())
+    wq = np.array([1.0, 3.0, 0.5])
+    per_q = metrics.ndcg(y, s, g, 3, weight=wq)
+    assert per_q == metrics.ndcg(y, s, g, 3, weight=np.repeat(wq, g))
+    vals = [metrics.ndcg(y[a:b], s[a:b], k=3) for a, b in ((0, 4), (4, 10), (10, 15))]
+    assert per_q == pytest.approx(np.average(vals, weights=wq), rel=1e-14)
+
+
+# ---------------------------------------------------------------- peers
+
+
+@pytest.fixture(scope="module")
+def lgb_model(rank_data):
+    lgb = pytest.importorskip("lightgbm")
+    d = rank_data
+    params = {"objective": "lambdarank", "metric": ["ndcg", "map"], "eval_at": [1, 3, 5, 10],
+              "verbose": -1, "num_leaves": 31, "min_data_in_leaf": 50, "learning_rate": 0.1,
+              "num_threads": 1}
+    dtr = lgb.Dataset(d["X_train"], d["y_train"], group=d["g_train"])
+    dte = lgb.Dataset(d["X_test"], d["y_test"], group=d["g_test"], reference=dtr)
+    booster = lgb.train(params, dtr, 30, valid_sets=[dte], keep_training_booster=True)
+    return booster
+
+
+def _ties_and_zero_queries(y, p, g):
+    off = np.concatenate(([0], np.cumsum(g)))
+    ties = sum(np.unique(p[a:b]).size < b - a for a, b in zip(off[:-1], off[1:], strict=True))
+    zero = sum(y[a:b].max() == 0 for a, b in zip(off[:-1], off[1:], strict=True))
+    return ties, zero
+
+
+@pytest.mark.parametrize("part", ["train", "test"])
+def test_ndcg_and_map_equal_lightgbm(lgb_model, rank_data, part):
+    X, y, g = rank_data[f"X_{part}"], rank_data[f"y_{part}"], rank_data[f"g_{part}"]
+    pred = lgb_model.predict(X)
+    ties, zero = _ties_and_zero_queries(y, pred, g)
+    assert ties > 0  # the tie rule is exercised
+    if part == "train":
+        assert zero > 0  # and the IDCG = 0 rule
+    # eval_train / eval_valid return LightGBM's own doubles.
+    results = lgb_model.eval_train() if part == "train" else lgb_model.eval_valid()
+    seen = set()
+    for _, name, value, _ in results:
+        family, k = name.split("@")
+        fn = metrics.ndcg if family == "ndcg" else metrics.mean_ap
+        assert fn(y, pred, g, int(k)) == pytest.approx(value, abs=1e-12), name
+        seen.add(name)
+    assert seen == {f"{m}@{k}" for m in ("ndcg", "map") for k in (1, 3, 5, 10)}
+
+
+def test_label_gain_equals_lightgbm(rank_data):
+    lgb = pytest.importorskip("lightgbm")
+    d = rank_data
+    gains = [0.0, 1.0, 2.0, 3.0, 4.0]
+    params = {"objective": "lambdarank", "metric": "ndcg", "eval_at": [3, 10],
+              "label_gain": gains, "verbose": -1, "num_threads": 1}
+    wq = np.linspace(0.5, 2.0, len(d["g_test"]))
+    dtr = lgb.Dataset(d["X_train"], d["y_train"], group=d["g_train"])
+    dte = lgb.Dataset(d["X_test"], d["y_test"], group=d["g_test"],
+                      weight=np.repeat(wq, d["g_test"]), reference=dtr)
+    booster = lgb.train(params, dtr, 10, valid_sets=[dte])
+    pred = booster.predict(d["X_test"])
+    for _, name, value, _ in booster.eval_valid():
+        k = int(name.split("@")[1])
+        ours = metrics.ndcg(d["y_test"], pred, d["g_test"], k, gains, weight=wq)
+        assert ours == pytest.approx(value, abs=1e-12)
+        # label_gain = grade is the linear gain
+        assert metrics.ndcg(d["y_test"], pred, d["g_test"], k, gain="linear",
+                            weight=wq) == pytest.approx(value, abs=1e-12)
+
+
+def test_linear_ndcg_recall_rr_equal_trec_eval(rank_data):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    y, g = rank_data["y_test"], rank_data["g_test"]
+    rng = np.random.default_rng(0)
+    s = rng.permutation(y.size) / y.size  # tie-free: trec_eval breaks ties by doc id
+    off = np.concatenate(([0], np.cumsum(g)))
+    qrels, run = {}, {}
+    for q, (a, b) in enumerate(zip(off[:-1], off[1:], strict=True)):
+        qrels[f"q{q}"] = {f"d{i}": int(y[i]) for i in range(a, b)}
+        run[f"q{q}"] = {f"d{i}": float(s[i]) for i in range(a, b)}
+    cuts = (1, 3, 5, 10)
+    measures = {f"ndcg_cut.{','.join(map(str, cuts))}", "recall.5", "recip_rank"}
+    trec = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    has_rel = np.array([y[a:b].max() > 0 for a, b in zip(off[:-1], off[1:], strict=True)])
+    assert has_rel.sum() >= 40
+    for k in cuts:
+        ours, _ = _ndcg_per_query(y, s, g, k, gain="linear")
+        theirs = np.array([trec[f"q{q}"][f"ndcg_cut_{k}"] for q in range(len(g))])
+        np.testing.assert_allclose(ours[has_rel], theirs[has_rel], rtol=1e-12, atol=1e-15)
+    rec, _ = _recall_per_query(y, s, g, 5)
+    np.testing.assert_allclose(rec[has_rel], [trec[f"q{q}"]["recall_5"]
+                                              for q in np.flatnonzero(has_rel)], rtol=1e-12)
+    rr, _ = _rr_per_query(y, s, g)
+    np.testing.assert_allclose(rr[has_rel], [trec[f"q{q}"]["recip_rank"]
+                                             for q in np.flatnonzero(has_rel)], rtol=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 5, 10, None])
+def test_linear_ndcg_equals_sklearn(k):
+    from sklearn.metrics import ndcg_score
+
+    rng = np.random.default_rng(1)
+    Y = rng.integers(0, 5, (30, 20)).astype(float)
+    Y[:, 0] = 1.0  # no all-zero query (sklearn scores those 0, LightGBM 1)
+    Y[::3] += rng.random((10, 20))  # linear gain takes non-integer relevance
+    S = rng.normal(size=(30, 20))
+    ours = metrics.ndcg(Y.ravel(), S.ravel(), [20] * 30, k, gain="linear")
+    assert ours == pytest.approx(ndcg_score(Y, S, k=k), rel=1e-12)
+
+
+def test_precision_equals_xgboost_pre(rank_data):
+    xgb = pytest.importorskip("xgboost")
+    d = rank_data
+    yb_tr, yb_te = (d["y_train"] >= 1).astype(float), (d["y_test"] >= 1).astype(float)
+    dtr = xgb.DMatrix(d["X_train"], yb_tr, group=d["g_train"])
+    dte = xgb.DMatrix(d["X_test"], yb_te, group=d["g_test"])
+    booster = xgb.train({"objective": "rank:pairwise", "eval_metric": ["pre@5", "pre@20"],
+                         "nthread": 1}, dtr, 10)
+    pred = booster.predict(dte)
+    text = booster.eval(dte)
+    values = dict(item.split(":") for item in text.split("\t")[1:])
+    assert max(d["g_test"]) > 20 > min(d["g_test"])  # min(k, n) is exercised
+    for k in (5, 20):
+        assert metrics.precision_at_k(yb_te, pred, d["g_test"], k) == pytest.approx(
+            float(values[f"eval-pre@{k}"]), abs=1e-12)
+
+
+# ---------------------------------------------------------------- scale
+
+
+def test_group_less_million_rows_every_metric():
+    n = 1_000_000
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 5, n).astype(float)
+    s = np.round(y * 0.3 + rng.normal(size=n), 2)  # ties
+    # NDCG@10: top ten by stable descending order, ideal = ten highest grades.
+    top = np.lexsort((np.arange(n), -s))[:10]
+    disc = 1.0 / np.log2(np.arange(2, 12))
+    ideal = np.sort(y)[::-1][:10]
+    expected = np.sum((2.0 ** y[top] - 1) * disc) / np.sum((2.0**ideal - 1) * disc)
+    assert metrics.ndcg(y, s) == pytest.approx(expected, rel=1e-12)
+    # Pair accuracy by an independent count: per grade, lower-grade scores below/equal.
+    good = 0.0
+    for lab in range(1, 5):
+        lower = np.sort(s[y < lab])
+        mine = s[y == lab]
+        lt = np.searchsorted(lower, mine, "left")
+        le = np.searchsorted(lower, mine, "right")
+        good += lt.sum() + 0.5 * (le - lt).sum()
+    counts = np.bincount(y.astype(int))
+    pairs = n * (n - 1) / 2 - np.sum(counts * (counts - 1) / 2)
+    assert metrics.pair_accuracy(y, s) == pytest.approx(good / pairs, rel=1e-12)
+    for fn in (metrics.err, metrics.mean_ap, metrics.mrr, metrics.precision_at_k,
+               metrics.recall_at_k):
+        assert 0.0 <= fn(y, s) <= 1.0
+    assert metrics.mean_ap(y, s, k=None) == pytest.approx(
+        ap_q(list(y), list(s), None), rel=1e-9)
