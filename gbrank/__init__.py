@@ -6,7 +6,8 @@ judge them. Every objective is a numba grad/hess kernel checked by finite differ
 """
 
 from gbrank import metrics, objectives
+from gbrank._proba import predict_proba
 
 __version__ = "0.1.0"
 
-__all__ = ["metrics", "objectives", "__version__"]
+__all__ = ["metrics", "objectives", "predict_proba", "__version__"]

@@ -23,8 +23,9 @@ from types import MappingProxyType
 from typing import Any
 
 from gbrank.metrics import _binary, _ranking
+from gbrank.objectives import FBetaSurrogate, FocalLoss, LambdaRank, RankNet
 
-__all__ = ["Metric", "METRICS", "OBJECTIVES", "get_metric", "metric_names"]
+__all__ = ["Metric", "METRICS", "OBJECTIVES", "get_metric", "get_objective", "metric_names"]
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,14 @@ METRICS: Mapping[str, tuple[Callable[..., float], str, bool]] = MappingProxyType
     "balanced": (_binary.balanced_measure, "binary", False),
 })
 
-# Objective part of the registry (name -> factory); filled in by gbrank.objectives.
-OBJECTIVES: dict[str, Callable[..., Any]] = {}
+# Objective part of the registry: name -> class. "lambdarank:<metric>" is a shorthand
+# for LambdaRank(metric=<metric>) (see get_objective).
+OBJECTIVES: Mapping[str, type] = MappingProxyType({
+    "ranknet": RankNet,
+    "lambdarank": LambdaRank,
+    "focal": FocalLoss,
+    "fbeta_surrogate": FBetaSurrogate,
+})
 
 _FORMS = (
     "ndcg, ndcg@<k>, err, err@<k>, map, map@<k>, mrr, mrr@<k>, precision, precision@<k>, "
@@ -138,3 +145,30 @@ def get_metric(name: str | Metric) -> Metric:
         raise _unknown(name, "bad cut-off in metric" if takes_k else "no @k for metric")
     params: dict[str, Any] = {"k": k} if takes_k else {}
     return Metric(name=key, kind=kind, func=func, params=params)
+
+
+def get_objective(name: str, **params: Any) -> Any:
+    """Build an objective by name: ``"ranknet"``, ``"lambdarank"``, ``"focal"``,
+    ``"fbeta_surrogate"``, or ``"lambdarank:<metric>"`` (``"lambdarank:err"``).
+
+    Keyword arguments go to the constructor, which validates them.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, listing the valid ones.
+    """
+    if not isinstance(name, str):
+        raise ValueError(f"objective name must be a string, got {type(name).__name__}")
+    key = name.strip().lower()
+    family, _, metric = key.partition(":")
+    if family not in OBJECTIVES or (metric and family != "lambdarank"):
+        raise ValueError(
+            f"unknown objective {name!r}; valid: {', '.join(OBJECTIVES)}, "
+            "lambdarank:<ndcg|err|map|mrr>"
+        )
+    if metric:
+        if "metric" in params:
+            raise ValueError(f"{name!r} already names the metric; do not also pass metric=")
+        params["metric"] = metric
+    return OBJECTIVES[family](**params)

@@ -68,5 +68,32 @@ def test_non_string_name():
         get_metric(10)
 
 
-def test_objectives_part_exists():
-    assert isinstance(OBJECTIVES, dict)
+def test_objectives_part_lists_every_objective():
+    assert set(OBJECTIVES) == {"ranknet", "lambdarank", "focal", "fbeta_surrogate"}
+
+
+# --- objective part of the registry -------------------------------------------------
+
+def test_get_objective_by_name_and_shorthand():
+    from gbrank._registry import get_objective
+    from gbrank.objectives import FBetaSurrogate, FocalLoss, LambdaRank, RankNet
+
+    assert isinstance(get_objective("ranknet"), RankNet)
+    assert isinstance(get_objective("focal", gamma=1.0), FocalLoss)
+    assert isinstance(get_objective("fbeta_surrogate", beta=2.0), FBetaSurrogate)
+    obj = get_objective("LambdaRank:err", truncation=5)
+    assert isinstance(obj, LambdaRank)
+    assert (obj.metric, obj.truncation) == ("err", 5)
+
+
+def test_get_objective_errors():
+    from gbrank._registry import get_objective
+
+    with pytest.raises(ValueError, match="unknown objective 'foo'; valid: ranknet"):
+        get_objective("foo")
+    with pytest.raises(ValueError, match="unknown objective 'ranknet:err'"):
+        get_objective("ranknet:err")
+    with pytest.raises(ValueError, match="already names the metric"):
+        get_objective("lambdarank:err", metric="ndcg")
+    with pytest.raises(ValueError, match="metric must be one of"):
+        get_objective("lambdarank:auc")

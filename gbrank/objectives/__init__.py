@@ -2,5 +2,9 @@
 through :func:`gbrank.xgboost.objective`."""
 
 from gbrank.objectives._base import Objective
+from gbrank.objectives._fbeta import FBetaSurrogate
+from gbrank.objectives._focal import FocalLoss
+from gbrank.objectives._lambdarank import LambdaRank
+from gbrank.objectives._ranknet import RankNet
 
-__all__ = ["Objective"]
+__all__ = ["Objective", "FocalLoss", "FBetaSurrogate", "RankNet", "LambdaRank"]

@@ -1,0 +1,231 @@
+"""Loss-augmented argmax of the F_β / balanced structured surrogate (seed 000).
+
+For one structured example (a query) with labels y ∈ {±1}^r (here stored as 0/1),
+P positives and N negatives, the surrogate is
+
+    L(s) = max_v [Δ(v, y) + Σ_i (v_i − y_i) s_i].
+
+Split v by its cell (a, b) = (#true positives, #false positives). Inside a cell Δ is
+constant and the best v takes the top-a positives and the top-b negatives by score,
+so with the positives' scores p_1 ≥ … ≥ p_P and the negatives' n_1 ≥ … ≥ n_N
+
+    value(a, b) = Δ(a, b) − 2 Σ_{k>a} p_k + 2 Σ_{k≤b} n_k.
+
+F_β: Δ(a, b) = 1 − (1+β²)a / (a + b + β²P) (and 0 when a + b + c = 0, i.e. P = 0 and
+b = 0: F = 1 by the SPEC's rule). For fixed a, b ↦ value(a, b) is concave (the Δ
+term is −const/(const + b), the score term is a prefix sum of a decreasing
+sequence), so the smallest maximising b is found by bisection on the sign of the
+increment
+
+    value(a, b+1) − value(a, b) = (1+β²)a / (D (D + 1)) + 2 n_{b+1},  D = a + b + β²P,
+
+which is positive only where n_{b+1} > −1/2 (the Δ increment is at most 1, and
+only the P = 0, b = 0 step reaches 1): negatives at or below −1/2 can be dropped
+before sorting. Total O(r log r) (sorting), O(P log N) for the search.
+
+Balanced: Δ(a, b) = 1 − (a/P + (N − b)/N)/2 = ½ − a/(2P) + b/(2N) is additive, so
+a positive is in v* iff its score > 1/(4P) and a negative iff its score > −1/(4N):
+O(r), no sort.
+
+Ties between cells: the smallest a, then the smallest b, attaining the maximum (the
+seed's loop order with a strict ``>``). Ties between equal scores inside a cell:
+earlier rows first (the SPEC's stable order).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+FBETA = 0
+BALANCED = 1
+
+
+@njit(cache=True, nogil=True)
+def _select_top(s, mask_value, y, lo, hi, count, thresh, n_above):
+    """Row indices of the ``count`` largest scores among rows with ``y == mask_value``.
+
+    ``thresh`` is the count-th largest value and ``n_above`` how many are strictly
+    above it; among rows equal to ``thresh`` the earliest ones are taken.
+    """
+    out = np.empty(count, dtype=np.int64)
+    k = 0
+    ties = count - n_above
+    for i in range(lo, hi):
+        if y[i] != mask_value:
+            continue
+        v = s[i]
+        if v > thresh:
+            out[k] = i
+            k += 1
+        elif v == thresh and ties > 0:
+            out[k] = i
+            k += 1
+            ties -= 1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _fbeta_query(y, s, lo, hi, beta2, grad):
+    """Oracle on rows lo:hi; writes v* − y (±1 units: 0 or ±2) to grad; returns L."""
+    n_pos = 0
+    n_cand = 0
+    for i in range(lo, hi):
+        if y[i] > 0.5:
+            n_pos += 1
+        elif s[i] > -0.5:
+            n_cand += 1
+    pos = np.empty(n_pos, dtype=np.float64)
+    neg = np.empty(n_cand, dtype=np.float64)
+    jp = 0
+    jn = 0
+    for i in range(lo, hi):
+        if y[i] > 0.5:
+            pos[jp] = s[i]
+            jp += 1
+        elif s[i] > -0.5:
+            neg[jn] = s[i]
+            jn += 1
+    pos = np.sort(pos)[::-1]
+    neg = np.sort(neg)[::-1]
+    # tail[a] = Σ_{k>a} p_k (suffix sums: no cancellation), head[b] = Σ_{k≤b} n_k
+    tail = np.zeros(n_pos + 1)
+    for k in range(n_pos - 1, -1, -1):
+        tail[k] = tail[k + 1] + pos[k]
+    head = np.zeros(n_cand + 1)
+    for k in range(n_cand):
+        head[k + 1] = head[k] + neg[k]
+    c = beta2 * n_pos
+    best = -np.inf
+    best_a = 0
+    best_b = 0
+    for a in range(n_pos + 1):
+        coef = (1.0 + beta2) * a
+        # smallest b in [0, n_cand] with increment(b) <= 0 (increments are non-increasing)
+        lo_b = 0
+        hi_b = n_cand
+        while lo_b < hi_b:
+            mid = (lo_b + hi_b) // 2
+            d = a + mid + c
+            if d == 0.0:
+                inc = 1.0 + 2.0 * neg[mid]
+            else:
+                inc = coef / (d * (d + 1.0)) + 2.0 * neg[mid]
+            if inc > 0.0:
+                lo_b = mid + 1
+            else:
+                hi_b = mid
+        b = lo_b
+        d = a + b + c
+        delta = 0.0 if d == 0.0 else 1.0 - coef / d
+        val = delta - 2.0 * tail[a] + 2.0 * head[b]
+        if val > best:
+            best = val
+            best_a = a
+            best_b = b
+    for i in range(lo, hi):
+        grad[i] = -2.0 if y[i] > 0.5 else 0.0
+    if best_a > 0:
+        t = pos[best_a - 1]
+        above = 0
+        while above < best_a and pos[above] > t:
+            above += 1
+        for i in _select_top(s, 1.0, y, lo, hi, best_a, t, above):
+            grad[i] = 0.0
+    if best_b > 0:
+        t = neg[best_b - 1]
+        above = 0
+        while above < best_b and neg[above] > t:
+            above += 1
+        for i in _select_top(s, 0.0, y, lo, hi, best_b, t, above):
+            grad[i] = 2.0
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _balanced_query(y, s, lo, hi, grad):
+    n_pos = 0
+    for i in range(lo, hi):
+        if y[i] > 0.5:
+            n_pos += 1
+    n_neg = (hi - lo) - n_pos
+    tp = 1.0 / (4.0 * n_pos)
+    tn = -1.0 / (4.0 * n_neg)
+    a = 0
+    b = 0
+    acc = 0.0
+    for i in range(lo, hi):
+        v = s[i]
+        if y[i] > 0.5:
+            if v > tp:
+                a += 1
+                grad[i] = 0.0
+            else:
+                acc -= 2.0 * v
+                grad[i] = -2.0
+        else:
+            if v > tn:
+                b += 1
+                acc += 2.0 * v
+                grad[i] = 2.0
+            else:
+                grad[i] = 0.0
+    return 0.5 - a / (2.0 * n_pos) + b / (2.0 * n_neg) + acc
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _query(y, s, lo, hi, measure, beta2, grad):
+    if measure == BALANCED:
+        return _balanced_query(y, s, lo, hi, grad)
+    return _fbeta_query(y, s, lo, hi, beta2, grad)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _oracle_parallel(y, s, offsets, measure, beta2, grad):
+    nq = offsets.size - 1
+    out = np.empty(nq)
+    for q in prange(nq):
+        out[q] = _query(y, s, offsets[q], offsets[q + 1], measure, beta2, grad)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _oracle_serial(y, s, offsets, measure, beta2, grad):
+    nq = offsets.size - 1
+    out = np.empty(nq)
+    for q in range(nq):
+        out[q] = _query(y, s, offsets[q], offsets[q + 1], measure, beta2, grad)
+    return out
+
+
+def oracle(y, s, offsets, measure, beta2, grad):
+    """Per-query surrogate values; ``grad`` receives v* − y per row (unweighted).
+
+    Queries run in parallel when there are several and enough rows; a single query
+    (group-less data) runs on one core.
+    """
+    many = offsets.size > 2 and s.size >= 200_000
+    kernel = _oracle_parallel if many else _oracle_serial
+    return kernel(y, s, offsets, measure, beta2, grad)
+
+
+@njit(cache=True, nogil=True)
+def constant_score_loss(c, n_pos, n_neg, qw, measure, beta2):
+    """Σ_q w_q L_q(c·1): on constant scores value(a, b) = Δ(a, b) + 2c(a + b − P), and for
+    a fixed k = a + b both Δs decrease in a, so a = max(0, k − N) is best."""
+    total = 0.0
+    for q in range(n_pos.size):
+        P = n_pos[q]
+        N = n_neg[q]
+        best = -np.inf
+        for k in range(P + N + 1):
+            a = max(0, k - N)
+            b = k - a
+            if measure == BALANCED:
+                delta = 0.5 - a / (2.0 * P) + b / (2.0 * N)
+            else:
+                d = a + b + beta2 * P
+                delta = 0.0 if d == 0.0 else 1.0 - (1.0 + beta2) * a / d
+            val = delta + 2.0 * c * (k - P)
+            if val > best:
+                best = val
+        total += qw[q] * best
+    return total

@@ -1,0 +1,226 @@
+"""LambdaRank: RankNet pairs weighted by |ΔZ|, only pairs with the higher-ranked row
+in the top k. O(n log n + n·k) per query (one sort, then k rows against the rest).
+
+One kernel serves gradients and the local loss: the ranking, |ΔZ| and the optional
+LightGBM rescalings are taken at scores ``at``; the pair terms at scores ``s``
+(``at is s`` when the booster asks for gradients).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from gbrank._kernels._order import descending_order
+from gbrank._kernels.delta import ERR, MAP, NDCG, discounts, pair_delta, prefix_arrays
+
+# LightGBM adds the float32 constant 0.01f to |Δs| before dividing (lambdarank_norm).
+_LGB_EPS = float(np.float32(0.01))
+# Within this spread σ·(max − min) of a query, ρ comes from one exp per row instead of
+# one per pair: e = exp(σ(s − mid)) lies in [e^-350, e^350], so every product of two
+# e's or of two 1/(e_i + e_j) stays a normal float64 in any association order
+# (fastmath may reorder).
+_MAX_EXP_SPREAD = 700.0
+
+
+@njit(cache=True, nogil=True)
+def softplus(x):
+    """log(1 + exp(x)) without overflow or loss of small values."""
+    if x > 0.0:
+        return x + np.log1p(np.exp(-x))
+    return np.log1p(np.exp(x))
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h):
+    """The pair loop for gradients, without data-dependent branches for NDCG, ERR and
+    MAP (|ΔZ| is written branch-free and masked by l_a ≠ l_b), so LLVM can vectorise
+    it; returns S = Σ 2σ w ρ for the norm. MRR keeps the generic |ΔZ|."""
+    n = lab.size
+    total = 0.0
+    s2 = sigma * sigma
+    # ERR / MAP terms of rank B that exist only for B ≤ k, as arrays (0 beyond k).
+    tail = np.zeros(n)
+    if metric == ERR:
+        for b in range(min(k, n)):
+            tail[b] = pre[1, b] / (b + 1.0)
+    elif metric == MAP:
+        for b in range(min(k, n)):
+            tail[b] = pre[1, b + 1] / (b + 1.0)
+    for a in range(m):
+        la = lab[a]
+        ea = e[a]
+        A = a + 1.0
+        x0 = pre[0, a]
+        x1 = pre[1, a]
+        inv_a = 1.0 / (1.0 - x0) if metric == ERR else 0.0
+        cut = pre[2, a + 1]
+        gsum = 0.0
+        hsum = 0.0
+        for b in range(a + 1, n):
+            lb = lab[b]
+            if metric == NDCG:
+                w = abs(x1 - pre[1, b]) * abs(x0 - pre[0, b]) * sc[0]
+            elif metric == ERR:
+                rb = pre[0, b]
+                w = abs((rb - x0) * x1 / A + (pre[2, b] - cut) * (x0 - rb) * inv_a
+                        + tail[b] * (x0 * (1.0 - rb) * inv_a - rb))
+            elif metric == MAP:
+                w = abs((x1 + 1.0) / A + pre[2, b] - cut - tail[b]) * sc[0] \
+                    * abs(x0 - pre[0, b])
+            else:
+                w = pair_delta(metric, a, b, k, pre, sc)
+            w = w if la != lb else 0.0
+            if score_norm:
+                w /= _LGB_EPS + abs(sa[a] - sa[b])
+            inv = 1.0 / (ea + e[b])
+            up = la > lb
+            # a is the higher-labelled row: rho = e_b/(e_a + e_b); otherwise e_a/(...).
+            rho = (e[b] if up else ea) * inv
+            pq = (e[b] * inv) * (ea * inv)
+            lam = sigma * w * rho
+            sl = lam if up else -lam
+            gsum -= sl
+            g[b] += sl
+            hh = s2 * w * pq
+            hsum += hh
+            h[b] += hh
+            total += 2.0 * lam
+        g[a] += gsum
+        h[a] += hsum
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb_discount,
+           disc, grad, hess):
+    """One query: writes grad/hess (rows in input order) or returns the local loss."""
+    n = y.size
+    if n < 2:
+        return 0.0
+    order = descending_order(at)
+    lab = np.empty(n)
+    sa = np.empty(n)
+    for r in range(n):
+        lab[r] = y[order[r]]
+        sa[r] = at[order[r]]
+    pre = np.empty((3, n + 1))
+    sc = np.empty(4)
+    prefix_arrays(metric, lab, k, gain_tab, threshold, lgb_discount, disc, pre, sc)
+
+    best = sa[0]
+    worst = sa[n - 1]
+    spread = sigma * (best - worst)
+    fast = spread <= _MAX_EXP_SPREAD
+    e = np.empty(n)
+    if fast:
+        mid = 0.5 * (best + worst)
+        for r in range(n):
+            e[r] = np.exp(sigma * (sa[r] - mid))
+    score_norm = norm and best != worst
+    g = np.zeros(n)
+    h = np.zeros(n)
+    sum_lambdas = 0.0
+    loss = 0.0
+    m = min(k, n - 1)
+    if fast and not want_loss:
+        sum_lambdas = _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h)
+    else:
+        for a in range(m):
+            la = lab[a]
+            for b in range(a + 1, n):
+                lb = lab[b]
+                if la == lb:
+                    continue
+                w = pair_delta(metric, a, b, k, pre, sc)
+                if w == 0.0:
+                    continue
+                if la > lb:
+                    hi = a
+                    lo = b
+                else:
+                    hi = b
+                    lo = a
+                if score_norm:
+                    w /= _LGB_EPS + abs(sa[hi] - sa[lo])
+                # rho = 1 / (1 + exp(σ (s_hi − s_lo))), q = 1 − rho without cancellation.
+                if fast:
+                    inv = 1.0 / (e[hi] + e[lo])
+                    rho = e[lo] * inv
+                    q = e[hi] * inv
+                else:
+                    x = sigma * (sa[hi] - sa[lo])
+                    if x > 0.0:
+                        t = np.exp(-x)
+                        rho = t / (1.0 + t)
+                        q = 1.0 / (1.0 + t)
+                    else:
+                        t = np.exp(x)
+                        rho = 1.0 / (1.0 + t)
+                        q = t / (1.0 + t)
+                sum_lambdas += 2.0 * sigma * w * rho
+                if want_loss:
+                    loss += w * softplus(-sigma * (s[order[hi]] - s[order[lo]]))
+                else:
+                    lam = sigma * w * rho
+                    g[hi] -= lam
+                    g[lo] += lam
+                    hh = sigma * sigma * w * rho * q
+                    h[hi] += hh
+                    h[lo] += hh
+    factor = 1.0
+    if norm and sum_lambdas > 0.0:
+        factor = np.log2(1.0 + sum_lambdas) / sum_lambdas
+    if want_loss:
+        return loss * factor
+    for r in range(n):
+        grad[order[r]] = g[r] * factor
+        hess[order[r]] = h[r] * factor
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
+def _max_size(offsets):
+    m = 0
+    for q in range(offsets.size - 1):
+        m = max(m, offsets[q + 1] - offsets[q])
+    return m
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold, norm,
+                         lgb_discount):
+    """Gradients and diagonal Hessians of all queries (``qweights`` empty = unweighted)."""
+    n = y.size
+    grad = np.zeros(n)
+    hess = np.zeros(n)
+    nq = offsets.size - 1
+    disc = discounts(_max_size(offsets))
+    for qi in prange(nq):
+        lo = offsets[qi]
+        hi = offsets[qi + 1]
+        _query(y[lo:hi], s[lo:hi], s[lo:hi], False, metric, k, sigma, gain_tab, threshold,
+               norm, lgb_discount, disc, grad[lo:hi], hess[lo:hi])
+        if qweights.size:
+            wq = qweights[qi]
+            for r in range(lo, hi):
+                grad[r] *= wq
+                hess[r] *= wq
+    return grad, hess
+
+
+@njit(cache=True, nogil=True)
+def lambdarank_loss(y, s, at, offsets, qweights, metric, k, sigma, gain_tab, threshold, norm,
+                    lgb_discount):
+    """Local loss Σ_q w_q Σ_pairs |ΔZ|(at) · log(1 + exp(−σ (s_hi − s_lo)))."""
+    total = 0.0
+    dummy = np.empty(0)
+    disc = discounts(_max_size(offsets))
+    for qi in range(offsets.size - 1):
+        lo = offsets[qi]
+        hi = offsets[qi + 1]
+        v = _query(y[lo:hi], s[lo:hi], at[lo:hi], True, metric, k, sigma, gain_tab, threshold,
+                   norm, lgb_discount, disc, dummy, dummy)
+        total += v * (qweights[qi] if qweights.size else 1.0)
+    return total
+
+
+__all__ = ["NDCG", "lambdarank_grad_hess", "lambdarank_loss", "softplus"]

@@ -1,0 +1,41 @@
+"""Probabilities from raw margins (what custom objectives leave in the booster)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gbrank._validation import as_float_array, check_finite
+
+__all__ = ["predict_proba"]
+
+
+def predict_proba(margins: Any) -> np.ndarray:
+    r"""Probabilities from raw scores: sigmoid for 1-D, softmax over columns for 2-D.
+
+    A booster trained with a custom objective (``FocalLoss``, ``FBetaSurrogate``)
+    predicts raw margins; ``predict_proba(booster.predict(X, raw_score=True) + init)``
+    turns them into probabilities.
+
+    1-D: :math:`\sigma(z) = 1 / (1 + e^{-z})`, evaluated as :math:`e^{z} / (1 + e^{z})`
+    for negative z so that no ``exp`` overflows (exact 0/1 only where float64
+    underflows). 2-D (n, K): :math:`\mathrm{softmax}(z)_k = e^{z_k - m} / \sum_j
+    e^{z_j - m}` with m the row maximum. Focal loss with γ > 0 is not a proper
+    scoring rule, so these are scores in [0, 1] rather than calibrated probabilities.
+
+    Parameters
+    ----------
+    margins : array-like, shape (n,) or (n, K)
+
+    Returns
+    -------
+    ndarray of float64, same shape
+    """
+    z = as_float_array(margins, "margins", allow_2d=True)
+    check_finite(z, "margins")
+    if z.ndim == 2:
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+    e = np.exp(-np.abs(z))
+    return np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))

@@ -1,0 +1,214 @@
+"""The F_β structured surrogate (seed 000; the SVM-perf construction)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gbrank._kernels import fbeta_surrogate as _k
+from gbrank._validation import (
+    Queries,
+    as_float_array,
+    check_finite,
+    prepare_binary,
+    query_structure,
+)
+from gbrank.objectives._base import Objective
+
+__all__ = ["FBetaSurrogate"]
+
+_MEASURES = {"fbeta": _k.FBETA, "balanced": _k.BALANCED}
+
+
+class FBetaSurrogate(Objective):
+    r"""Convex structured surrogate of 1 − F_β (or of 1 − balanced measure).
+
+    For one structured example — a query when ``group``/``qid`` is given, the whole
+    data set when group-less — with labels :math:`y \in \{\pm 1\}^r`:
+
+    .. math:: L(s) = \max_{v \in \{\pm 1\}^r} \Big[\Delta(v, y) + \sum_i (v_i - y_i) s_i\Big]
+              \;\ge\; \Delta(\mathrm{sign}(s - \theta), y),
+
+    with, for v's true/false positives and false negatives a, b, c,
+    ``measure="fbeta"``: :math:`\Delta = 1 - F_\beta = 1 - (1+\beta^2)a / ((1+\beta^2)a
+    + b + \beta^2 c)` (F = 1 when a + b + c = 0), ``measure="balanced"``:
+    :math:`\Delta = 1 - (a/(a+c) + d/(d+b))/2`. The data-set loss is
+    :math:`\sum_q w_q L_q`.
+
+    The gradient is :math:`v^*_i - y_i` in ±1 units, i.e. −2 for a positive that
+    the maximiser :math:`v^*` leaves out, +2 for a negative it takes in, 0
+    otherwise (the exact gradient of ``loss`` wherever the argmax is unique; a
+    subgradient at kinks). The Hessian is 0 almost everywhere:
+    :meth:`exact_grad_hess` returns 0, :meth:`grad_hess` returns the constant
+    ``hess`` (times the query weight) for the booster, which then takes Newton
+    steps of size ``learning_rate · Σg / Σhess`` per leaf.
+
+    The argmax goes by cells (a, b) = (#TP, #FP): the best v in a cell takes the
+    top-a positives and top-b negatives by score; for F_β the value is concave in
+    b for fixed a (bisection), for the balanced measure it splits per row. O(r log r)
+    per query. Ties: the smallest a, then b, among maximisers; equal scores in
+    row order.
+
+    Class rules: ``"fbeta"`` needs no positive (a query without positives has
+    F = 1 when nothing is predicted positive, 0 otherwise, so its surrogate pushes
+    every score below 0). ``"balanced"`` needs both classes in every query (recall
+    and specificity are undefined otherwise): a query missing one raises
+    ``ValueError`` naming it.
+
+    Parameters
+    ----------
+    beta : float, default 1.0
+        β > 0 (used by ``"fbeta"``; β = 1 is F1).
+    measure : {"fbeta", "balanced"}
+    hess : float, default 1.0
+        Constant Hessian passed to the booster (> 0).
+
+    Notes
+    -----
+    Weights: one per query (length n_queries), or per row constant within each
+    query (a query's rows share its structured loss); per-row weights that vary
+    inside a query raise ``ValueError``.
+
+    Use with LightGBM as ``lgb.train({"objective": FBetaSurrogate()}, ds)`` (the
+    Dataset's ``group``, if any, defines the structured examples; none: the whole
+    training set is one) or ``LGBMClassifier(objective=...)``; with XGBoost through
+    :func:`gbrank.xgboost.objective`. Predict positive where the raw margin is > 0.
+    :meth:`init_score` is close to 0; starting from 0 is fine.
+    """
+
+    task = "binary"
+    loss_blocks = "query"
+
+    def __init__(self, beta: float = 1.0, measure: str = "fbeta", hess: float = 1.0) -> None:
+        beta = float(beta)
+        if not np.isfinite(beta) or beta <= 0:
+            raise ValueError(f"beta must be a finite number > 0, got {beta!r}")
+        if measure not in _MEASURES:
+            raise ValueError(f"measure must be one of {sorted(_MEASURES)}, got {measure!r}")
+        hess = float(hess)
+        if not np.isfinite(hess) or hess <= 0:
+            raise ValueError(f"hess must be a finite number > 0, got {hess!r}")
+        self.beta = beta
+        self.measure = measure
+        self.hess = hess
+
+    # -- validation -----------------------------------------------------------------------
+
+    def _prepare(self, y: Any, s: Any, group: Any, qid: Any, weight: Any,
+                 ) -> tuple[np.ndarray, np.ndarray, Queries, np.ndarray]:
+        y, s, _ = prepare_binary(y, s)
+        queries = query_structure(y.size, group=group, qid=qid)
+        y, s = queries.apply(y), queries.apply(s)
+        offsets = queries.offsets
+        nq = offsets.size - 1
+        if weight is None:
+            qw = np.ones(nq)
+        else:
+            w = as_float_array(weight, "weight")
+            check_finite(w, "weights")
+            if np.any(w < 0):
+                raise ValueError("weights must be non-negative")
+            if w.size == y.size and w.size != nq:
+                w = queries.apply(w)
+                qw = np.ascontiguousarray(w[offsets[:-1]])
+                varying = np.flatnonzero(np.repeat(qw, np.diff(offsets)) != w)
+                if varying.size:
+                    raise ValueError(
+                        "FBetaSurrogate takes one weight per query (its structured loss "
+                        "is one term); per-row weights vary inside a query (first at row "
+                        f"{int(varying[0])}); pass per-query weights"
+                    )
+            elif w.size == nq:
+                qw = w
+            else:
+                raise ValueError(
+                    f"weight has {w.size} entries; expected one per query ({nq}) or per "
+                    f"row ({y.size})"
+                )
+        if self.measure == "balanced":
+            n_pos = np.add.reduceat(y, offsets[:-1])
+            sizes = np.diff(offsets)
+            for what, bad in (("positive", n_pos == 0), ("negative", n_pos == sizes)):
+                idx = np.flatnonzero(bad)
+                if idx.size:
+                    q = int(idx[0])
+                    name = "the data set (group-less)" if nq == 1 else f"query {q}"
+                    if qid is not None:
+                        first = queries.apply(np.asarray(qid))[offsets[q]]
+                        name += f" (qid {first})"
+                    raise ValueError(
+                        f'measure="balanced" needs a {what} row in every query (recall '
+                        f"and specificity are undefined otherwise); {name} has none "
+                        f"({idx.size} such queries)"
+                    )
+        return y, s, queries, qw
+
+    def _oracle(self, y, s, group, qid, weight):
+        y, s, queries, qw = self._prepare(y, s, group, qid, weight)
+        grad = np.empty_like(s)
+        values = _k.oracle(y, s, queries.offsets, _MEASURES[self.measure], self.beta ** 2, grad)
+        return grad, values, queries, qw
+
+    # -- protocol --------------------------------------------------------------------------
+
+    def grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
+                  weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """v* − y (±1 units) and the constant ``hess``, both times the query weight."""
+        grad, _, queries, qw = self._oracle(y, s, group, qid, weight)
+        rw = np.repeat(qw, queries.sizes)
+        return queries.restore(grad * rw), queries.restore(self.hess * rw)
+
+    def exact_grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
+                        weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """v* − y (times the query weight) and the true Hessian, 0."""
+        grad, _, queries, qw = self._oracle(y, s, group, qid, weight)
+        grad *= np.repeat(qw, queries.sizes)
+        return queries.restore(grad), np.zeros_like(grad)
+
+    def argmax(self, y: Any, s: Any, group: Any = None, *, qid: Any = None) -> np.ndarray:
+        """The maximiser v* ∈ {−1, +1} per row (in the caller's row order)."""
+        y01, _, _ = prepare_binary(y, s)
+        grad, _, queries, _ = self._oracle(y, s, group, qid, None)
+        return queries.restore(grad) + (2.0 * y01 - 1.0)
+
+    def loss(self, y: Any, s: Any, group: Any = None, *, qid: Any = None, weight: Any = None,
+             at: Any = None) -> float:
+        """:math:`\\sum_q w_q L_q(s)`."""
+        _, values, _, qw = self._oracle(y, s, group, qid, weight)
+        return float(np.dot(values, qw))
+
+    def init_score(self, y: Any, weight: Any = None, group: Any = None) -> float:
+        """A constant raw score c minimising the surrogate on constant scores.
+
+        L(c·1) is convex and piecewise linear in c with all kinks in [−½, ½] (slopes
+        are even integers, intercepts Δ ∈ [0, 1]), so a golden-section search there
+        finds a minimiser. For F_β this is typically a flat region containing 0;
+        for the balanced measure it is −1/(4N) (N negatives) when N > P. Either way
+        the value is close to 0, the threshold the surrogate's Δ is defined at.
+        """
+        y01, _, _ = prepare_binary(y, np.zeros(np.size(y)))
+        _, _, queries, qw = self._prepare(y01, np.zeros(y01.size), group, None, weight)
+        sizes = queries.sizes
+        n_pos = np.add.reduceat(y01, queries.offsets[:-1]).astype(np.int64)
+        n_neg = (sizes - n_pos).astype(np.int64)
+        code = _MEASURES[self.measure]
+        b2 = self.beta ** 2
+
+        def f(c: float) -> float:
+            return _k.constant_score_loss(c, n_pos, n_neg, qw, code, b2)
+
+        lo, hi = -0.5, 0.5
+        ratio = (np.sqrt(5.0) - 1.0) / 2.0
+        x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+        f1, f2 = f(x1), f(x2)
+        for _ in range(80):
+            if f1 <= f2:
+                hi, x2, f2 = x2, x1, f1
+                x1 = hi - ratio * (hi - lo)
+                f1 = f(x1)
+            else:
+                lo, x1, f1 = x1, x2, f2
+                x2 = lo + ratio * (hi - lo)
+                f2 = f(x2)
+        return float((lo + hi) / 2.0)

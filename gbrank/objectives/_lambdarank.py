@@ -1,0 +1,179 @@
+"""LambdaRank (Burges 2010; seed 003): RankNet pairs weighted by |ΔZ| of an IR metric."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gbrank._kernels import lambdarank as _k
+from gbrank._kernels.delta import ERR, MAP, MRR, NDCG
+from gbrank._validation import MAX_EXACT_GRADE, as_float_array, check_finite, prepare_ranking
+from gbrank.objectives._base import Objective
+from gbrank.objectives._ranknet import _check_sigma
+
+__all__ = ["LambdaRank"]
+
+_EMPTY = np.empty(0, dtype=np.float64)
+_METRICS = {"ndcg": NDCG, "err": ERR, "map": MAP, "mrr": MRR}
+
+
+class LambdaRank(Objective):
+    r"""LambdaRank: pairwise logistic loss weighted by the change of an IR metric.
+
+    For rows i, j of one query with :math:`l_i > l_j` and min(rank_i, rank_j) ≤ k
+    (``truncation``; ranks from the current scores, descending, ties by row order),
+    :math:`\rho = 1 / (1 + e^{\sigma (s_i - s_j)})` and
+    :math:`w_{ij} = |\Delta Z_{ij}|`, the change of Z@k when i and j swap places:
+
+    .. math:: \lambda_i \mathrel{-}= \sigma w_{ij} \rho,\quad
+              \lambda_j \mathrel{+}= \sigma w_{ij} \rho,\quad
+              h_i, h_j \mathrel{+}= \sigma^2 w_{ij} \rho (1 - \rho).
+
+    These are the exact gradient and diagonal Hessian of the *local loss*
+    :math:`L(s) = \sum_q w_q \sum_{ij} w_{ij} \log(1 + e^{-\sigma (s_i - s_j)})` with
+    the ranking and the :math:`w_{ij}` frozen (``loss(..., at=s0)``).
+
+    Metrics Z (SPEC definitions, all @k with k = ``truncation``):
+
+    - ``"ndcg"``: gain :math:`2^l - 1` or ``label_gain[l]``, discount
+      :math:`1/\log_2(1 + r)` for r ≤ k and 0 beyond,
+      :math:`|\Delta| = |g_i - g_j|\,|D(r_i) - D(r_j)| / \mathrm{IDCG@k}`.
+    - ``"err"``: :math:`R(l) = (2^l - 1)/2^{g_{max}}`, ``g_max = max_grade`` or the
+      largest label given; |ΔERR| in O(1) per pair from prefix products of (1 − R)
+      and prefix sums of :math:`R_r \prod_{i<r}(1 - R_i)/r`.
+    - ``"map"``: relevant ⇔ label ≥ ``threshold``; |ΔAP@k| in O(1) from prefix hit
+      counts and prefix sums of 1/r over relevant ranks.
+    - ``"mrr"``: |ΔRR@k| from the first and second relevant ranks.
+
+    Cost per query: one sort plus O(n·k) pairs, no approximation at any size.
+
+    Parameters
+    ----------
+    metric : {"ndcg", "err", "map", "mrr"}, default "ndcg"
+    truncation : int, default 30
+        k: only pairs whose better-ranked row is in the top k enter (LightGBM's
+        ``lambdarank_truncation_level``), and Z is Z@k.
+    sigma : float, default 1.0
+        Steepness σ of the pair sigmoid (LightGBM's ``sigmoid``).
+    label_gain : sequence of float, optional
+        NDCG gain per integer grade (LightGBM's ``label_gain``); default
+        :math:`2^l - 1`.
+    max_grade : int, optional
+        ERR's :math:`g_{max}`; default the largest label in the data of the call.
+    threshold : float, default 1
+        Relevance threshold for ``"map"`` and ``"mrr"``.
+    norm : bool, default False
+        Reproduce LightGBM's ``lambdarank`` gradient (``lambdarank_norm=true``, its
+        default): (1) for ``"ndcg"``, ΔNDCG uses LightGBM's discount — positions
+        beyond k keep :math:`1/\log_2(1 + r)` — with IDCG@k; (2) when a query's scores
+        are not all equal, each :math:`w_{ij}` is divided by :math:`0.01 + |s_i - s_j|`;
+        (3) a query's λ's and Hessians are scaled by :math:`\log_2(1 + S)/S`,
+        :math:`S = \sum 2\sigma w_{ij}\rho`. These rescalings are heuristics, not a
+        gradient of a fixed loss; ``loss(at=...)`` freezes them with the weights, so
+        the gradient check still holds locally. LightGBM's float32 accumulation and
+        sigmoid lookup table are not reproduced (differences ~1e-6 relative).
+
+    Notes
+    -----
+    Query weights (one per query, or per row constant within each query) multiply a
+    query's λ's and Hessians. LightGBM's native objective multiplies each row's own
+    weight, which is the same thing for such weights; weights varying within a query
+    are refused (``ValueError``).
+
+    ERR's default :math:`g_{max}` is the largest label of the whole call, so the loss
+    of one query depends on the others' labels; pass ``max_grade`` to fix it (the
+    gradient check evaluates one query at a time and needs that).
+    """
+
+    task = "ranking"
+    loss_blocks = "query"
+
+    def __init__(self, metric: str = "ndcg", truncation: int = 30, sigma: float = 1.0,
+                 label_gain: Any = None, max_grade: int | None = None, threshold: float = 1,
+                 norm: bool = False) -> None:
+        if metric not in _METRICS:
+            raise ValueError(f"metric must be one of {sorted(_METRICS)}, got {metric!r}")
+        if isinstance(truncation, bool) or int(truncation) != truncation or truncation < 1:
+            raise ValueError(f"truncation must be an integer >= 1, got {truncation!r}")
+        self.metric = metric
+        self.truncation = int(truncation)
+        self.sigma = _check_sigma(sigma)
+        self.label_gain = None
+        if label_gain is not None:
+            gain = as_float_array(label_gain, "label_gain")
+            check_finite(gain, "label_gain")
+            self.label_gain = tuple(float(v) for v in gain)
+        if max_grade is not None and (int(max_grade) != max_grade or max_grade < 0
+                                      or max_grade > MAX_EXACT_GRADE):
+            raise ValueError(f"max_grade must be an integer in 0..{MAX_EXACT_GRADE}, "
+                             f"got {max_grade!r}")
+        self.max_grade = None if max_grade is None else int(max_grade)
+        threshold = float(threshold)
+        if not np.isfinite(threshold):
+            raise ValueError(f"threshold must be finite, got {threshold!r}")
+        self.threshold = threshold
+        self.norm = bool(norm)
+
+    # -- validation ---------------------------------------------------------------
+    def _prepare(self, y: Any, s: Any, group: Any, qid: Any, weight: Any):
+        integer = self.metric in ("ndcg", "err")
+        if self.metric == "ndcg" and self.label_gain is not None:
+            max_grade = len(self.label_gain) - 1
+        elif integer:
+            max_grade = MAX_EXACT_GRADE
+        else:
+            max_grade = None
+        try:
+            return prepare_ranking(y, s, group, qid, weight, integer_grades=integer,
+                                   max_grade=max_grade)
+        except ValueError as exc:
+            if self.label_gain is not None and "too large" in str(exc):
+                raise ValueError(f"{exc}; label_gain has only {len(self.label_gain)} "
+                                 "entries (grades 0.."
+                                 f"{len(self.label_gain) - 1})") from None
+            raise
+
+    def _gain_table(self, y: np.ndarray) -> np.ndarray:
+        top = int(y.max())
+        if self.metric == "ndcg":
+            if self.label_gain is not None:
+                return np.asarray(self.label_gain, dtype=np.float64)
+            return np.exp2(np.arange(top + 1, dtype=np.float64)) - 1.0
+        if self.metric == "err":
+            gmax = top if self.max_grade is None else self.max_grade
+            if top > gmax:
+                raise ValueError(f"labels reach grade {top} but max_grade is {gmax}")
+            return (np.exp2(np.arange(top + 1, dtype=np.float64)) - 1.0) / 2.0**gmax
+        return _EMPTY
+
+    def _args(self, y: np.ndarray) -> tuple:
+        return (_METRICS[self.metric], self.truncation, self.sigma, self._gain_table(y),
+                self.threshold, self.norm, self.norm and self.metric == "ndcg")
+
+    # -- protocol -------------------------------------------------------------------
+    def grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
+                  weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """λ-gradients and diagonal Hessians at ``s`` (see the class docstring)."""
+        y, s, queries = self._prepare(y, s, group, qid, weight)
+        qw = _EMPTY if queries.weights is None else queries.weights
+        grad, hess = _k.lambdarank_grad_hess(y, s, queries.offsets, qw, *self._args(y))
+        return queries.restore(grad), queries.restore(hess)
+
+    def loss(self, y: Any, s: Any, group: Any = None, *, qid: Any = None, weight: Any = None,
+             at: Any = None) -> float:
+        """Local loss: ranking, |ΔZ| (and norm's rescalings) frozen at ``at`` (default
+        ``s``), pair terms log(1 + exp(−σ(s_i − s_j))) at ``s``."""
+        y2, s2, queries = self._prepare(y, s, group, qid, weight)
+        if at is None:
+            at2 = s2
+        else:
+            _, at2, _ = self._prepare(y, at, group, qid, None)
+        qw = _EMPTY if queries.weights is None else queries.weights
+        return float(_k.lambdarank_loss(y2, s2, at2, queries.offsets, qw, *self._args(y2)))
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Constructor parameters (``deep`` accepted for scikit-learn's ``clone``)."""
+        return {"metric": self.metric, "truncation": self.truncation, "sigma": self.sigma,
+                "label_gain": self.label_gain, "max_grade": self.max_grade,
+                "threshold": self.threshold, "norm": self.norm}

@@ -1,0 +1,160 @@
+"""Binary objectives trained through LightGBM and XGBoost: parity of FocalLoss(γ=0) with
+the native logistic objectives, the sklearn and multiclass calling conventions, and the
+F_β surrogate with and without query structure."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+lgb = pytest.importorskip("lightgbm")
+xgb = pytest.importorskip("xgboost")
+
+from sklearn.datasets import make_classification  # noqa: E402
+from sklearn.metrics import f1_score, roc_auc_score  # noqa: E402
+
+from gbrank import predict_proba  # noqa: E402
+from gbrank.objectives import FBetaSurrogate, FocalLoss  # noqa: E402
+from gbrank.xgboost import objective as xgb_objective  # noqa: E402
+
+LGB = {"learning_rate": 0.1, "num_leaves": 31, "verbose": -1, "deterministic": True,
+       "force_row_wise": True, "num_threads": 2, "seed": 0}
+XGB = {"eta": 0.1, "max_depth": 4, "tree_method": "hist", "nthread": 2, "seed": 0}
+
+
+def _imbalanced(n=3000, rate=0.05, seed=0, n_classes=2):
+    weights = None if n_classes > 2 else [1 - rate, rate]
+    return make_classification(n_samples=n, n_features=12, n_informative=6,
+                               n_classes=n_classes, weights=weights, random_state=seed)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_focal_gamma0_reproduces_lightgbm_binary(binary_data, weighted):
+    X, y, Xt = binary_data["X_train"], binary_data["y_train"], binary_data["X_test"]
+    w = np.random.default_rng(0).random(y.size) + 0.5 if weighted else None
+    native = lgb.train({**LGB, "objective": "binary"}, lgb.Dataset(X, y, weight=w), 50)
+    obj = FocalLoss(gamma=0.0, alpha=None)
+    init = obj.init_score(y, w)  # = LightGBM's boost_from_average start
+    ds = lgb.Dataset(X, y, weight=w, init_score=np.full(y.size, init))
+    custom = lgb.train({**LGB, "objective": obj}, ds, 50)
+    for data in (X, Xt):
+        a = native.predict(data, raw_score=True)
+        b = custom.predict(data, raw_score=True) + init
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-6)
+
+
+def test_focal_gamma0_matches_xgboost_binary_logistic():
+    X, y = _imbalanced(2000)
+    obj = FocalLoss(gamma=0.0)
+    init = obj.init_score(y)
+    rate = y.mean()
+    native = xgb.train({**XGB, "objective": "binary:logistic", "base_score": rate},
+                       xgb.DMatrix(X, y), 30)
+    dm = xgb.DMatrix(X, y, base_margin=np.full(y.size, init))
+    custom = xgb.train({**XGB, "disable_default_eval_metric": 1}, dm, 30,
+                       obj=xgb_objective(obj))
+    a = native.predict(xgb.DMatrix(X), output_margin=True)
+    b = custom.predict(xgb.DMatrix(X, base_margin=np.full(y.size, init)), output_margin=True)
+    np.testing.assert_allclose(b, a, rtol=0, atol=1e-4)  # float32 margins
+
+
+def test_sklearn_interface_equals_lgb_train():
+    X, y = _imbalanced()
+    obj = FocalLoss(gamma=2.0, alpha=0.25)
+    init = np.full(y.size, obj.init_score(y))
+    booster = lgb.train({**LGB, "objective": obj}, lgb.Dataset(X, y, init_score=init), 40)
+    clf = lgb.LGBMClassifier(objective=obj, n_estimators=40, **LGB)
+    clf.fit(X, y, init_score=init)
+    raw = clf.predict(X, raw_score=True)
+    np.testing.assert_allclose(raw, booster.predict(X, raw_score=True), rtol=0, atol=1e-12)
+    p = predict_proba(raw + init)
+    assert roc_auc_score(y, p) > 0.9
+    assert obj.loss(y, raw + init) < obj.loss(y, init)
+
+
+def test_focal_xgboost_with_weights_trains():
+    X, y = _imbalanced(seed=1)
+    w = np.where(y == 1, 3.0, 1.0)
+    obj = FocalLoss(gamma=2.0)
+    init = obj.init_score(y, w)
+    dm = xgb.DMatrix(X, y, weight=w, base_margin=np.full(y.size, init))
+    b = xgb.train({**XGB, "disable_default_eval_metric": 1}, dm, 40, obj=xgb_objective(obj))
+    m = b.predict(dm, output_margin=True)
+    assert obj.loss(y, m, weight=w) < 0.5 * obj.loss(y, np.full(y.size, init), weight=w)
+
+
+def _softmax_logloss(preds, data):
+    """Independent NumPy multiclass objective with the same diagonal Hessian p(1 − p)."""
+    y = (data.get_label() if hasattr(data, "get_label") else data).astype(int)
+    p = np.exp(preds - preds.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    g = p.copy()
+    g[np.arange(y.size), y] -= 1.0
+    return g, p * (1.0 - p)
+
+
+def test_multiclass_focal_gamma0_equals_numpy_softmax_lightgbm():
+    X, y = _imbalanced(n=1500, n_classes=3)
+    obj = FocalLoss(gamma=0.0, num_class=3)
+    init = np.tile(obj.init_score(y), (y.size, 1))
+    params = {**LGB, "num_class": 3}
+    ours = lgb.train({**params, "objective": obj}, lgb.Dataset(X, y, init_score=init), 30)
+    ref = lgb.train({**params, "objective": _softmax_logloss},
+                    lgb.Dataset(X, y, init_score=init), 30)
+    a, b = ours.predict(X, raw_score=True), ref.predict(X, raw_score=True)
+    assert a.shape == (y.size, 3)
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-9)
+    gamma2 = FocalLoss(gamma=2.0, num_class=3)
+    m = lgb.train({**params, "objective": gamma2}, lgb.Dataset(X, y, init_score=init), 30)
+    assert gamma2.loss(y, m.predict(X, raw_score=True) + init) < gamma2.loss(y, init)
+
+
+def test_multiclass_focal_xgboost():
+    X, y = _imbalanced(n=1500, n_classes=3, seed=2)
+    obj = FocalLoss(gamma=0.0, num_class=3)
+    init = np.tile(obj.init_score(y), (y.size, 1))
+    params = {**XGB, "num_class": 3, "disable_default_eval_metric": 1}
+    dm = xgb.DMatrix(X, y, base_margin=init)
+
+    def ref(preds, dtrain):
+        return _softmax_logloss(preds, dtrain)
+
+    a = xgb.train(params, dm, 20, obj=xgb_objective(obj)).predict(dm, output_margin=True)
+    b = xgb.train(params, dm, 20, obj=ref).predict(dm, output_margin=True)
+    assert a.shape == (y.size, 3)
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
+
+
+def test_fbeta_surrogate_groupless_lightgbm_and_xgboost():
+    X, y = _imbalanced(n=4000, rate=0.03, seed=3)
+    obj = FBetaSurrogate(beta=1.0, hess=1.0)
+    init = obj.init_score(y)
+    ds = lgb.Dataset(X, y, init_score=np.full(y.size, init))
+    m = lgb.train({**LGB, "objective": obj, "learning_rate": 0.05}, ds, 60)
+    s = m.predict(X, raw_score=True) + init
+    assert obj.loss(y, s) < obj.loss(y, np.full(y.size, init))
+    assert f1_score(y, s > 0) > 0.5
+    dm = xgb.DMatrix(X, y, base_margin=np.full(y.size, init))
+    b = xgb.train({**XGB, "disable_default_eval_metric": 1, "eta": 0.05}, dm, 60,
+                  obj=xgb_objective(obj))
+    assert f1_score(y, b.predict(dm, output_margin=True) > 0) > 0.5
+
+
+def test_fbeta_surrogate_uses_lightgbm_groups():
+    X, y = _imbalanced(n=2000, rate=0.1, seed=4)
+    group = np.full(20, 100)
+    obj = FBetaSurrogate(beta=1.0, measure="balanced")
+    seen = {}
+
+    def spy(preds, data):
+        seen["group"] = data.get_group()
+        return obj(preds, data)
+
+    # every query of 100 rows needs both classes for the balanced measure
+    order = np.argsort(np.arange(y.size) % 20, kind="stable")
+    X, y = X[order], y[order]
+    ds = lgb.Dataset(X, y, group=group)
+    m = lgb.train({**LGB, "objective": spy}, ds, 30)
+    np.testing.assert_array_equal(seen["group"], group)
+    s = m.predict(X, raw_score=True)
+    assert obj.loss(y, s, group) < obj.loss(y, np.zeros(y.size), group)

@@ -1,0 +1,98 @@
+"""XGBoost adapter: gbrank metrics through xgb.train(custom_metric=...) and the sklearn API."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from gbrank import metrics
+from gbrank.metrics._ranking import _ndcg_per_query
+from gbrank.xgboost import metric
+
+xgb = pytest.importorskip("xgboost")
+
+
+def _dmatrices(d):
+    dtr = xgb.DMatrix(d["X_train"], d["y_train"], group=d["g_train"])
+    dte = xgb.DMatrix(d["X_test"], d["y_test"], group=d["g_test"])
+    return dtr, dte
+
+
+def test_metric_direct_call_on_dmatrix(rank_data):
+    d = rank_data
+    _, dte = _dmatrices(d)
+    wq = np.arange(1, len(d["g_test"]) + 1) * 0.25  # float32-exact, as XGBoost stores them
+    dte.set_weight(wq)  # ranking DMatrix: one weight per query
+    pred = np.random.default_rng(0).normal(size=d["y_test"].size).astype(np.float32)
+    y, g = d["y_test"], d["g_test"]
+    assert metric("ndcg@10")(pred, dte) == ("ndcg@10", metrics.ndcg(y, pred, g, 10, weight=wq))
+    out = metric("err@5", "pair_accuracy", "map")(pred, dte)
+    assert out == [("err@5", metrics.err(y, pred, g, 5, weight=wq)),
+                   ("pair_accuracy", metrics.pair_accuracy(y, pred, g, weight=wq)),
+                   ("map", metrics.mean_ap(y, pred, g, None, weight=wq))]
+
+
+def test_train_custom_metric_logged_and_early_stopping(rank_data):
+    d = rank_data
+    dtr, dte = _dmatrices(d)
+    res: dict = {}
+    params = {"objective": "rank:ndcg", "eta": 0.5, "max_depth": 6, "nthread": 1,
+              "disable_default_eval_metric": 1}
+    booster = xgb.train(params, dtr, 300, evals=[(dte, "test")], evals_result=res,
+                        custom_metric=metric("ndcg@10", "pair_accuracy"),
+                        early_stopping_rounds=5, maximize=True, verbose_eval=False)
+    hist = res["test"]["pair_accuracy"]  # early stopping watches the last metric
+    assert set(res["test"]) == {"ndcg@10", "pair_accuracy"}
+    assert len(hist) < 300
+    assert booster.best_iteration == int(np.argmax(hist))
+    assert len(hist) == booster.best_iteration + 1 + 5
+    pred = booster.predict(dte, iteration_range=(0, booster.best_iteration + 1))
+    # XGBoost logs "%f" strings: six decimals.
+    assert hist[booster.best_iteration] == pytest.approx(
+        metrics.pair_accuracy(d["y_test"], pred, d["g_test"]), abs=5e-7)
+    ndcg_hist = res["test"]["ndcg@10"]
+    assert ndcg_hist[booster.best_iteration] == pytest.approx(
+        metrics.ndcg(d["y_test"], pred, d["g_test"], 10), abs=5e-7)
+
+
+def test_xgbranker_per_query_protocol(rank_data):
+    d = rank_data
+    qid_tr = np.repeat(np.arange(len(d["g_train"])), d["g_train"])
+    qid_te = np.repeat(np.arange(len(d["g_test"])), d["g_test"])
+    model = xgb.XGBRanker(n_estimators=200, learning_rate=0.5, n_jobs=1,
+                          eval_metric=metric("ndcg@10"), disable_default_eval_metric=1,
+                          callbacks=[xgb.callback.EarlyStopping(rounds=5, maximize=True)])
+    model.fit(d["X_train"], d["y_train"], qid=qid_tr,
+              eval_set=[(d["X_test"], d["y_test"])], eval_qid=[qid_te], verbose=False)
+    hist = model.evals_result()["validation_0"]["ndcg@10"]
+    assert len(hist) < 200
+    best = model.best_iteration
+    assert best == int(np.argmax(hist))
+    pred = model.predict(d["X_test"], iteration_range=(0, best + 1))
+    # XGBoost averages the per-query values itself, weighting queries by size.
+    per_q, _ = _ndcg_per_query(d["y_test"], pred, d["g_test"], 10)
+    assert hist[best] == pytest.approx(np.average(per_q, weights=d["g_test"]), abs=5e-7)
+    # Picklable with its metric.
+    assert pickle.loads(pickle.dumps(model)).eval_metric.__name__ == "ndcg@10"
+
+
+def test_xgbclassifier_binary_metric(binary_data):
+    d = binary_data
+    model = xgb.XGBClassifier(n_estimators=5, n_jobs=1,
+                              eval_metric=metric("f1", threshold=0.5))
+    w = np.where(d["y_test"] > 0, 2.0, 1.0)
+    model.fit(d["X_train"], d["y_train"], eval_set=[(d["X_test"], d["y_test"])],
+              sample_weight_eval_set=[w], verbose=False)
+    logged = model.evals_result()["validation_0"]["f1"][-1]
+    p = model.predict_proba(d["X_test"])[:, 1]
+    assert logged == pytest.approx(metrics.f1(d["y_test"], p, threshold=0.5, weight=w),
+                                   abs=5e-7)
+
+
+def test_several_names_refused_per_query():
+    with pytest.raises(ValueError, match="one metric per callable"):
+        metric("ndcg@10", "mrr")(np.array([1.0, 0.0]), np.array([0.2, 0.1]))
+    with pytest.raises(ValueError, match="valid forms"):
+        metric("ndcg@ten")
