@@ -7,7 +7,8 @@ judge them. Every objective is a numba grad/hess kernel checked by finite differ
 
 from gbrank import metrics, objectives
 from gbrank._proba import predict_proba
+from gbrank._registry import get_metric, get_objective
 
 __version__ = "0.1.0"
 
-__all__ = ["metrics", "objectives", "predict_proba", "__version__"]
+__all__ = ["metrics", "objectives", "predict_proba", "get_metric", "get_objective", "__version__"]

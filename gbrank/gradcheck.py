@@ -106,6 +106,9 @@ def check(obj: Any, y: Any, s: Any, group: Any = None, *, qid: Any = None, weigh
         y, s = queries.apply(y), queries.apply(s)
         group = queries.sizes
         weight = queries.weights
+    # Blocks are checked one at a time: defaults taken from the whole data must not
+    # change with the block.
+    obj = obj.bind_data_defaults(y)
     grad, hess = obj.exact_grad_hess(y, s, group, weight=weight)
     grad = np.asarray(grad, dtype=np.float64).reshape(s.shape)
     hess = np.asarray(hess, dtype=np.float64).reshape(s.shape)

@@ -74,3 +74,18 @@ def test_gradcheck_detects_a_wrong_gradient():
     y = np.array([3.0, 0.0, 1.0, 2.0])
     s = np.array([0.1, 0.5, -0.2, 0.0])
     assert not check(Broken(), y, s).ok
+
+
+def test_err_default_gmax_is_fixed_from_the_whole_data():
+    # Queries with different top grades: per-query evaluation must not change g_max.
+    rng = np.random.default_rng(3)
+    y = np.concatenate([rng.integers(0, 2, 12), rng.integers(0, 5, 12)]).astype(float)
+    s = rng.standard_normal(24) * 3
+    obj = LambdaRank(metric="err")
+    assert obj.bind_data_defaults(y).max_grade == int(y.max())
+    assert obj.bind_data_defaults(y) is not obj and obj.max_grade is None
+    report = check(obj, y, s, group=[12, 12])
+    assert report.ok, str(report)
+    # and the default objective's gradient is the one of the bound objective
+    np.testing.assert_array_equal(obj.grad_hess(y, s, [12, 12])[0],
+                                  obj.bind_data_defaults(y).grad_hess(y, s, [12, 12])[0])

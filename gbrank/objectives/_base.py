@@ -48,6 +48,12 @@ class Objective:
         scores (LambdaRank's local loss); objectives without such weights ignore it."""
         raise NotImplementedError
 
+    def bind_data_defaults(self, y: Any) -> Objective:
+        """This objective with any default that depends on the whole data (LambdaRank's
+        ERR ``g_max``) fixed from labels ``y``; ``self`` when there is none. Used where
+        the loss is evaluated on parts of the data (the gradient check)."""
+        return self
+
     def init_score(self, y: Any, weight: Any = None) -> float | np.ndarray:
         """Loss-optimal constant raw score (LightGBM starts custom objectives at 0)."""
         return 0.0

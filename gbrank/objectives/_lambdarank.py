@@ -82,8 +82,9 @@ class LambdaRank(Objective):
     are refused (``ValueError``).
 
     ERR's default :math:`g_{max}` is the largest label of the whole call, so the loss
-    of one query depends on the others' labels; pass ``max_grade`` to fix it (the
-    gradient check evaluates one query at a time and needs that).
+    of one query depends on the others' labels; pass ``max_grade`` to fix it.
+    :meth:`bind_data_defaults` does so from given labels (the gradient check uses it,
+    since it evaluates one query at a time).
     """
 
     task = "ranking"
@@ -171,6 +172,16 @@ class LambdaRank(Objective):
             _, at2, _ = self._prepare(y, at, group, qid, None)
         qw = _EMPTY if queries.weights is None else queries.weights
         return float(_k.lambdarank_loss(y2, s2, at2, queries.offsets, qw, *self._args(y2)))
+
+    def bind_data_defaults(self, y: Any) -> LambdaRank:
+        """A copy with ERR's ``g_max`` fixed at the largest label of ``y`` (``self`` for
+        other metrics or when ``max_grade`` is set)."""
+        if self.metric != "err" or self.max_grade is not None:
+            return self
+        top = float(np.max(as_float_array(y, "labels")))
+        if not np.isfinite(top):
+            return self  # validation of the call itself names the problem
+        return type(self)(**{**self.get_params(), "max_grade": int(top)})
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Constructor parameters (``deep`` accepted for scikit-learn's ``clone``)."""
