@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 from gbrank._kernels._order import descending_order
+from gbrank._kernels._sigmoid import rho_pair, softplus
 from gbrank._kernels.delta import ERR, MAP, NDCG, discounts, pair_delta, prefix_arrays
 
 # LightGBM adds the float32 constant 0.01f to |Δs| before dividing (lambdarank_norm).
@@ -19,14 +20,6 @@ _LGB_EPS = float(np.float32(0.01))
 # e's or of two 1/(e_i + e_j) stays a normal float64 in any association order
 # (fastmath may reorder).
 _MAX_EXP_SPREAD = 700.0
-
-
-@njit(cache=True, nogil=True)
-def softplus(x):
-    """log(1 + exp(x)) without overflow or loss of small values."""
-    if x > 0.0:
-        return x + np.log1p(np.exp(-x))
-    return np.log1p(np.exp(x))
 
 
 # error_model="numpy": a float division may not raise, so the loop has no branch for
@@ -167,15 +160,7 @@ def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb
                     rho = e[lo] * inv
                     q = e[hi] * inv
                 else:
-                    x = sigma * (sa[hi] - sa[lo])
-                    if x > 0.0:
-                        t = np.exp(-x)
-                        rho = t / (1.0 + t)
-                        q = 1.0 / (1.0 + t)
-                    else:
-                        t = np.exp(x)
-                        rho = 1.0 / (1.0 + t)
-                        q = t / (1.0 + t)
+                    rho, q = rho_pair(sigma * (sa[hi] - sa[lo]))
                 sum_lambdas += 2.0 * sigma * w * rho
                 if want_loss:
                     loss += w * softplus(-sigma * (s[order[hi]] - s[order[lo]]))
@@ -243,4 +228,4 @@ def lambdarank_loss(y, s, at, offsets, qweights, metric, k, sigma, gain_tab, thr
     return total
 
 
-__all__ = ["NDCG", "lambdarank_grad_hess", "lambdarank_loss", "softplus"]
+__all__ = ["NDCG", "lambdarank_grad_hess", "lambdarank_loss"]

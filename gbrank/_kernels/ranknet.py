@@ -11,7 +11,7 @@ to one exp per pair.
 import numpy as np
 from numba import njit, prange
 
-from gbrank._kernels.lambdarank import softplus
+from gbrank._kernels._sigmoid import rho_pair, softplus
 
 _MAX_EXP_SPREAD = 700.0
 
@@ -22,12 +22,7 @@ def _pair(fast, e, z, sigma, u, v):
     if fast:
         inv = 1.0 / (e[u] + e[v])
         return e[v] * inv, e[u] * inv
-    x = sigma * (z[u] - z[v])
-    if x > 0.0:
-        t = np.exp(-x)
-        return t / (1.0 + t), 1.0 / (1.0 + t)
-    t = np.exp(x)
-    return 1.0 / (1.0 + t), t / (1.0 + t)
+    return rho_pair(sigma * (z[u] - z[v]))
 
 
 @njit(cache=True, nogil=True)

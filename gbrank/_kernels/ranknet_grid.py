@@ -32,6 +32,8 @@ uses ``numpy.fft`` (pocketfft, O(M log M)) in between.
 import numpy as np
 from numba import njit, prange
 
+from gbrank._kernels._sigmoid import rho_pair
+
 # Chosen by measurement (experiments/bench_ranking.py, accuracy sweep): σh ≤ 1/256
 # keeps the gradient and Hessian within 1e-6 of exact where the grid is used (dense
 # scores: many rows within 1/σ of each other); the node cap bounds time and memory.
@@ -113,15 +115,7 @@ def _kernels(m, length, h, sigma):
     kphi = np.zeros(length)
     kpsi = np.zeros(length)
     for d in range(-(m - 1), m):
-        x = sigma * d * h
-        if x > 0.0:
-            t = np.exp(-x)
-            p = t / (1.0 + t)
-            q = 1.0 / (1.0 + t)
-        else:
-            t = np.exp(x)
-            p = 1.0 / (1.0 + t)
-            q = t / (1.0 + t)
+        p, q = rho_pair(sigma * d * h)
         idx = d % length
         kphi[idx] = p
         kpsi[idx] = p * q
@@ -247,15 +241,7 @@ def ranknet_window_grad_hess(y, s, sigma, pull):
         for q in range(lo, hi):
             if q == p:
                 continue
-            x = sigma * (zp - z[q])
-            if x > 0.0:
-                t = np.exp(-x)
-                phi = t / (1.0 + t)
-                one = 1.0 / (1.0 + t)
-            else:
-                t = np.exp(x)
-                phi = 1.0 / (1.0 + t)
-                one = t / (1.0 + t)
+            phi, one = rho_pair(sigma * (zp - z[q]))
             if c[q] == cp:
                 f_own += phi
                 h_own += phi * one
