@@ -225,3 +225,18 @@ def test_bad_input():
         obj.grad_hess(y, np.zeros(3), qid=[1, 2])
     with pytest.raises(ValueError, match="negative"):
         obj.grad_hess([-1.0, 0.0, 2.0], np.zeros(3))
+
+
+def test_fft_length_is_the_smallest_5_smooth_size():
+    from gbrank._kernels.ranknet_grid import _fft_length
+
+    def smooth(v):
+        for p in (2, 3, 5):
+            while v % p == 0:
+                v //= p
+        return v == 1
+
+    for n in (1, 2, 7, 97, 1000, 4097, 531_000):
+        got = _fft_length(n)
+        assert got >= n and smooth(got)
+        assert not any(smooth(v) for v in range(n, got))

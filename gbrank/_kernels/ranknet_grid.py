@@ -19,8 +19,11 @@ both directions of a pair reduce to φ, and for a row of grade c
 (``ties="pull"`` adds the same sums over rows of grade c, less the row itself, and
 (n_c − 1)/2). The sums Σ_j K(t − s_j) over a grade are convolutions of that grade's
 score density with K: deposit each row on a uniform grid of M nodes by linear
-interpolation, convolve with K sampled at the grid lags (FFT, zero-padded to 2M so
-the convolution is linear, not circular), read back at s_i by linear interpolation.
+interpolation, convolve with K sampled at the grid lags, read back at s_i by linear
+interpolation. ψ vanishes beyond |x| = WINDOW/σ and φ is a step plus a residual that
+does too, so the step part is a suffix sum and the FFT only carries kernels of
+half-width w ≤ WINDOW/(σh) (zero-padded to M + w + 1 so the convolution is linear,
+not circular: for wide spreads about half of the 2M a full kernel needs).
 The error is second order in the spacing (≈ h²·σ²/4 · |φ''| per pair at worst, and
 it largely cancels over many pairs); M is chosen from σ·(max − min) so that σh stays
 below ``TARGET_SIGMA_H``, within [MIN_NODES, MAX_NODES].
@@ -110,16 +113,46 @@ def read_back(field, s, cls, lo, inv_h):
 
 
 @njit(cache=True, nogil=True)
-def _kernels(m, length, h, sigma):
-    """φ and ψ at lags d·h, d = −(m−1)..(m−1), in FFT (wrap-around) order."""
-    kphi = np.zeros(length)
+def _kernels(w, length, h, sigma):
+    """ψ and the residual φ − step at lags d·h, |d| ≤ w, in FFT (wrap-around) order.
+
+    φ(x) = 1/(1 + e^{σx}) is the step (1 for x < 0, ½ at 0, 0 for x > 0) plus a
+    residual that, like ψ, vanishes beyond |x| = WINDOW/σ (below e^-40). The step's
+    convolution is a suffix sum, exact in O(M); only the short kernels need the FFT,
+    whose length then is M + w + 1 instead of 2M. On the grid the split is exact:
+    the step and the residual add up to φ at every lag.
+    """
+    kres = np.zeros(length)
     kpsi = np.zeros(length)
-    for d in range(-(m - 1), m):
+    for d in range(-w, w + 1):
         p, q = rho_pair(sigma * d * h)
+        step = 1.0 if d < 0 else (0.5 if d == 0 else 0.0)
         idx = d % length
-        kphi[idx] = p
+        kres[idx] = p - step
         kpsi[idx] = p * q
-    return kphi, kpsi
+    return kres, kpsi
+
+
+def _fft_length(n: int) -> int:
+    """Smallest 2^a·3^b·5^c ≥ n (sizes pocketfft transforms fastest)."""
+    best = 1 << max(0, int(n - 1).bit_length())
+    p5 = 1
+    while p5 < best:
+        p35 = p5
+        while p35 < best:
+            v = p35
+            while v < n:
+                v <<= 1
+            best = min(best, v)
+            p35 *= 3
+        p5 *= 5
+    return best
+
+
+def _suffix_step(dens: np.ndarray) -> np.ndarray:
+    """Σ_j dens[j] · step(i − j) per row: the rows above node i, plus half of node i."""
+    above = np.cumsum(dens[:, ::-1], axis=1)[:, ::-1]
+    return above - 0.5 * dens
 
 
 def grid_nodes(spread: float, sigma: float, nodes: int | None = None) -> int:
@@ -146,22 +179,25 @@ def ranknet_grid_grad_hess(y: np.ndarray, s: np.ndarray, sigma: float, pull: boo
     h = spread / (m - 1) if spread > 0.0 else 1.0
     inv_h = 1.0 / h
     dens = deposit(s, cls, n_cls, lo, inv_h, m)
-    length = 2 * m
-    kphi, kpsi = _kernels(m, length, h, sigma)
-    fphi = np.fft.rfft(kphi)
+    w = min(m - 1, int(np.ceil(WINDOW / (sigma * h))) + 1)
+    length = _fft_length(m + w + 1)
+    kres, kpsi = _kernels(w, length, h, sigma)
+    fres = np.fft.rfft(kres)
     fpsi = np.fft.rfft(kpsi)
     fd = np.fft.rfft(dens, n=length, axis=1)
     fall = fd.sum(axis=0)
     fnot = fall[None, :] - fd
+    step_own = _suffix_step(dens)
+    step_not = step_own.sum(axis=0)[None, :] - step_own
     # Σ over rows of other grades; ties="pull" also needs the row's own grade.
-    phi_not = np.fft.irfft(fnot * fphi, n=length, axis=1)[:, :m]
+    phi_not = step_not + np.fft.irfft(fnot * fres, n=length, axis=1)[:, :m]
     psi_not = np.fft.irfft(fnot * fpsi, n=length, axis=1)[:, :m]
     f_not = read_back(np.ascontiguousarray(phi_not), s, cls, lo, inv_h)
     g_not = read_back(np.ascontiguousarray(psi_not), s, cls, lo, inv_h)
     grad = above[cls] - f_not
     hess = g_not
     if pull:
-        own_phi = np.fft.irfft(fd * fphi, n=length, axis=1)[:, :m]
+        own_phi = step_own + np.fft.irfft(fd * fres, n=length, axis=1)[:, :m]
         own_psi = np.fft.irfft(fd * fpsi, n=length, axis=1)[:, :m]
         f_own = read_back(np.ascontiguousarray(own_phi), s, cls, lo, inv_h)
         g_own = read_back(np.ascontiguousarray(own_psi), s, cls, lo, inv_h)
