@@ -16,6 +16,32 @@ def rho_pair(x):
     return 1.0 / (1.0 + t), t / (1.0 + t)
 
 
+# Within this spread σ·(max − min) of a query, ρ comes from one exp per row instead of
+# one per pair: e = exp(σ(s − mid)) lies in [e^-350, e^350], so every product of two
+# e's or of two 1/(e_i + e_j) stays a normal float64 in any association order
+# (fastmath may reorder).
+MAX_EXP_SPREAD = 700.0
+
+
+@njit(cache=True, nogil=True)
+def row_exponentials(z, sigma):
+    """``(fast, e)``: when the query's spread allows (``MAX_EXP_SPREAD``), e_r =
+    exp(σ(z_r − mid)) so that ρ_uv = e_v / (e_u + e_v) costs no exp per pair;
+    otherwise ``fast`` is False and pairs call :func:`rho_pair`."""
+    n = z.size
+    e = np.empty(n)
+    if n == 0:
+        return False, e
+    zmax = z.max()
+    zmin = z.min()
+    fast = sigma * (zmax - zmin) <= MAX_EXP_SPREAD
+    if fast:
+        mid = 0.5 * (zmax + zmin)
+        for r in range(n):
+            e[r] = np.exp(sigma * (z[r] - mid))
+    return fast, e
+
+
 @njit(cache=True, nogil=True)
 def softplus(x):
     """log(1 + exp(x)) without overflow or loss of small values."""

@@ -10,16 +10,11 @@ import numpy as np
 from numba import njit, prange
 
 from gbrank._kernels._order import descending_order
-from gbrank._kernels._sigmoid import rho_pair, softplus
+from gbrank._kernels._sigmoid import rho_pair, row_exponentials, softplus
 from gbrank._kernels.delta import ERR, MAP, NDCG, discounts, pair_delta, prefix_arrays
 
 # LightGBM adds the float32 constant 0.01f to |Δs| before dividing (lambdarank_norm).
 _LGB_EPS = float(np.float32(0.01))
-# Within this spread σ·(max − min) of a query, ρ comes from one exp per row instead of
-# one per pair: e = exp(σ(s − mid)) lies in [e^-350, e^350], so every product of two
-# e's or of two 1/(e_i + e_j) stays a normal float64 in any association order
-# (fastmath may reorder).
-_MAX_EXP_SPREAD = 700.0
 
 
 # error_model="numpy": a float division may not raise, so the loop has no branch for
@@ -121,13 +116,7 @@ def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb
 
     best = sa[0]
     worst = sa[n - 1]
-    spread = sigma * (best - worst)
-    fast = spread <= _MAX_EXP_SPREAD
-    e = np.empty(n)
-    if fast:
-        mid = 0.5 * (best + worst)
-        for r in range(n):
-            e[r] = np.exp(sigma * (sa[r] - mid))
+    fast, e = row_exponentials(sa, sigma)
     score_norm = norm and best != worst
     g = np.zeros(n)
     h = np.zeros(n)

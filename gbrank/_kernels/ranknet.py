@@ -11,9 +11,7 @@ to one exp per pair.
 import numpy as np
 from numba import njit, prange
 
-from gbrank._kernels._sigmoid import rho_pair, softplus
-
-_MAX_EXP_SPREAD = 700.0
+from gbrank._kernels._sigmoid import rho_pair, row_exponentials, softplus
 
 
 @njit(cache=True, nogil=True)
@@ -81,14 +79,7 @@ def _query(y, s, sigma, pull, grad, hess):
     z = np.empty(n)
     for r in range(n):
         z[r] = s[order[r]]
-    zmax = z.max()
-    zmin = z.min()
-    fast = sigma * (zmax - zmin) <= _MAX_EXP_SPREAD
-    e = np.empty(n)
-    if fast:
-        mid = 0.5 * (zmax + zmin)
-        for r in range(n):
-            e[r] = np.exp(sigma * (z[r] - mid))
+    fast, e = row_exponentials(z, sigma)
     g = np.zeros(n)
     h = np.zeros(n)
     if fast:
@@ -151,14 +142,7 @@ def ranknet_rows_grad_hess(y, s, sigma, pull):
     hess = np.zeros(n)
     if n < 2:
         return grad, hess
-    zmax = s.max()
-    zmin = s.min()
-    fast = sigma * (zmax - zmin) <= _MAX_EXP_SPREAD
-    e = np.empty(n)
-    if fast:
-        mid = 0.5 * (zmax + zmin)
-        for r in range(n):
-            e[r] = np.exp(sigma * (s[r] - mid))
+    fast, e = row_exponentials(s, sigma)
     for u in prange(n):
         gu = 0.0
         hu = 0.0
