@@ -18,21 +18,11 @@ import sys
 import time
 
 import numpy as np
+from _timing import median_time
 from numba import njit, prange
 
 from gbrank._kernels import focal as focal_kernels
 from gbrank.objectives import FBetaSurrogate, FocalLoss
-
-
-def _median_time(f, repeat: int) -> float:
-    f()  # warm (compilation, caches)
-    ts = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t0)
-    return float(np.median(ts))
-
 
 # ---------------------------------------------------------------------------------------
 # peers
@@ -110,15 +100,15 @@ def _focal_rows(n: int, repeat: int) -> list[str]:
     rows = []
     for gamma in (2.0, 0.5):
         obj = FocalLoss(gamma=gamma)
-        t_call = _median_time(lambda obj=obj: obj.grad_hess(y, z), repeat)
-        t_call32 = _median_time(lambda obj=obj: obj.grad_hess(y32, z), repeat)
-        t_kernel = _median_time(
+        t_call = median_time(lambda obj=obj: obj.grad_hess(y, z), repeat)
+        t_call32 = median_time(lambda obj=obj: obj.grad_hess(y32, z), repeat)
+        t_kernel = median_time(
             lambda obj=obj: focal_kernels.binary_grad_hess(
                 y, z, np.empty(0), obj.gamma, -1.0, obj.hess_floor, g, h),
             repeat)
-        t_np = _median_time(lambda gamma=gamma: numpy_focal(y, z, gamma), max(3, repeat // 3))
-        t_4t = _median_time(lambda gamma=gamma: four_transcendental_focal(y, z, gamma, g, h),
-                            repeat)
+        t_np = median_time(lambda gamma=gamma: numpy_focal(y, z, gamma), max(3, repeat // 3))
+        t_4t = median_time(lambda gamma=gamma: four_transcendental_focal(y, z, gamma, g, h),
+                           repeat)
         # same numbers from all three
         ga, ha = obj.grad_hess(y, z)
         gn, hn = numpy_focal(y, z, gamma)
@@ -212,13 +202,13 @@ def _oracle_rows(n: int, n_enum: int, repeat: int) -> list[str]:
     y = (rng.random(n) < 0.01).astype(np.float64)
     for label, s in (("N(0, 1) scores", rng.standard_normal(n)),
                      ("U(−½, ½) scores (no negative pruned)", rng.random(n) - 0.5)):
-        t = _median_time(lambda s=s: obj.grad_hess(y, s), repeat)
+        t = median_time(lambda s=s: obj.grad_hess(y, s), repeat)
         rows.append(f"| F1 surrogate oracle (grad_hess), {n:,} rows, 1% positives, {label} "
                     f"| {t * 1e3:.0f} ms | target ≤ 300 ms | — |")
     ye = (rng.random(n_enum) < 0.01).astype(np.float64)
     se = rng.standard_normal(n_enum)
-    t_ours = _median_time(lambda: obj.loss(ye, se), repeat)
-    t_enum = _median_time(lambda: prefix_sum_cells(ye, se, 1.0), 3)
+    t_ours = median_time(lambda: obj.loss(ye, se), repeat)
+    t_enum = median_time(lambda: prefix_sum_cells(ye, se, 1.0), 3)
     assert abs(obj.loss(ye, se) - prefix_sum_cells(ye, se, 1.0)) < 1e-6
     p = int(ye.sum())
     rows.append(f"| F1 surrogate oracle, {n_enum:,} rows ({p} positives) "

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _timing import median_time
 from numba import njit
 
 from gbrank import metrics
@@ -33,15 +34,6 @@ TARGET_NDCG_MS = 20.0
 TARGET_PAIR_S = 0.5
 TARGET_COLD_S = 1.5
 
-
-def _median_time(fn, repeat: int) -> float:
-    fn()  # warm: compilation / cache load and first-touch allocations
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def _ranking_data(n_queries: int, size: int, seed: int = 0):
@@ -180,9 +172,9 @@ def run(quick: bool = False) -> str:
 
     y, s, group = _ranking_data(n_queries, size)
     n = y.size
-    t_gb = _median_time(lambda: metrics.ndcg(y, s, group, 10), repeat)
+    t_gb = median_time(lambda: metrics.ndcg(y, s, group, 10), repeat)
     v_gb = metrics.ndcg(y, s, group, 10)
-    t_np = _median_time(lambda: _numpy_ndcg(y, s, group, 10), 3)
+    t_np = median_time(lambda: _numpy_ndcg(y, s, group, 10), 3)
     v_np = _numpy_ndcg(y, s, group, 10)
     v_lin = metrics.ndcg(y, s, group, 10, gain="linear")
     rx = _ranx(y, s, group, 3 if quick else 5)
@@ -190,13 +182,13 @@ def run(quick: bool = False) -> str:
     rng = np.random.default_rng(1)
     yb = rng.integers(0, 5, n_pair_big).astype(np.float64)
     sb = yb * 0.3 + rng.standard_normal(n_pair_big)
-    t_pair_big = _median_time(lambda: metrics.pair_accuracy(yb, sb), 3)
+    t_pair_big = median_time(lambda: metrics.pair_accuracy(yb, sb), 3)
     ys, ss = yb[:n_pair_seed], np.round(sb[:n_pair_seed], 2)  # rounded: ties occur
     _seed_pair_accuracy(ys[:10], ss[:10])  # compile outside the timing
     t0 = time.perf_counter()
     v_seed = _seed_pair_accuracy(ys, ss)
     t_seed = time.perf_counter() - t0
-    t_pair_small = _median_time(lambda: metrics.pair_accuracy(ys, ss), 5)
+    t_pair_small = median_time(lambda: metrics.pair_accuracy(ys, ss), 5)
     v_pair_small = metrics.pair_accuracy(ys, ss)
 
     (cold_total, cold_import, cold_wall), compile_total = _cold_start()

@@ -24,6 +24,7 @@ import time
 import lightgbm as lgb
 import numpy as np
 import xgboost as xgb
+from _timing import median_time
 from numba import njit, prange
 
 from gbrank._kernels.ranknet import ranknet_rows_grad_hess
@@ -104,15 +105,6 @@ def _log(msg):
     print(f"[bench_ranking] {time.strftime('%H:%M:%S')} {msg}", file=sys.stderr, flush=True)
 
 
-def _median_time(f, repeat):
-    f()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
-
 
 def _scores(y, s, g):
     return ndcg(y, s, g, k=10), err(y, s, g, k=10), pair_accuracy(y, s, g)
@@ -132,7 +124,7 @@ def run(quick: bool = False) -> str:
     offsets = np.concatenate(([0], np.cumsum(g_tr))).astype(np.int64)
     s0 = np.random.default_rng(0).normal(size=y_tr.size)
     rep = 3 if quick else 7
-    t_seed = _median_time(lambda: _seed_all_queries(y_tr, s0, offsets), rep)
+    t_seed = median_time(lambda: _seed_all_queries(y_tr, s0, offsets), rep)
     calls = [
         ("seed `ranknet_loss_v2` (numba, ties pulled)", None, t_seed),
         ("gbrank RankNet(ties=\"pull\")", RankNet(ties="pull"), None),
@@ -145,7 +137,7 @@ def run(quick: bool = False) -> str:
     call_rows = []
     for name, obj, t in calls:
         if t is None:
-            t = _median_time(lambda obj=obj: obj.grad_hess(y_tr, s0, g_tr), rep)
+            t = median_time(lambda obj=obj: obj.grad_hess(y_tr, s0, g_tr), rep)
         call_rows.append(f"| {name} | {t * 1e3:.1f} | {t / t_seed:.2f} |")
         _log(call_rows[-1])
 
@@ -234,7 +226,7 @@ def run(quick: bool = False) -> str:
     for spread in (0.1, 1.0, 10.0, 100.0, 1000.0):
         s = rng.standard_normal(n_big) * spread
         obj = RankNet(method="fast")
-        t = _median_time(lambda s=s, obj=obj: obj.grad_hess(y_m, s), 3)
+        t = median_time(lambda s=s, obj=obj: obj.grad_hess(y_m, s), 3)
         g1, h1 = obj.grad_hess(y_m, s)
         g0, h0 = _exact_rows(y_m, s, sample, 1.0)
         eg = np.abs(g1[sample] - g0).max() / np.abs(g0).max()
@@ -245,7 +237,7 @@ def run(quick: bool = False) -> str:
     s = rng.standard_normal(n_big)
     for name, obj in (("LambdaRank(\"ndcg\")", LambdaRank()),
                       ("LambdaRank(\"err\")", LambdaRank(metric="err"))):
-        t = _median_time(lambda obj=obj: obj.grad_hess(y_m, s), 3)
+        t = median_time(lambda obj=obj: obj.grad_hess(y_m, s), 3)
         big_rows.append(f"| {n_big:,} | 1 | {name}, exact O(n·k), k = 30 | {t * 1e3:.0f} "
                         "| — | — |")
         _log(big_rows[-1])

@@ -1,0 +1,17 @@
+"""Timing shared by the benchmark sections."""
+
+import time
+
+import numpy as np
+
+
+def median_time(fn, repeat: int) -> float:
+    """Median wall time of ``repeat`` calls of ``fn`` after one warm-up call
+    (compilation, cache loads and first-touch allocations stay out of the figure)."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
