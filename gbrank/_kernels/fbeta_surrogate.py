@@ -40,12 +40,16 @@ BALANCED = 1
 
 
 @njit(cache=True, nogil=True)
-def _select_top(s, mask_value, y, lo, hi, count, thresh, n_above):
+def _select_top(s, mask_value, y, lo, hi, ranked, count):
     """Row indices of the ``count`` largest scores among rows with ``y == mask_value``.
 
-    ``thresh`` is the count-th largest value and ``n_above`` how many are strictly
-    above it; among rows equal to ``thresh`` the earliest ones are taken.
+    ``ranked`` holds those rows' scores sorted descending; among rows equal to the
+    count-th largest value the earliest ones are taken.
     """
+    thresh = ranked[count - 1]
+    n_above = 0
+    while n_above < count and ranked[n_above] > thresh:
+        n_above += 1
     out = np.empty(count, dtype=np.int64)
     k = 0
     ties = count - n_above
@@ -124,18 +128,10 @@ def _fbeta_query(y, s, lo, hi, beta2, grad):
     for i in range(lo, hi):
         grad[i] = -2.0 if y[i] > 0.5 else 0.0
     if best_a > 0:
-        t = pos[best_a - 1]
-        above = 0
-        while above < best_a and pos[above] > t:
-            above += 1
-        for i in _select_top(s, 1.0, y, lo, hi, best_a, t, above):
+        for i in _select_top(s, 1.0, y, lo, hi, pos, best_a):
             grad[i] = 0.0
     if best_b > 0:
-        t = neg[best_b - 1]
-        above = 0
-        while above < best_b and neg[above] > t:
-            above += 1
-        for i in _select_top(s, 0.0, y, lo, hi, best_b, t, above):
+        for i in _select_top(s, 0.0, y, lo, hi, neg, best_b):
             grad[i] = 2.0
     return best
 

@@ -80,16 +80,23 @@ def grade_classes(y):
     return cls, values.size
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _cell(si, lo, inv_h, m):
+    """Grid cell j and the fraction f of score ``si`` past node j (the top score goes
+    to the last cell), one rule for deposit and read-back."""
+    x = (si - lo) * inv_h
+    j = int(x)
+    if j >= m - 1:
+        j = m - 2
+    return j, x - j
+
+
 @njit(cache=True, nogil=True)
 def deposit(s, cls, n_cls, lo, inv_h, m):
     """Linear-interpolation deposit of every row on its grade's grid row."""
     dens = np.zeros((n_cls, m))
     for i in range(s.size):
-        x = (s[i] - lo) * inv_h
-        j = int(x)
-        if j >= m - 1:
-            j = m - 2
-        f = x - j
+        j, f = _cell(s[i], lo, inv_h, m)
         c = cls[i]
         dens[c, j] += 1.0 - f
         dens[c, j + 1] += f
@@ -102,11 +109,7 @@ def read_back(field, s, cls, lo, inv_h):
     m = field.shape[1]
     out = np.empty(s.size)
     for i in range(s.size):
-        x = (s[i] - lo) * inv_h
-        j = int(x)
-        if j >= m - 1:
-            j = m - 2
-        f = x - j
+        j, f = _cell(s[i], lo, inv_h, m)
         c = cls[i]
         out[i] = (1.0 - f) * field[c, j] + f * field[c, j + 1]
     return out
