@@ -40,8 +40,8 @@ def _call_objective(obj: Any, a: Any, b: Any, weight: Any, group: Any,
         y, weight, group = _dataset_fields(b)
     else:
         y, preds = a, b
-    if obj.task != "ranking" and obj.loss_blocks == "row":
-        group = None  # per-row objectives ignore query structure
+    if obj.loss_blocks == "row":
+        group = None  # per-row objectives ignore query structure (as in gbrank.xgboost)
     return obj.grad_hess(y, preds, group, weight=weight)
 
 
