@@ -4,6 +4,17 @@ in the top k. O(n log n + n·k) per query (one sort, then k rows against the res
 One kernel serves gradients and the local loss: the ranking, |ΔZ| and the optional
 LightGBM rescalings are taken at scores ``at``; the pair terms at scores ``s``
 (``at is s`` when the booster asks for gradients).
+
+Pair weights other than |ΔZ| (SPEC, "LambdaLoss weightings"; ranks r from 1, D(r) =
+log2(1 + r), G = gain / IDCG@k, the pair (i, j) with l_i > l_j):
+
+- ``LOSS1``: w_ij = G_i / D(r_i) (NDCG-Loss1: a weight of the higher-labelled row);
+- ``LOSS2``: w_ij = |G_i − G_j| · (1/D(|r_i − r_j|) − 1/D(|r_i − r_j| + 1));
+- ``LOSS2PP``: μ · (the LOSS2 weight) + |ΔNDCG_ij|;
+
+and the smoothing mixture w = (1 − α)|ΔZ| + α |ΔNDCG| (α = ``smooth``), which keeps a
+share of NDCG's dense signal under a sparse Z (ERR, MRR). All are frozen at the
+ranking of ``at``, like |ΔZ|, so the local loss and its gradient check are unchanged.
 """
 
 import numpy as np
@@ -12,6 +23,12 @@ from numba import njit, prange
 from gbrank._kernels._order import descending_order
 from gbrank._kernels._sigmoid import rho_pair, row_exponentials, softplus
 from gbrank._kernels.delta import ERR, MAP, NDCG, discounts, pair_delta, prefix_arrays
+
+# Pair weightings (``scheme``): |ΔZ| (LambdaRank), and the LambdaLoss NDCG family.
+LAMBDARANK = 0
+LOSS1 = 1
+LOSS2 = 2
+LOSS2PP = 3
 
 # LightGBM adds the float32 constant 0.01f to |Δs| before dividing (lambdarank_norm).
 _LGB_EPS = float(np.float32(0.01))
@@ -97,9 +114,28 @@ def _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h):
     return total
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _pair_weight(metric, scheme, mu, smooth, a, b, up, k, pre, sc, pre_n, sc_n, disc):
+    """Weight of the pair at positions a < b (``up``: the row at a has the higher
+    label) under ``scheme`` and the smoothing share ``smooth`` (see the module doc)."""
+    if scheme == LAMBDARANK:
+        w = pair_delta(metric, a, b, k, pre, sc)
+        if smooth > 0.0:
+            w = (1.0 - smooth) * w + smooth * pair_delta(NDCG, a, b, k, pre_n, sc_n)
+        return w
+    if scheme == LOSS1:
+        # G_hi / D(r_hi) with the untruncated discount 1/log2(1 + r).
+        return pre_n[1, a] * sc_n[0] * disc[a] if up else pre_n[1, b] * sc_n[0] * disc[b]
+    d = b - a
+    w = abs(pre_n[1, a] - pre_n[1, b]) * sc_n[0] * (disc[d - 1] - disc[d])
+    if scheme == LOSS2PP:
+        w = mu * w + pair_delta(NDCG, a, b, k, pre_n, sc_n)
+    return w
+
+
 @njit(cache=True, nogil=True)
 def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb_discount,
-           disc, grad, hess):
+           disc, grad, hess, scheme, mu, smooth):
     """One query: writes grad/hess (rows in input order) or returns the local loss."""
     n = y.size
     if n < 2:
@@ -113,6 +149,20 @@ def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb
     pre = np.empty((3, n + 1))
     sc = np.empty(4)
     prefix_arrays(metric, lab, k, gain_tab, threshold, lgb_discount, disc, pre, sc)
+    plain = scheme == LAMBDARANK and smooth == 0.0
+    if metric == NDCG or plain:
+        pre_n = pre
+        sc_n = sc
+    else:
+        # NDCG's arrays beside Z's, gain 2^l − 1 (the LambdaLoss weights and the
+        # smoothing share are NDCG's).
+        pre_n = np.empty((3, n + 1))
+        sc_n = np.empty(4)
+        top = 0
+        for r in range(n):
+            top = max(top, int(lab[r]))
+        ngain = np.exp2(np.arange(top + 1.0)) - 1.0
+        prefix_arrays(NDCG, lab, k, ngain, threshold, False, disc, pre_n, sc_n)
 
     best = sa[0]
     worst = sa[n - 1]
@@ -123,7 +173,7 @@ def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb
     sum_lambdas = 0.0
     loss = 0.0
     m = min(k, n - 1)
-    if fast and not want_loss:
+    if fast and not want_loss and plain:
         sum_lambdas = _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h)
     else:
         for a in range(m):
@@ -132,7 +182,11 @@ def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb
                 lb = lab[b]
                 if la == lb:
                     continue
-                w = pair_delta(metric, a, b, k, pre, sc)
+                if plain:
+                    w = pair_delta(metric, a, b, k, pre, sc)
+                else:
+                    w = _pair_weight(metric, scheme, mu, smooth, a, b, la > lb, k, pre, sc,
+                                     pre_n, sc_n, disc)
                 if w == 0.0:
                     continue
                 if la > lb:
@@ -181,8 +235,9 @@ def _max_size(offsets):
 
 @njit(cache=True, nogil=True, parallel=True)
 def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold, norm,
-                         lgb_discount):
-    """Gradients and diagonal Hessians of all queries (``qweights`` empty = unweighted)."""
+                         lgb_discount, scheme=LAMBDARANK, mu=0.0, smooth=0.0):
+    """Gradients and diagonal Hessians of all queries (``qweights`` empty = unweighted);
+    ``scheme``, ``mu``, ``smooth``: the pair weighting (module doc)."""
     n = y.size
     grad = np.zeros(n)
     hess = np.zeros(n)
@@ -192,7 +247,7 @@ def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, th
         lo = offsets[qi]
         hi = offsets[qi + 1]
         _query(y[lo:hi], s[lo:hi], s[lo:hi], False, metric, k, sigma, gain_tab, threshold,
-               norm, lgb_discount, disc, grad[lo:hi], hess[lo:hi])
+               norm, lgb_discount, disc, grad[lo:hi], hess[lo:hi], scheme, mu, smooth)
         if qweights.size:
             wq = qweights[qi]
             for r in range(lo, hi):
@@ -203,8 +258,8 @@ def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, th
 
 @njit(cache=True, nogil=True)
 def lambdarank_loss(y, s, at, offsets, qweights, metric, k, sigma, gain_tab, threshold, norm,
-                    lgb_discount):
-    """Local loss Σ_q w_q Σ_pairs |ΔZ|(at) · log(1 + exp(−σ (s_hi − s_lo)))."""
+                    lgb_discount, scheme=LAMBDARANK, mu=0.0, smooth=0.0):
+    """Local loss Σ_q w_q Σ_pairs w_ij(at) · log(1 + exp(−σ (s_hi − s_lo)))."""
     total = 0.0
     dummy = np.empty(0)
     disc = discounts(_max_size(offsets))
@@ -212,9 +267,10 @@ def lambdarank_loss(y, s, at, offsets, qweights, metric, k, sigma, gain_tab, thr
         lo = offsets[qi]
         hi = offsets[qi + 1]
         v = _query(y[lo:hi], s[lo:hi], at[lo:hi], True, metric, k, sigma, gain_tab, threshold,
-                   norm, lgb_discount, disc, dummy, dummy)
+                   norm, lgb_discount, disc, dummy, dummy, scheme, mu, smooth)
         total += v * (qweights[qi] if qweights.size else 1.0)
     return total
 
 
-__all__ = ["NDCG", "lambdarank_grad_hess", "lambdarank_loss"]
+__all__ = ["LAMBDARANK", "LOSS1", "LOSS2", "LOSS2PP", "NDCG", "lambdarank_grad_hess",
+           "lambdarank_loss"]
