@@ -151,7 +151,8 @@ def get_objective(name: str, **params: Any) -> Any:
     """Build an objective by name: ``"ranknet"``, ``"lambdarank"``, ``"focal"``,
     ``"fbeta_surrogate"``, or ``"lambdarank:<metric>"`` (``"lambdarank:err"``).
 
-    Keyword arguments go to the constructor, which validates them.
+    Keyword arguments go to the constructor (stored as given, scikit-learn style) and
+    are validated here at once, so a bad value fails where it is named.
 
     Raises
     ------
@@ -171,4 +172,6 @@ def get_objective(name: str, **params: Any) -> Any:
         if "metric" in params:
             raise ValueError(f"{name!r} already names the metric; do not also pass metric=")
         params["metric"] = metric
-    return OBJECTIVES[family](**params)
+    obj = OBJECTIVES[family](**params)
+    obj._params()  # a name with parameters is checked at once (constructors only store)
+    return obj

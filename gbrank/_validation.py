@@ -9,6 +9,7 @@ trust what they get, so every error a user can cause is raised here, as a
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,13 @@ __all__ = [
     "as_float_array",
     "check_finite",
     "check_grades",
+    "check_number",
+    "check_integer",
+    "check_choice",
+    "check_bool",
+    "check_threshold",
+    "check_label_gain",
+    "check_row_weights",
     "query_structure",
     "prepare_ranking",
     "prepare_binary",
@@ -72,6 +80,114 @@ class Queries:
         return out
 
 
+# -- scalar parameters ---------------------------------------------------------------
+# One rule each. Errors name the parameter, the value and the valid range. What a user
+# naturally passes is accepted: NumPy scalars, and for integers an integral float
+# (``y.max()`` of float labels) as well as any NumPy integer. Booleans are not numbers.
+
+
+def _interval(low: float, high: float, low_open: bool, high_open: bool) -> str:
+    lo = "-inf" if low == -np.inf else f"{low:g}"
+    hi = "inf" if high == np.inf else f"{high:g}"
+    return f"{'(' if low_open or low == -np.inf else '['}{lo}, {hi}" \
+           f"{')' if high_open or high == np.inf else ']'}"
+
+
+def check_number(value: Any, name: str, low: float = -np.inf, high: float = np.inf, *,
+                 low_open: bool = False, high_open: bool = False) -> float:
+    """A finite real number in the interval from ``low`` to ``high`` (closed unless
+    ``low_open`` / ``high_open``), returned as ``float``.
+
+    Raises ``ValueError("<name> must be a finite number in <interval>, got <value>")``.
+    """
+    ok = not isinstance(value, (bool, np.bool_)) and isinstance(value, numbers.Real)
+    v = float(value) if ok else np.nan
+    if ok and np.isfinite(v):
+        ok = (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
+    else:
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be a finite number in "
+                         f"{_interval(low, high, low_open, high_open)}, got {value!r}")
+    return v
+
+
+def check_integer(value: Any, name: str, low: int | None = None, high: int | None = None,
+                  *, allow_none: bool = False) -> int | None:
+    """An integer in ``[low, high]`` (either end open-ended when ``None``), as ``int``.
+
+    Python and NumPy integers count, and so does an integral finite float (``4.0``,
+    ``np.float64(4.0)``); booleans and fractional values do not. ``None`` passes
+    through when ``allow_none``.
+    """
+    if value is None and allow_none:
+        return None
+    v: int | None = None
+    if isinstance(value, (bool, np.bool_)):
+        v = None
+    elif isinstance(value, numbers.Integral):
+        v = int(value)
+    elif isinstance(value, numbers.Real) and np.isfinite(value) and value == int(value):
+        v = int(value)
+    if v is None or (low is not None and v < low) or (high is not None and v > high):
+        lo = "-inf" if low is None else str(low)
+        hi = "inf" if high is None else str(high)
+        extra = " or None" if allow_none else ""
+        raise ValueError(f"{name} must be an integer in [{lo}, {hi}]{extra}, got {value!r}")
+    return v
+
+
+def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    """One of the strings ``choices`` (exact, case-sensitive)."""
+    if not (isinstance(value, str) and value in choices):
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+    return value
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """``True`` or ``False`` (NumPy booleans included)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_threshold(value: Any, name: str = "threshold") -> float:
+    """A threshold (relevance on labels, or a cut on scores): any finite number.
+
+    The one rule for thresholds everywhere in gbrank: ±inf is refused like NaN (a
+    threshold that nothing or everything passes is always a finite number away).
+    """
+    return check_number(value, name)
+
+
+def check_label_gain(label_gain: Any, name: str = "label_gain") -> np.ndarray:
+    """NDCG gain table indexed by integer grade: non-empty, finite, float64."""
+    table = as_float_array(label_gain, name)
+    check_finite(table, name)
+    return table
+
+
+def _check_weight_values(w: np.ndarray, name: str) -> None:
+    check_finite(w, name)
+    neg = np.flatnonzero(w < 0)
+    if neg.size:
+        raise ValueError(f"{name} must be non-negative; {neg.size} negative (first at index "
+                         f"{neg[0]}: {float(w[neg[0]])!r})")
+    if not np.any(w > 0):
+        raise ValueError(f"{name} are all zero")
+
+
+def check_row_weights(weight: Any, n: int, name: str = "weight") -> np.ndarray | None:
+    """Per-row weights: ``None``, or ``n`` finite non-negative numbers, not all zero."""
+    if weight is None:
+        return None
+    w = as_float_array(weight, name)
+    if w.size != n:
+        raise ValueError(f"{name} has {w.size} entries but there are {n} rows")
+    _check_weight_values(w, "weights")
+    return w
+
+
 def _to_numpy(x: Any) -> np.ndarray:
     # pandas Series/DataFrame, LightGBM/XGBoost label arrays, lists, tuples.
     if hasattr(x, "to_numpy"):
@@ -115,8 +231,9 @@ def check_finite(a: np.ndarray, name: str) -> None:
 
 
 def check_grades(y: np.ndarray, *, integer: bool, max_grade: int | None = MAX_EXACT_GRADE,
-                 name: str = "labels") -> None:
-    """Ranking labels: non-negative, integer where a gain 2**l - 1 needs it."""
+                 name: str = "labels", max_grade_reason: str | None = None) -> None:
+    """Ranking labels: non-negative, integer where a gain 2**l - 1 needs it, and at most
+    ``max_grade`` (``max_grade_reason`` says why, e.g. the length of ``label_gain``)."""
     neg = np.flatnonzero(y < 0)
     if neg.size:
         raise ValueError(
@@ -134,9 +251,10 @@ def check_grades(y: np.ndarray, *, integer: bool, max_grade: int | None = MAX_EX
     if max_grade is not None:
         big = np.flatnonzero(y > max_grade)
         if big.size:
+            why = max_grade_reason or (f"2**l - 1 is exact in float64 only up to "
+                                       f"l = {max_grade}")
             raise ValueError(
-                f"{name}: grade {float(y[big[0]])!r} at index {big[0]} is too large; 2**l - 1 is "
-                f"exact in float64 only up to l = {max_grade}"
+                f"{name}: grade {float(y[big[0]])!r} at index {big[0]} is too large; {why}"
             )
 
 
@@ -213,7 +331,7 @@ def query_structure(n: int, group: Any = None, qid: Any = None,
             if varies.size:
                 q = int(np.searchsorted(offsets, varies[0], side="right") - 1)
                 raise ValueError(
-                    f"ranking weights are per query, but rows of query {q} have different "
+                    f"weights are per query here, but rows of query {q} have different "
                     f"weights ({float(first[q])} and {float(w[varies[0]])} at row "
                     f"{varies[0]}); pass one weight per query or a per-row weight constant "
                     "within each query"
@@ -223,11 +341,7 @@ def query_structure(n: int, group: Any = None, qid: Any = None,
             raise ValueError(
                 f"weight has {w.size} entries; expected one per query ({nq}) or per row ({n})"
             )
-        check_finite(w, "weights")
-        if np.any(w < 0):
-            raise ValueError("weights must be non-negative")
-        if not np.any(w > 0):
-            raise ValueError("weights are all zero")
+        _check_weight_values(w, "weights")
         weights = w
     return Queries(offsets=offsets, order=order, weights=weights)
 
@@ -240,14 +354,19 @@ def _check_lengths(y: np.ndarray, s: np.ndarray) -> None:
 def prepare_ranking(y: Any, s: Any, group: Any = None, qid: Any = None, weight: Any = None,
                     *, integer_grades: bool = True,
                     max_grade: int | None = MAX_EXACT_GRADE,
+                    max_grade_reason: str | None = None,
                     ) -> tuple[np.ndarray, np.ndarray, Queries]:
-    """Validate ranking input; return ``(y, s, queries)`` with rows in query order."""
+    """Validate ranking input; return ``(y, s, queries)`` with rows in query order.
+
+    ``max_grade`` bounds the labels (``max_grade_reason`` explains the bound in the
+    error: a ``label_gain`` length, an ERR ``max_grade``)."""
     y = as_float_array(y, "labels")
     s = as_float_array(s, "scores")
     _check_lengths(y, s)
     check_finite(s, "scores")
     check_finite(y, "labels")
-    check_grades(y, integer=integer_grades, max_grade=max_grade)
+    check_grades(y, integer=integer_grades, max_grade=max_grade,
+                 max_grade_reason=max_grade_reason)
     queries = query_structure(y.size, group=group, qid=qid, weight=weight)
     return queries.apply(y), queries.apply(s), queries
 
@@ -277,12 +396,4 @@ def prepare_binary(y: Any, s: Any, weight: Any = None, *, allow_2d_scores: bool 
             f"binary labels must be {{0, 1}} or {{-1, +1}}; found {values.size} distinct "
             f"values including {shown.tolist()}"
         )
-    w = None
-    if weight is not None:
-        w = as_float_array(weight, "weight")
-        if w.size != y.size:
-            raise ValueError(f"weight has {w.size} entries but there are {y.size} rows")
-        check_finite(w, "weights")
-        if np.any(w < 0):
-            raise ValueError("weights must be non-negative")
-    return y01, s, w
+    return y01, s, check_row_weights(weight, y.size)

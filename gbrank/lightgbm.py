@@ -1,48 +1,17 @@
 """LightGBM adapter: translate LightGBM's calling conventions to gbrank objects.
 
-Objectives need nothing from here directly (an objective instance is a valid
-``params["objective"]``); this module holds the translation they delegate to and
-:func:`feval`, the metric adapter.
+Objectives need nothing from here (an objective instance is a valid
+``params["objective"]`` and reads the ``Dataset`` itself, by duck typing); this module
+holds :func:`feval`, the metric adapter. LightGBM itself is never imported here.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
+from gbrank.objectives._base import is_lightgbm_dataset, lightgbm_dataset_fields
 
 __all__ = ["feval"]
-
-
-def _is_dataset(x: Any) -> bool:
-    import lightgbm
-
-    return isinstance(x, lightgbm.Dataset)
-
-
-def _dataset_fields(ds: Any) -> tuple[np.ndarray, Any, Any]:
-    """Labels, weights and query sizes of a constructed ``lgb.Dataset``."""
-    y = ds.get_label()
-    w = ds.get_weight()
-    g = ds.get_group()
-    if w is not None and np.size(w) == 0:
-        w = None
-    if g is not None and np.size(g) == 0:
-        g = None
-    return y, w, g
-
-
-def _call_objective(obj: Any, a: Any, b: Any, weight: Any, group: Any,
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """``obj(preds, train_set)`` (lgb.train) or ``obj(y, preds, weight, group)`` (sklearn)."""
-    if _is_dataset(b):
-        preds = a
-        y, weight, group = _dataset_fields(b)
-    else:
-        y, preds = a, b
-    if obj.loss_blocks == "row":
-        group = None  # per-row objectives ignore query structure (as in gbrank.xgboost)
-    return obj.grad_hess(y, preds, group, weight=weight)
 
 
 class _FEval:
@@ -58,9 +27,9 @@ class _FEval:
 
     def __call__(self, a: Any, b: Any, weight: Any = None, group: Any = None,
                  ) -> list[tuple[str, float, bool]]:
-        if _is_dataset(b):
+        if is_lightgbm_dataset(b):
             preds = a
-            y, weight, group = _dataset_fields(b)
+            y, weight, group = lightgbm_dataset_fields(b)
         else:
             y, preds = a, b
         return [

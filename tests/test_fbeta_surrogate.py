@@ -269,11 +269,14 @@ def test_init_score_minimises_constant_loss():
     ({"beta": -1.0}, "beta"),
     ({"beta": np.inf}, "beta"),
     ({"measure": "f1"}, "measure"),
-    ({"hess": 0.0}, "hess"),
+    ({"hess": 0.0}, r"hess must be a finite number in \(0, inf\), got 0\.0"),
 ])
 def test_bad_parameters(kwargs, match):
+    # scikit-learn's contract: stored as given, validated where used.
+    obj = FBetaSurrogate(**kwargs)
+    assert all(obj.get_params()[k] is v for k, v in kwargs.items())
     with pytest.raises(ValueError, match=match):
-        FBetaSurrogate(**kwargs)
+        obj.grad_hess([0.0, 1.0], [0.0, 0.0])
 
 
 def test_bad_labels_and_weights():

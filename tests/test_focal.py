@@ -302,12 +302,29 @@ def test_predict_proba_stable():
     ({"alpha": -0.2}, "alpha"),
     ({"hess_floor": -1.0}, "hess_floor"),
     ({"num_class": 1}, "num_class"),
-    ({"num_class": 3, "alpha": [0.5, 0.5]}, "one weight per class"),
+    ({"num_class": 3, "alpha": [0.5, 0.5]}, "one per class"),
     ({"num_class": 2, "alpha": [0.5, 0.0]}, "> 0"),
 ])
 def test_bad_parameters(kwargs, match):
+    # scikit-learn's contract: stored as given, validated where used.
+    obj = FocalLoss(**kwargs)
+    assert all(obj.get_params()[k] is v for k, v in kwargs.items())
+    k = kwargs.get("num_class")
+    y = np.array([0.0, 1.0])
+    s = np.zeros((2, k)) if isinstance(k, int) and k >= 2 else np.zeros(2)
     with pytest.raises(ValueError, match=match):
-        FocalLoss(**kwargs)
+        obj.grad_hess(y, s)
+
+
+def test_alpha_error_names_value_and_range():
+    with pytest.raises(ValueError, match=r"alpha must be a finite number in \(0, 1\), got 1\.5"):
+        FocalLoss(alpha=1.5).loss([0.0, 1.0], [0.0, 0.0])
+
+
+def test_task_follows_num_class():
+    obj = FocalLoss()
+    assert obj.task == "binary"
+    assert obj.set_params(num_class=3).task == "multiclass"
 
 
 @pytest.mark.parametrize("y", [[0, 1, 2], [-1, 0, 1], [0.5, 1, 0], [1, 1, np.nan]])

@@ -284,11 +284,28 @@ def test_label_gain_and_max_grade():
     ({"sigma": 0.0}, "sigma"),
     ({"sigma": -1.0}, "sigma"),
     ({"sigma": float("nan")}, "sigma"),
-    ({"max_grade": -1}, "max_grade"),
+    ({"max_grade": -1}, r"max_grade must be an integer in \[0, 53\] or None, got -1"),
+    ({"max_grade": 2.5}, "max_grade"),
+    ({"threshold": np.inf}, r"threshold must be a finite number in \(-inf, inf\), got inf"),
+    ({"norm": "yes"}, "norm must be True or False"),
+    ({"label_gain": [0.0, np.nan]}, "label_gain"),
 ])
 def test_bad_parameters(kwargs, match):
+    # scikit-learn's contract: stored as given, validated where used.
+    obj = LambdaRank(**kwargs)
+    assert all(obj.get_params()[k] is v for k, v in kwargs.items())
     with pytest.raises(ValueError, match=match):
-        LambdaRank(**kwargs)
+        obj.grad_hess([1.0, 0.0], [0.0, 0.0])
+
+
+def test_integral_parameters_of_any_numeric_type():
+    y = np.array([2.0, 0.0, 1.0, 1.0, 0.0])
+    s = np.array([0.3, 0.1, -0.2, 0.5, 0.0])
+    ref = LambdaRank(metric="err", truncation=3, max_grade=4).grad_hess(y, s)
+    for trunc, top in ((np.int64(3), np.float64(4.0)), (3.0, np.int32(4))):
+        got = LambdaRank(metric="err", truncation=trunc, max_grade=top).grad_hess(y, s)
+        np.testing.assert_array_equal(got[0], ref[0])
+        np.testing.assert_array_equal(got[1], ref[1])
 
 
 def test_bad_input():

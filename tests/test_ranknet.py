@@ -203,13 +203,20 @@ def test_single_row_and_all_equal():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"sigma": 0.0}, "sigma"), ({"sigma": -2.0}, "sigma"), ({"sigma": "a"}, "sigma"),
-    ({"ties": "keep"}, "ties"), ({"method": "approx"}, "method"),
-    ({"exact_max_rows": 0}, "exact_max_rows"),
+    ({"sigma": 0.0}, r"sigma must be a finite number in \(0, inf\), got 0\.0"),
+    ({"sigma": -2.0}, r"sigma .* got -2\.0"), ({"sigma": "a"}, r"sigma .* got 'a'"),
+    ({"ties": "keep"}, r"ties must be one of \['skip', 'pull'\], got 'keep'"),
+    ({"method": "approx"}, r"method must be one of .*'fast'\], got 'approx'"),
+    ({"exact_max_rows": 0}, r"exact_max_rows must be an integer in \[1, inf\], got 0"),
 ])
 def test_bad_parameters(kwargs, match):
+    # scikit-learn's contract: stored as given, validated where used.
+    obj = RankNet(**kwargs)
+    assert all(obj.get_params()[k] is v for k, v in kwargs.items())
     with pytest.raises(ValueError, match=match):
-        RankNet(**kwargs)
+        obj.grad_hess([1.0, 0.0], [0.0, 0.0])
+    with pytest.raises(ValueError, match=match):
+        RankNet().set_params(**kwargs).loss([1.0, 0.0], [0.0, 0.0])
 
 
 def test_bad_input():

@@ -97,3 +97,74 @@ def test_get_objective_errors():
         get_objective("lambdarank:err", metric="ndcg")
     with pytest.raises(ValueError, match="metric must be one of"):
         get_objective("lambdarank:auc")
+
+
+# --- scikit-learn's parameter contract, for every registered objective ----------------
+_NON_DEFAULT = {
+    "ranknet": {"sigma": 2, "ties": "pull", "method": "exact", "exact_max_rows": 50},
+    "lambdarank": {"metric": "err", "truncation": 5, "sigma": 0.5, "label_gain": [0, 1, 3],
+                   "max_grade": 4, "threshold": 2, "norm": True},
+    "focal": {"gamma": 1, "alpha": 0.25, "hess_floor": 0, "num_class": None},
+    "fbeta_surrogate": {"beta": 2, "measure": "balanced", "hess": 3},
+}
+
+
+@pytest.mark.parametrize("name", sorted(OBJECTIVES))
+def test_objective_parameter_contract(name):
+    import pickle
+
+    from sklearn.base import clone
+
+    cls = OBJECTIVES[name]
+    kwargs = _NON_DEFAULT[name]
+    assert set(kwargs) == set(cls().get_params(deep=True))  # the table is complete
+    obj = cls(**kwargs)
+    # Stored exactly as given (same objects), deep and shallow alike.
+    assert all(obj.get_params(deep=True)[k] is v for k, v in kwargs.items())
+    assert obj.get_params(deep=False).keys() == obj.get_params(deep=True).keys()
+    copy = clone(obj)
+    assert type(copy) is cls and copy is not obj
+    assert copy.get_params() == obj.get_params()
+    assert repr(copy) == repr(obj) and repr(obj).startswith(f"{cls.__name__}(")
+    back = pickle.loads(pickle.dumps(obj))
+    assert back.get_params() == obj.get_params()
+    # set_params returns self, refuses unknown names and re-validates at the next use.
+    fresh = cls()
+    assert fresh.set_params(**kwargs) is fresh
+    assert fresh.get_params() == obj.get_params()
+    with pytest.raises(ValueError, match=r"invalid parameter 'nope' for .*valid parameters"):
+        fresh.set_params(nope=1)
+
+
+def test_clone_lambdarank_with_label_gain_list():
+    from sklearn.base import clone
+
+    from gbrank.objectives import LambdaRank
+
+    gain = [0, 1, 3, 7, 15]
+    copy = clone(LambdaRank(label_gain=gain))
+    assert copy.label_gain == gain
+
+
+@pytest.mark.parametrize("name, bad, good", [
+    ("ranknet", {"sigma": -1.0}, {"sigma": 2.0}),
+    ("lambdarank", {"truncation": 0}, {"truncation": 2}),
+    ("focal", {"gamma": -1.0}, {"gamma": 0.5}),
+    ("fbeta_surrogate", {"beta": 0.0}, {"beta": 2.0}),
+])
+def test_set_params_invalidates_the_validated_view(name, bad, good):
+    cls = OBJECTIVES[name]
+    y = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
+    s = np.array([0.2, 0.4, -0.1, 0.3, 0.0])
+    obj = cls()
+    obj.grad_hess(y, s)  # validated and cached with the defaults
+    obj.set_params(**bad)
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        obj.grad_hess(y, s)
+    obj.set_params(**good)
+    np.testing.assert_array_equal(obj.grad_hess(y, s)[0], cls(**good).grad_hess(y, s)[0])
+    # Plain attribute assignment is seen too (the cache is keyed on the stored values).
+    key, value = next(iter(bad.items()))
+    setattr(obj, key, value)
+    with pytest.raises(ValueError, match=key):
+        obj.grad_hess(y, s)

@@ -1,24 +1,57 @@
 """The protocol every gbrank objective follows.
 
-An objective owns its parameters, validates input once (through
-``gbrank._validation``) and calls a numba kernel. It knows nothing of the boosters:
-``__call__`` hands LightGBM's calling conventions to ``gbrank.lightgbm``, the adapter.
+An objective owns its parameters and follows scikit-learn's parameter contract: the
+constructor stores its arguments exactly as given, :meth:`Objective.get_params` /
+:meth:`Objective.set_params` read and write them, and they are validated (through
+``gbrank._validation``) where they are used — once per parameter setting, cached — so
+``sklearn.base.clone`` and grid searches over ``objective__<name>`` work. Input data is
+validated on every call, then a numba kernel runs.
+
+An objective knows nothing of the boosters' modules. LightGBM calls it directly
+(``obj(preds, dataset)`` or ``obj(y, preds, weight, group)``); the Dataset is
+duck-typed here (anything with ``get_label`` and ``get_group``), so no booster or
+adapter is imported.
 """
 
 from __future__ import annotations
 
+import inspect
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import numpy as np
+
+__all__ = ["Objective", "is_lightgbm_dataset", "lightgbm_dataset_fields"]
+
+_MISSING = object()
+
+
+def is_lightgbm_dataset(x: Any) -> bool:
+    """Whether ``x`` looks like a constructed ``lightgbm.Dataset`` (duck typing)."""
+    return hasattr(x, "get_label") and hasattr(x, "get_group") and hasattr(x, "get_weight")
+
+
+def lightgbm_dataset_fields(ds: Any) -> tuple[np.ndarray, Any, Any]:
+    """Labels, weights and query sizes of a constructed ``lightgbm.Dataset`` (empty → None)."""
+    y = ds.get_label()
+    w = ds.get_weight()
+    g = ds.get_group()
+    if w is not None and np.size(w) == 0:
+        w = None
+    if g is not None and np.size(g) == 0:
+        g = None
+    return y, w, g
 
 
 class Objective:
     """Base class of gbrank objectives.
 
     Subclasses implement :meth:`grad_hess` (what the booster receives) and
-    :meth:`loss` (the function whose gradient ``grad`` is), and override
+    :meth:`loss` (the function whose gradient ``grad`` is), override
     :meth:`exact_grad_hess` when the booster gets a modified Hessian (a floor, a
-    constant) so that :func:`gbrank.gradcheck.check` can compare the true one.
+    constant) so that :func:`gbrank.gradcheck.check` can compare the true one, and
+    implement ``_validate_params`` (checked, converted parameters as a namespace,
+    read through :meth:`_params`).
 
     An instance is directly a LightGBM objective: ``lgb.train({"objective": obj})``
     calls ``obj(preds, train_set)`` and ``LGBMRanker(objective=obj)`` /
@@ -29,9 +62,12 @@ class Objective:
     #: "ranking", "binary" or "multiclass": how adapters and the tuner treat it.
     task: ClassVar[str] = "ranking"
     #: Blocks the loss is a sum over: "query" (one term per query; group-less = one
-    #: query) or "row" (one term per row). Gradient checks perturb within a block.
+    #: query) or "row" (one term per row). Gradient checks perturb within a block, and
+    #: per-row objectives ignore any query structure a booster hands them
+    #: (:meth:`booster_grad_hess`).
     loss_blocks: ClassVar[str] = "query"
 
+    # -- the loss -------------------------------------------------------------------
     def grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
                   weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Gradient and diagonal Hessian of the loss w.r.t. the raw scores ``s``."""
@@ -58,21 +94,84 @@ class Objective:
         """Loss-optimal constant raw score (LightGBM starts custom objectives at 0)."""
         return 0.0
 
+    # -- boosters ---------------------------------------------------------------------
+    def booster_grad_hess(self, y: Any, preds: Any, group: Any = None,
+                          weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`grad_hess` as a booster asks for it, with the query structure the
+        booster holds (``group``: query sizes or ``None``).
+
+        The one place of the rule "per-row objectives ignore the query structure":
+        a loss that is a sum over rows (``loss_blocks == "row"``) gets ``group=None``
+        and per-row weights, whatever groups the training data carries.
+        """
+        if self.loss_blocks == "row":
+            group = None
+        return self.grad_hess(y, preds, group, weight=weight)
+
     # LightGBM's protocol: 2 arguments from lgb.train, 4 from the sklearn API (which
     # picks the form by counting parameters, so exactly four are declared here).
     def __call__(self, a: Any, b: Any, weight: Any = None, group: Any = None,
                  ) -> tuple[np.ndarray, np.ndarray]:
-        from gbrank.lightgbm import _call_objective
+        """``obj(preds, train_set)`` (``lgb.train``) or ``obj(y, preds, weight, group)``
+        (LightGBM's scikit-learn API)."""
+        if is_lightgbm_dataset(b):
+            y, weight, group = lightgbm_dataset_fields(b)
+            return self.booster_grad_hess(y, a, group, weight)
+        return self.booster_grad_hess(a, b, group, weight)
 
-        return _call_objective(self, a, b, weight, group)
+    # -- scikit-learn's parameter contract ----------------------------------------------
+    @classmethod
+    def _get_param_names(cls) -> tuple[str, ...]:
+        names = cls.__dict__.get("_param_names_cache")
+        if names is None:
+            sig = inspect.signature(cls.__init__)
+            names = tuple(p.name for p in sig.parameters.values()
+                          if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
+            cls._param_names_cache = names
+        return names
 
-    def get_params(self) -> dict[str, Any]:
-        """Constructor parameters (sklearn style), used by ``repr`` and the tuner."""
-        import inspect
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Constructor parameters, exactly as given (scikit-learn's contract).
 
-        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
-        return {name: getattr(self, name) for name in names}
+        ``deep`` is accepted for scikit-learn (objectives hold no sub-estimators).
+        """
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params: Any) -> Objective:
+        """Set constructor parameters (validated at the next use); returns ``self``."""
+        valid = self._get_param_names()
+        for key, value in params.items():
+            if key not in valid:
+                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}; "
+                                 f"valid parameters: {list(valid)}")
+            setattr(self, key, value)
+        self.__dict__.pop("_checked", None)
+        return self
+
+    def _params(self) -> SimpleNamespace:
+        """The parameters, validated and converted; computed once per setting.
+
+        The cache is keyed on the identity of the stored values, so ``set_params`` and
+        plain attribute assignment both invalidate it; the per-round cost is a few
+        attribute reads.
+        """
+        raw = tuple(self.__dict__.get(n, _MISSING) for n in self._get_param_names())
+        cached = self.__dict__.get("_checked")
+        if cached is not None and len(cached[0]) == len(raw) and all(
+                a is b for a, b in zip(cached[0], raw, strict=True)):
+            return cached[1]
+        view = self._validate_params()
+        self.__dict__["_checked"] = (raw, view)
+        return view
+
+    def _validate_params(self) -> SimpleNamespace:
+        return SimpleNamespace()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_checked", None)
+        return state
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items())
         return f"{type(self).__name__}({args})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -9,8 +10,8 @@ import numpy as np
 from gbrank._kernels import fbeta_surrogate as _k
 from gbrank._validation import (
     Queries,
-    as_float_array,
-    check_finite,
+    check_choice,
+    check_number,
     prepare_binary,
     query_structure,
 )
@@ -81,52 +82,29 @@ class FBetaSurrogate(Objective):
     loss_blocks = "query"
 
     def __init__(self, beta: float = 1.0, measure: str = "fbeta", hess: float = 1.0) -> None:
-        beta = float(beta)
-        if not np.isfinite(beta) or beta <= 0:
-            raise ValueError(f"beta must be a finite number > 0, got {beta!r}")
-        if measure not in _MEASURES:
-            raise ValueError(f"measure must be one of {sorted(_MEASURES)}, got {measure!r}")
-        hess = float(hess)
-        if not np.isfinite(hess) or hess <= 0:
-            raise ValueError(f"hess must be a finite number > 0, got {hess!r}")
         self.beta = beta
         self.measure = measure
         self.hess = hess
+
+    def _validate_params(self) -> SimpleNamespace:
+        return SimpleNamespace(
+            beta=check_number(self.beta, "beta", 0.0, low_open=True),
+            measure=check_choice(self.measure, "measure", tuple(_MEASURES)),
+            hess=check_number(self.hess, "hess", 0.0, low_open=True),
+        )
 
     # -- validation -----------------------------------------------------------------------
 
     def _prepare(self, y: Any, s: Any, group: Any, qid: Any, weight: Any,
                  ) -> tuple[np.ndarray, np.ndarray, Queries, np.ndarray]:
         y, s, _ = prepare_binary(y, s)
-        queries = query_structure(y.size, group=group, qid=qid)
+        # Weights: per query, or per row constant within each query (the one rule).
+        queries = query_structure(y.size, group=group, qid=qid, weight=weight)
         y, s = queries.apply(y), queries.apply(s)
         offsets = queries.offsets
         nq = offsets.size - 1
-        if weight is None:
-            qw = np.ones(nq)
-        else:
-            w = as_float_array(weight, "weight")
-            check_finite(w, "weights")
-            if np.any(w < 0):
-                raise ValueError("weights must be non-negative")
-            if w.size == y.size and w.size != nq:
-                w = queries.apply(w)
-                qw = np.ascontiguousarray(w[offsets[:-1]])
-                varying = np.flatnonzero(np.repeat(qw, np.diff(offsets)) != w)
-                if varying.size:
-                    raise ValueError(
-                        "FBetaSurrogate takes one weight per query (its structured loss "
-                        "is one term); per-row weights vary inside a query (first at row "
-                        f"{int(varying[0])}); pass per-query weights"
-                    )
-            elif w.size == nq:
-                qw = w
-            else:
-                raise ValueError(
-                    f"weight has {w.size} entries; expected one per query ({nq}) or per "
-                    f"row ({y.size})"
-                )
-        if self.measure == "balanced":
+        qw = np.ones(nq) if queries.weights is None else queries.weights
+        if self._params().measure == "balanced":
             n_pos = np.add.reduceat(y, offsets[:-1])
             sizes = np.diff(offsets)
             for what, bad in (("positive", n_pos == 0), ("negative", n_pos == sizes)):
@@ -145,9 +123,10 @@ class FBetaSurrogate(Objective):
         return y, s, queries, qw
 
     def _oracle(self, y, s, group, qid, weight):
+        p = self._params()
         y, s, queries, qw = self._prepare(y, s, group, qid, weight)
         grad = np.empty_like(s)
-        values = _k.oracle(y, s, queries.offsets, _MEASURES[self.measure], self.beta ** 2, grad)
+        values = _k.oracle(y, s, queries.offsets, _MEASURES[p.measure], p.beta ** 2, grad)
         return grad, values, queries, qw
 
     # -- protocol --------------------------------------------------------------------------
@@ -157,7 +136,7 @@ class FBetaSurrogate(Objective):
         """v* − y (±1 units) and the constant ``hess``, both times the query weight."""
         grad, _, queries, qw = self._oracle(y, s, group, qid, weight)
         rw = np.repeat(qw, queries.sizes)
-        return queries.restore(grad * rw), queries.restore(self.hess * rw)
+        return queries.restore(grad * rw), queries.restore(self._params().hess * rw)
 
     def exact_grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
                         weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
@@ -192,8 +171,9 @@ class FBetaSurrogate(Objective):
         sizes = queries.sizes
         n_pos = np.add.reduceat(y01, queries.offsets[:-1]).astype(np.int64)
         n_neg = (sizes - n_pos).astype(np.int64)
-        code = _MEASURES[self.measure]
-        b2 = self.beta ** 2
+        p = self._params()
+        code = _MEASURES[p.measure]
+        b2 = p.beta ** 2
 
         def f(c: float) -> float:
             return _k.constant_score_loss(c, n_pos, n_neg, qw, code, b2)

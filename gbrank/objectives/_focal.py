@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from gbrank._kernels import focal as _k
-from gbrank._validation import as_float_array, check_finite, prepare_binary
+from gbrank._validation import (
+    as_float_array,
+    check_finite,
+    check_integer,
+    check_number,
+    check_row_weights,
+    prepare_binary,
+)
 from gbrank.objectives._base import Objective
 
 __all__ = ["FocalLoss"]
@@ -25,15 +33,8 @@ def _as_rows(x: Any, name: str, float32_ok: bool = False) -> np.ndarray:
 
 
 def _check_weight(weight: Any, n: int) -> np.ndarray:
-    if weight is None:
-        return _EMPTY
-    w = as_float_array(weight, "weight")
-    if w.size != n:
-        raise ValueError(f"weight has {w.size} entries but there are {n} rows")
-    check_finite(w, "weights")
-    if np.any(w < 0):
-        raise ValueError("weights must be non-negative")
-    return w
+    w = check_row_weights(weight, n)
+    return _EMPTY if w is None else w
 
 
 class FocalLoss(Objective):
@@ -93,46 +94,41 @@ class FocalLoss(Objective):
     LightGBM does not store a Dataset's init score in the model.
     """
 
-    task = "binary"  # set to "multiclass" per instance when num_class is given
     loss_blocks = "row"
 
     def __init__(self, gamma: float = 2.0, alpha: Any = None, hess_floor: float = 1e-6,
                  num_class: int | None = None) -> None:
-        gamma = float(gamma)
-        if not np.isfinite(gamma) or gamma < 0:
-            raise ValueError(f"gamma must be a finite number >= 0, got {gamma!r}")
-        hess_floor = float(hess_floor)
-        if not np.isfinite(hess_floor) or hess_floor < 0:
-            raise ValueError(f"hess_floor must be a finite number >= 0, got {hess_floor!r}")
-        if num_class is not None:
-            if int(num_class) != num_class or num_class < 2:
-                raise ValueError(f"num_class must be an integer >= 2 or None, got {num_class!r}")
-            num_class = int(num_class)
         self.gamma = gamma
+        self.alpha = alpha
         self.hess_floor = hess_floor
         self.num_class = num_class
-        self.alpha = alpha
-        self.task = "binary" if num_class is None else "multiclass"
-        if num_class is None:
-            if alpha is not None:
-                a = float(alpha)
-                if not (0.0 < a < 1.0):
-                    raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
-                self.alpha = a
-            self._alpha = -1.0 if alpha is None else self.alpha
+
+    @property
+    def task(self) -> str:  # type: ignore[override]
+        """``"binary"``, or ``"multiclass"`` when ``num_class`` is set."""
+        return "binary" if self.num_class is None else "multiclass"
+
+    def _validate_params(self) -> SimpleNamespace:
+        gamma = check_number(self.gamma, "gamma", 0.0)
+        hess_floor = check_number(self.hess_floor, "hess_floor", 0.0)
+        k = check_integer(self.num_class, "num_class", 2, allow_none=True)
+        if k is None:
+            alpha = -1.0 if self.alpha is None else check_number(
+                self.alpha, "alpha", 0.0, 1.0, low_open=True, high_open=True)
+        elif self.alpha is None:
+            alpha = _EMPTY
         else:
-            if alpha is None:
-                self._alpha = _EMPTY
-            else:
-                a = np.asarray(alpha, dtype=np.float64).ravel()
-                if a.size != num_class:
-                    raise ValueError(
-                        f"multiclass alpha needs one weight per class ({num_class}), "
-                        f"got {a.size}"
-                    )
-                if not np.all(np.isfinite(a)) or np.any(a <= 0):
-                    raise ValueError(f"multiclass alpha weights must be > 0, got {a.tolist()}")
-                self._alpha = np.ascontiguousarray(a)
+            try:
+                a = np.asarray(self.alpha, dtype=np.float64).ravel()
+            except (TypeError, ValueError):
+                a = np.empty(0)
+            if a.size != k or not np.all(np.isfinite(a)) or np.any(a <= 0):
+                raise ValueError(
+                    f"alpha must be None or {k} finite class weights > 0 (one per class, "
+                    f"num_class={k}), got {self.alpha!r}"
+                )
+            alpha = np.ascontiguousarray(a)
+        return SimpleNamespace(gamma=gamma, hess_floor=hess_floor, num_class=k, alpha=alpha)
 
     # -- validation -----------------------------------------------------------------------
 
@@ -147,7 +143,7 @@ class FocalLoss(Objective):
         return y, s_arr, _check_weight(weight, y.size)
 
     def _multiclass_inputs(self, y: Any, s: Any, weight: Any):
-        k = self.num_class
+        k = self._params().num_class
         y = as_float_array(y, "labels")
         s = as_float_array(s, "scores", allow_2d=True)
         n = y.size
@@ -171,19 +167,20 @@ class FocalLoss(Objective):
 
     # -- protocol --------------------------------------------------------------------------
 
-    def _grad_hess(self, y: Any, s: Any, weight: Any, floor: float):
-        if self.num_class is not None:
+    def _grad_hess(self, y: Any, s: Any, weight: Any, floor: float | None):
+        p = self._params()
+        floor = p.hess_floor if floor is None else floor
+        if p.num_class is not None:
             y, s, w = self._multiclass_inputs(y, s, weight)
             grad = np.empty_like(s)
             hess = np.empty_like(s)
-            _k.multiclass_grad_hess(y, s, w, self.gamma, self._alpha,
-                                    floor, grad, hess)
+            _k.multiclass_grad_hess(y, s, w, p.gamma, p.alpha, floor, grad, hess)
             return grad, hess
         y, s, w = self._binary_inputs(y, s, weight)
         grad = np.empty_like(s)
         hess = np.empty_like(s)
         n_bad, n_zero, n_minus = _k.binary_grad_hess(
-            y, s, w, self.gamma, self._alpha, floor, grad, hess)
+            y, s, w, p.gamma, p.alpha, floor, grad, hess)
         if n_bad or (n_zero and n_minus):
             prepare_binary(y.astype(np.float64), s, weight)  # raises the precise message
             raise ValueError("invalid binary labels or scores")  # pragma: no cover
@@ -195,7 +192,7 @@ class FocalLoss(Objective):
 
         ``group``/``qid`` are ignored (the loss is a sum over rows).
         """
-        return self._grad_hess(y, s, weight, self.hess_floor)
+        return self._grad_hess(y, s, weight, None)
 
     def exact_grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
                         weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
@@ -205,12 +202,13 @@ class FocalLoss(Objective):
     def loss(self, y: Any, s: Any, group: Any = None, *, qid: Any = None, weight: Any = None,
              at: Any = None) -> float:
         """:math:`\\sum_i w_i FL(z_i)` (a sum over rows, not a mean)."""
-        if self.num_class is not None:
+        p = self._params()
+        if p.num_class is not None:
             y, s, w = self._multiclass_inputs(y, s, weight)
-            return float(_k.multiclass_loss(y, s, w, self.gamma, self._alpha))
+            return float(_k.multiclass_loss(y, s, w, p.gamma, p.alpha))
         y, s, w = prepare_binary(y, s, weight)
         w = _EMPTY if w is None else w
-        return float(_k.binary_loss(y, s, w, self.gamma, self._alpha))
+        return float(_k.binary_loss(y, s, w, p.gamma, p.alpha))
 
     def init_score(self, y: Any, weight: Any = None) -> float | np.ndarray:
         """Loss-optimal constant raw score.
@@ -225,37 +223,35 @@ class FocalLoss(Objective):
         (for γ = 0, the log class frequencies, centred), found numerically;
         absent classes are clipped the same way.
         """
-        if self.num_class is not None:
+        p = self._params()
+        if p.num_class is not None:
             return self._init_multiclass(y, weight)
         y01, _, w = prepare_binary(y, np.zeros(np.size(y)), weight)
         w = np.ones_like(y01) if w is None else w
         w1 = float(np.sum(w * y01))
         w0 = float(np.sum(w)) - w1
-        if w1 + w0 <= 0:
-            raise ValueError("weights are all zero")
         eps = 1e-12
         rate = min(max(w1 / (w1 + w0), eps), 1 - eps)
-        if self.gamma == 0 and self._alpha < 0:
+        if p.gamma == 0 and p.alpha < 0:
             return float(np.log(rate) - np.log1p(-rate))
-        if self._alpha >= 0:
-            w1, w0 = w1 * self._alpha, w0 * (1 - self._alpha)
+        if p.alpha >= 0:
+            w1, w0 = w1 * p.alpha, w0 * (1 - p.alpha)
         # Clip as above so that a one-class sample still has a finite optimum.
         tot = w1 + w0
         w1, w0 = max(w1 / tot, eps), max(w0 / tot, eps)
-        return _binary_constant(w1, w0, self.gamma)
+        return _binary_constant(w1, w0, p.gamma)
 
     def _init_multiclass(self, y: Any, weight: Any) -> np.ndarray:
         from scipy.optimize import minimize
 
-        k = self.num_class
+        p = self._params()
+        k = p.num_class
         y, _, w = self._multiclass_inputs(y, np.zeros((np.size(y), k)), weight)
         w = np.ones_like(y) if w.size == 0 else w
         counts = np.bincount(y.astype(np.int64), weights=w, minlength=k)
-        if counts.sum() <= 0:
-            raise ValueError("weights are all zero")
         freq = np.maximum(counts / counts.sum(), 1e-12)
         start = np.log(freq) - np.log(freq).mean()
-        if self.gamma == 0 and self._alpha.size == 0:
+        if p.gamma == 0 and p.alpha.size == 0:
             return start
         labels = np.arange(k, dtype=np.float64)
 
@@ -263,8 +259,8 @@ class FocalLoss(Objective):
             s = np.ascontiguousarray(np.broadcast_to(c, (k, k)))
             g = np.empty_like(s)
             h = np.empty_like(s)
-            _k.multiclass_grad_hess(labels, s, freq, self.gamma, self._alpha, -1.0, g, h)
-            val = _k.multiclass_loss(labels, s, freq, self.gamma, self._alpha)
+            _k.multiclass_grad_hess(labels, s, freq, p.gamma, p.alpha, -1.0, g, h)
+            val = _k.multiclass_loss(labels, s, freq, p.gamma, p.alpha)
             return float(val), g.sum(axis=0)
 
         res = minimize(f, start, jac=True, method="L-BFGS-B",

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from gbrank._kernels import lambdarank as _k
 from gbrank._kernels.delta import ERR, MAP, MRR, NDCG
-from gbrank._validation import MAX_EXACT_GRADE, as_float_array, check_finite, prepare_ranking
+from gbrank._validation import (
+    MAX_EXACT_GRADE,
+    as_float_array,
+    check_bool,
+    check_choice,
+    check_integer,
+    check_label_gain,
+    check_number,
+    check_threshold,
+    prepare_ranking,
+)
 from gbrank.objectives._base import Objective
-from gbrank.objectives._ranknet import _check_sigma
 
 __all__ = ["LambdaRank"]
 
@@ -93,64 +103,61 @@ class LambdaRank(Objective):
     def __init__(self, metric: str = "ndcg", truncation: int = 30, sigma: float = 1.0,
                  label_gain: Any = None, max_grade: int | None = None, threshold: float = 1,
                  norm: bool = False) -> None:
-        if metric not in _METRICS:
-            raise ValueError(f"metric must be one of {sorted(_METRICS)}, got {metric!r}")
-        if isinstance(truncation, bool) or int(truncation) != truncation or truncation < 1:
-            raise ValueError(f"truncation must be an integer >= 1, got {truncation!r}")
         self.metric = metric
-        self.truncation = int(truncation)
-        self.sigma = _check_sigma(sigma)
-        self.label_gain = None
-        if label_gain is not None:
-            gain = as_float_array(label_gain, "label_gain")
-            check_finite(gain, "label_gain")
-            self.label_gain = tuple(float(v) for v in gain)
-        if max_grade is not None and (int(max_grade) != max_grade or max_grade < 0
-                                      or max_grade > MAX_EXACT_GRADE):
-            raise ValueError(f"max_grade must be an integer in 0..{MAX_EXACT_GRADE}, "
-                             f"got {max_grade!r}")
-        self.max_grade = None if max_grade is None else int(max_grade)
-        threshold = float(threshold)
-        if not np.isfinite(threshold):
-            raise ValueError(f"threshold must be finite, got {threshold!r}")
+        self.truncation = truncation
+        self.sigma = sigma
+        self.label_gain = label_gain
+        self.max_grade = max_grade
         self.threshold = threshold
-        self.norm = bool(norm)
+        self.norm = norm
 
     # -- validation ---------------------------------------------------------------
+    def _validate_params(self) -> SimpleNamespace:
+        gain = None if self.label_gain is None else check_label_gain(self.label_gain)
+        return SimpleNamespace(
+            metric=check_choice(self.metric, "metric", tuple(_METRICS)),
+            truncation=check_integer(self.truncation, "truncation", 1),
+            sigma=check_number(self.sigma, "sigma", 0.0, low_open=True),
+            label_gain=gain,
+            max_grade=check_integer(self.max_grade, "max_grade", 0, MAX_EXACT_GRADE,
+                                    allow_none=True),
+            threshold=check_threshold(self.threshold),
+            norm=check_bool(self.norm, "norm"),
+        )
+
     def _prepare(self, y: Any, s: Any, group: Any, qid: Any, weight: Any):
-        integer = self.metric in ("ndcg", "err")
-        if self.metric == "ndcg" and self.label_gain is not None:
-            max_grade = len(self.label_gain) - 1
+        p = self._params()
+        integer = p.metric in ("ndcg", "err")
+        reason = None
+        if p.metric == "ndcg" and p.label_gain is not None:
+            max_grade = p.label_gain.size - 1
+            reason = (f"label_gain has only {p.label_gain.size} entries "
+                      f"(grades 0..{max_grade})")
+        elif p.metric == "err" and p.max_grade is not None:
+            max_grade = p.max_grade
+            reason = f"it exceeds max_grade={max_grade}"
         elif integer:
             max_grade = MAX_EXACT_GRADE
         else:
             max_grade = None
-        try:
-            return prepare_ranking(y, s, group, qid, weight, integer_grades=integer,
-                                   max_grade=max_grade)
-        except ValueError as exc:
-            if self.label_gain is not None and "too large" in str(exc):
-                raise ValueError(f"{exc}; label_gain has only {len(self.label_gain)} "
-                                 "entries (grades 0.."
-                                 f"{len(self.label_gain) - 1})") from None
-            raise
+        return prepare_ranking(y, s, group, qid, weight, integer_grades=integer,
+                               max_grade=max_grade, max_grade_reason=reason)
 
-    def _gain_table(self, y: np.ndarray) -> np.ndarray:
+    def _gain_table(self, p: SimpleNamespace, y: np.ndarray) -> np.ndarray:
         top = int(y.max())
-        if self.metric == "ndcg":
-            if self.label_gain is not None:
-                return np.asarray(self.label_gain, dtype=np.float64)
+        if p.metric == "ndcg":
+            if p.label_gain is not None:
+                return p.label_gain
             return np.exp2(np.arange(top + 1, dtype=np.float64)) - 1.0
-        if self.metric == "err":
-            gmax = top if self.max_grade is None else self.max_grade
-            if top > gmax:
-                raise ValueError(f"labels reach grade {top} but max_grade is {gmax}")
+        if p.metric == "err":
+            gmax = top if p.max_grade is None else p.max_grade
             return (np.exp2(np.arange(top + 1, dtype=np.float64)) - 1.0) / 2.0**gmax
         return _EMPTY
 
     def _args(self, y: np.ndarray) -> tuple:
-        return (_METRICS[self.metric], self.truncation, self.sigma, self._gain_table(y),
-                self.threshold, self.norm, self.norm and self.metric == "ndcg")
+        p = self._params()
+        return (_METRICS[p.metric], p.truncation, p.sigma, self._gain_table(p, y),
+                p.threshold, p.norm, p.norm and p.metric == "ndcg")
 
     # -- protocol -------------------------------------------------------------------
     def grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
@@ -176,15 +183,10 @@ class LambdaRank(Objective):
     def bind_data_defaults(self, y: Any) -> LambdaRank:
         """A copy with ERR's ``g_max`` fixed at the largest label of ``y`` (``self`` for
         other metrics or when ``max_grade`` is set)."""
-        if self.metric != "err" or self.max_grade is not None:
+        p = self._params()
+        if p.metric != "err" or p.max_grade is not None:
             return self
         top = float(np.max(as_float_array(y, "labels")))
         if not np.isfinite(top):
             return self  # validation of the call itself names the problem
-        return type(self)(**{**self.get_params(), "max_grade": int(top)})
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """Constructor parameters (``deep`` accepted for scikit-learn's ``clone``)."""
-        return {"metric": self.metric, "truncation": self.truncation, "sigma": self.sigma,
-                "label_gain": self.label_gain, "max_grade": self.max_grade,
-                "threshold": self.threshold, "norm": self.norm}
+        return type(self)(**{**self.get_params(deep=False), "max_grade": int(top)})

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from gbrank._kernels import ranknet as _k
 from gbrank._kernels import ranknet_grid as _grid
-from gbrank._validation import prepare_ranking
+from gbrank._validation import check_choice, check_integer, check_number, prepare_ranking
 from gbrank.objectives._base import Objective
 
 __all__ = ["RankNet"]
@@ -17,16 +18,6 @@ _EMPTY = np.empty(0, dtype=np.float64)
 _NO_SKIP = np.empty(0, dtype=np.bool_)
 _TIES = ("skip", "pull")
 _METHODS = ("auto", "exact", "fast")
-
-
-def _check_sigma(sigma: float) -> float:
-    try:
-        sigma = float(sigma)
-    except (TypeError, ValueError):
-        raise ValueError(f"sigma must be a positive number, got {sigma!r}") from None
-    if not np.isfinite(sigma) or sigma <= 0.0:
-        raise ValueError(f"sigma must be positive and finite, got {sigma!r}")
-    return sigma
 
 
 class RankNet(Objective):
@@ -84,20 +75,23 @@ class RankNet(Objective):
     task = "ranking"
     loss_blocks = "query"
 
+    #: Per big query, which fast method the last call used ("window" or "grid").
+    last_fast_methods_: tuple[str, ...] | list[str] = ()
+
     def __init__(self, sigma: float = 1.0, ties: str = "skip", method: str = "auto",
                  exact_max_rows: int = 10_000) -> None:
-        self.sigma = _check_sigma(sigma)
-        if ties not in _TIES:
-            raise ValueError(f"ties must be one of {_TIES}, got {ties!r}")
-        if method not in _METHODS:
-            raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
-        if int(exact_max_rows) < 1:
-            raise ValueError(f"exact_max_rows must be >= 1, got {exact_max_rows!r}")
+        self.sigma = sigma
         self.ties = ties
         self.method = method
-        self.exact_max_rows = int(exact_max_rows)
-        #: Per big query, which fast method the last call used ("window" or "grid").
-        self.last_fast_methods_: list[str] = []
+        self.exact_max_rows = exact_max_rows
+
+    def _validate_params(self) -> SimpleNamespace:
+        return SimpleNamespace(
+            sigma=check_number(self.sigma, "sigma", 0.0, low_open=True),
+            pull=check_choice(self.ties, "ties", _TIES) == "pull",
+            method=check_choice(self.method, "method", _METHODS),
+            exact_max_rows=check_integer(self.exact_max_rows, "exact_max_rows", 1),
+        )
 
     def _prepare(self, y: Any, s: Any, group: Any, qid: Any, weight: Any):
         return prepare_ranking(y, s, group, qid, weight, integer_grades=False, max_grade=None)
@@ -105,22 +99,23 @@ class RankNet(Objective):
     def grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
                   weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Gradient and diagonal Hessian of the RankNet loss w.r.t. ``s``."""
+        p = self._params()
         y, s, queries = self._prepare(y, s, group, qid, weight)
-        pull = self.ties == "pull"
+        pull = p.pull
         qw = _EMPTY if queries.weights is None else queries.weights
         sizes = queries.sizes
-        if self.method == "exact":
+        if p.method == "exact":
             big = np.zeros(sizes.size, dtype=np.bool_)
-        elif self.method == "fast":
+        elif p.method == "fast":
             big = sizes > 1
         else:
-            big = sizes > self.exact_max_rows
-        grad, hess = _k.ranknet_grad_hess(y, s, queries.offsets, qw, self.sigma, pull,
+            big = sizes > p.exact_max_rows
+        grad, hess = _k.ranknet_grad_hess(y, s, queries.offsets, qw, p.sigma, pull,
                                           big if big.any() else _NO_SKIP)
         self.last_fast_methods_ = []
         for q in np.flatnonzero(big):
             lo, hi = int(queries.offsets[q]), int(queries.offsets[q + 1])
-            g, h, used = _grid.ranknet_fast_grad_hess(y[lo:hi], s[lo:hi], self.sigma, pull)
+            g, h, used = _grid.ranknet_fast_grad_hess(y[lo:hi], s[lo:hi], p.sigma, pull)
             self.last_fast_methods_.append(used)
             wq = 1.0 if queries.weights is None else float(queries.weights[q])
             grad[lo:hi] = g * wq
@@ -130,12 +125,7 @@ class RankNet(Objective):
     def loss(self, y: Any, s: Any, group: Any = None, *, qid: Any = None, weight: Any = None,
              at: Any = None) -> float:
         """Σ_q w_q Σ_pairs C_ij (O(n²) per query; ``at`` is ignored: no frozen weights)."""
+        p = self._params()
         y, s, queries = self._prepare(y, s, group, qid, weight)
         qw = _EMPTY if queries.weights is None else queries.weights
-        return float(_k.ranknet_loss(y, s, queries.offsets, qw, self.sigma,
-                                     self.ties == "pull"))
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """Constructor parameters (``deep`` accepted for scikit-learn's ``clone``)."""
-        return {"sigma": self.sigma, "ties": self.ties, "method": self.method,
-                "exact_max_rows": self.exact_max_rows}
+        return float(_k.ranknet_loss(y, s, queries.offsets, qw, p.sigma, p.pull))
