@@ -26,6 +26,11 @@ __all__ = ["LambdaRank"]
 
 _EMPTY = np.empty(0, dtype=np.float64)
 _METRICS = {"ndcg": NDCG, "err": ERR, "map": MAP, "mrr": MRR}
+_WEIGHTINGS = {"lambdarank": _k.LAMBDARANK, "ndcg_loss1": _k.LOSS1, "ndcg_loss2": _k.LOSS2,
+               "ndcg_loss2pp": _k.LOSS2PP}
+# smoothing=None: the share of |ΔNDCG| each metric gets by default (issue 10; see the
+# class docstring for the measurements behind these numbers).
+_DEFAULT_SMOOTHING = {"ndcg": 0.0, "err": 0.0, "map": 0.0, "mrr": 0.0}
 
 
 class LambdaRank(Objective):
@@ -83,6 +88,27 @@ class LambdaRank(Objective):
         gradient of a fixed loss; ``loss(at=...)`` freezes them with the weights, so
         the gradient check still holds locally. LightGBM's float32 accumulation and
         sigmoid lookup table are not reproduced (differences ~1e-6 relative).
+    weighting : {"lambdarank", "ndcg_loss1", "ndcg_loss2", "ndcg_loss2pp"}, default "lambdarank"
+        The pair weight :math:`w_{ij}` (Wang et al., CIKM 2018, "The LambdaLoss
+        Framework"; SPEC). With ranks r from the current scores,
+        :math:`D(r) = \log_2(1 + r)`, :math:`G_i = (2^{l_i} - 1)/\mathrm{IDCG@k}`
+        (or ``label_gain``), for pairs :math:`l_i > l_j`: ``"lambdarank"``
+        :math:`|\Delta Z_{ij}|`; ``"ndcg_loss1"`` :math:`G_i / D(r_i)`;
+        ``"ndcg_loss2"`` :math:`|G_i - G_j|\,\delta_{ij}` with
+        :math:`\delta_{ij} = 1/D(|r_i - r_j|) - 1/D(|r_i - r_j| + 1)`;
+        ``"ndcg_loss2pp"`` :math:`\mu` · (NDCG-Loss2 weight) + :math:`|\Delta
+        \mathrm{NDCG}_{ij}|`. The LambdaLoss weights are NDCG's: they need
+        ``metric="ndcg"``. Same pairs (better-ranked row in the top k), same local
+        loss and gradient check as |ΔZ|.
+    mu : float, default 10.0
+        μ ≥ 0 of ``"ndcg_loss2pp"`` (allRank's default 10); unused otherwise.
+    smoothing : float in [0, 1], optional
+        Share α of NDCG's signal mixed into Z's:
+        :math:`w_{ij} = (1 - \alpha)|\Delta Z_{ij}| + \alpha |\Delta
+        \mathrm{NDCG}_{ij}|` (NDCG gain :math:`2^l - 1`, so it needs integer grades).
+        It keeps a dense signal on every pair where |ΔZ| is sparse or saturated
+        (MRR, ERR with many relevant rows). ``None``: the metric's default, see
+        Notes. 0 is plain |ΔZ|; 1 is ``LambdaRank("ndcg")``.
 
     Notes
     -----
@@ -102,7 +128,8 @@ class LambdaRank(Objective):
 
     def __init__(self, metric: str = "ndcg", truncation: int = 30, sigma: float = 1.0,
                  label_gain: Any = None, max_grade: int | None = None, threshold: float = 1,
-                 norm: bool = False) -> None:
+                 norm: bool = False, weighting: str = "lambdarank", mu: float = 10.0,
+                 smoothing: float | None = None) -> None:
         self.metric = metric
         self.truncation = truncation
         self.sigma = sigma
@@ -110,11 +137,14 @@ class LambdaRank(Objective):
         self.max_grade = max_grade
         self.threshold = threshold
         self.norm = norm
+        self.weighting = weighting
+        self.mu = mu
+        self.smoothing = smoothing
 
     # -- validation ---------------------------------------------------------------
     def _validate_params(self) -> SimpleNamespace:
         gain = None if self.label_gain is None else check_label_gain(self.label_gain)
-        return SimpleNamespace(
+        p = SimpleNamespace(
             metric=check_choice(self.metric, "metric", tuple(_METRICS)),
             truncation=check_integer(self.truncation, "truncation", 1),
             sigma=check_number(self.sigma, "sigma", 0.0, low_open=True),
@@ -123,11 +153,22 @@ class LambdaRank(Objective):
                                     allow_none=True),
             threshold=check_threshold(self.threshold),
             norm=check_bool(self.norm, "norm"),
+            weighting=check_choice(self.weighting, "weighting", tuple(_WEIGHTINGS)),
+            mu=check_number(self.mu, "mu", 0.0),
+            smoothing=(_DEFAULT_SMOOTHING if self.smoothing is None
+                       else check_number(self.smoothing, "smoothing", 0.0, 1.0)),
         )
+        if p.weighting != "lambdarank" and p.metric != "ndcg":
+            raise ValueError(f"weighting={p.weighting!r} is an NDCG weighting (LambdaLoss); "
+                             f"it needs metric='ndcg', got metric={p.metric!r}")
+        if isinstance(p.smoothing, dict):
+            p.smoothing = p.smoothing[p.metric]
+        return p
 
     def _prepare(self, y: Any, s: Any, group: Any, qid: Any, weight: Any):
         p = self._params()
-        integer = p.metric in ("ndcg", "err")
+        # The smoothing share is NDCG's |Δ| with gain 2^l − 1: integer grades.
+        integer = p.metric in ("ndcg", "err") or p.smoothing > 0.0
         reason = None
         if p.metric == "ndcg" and p.label_gain is not None:
             max_grade = p.label_gain.size - 1
@@ -157,7 +198,8 @@ class LambdaRank(Objective):
     def _args(self, y: np.ndarray) -> tuple:
         p = self._params()
         return (_METRICS[p.metric], p.truncation, p.sigma, self._gain_table(p, y),
-                p.threshold, p.norm, p.norm and p.metric == "ndcg")
+                p.threshold, p.norm, p.norm and p.metric == "ndcg",
+                _WEIGHTINGS[p.weighting], p.mu, p.smoothing)
 
     # -- protocol -------------------------------------------------------------------
     def grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,

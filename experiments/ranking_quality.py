@@ -1,0 +1,486 @@
+"""Does ``LambdaRank(metric=Z)`` win Z? Held-out ranking quality with LightGBM.
+
+    python experiments/ranking_quality.py            # full run (~40 min on 2 busy cores)
+    python experiments/ranking_quality.py --quick    # smoke run (1 seed, 2 folds, small sets)
+    python experiments/ranking_quality.py --report   # rewrite the report from the saved json
+
+Four tasks, 5-fold cross-validation (folds over queries; over rows for the group-less
+task) repeated with 3 seeds (a fresh shuffle, and fresh data for the synthetic tasks):
+
+- ``letor``: LightGBM's example ``rank.train`` + ``rank.test`` pooled (251 queries);
+- ``mslr``: ``gbrank.datasets.make_ranking(300, 100, 50)`` — MSLR-like, half the rows
+  relevant (grades 1–4), many relevant rows per query;
+- ``few``: the same generator cut so that only ~6% of rows are relevant (1–5 per query of
+  60 rows, grades 1–3): the shape where ERR and MRR saturate early;
+- ``groupless``: ``make_ranking(1, 5000, 20)``, the seed article's task: one query, the
+  training folds used as ONE query and the held-out fold as one query.
+
+Every objective gets the same booster settings (100 rounds, 31 leaves, learning rate
+0.1, min_data_in_leaf 50, 2 threads). Held-out NDCG@10, ERR@10, MAP@10 and MRR@10 come
+from ``gbrank.metrics``. For each objective and column the report gives the mean over
+the 15 (seed, fold) units and the paired difference against the best *other* objective
+of that column (mean and wins out of 15), plus the verdicts of issue 10 item 4.
+
+Raw per-unit scores go to ``experiments/results/ranking_quality.json``; the report to
+``ranking_quality.md`` and ``ranking_quality.png``. ``--datasets`` / ``--objectives``
+run a subset and merge it into the saved json.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numba
+
+# numba's "omp" threading layer keeps spinning OpenMP threads after a parallel kernel,
+# which starve LightGBM's own OpenMP threads (see experiments/seed_claim.py); the
+# "workqueue" layer has none. Must be set before any parallel kernel runs.
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "workqueue"
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from gbrank.datasets import load_letor, make_ranking, shared_data_dir
+from gbrank.metrics import err, mean_ap, mrr, ndcg
+from gbrank.objectives import LambdaRank, RankNet
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+JSON = RESULTS / "ranking_quality.json"
+SEEDS = (0, 1, 2)
+FOLDS = 5
+ROUNDS = 100
+PARAMS = {"num_leaves": 31, "learning_rate": 0.1, "min_data_in_leaf": 50, "verbose": -1,
+          "num_threads": 2}
+METRICS = ("ndcg@10", "err@10", "map@10", "mrr@10")
+TARGET = {"ndcg": "ndcg@10", "err": "err@10", "map": "map@10", "mrr": "mrr@10"}
+
+
+# -- data ---------------------------------------------------------------------------
+def _letor(seed: int):
+    d = shared_data_dir()
+    if not (d / "rank.train").exists():
+        return None
+    import scipy.sparse as sp
+
+    X1, y1, g1 = load_letor(d / "rank.train")
+    X2, y2, g2 = load_letor(d / "rank.test", n_features=X1.shape[1])
+    return sp.vstack([X1, X2]).tocsr(), np.concatenate([y1, y2]), np.concatenate([g1, g2])
+
+
+def _mslr(seed: int, quick: bool = False):
+    return make_ranking(100 if quick else 300, 100, 50, seed=seed)
+
+
+def _few(seed: int, quick: bool = False):
+    """Few relevant rows per query: 60 rows, grades from within-query ranks of a noisy
+    latent score so that each query has 1–5 relevant rows (grades 1–3)."""
+    rng = np.random.default_rng(1000 + seed)
+    nq, m, nf = (100 if quick else 400), 60, 30
+    X = rng.standard_normal((nq * m, nf))
+    coef = rng.standard_normal(nf) * (rng.random(nf) < 0.4)
+    latent = X @ coef / np.sqrt(max(1.0, float(np.sum(coef**2))))
+    latent += 1.0 * rng.standard_normal(latent.size)
+    y = np.zeros(latent.size)
+    for q in range(nq):
+        sl = slice(q * m, (q + 1) * m)
+        n_rel = rng.integers(1, 6)
+        top = np.argsort(-latent[sl])[:n_rel]
+        # The best-scoring relevant row gets the highest grade, the rest lower ones.
+        grades = np.sort(rng.integers(1, 4, n_rel))[::-1]
+        yq = np.zeros(m)
+        yq[top] = grades
+        y[sl] = yq
+    return X, y, np.full(nq, m, dtype=np.int64)
+
+
+def _groupless(seed: int, quick: bool = False):
+    n = 1500 if quick else 5000
+    X, y, _ = make_ranking(1, n, 20, seed=seed)
+    return X, y, None
+
+
+def load(name: str, seed: int, quick: bool):
+    if name == "letor":
+        return _letor(seed)
+    return {"mslr": _mslr, "few": _few, "groupless": _groupless}[name](seed, quick)
+
+
+DATASETS = {
+    "letor": "rank.train + rank.test (251 queries)",
+    "mslr": "make_ranking(300 queries × 100, 50 features)",
+    "few": "few relevant (400 queries × 60, 1–5 relevant)",
+    "groupless": "group-less, one query of 5,000 rows",
+}
+
+
+def folds(n_units: int, seed: int, n_folds: int):
+    """Test index sets of a shuffled k-fold split of ``n_units`` units."""
+    perm = np.random.default_rng(seed).permutation(n_units)
+    return np.array_split(perm, n_folds)
+
+
+# -- objectives -----------------------------------------------------------------------
+def objectives() -> dict:
+    """Name → objective (a gbrank object, or a LightGBM built-in name)."""
+    out = {
+        "native lambdarank": "lambdarank",
+        "native rank_xendcg": "rank_xendcg",
+        "RankNet()": lambda: RankNet(),
+    }
+    for z in ("ndcg", "err", "map", "mrr"):
+        out[f'LambdaRank("{z}")'] = (lambda z=z: LambdaRank(z))
+        out[f'LambdaRank("{z}", norm=True)'] = (lambda z=z: LambdaRank(z, norm=True))
+        if z != "ndcg":
+            out[f'LambdaRank("{z}", smoothing=0.5)'] = (
+                lambda z=z: LambdaRank(z, smoothing=0.5))
+    for wname in ("ndcg_loss1", "ndcg_loss2", "ndcg_loss2pp"):
+        out[f'LambdaRank(weighting="{wname}")'] = (lambda w=wname: LambdaRank(weighting=w))
+    return out
+
+
+def _make(spec):
+    return spec if isinstance(spec, str) else spec()
+
+
+# -- one unit ---------------------------------------------------------------------------
+def _scores(y, s, group, max_grade) -> dict:
+    return {"ndcg@10": ndcg(y, s, group, k=10),
+            "err@10": err(y, s, group, k=10, max_grade=max_grade),
+            "map@10": mean_ap(y, s, group, k=10),
+            "mrr@10": mrr(y, s, group, k=10)}
+
+
+def run_unit(X, y, group, test_units, spec, seed: int, max_grade: int) -> dict:
+    import lightgbm as lgb
+
+    if group is None:  # group-less: folds over rows, each side one query
+        test = np.zeros(y.size, dtype=bool)
+        test[test_units] = True
+        g_tr, g_te = [int((~test).sum())], [int(test.sum())]
+    else:
+        qtest = np.zeros(group.size, dtype=bool)
+        qtest[test_units] = True
+        test = np.repeat(qtest, group)
+        g_tr, g_te = group[~qtest], group[qtest]
+    params = dict(PARAMS, objective=_make(spec), seed=seed)
+    booster = lgb.train(params, lgb.Dataset(X[~test], y[~test], group=g_tr),
+                        num_boost_round=ROUNDS)
+    s = booster.predict(X[test])
+    return _scores(y[test], s, None if group is None else g_te, max_grade)
+
+
+def run(datasets, names, quick: bool) -> dict:
+    saved = json.loads(JSON.read_text()) if JSON.exists() and not quick else {}
+    objs = objectives()
+    seeds = SEEDS[:1] if quick else SEEDS
+    n_folds = 2 if quick else FOLDS
+    t_start = time.perf_counter()
+    for ds in datasets:
+        block = saved.setdefault(ds, {})
+        for seed in seeds:
+            data = load(ds, seed, quick)
+            if data is None:
+                print(f"[{ds}] reference data absent, skipped", flush=True)
+                break
+            X, y, group = data
+            max_grade = int(y.max())
+            n_units = y.size if group is None else group.size
+            for f, test_units in enumerate(folds(n_units, seed, n_folds)):
+                for name in names:
+                    t0 = time.perf_counter()
+                    res = run_unit(X, y, group, test_units, objs[name], seed, max_grade)
+                    cell = block.setdefault(name, {})
+                    key = f"{seed}/{f}"
+                    for m, v in res.items():
+                        cell.setdefault(m, {})[key] = v
+                    print(f"[{ds} seed {seed} fold {f}] {name:40s} "
+                          f"ndcg@10 {res['ndcg@10']:.4f} err@10 {res['err@10']:.4f} "
+                          f"map@10 {res['map@10']:.4f} mrr@10 {res['mrr@10']:.4f} "
+                          f"({time.perf_counter() - t0:.1f} s, "
+                          f"{(time.perf_counter() - t_start) / 60:.1f} min)", flush=True)
+        if not quick:
+            JSON.parent.mkdir(parents=True, exist_ok=True)
+            JSON.write_text(json.dumps(saved, indent=1, sort_keys=True))
+    return saved
+
+
+# -- diagnosis (issue 10 item 2) ------------------------------------------------------------
+DIAG_ROUNDS = (0, 10, 50)
+
+
+def _diag_stats(z: str, y, s, group, max_grade: int, k: int = 30) -> dict:
+    """Where LambdaRank(z)'s signal lives at scores ``s`` (all queries of one set)."""
+    from gbrank._kernels.delta import ERR, MAP, MRR, NDCG, delta_matrix
+
+    code = {"ndcg": NDCG, "err": ERR, "map": MAP, "mrr": MRR}[z]
+    obj = LambdaRank(z, max_grade=max_grade) if z == "err" else LambdaRank(z)
+    g, _ = obj.grad_hess(y, s, group)
+    gains = np.exp2(np.arange(max_grade + 1.0)) - 1.0
+    tab = gains / 2.0**max_grade if z == "err" else gains
+    eligible = nonzero = mass90 = 0
+    top3 = total = 0.0
+    rows_nz = rows = 0
+    dead = 0
+    cascade3 = []
+    off = np.concatenate([[0], np.cumsum(group)])
+    for q in range(group.size):
+        yq, sq, gq = y[off[q]:off[q + 1]], s[off[q]:off[q + 1]], g[off[q]:off[q + 1]]
+        order = np.argsort(-sq, kind="stable")
+        lab = yq[order]
+        dm = delta_matrix(code, lab, k, tab, 1.0, False)
+        diff = lab[:, None] != lab[None, :]
+        tri = np.triu(np.ones_like(dm, dtype=bool), 1)
+        tri[min(k, lab.size):, :] = False
+        el = tri & diff
+        w = np.sort(dm[el])[::-1]
+        eligible += int(el.sum())
+        nonzero += int((w > 0).sum())
+        if w.sum() > 0:
+            mass90 += int(np.searchsorted(np.cumsum(w), 0.9 * w.sum()) + 1)
+        a = np.abs(gq[order])
+        top3 += a[:3].sum()
+        total += a.sum()
+        rows += yq.size
+        rows_nz += int((np.abs(gq) > 0).sum())
+        dead += int(a.sum() == 0)
+        R = tab[lab.astype(int)] if z == "err" else (gains / 2.0**max_grade)[lab.astype(int)]
+        cascade3.append(float(np.prod(1.0 - R[:3])))
+    return {"pairs_nonzero": nonzero / max(eligible, 1),
+            "pairs_90pct_mass": mass90 / max(eligible, 1),
+            "rows_nonzero": rows_nz / rows, "top3_mass": top3 / max(total, 1e-300),
+            "queries_no_signal": dead / group.size,
+            "lambda_per_query": total / group.size,
+            "cascade_after_3": float(np.mean(cascade3))}
+
+
+def diagnose(quick: bool = False) -> dict:
+    """Statistics of each metric's λ's at the scores of LambdaRank("ndcg") after r
+    rounds (r = 0: all scores 0, the first round), on the training data of seed 0."""
+    import lightgbm as lgb
+
+    out = {}
+    for ds in ("letor", "mslr", "few"):
+        data = load(ds, 0, quick)
+        if data is None:
+            continue
+        X, y, group = data
+        mg = int(y.max())
+        rel = np.add.reduceat((y >= 1).astype(float), np.concatenate([[0], np.cumsum(group)[:-1]]))
+        out[ds] = {"relevant_per_query": float(rel.mean()),
+                   "queries": int(group.size), "rounds": {}}
+        booster = lgb.train(dict(PARAMS, objective=LambdaRank("ndcg"), seed=0),
+                            lgb.Dataset(X, y, group=group), num_boost_round=max(DIAG_ROUNDS))
+        for r in DIAG_ROUNDS:
+            s = booster.predict(X, num_iteration=r) if r else np.zeros(y.size)
+            out[ds]["rounds"][str(r)] = {z: _diag_stats(z, y, s, group, mg) for z in TARGET}
+            print(f"[diagnose {ds} round {r}] done", flush=True)
+    return out
+
+
+def _diag_report(diag: dict) -> list:
+    lines = [
+        "## Why ERR and MRR lose (issue 10 item 2)", "",
+        "Where each metric's λ-signal lives, on the training data (seed 0), at the scores "
+        "of `LambdaRank(\"ndcg\")` after r rounds (r = 0: all scores 0, the first "
+        "round). Pairs: differently-labelled pairs with the better-ranked row in the top "
+        "30 (the pairs LambdaRank uses). *pairs ≠ 0*: share of them with |ΔZ| > 0; "
+        "*pairs 90%*: share of them that carry 90% of Σ|ΔZ|; *rows ≠ 0*: share of rows "
+        "with a non-zero λ; *top-3 mass*: share of Σ|λ| on the rows ranked 1–3; "
+        "*silent queries*: share of queries whose λ's are all 0; *Σ|λ|/query*: mean "
+        "total gradient per query (scale).", "",
+        "| data | r | Z | pairs ≠ 0 | pairs 90% | rows ≠ 0 | top-3 mass | silent queries "
+        "| Σ\\|λ\\|/query |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for ds, d in diag.items():
+        for r, by_z in d["rounds"].items():
+            for z, st in by_z.items():
+                lines.append(
+                    f"| {ds} | {r} | {z} | {st['pairs_nonzero']:.3f} | "
+                    f"{st['pairs_90pct_mass']:.3f} | {st['rows_nonzero']:.3f} | "
+                    f"{st['top3_mass']:.3f} | {st['queries_no_signal']:.3f} | "
+                    f"{st['lambda_per_query']:.3g} |")
+    lines.append("")
+    lines += ["| data | queries | relevant rows per query | ERR cascade Π(1 − R) over the "
+              "top 3 at r = 0 / 10 / 50 |", "|---|---:|---:|---|"]
+    for ds, d in diag.items():
+        c = " / ".join(f"{d['rounds'][r]['err']['cascade_after_3']:.3f}" for r in d["rounds"])
+        lines.append(f"| {ds} | {d['queries']} | {d['relevant_per_query']:.1f} | {c} |")
+    lines.append("")
+    return lines
+
+
+# -- report ---------------------------------------------------------------------------------
+def _matrix(block: dict, names: list, metric: str):
+    """(names × units) array of a metric on the units every name has."""
+    keys = sorted(set.intersection(*(set(block[n][metric]) for n in names)))
+    return np.array([[block[n][metric][k] for k in keys] for n in names]), keys
+
+
+def analyse(block: dict) -> dict:
+    """Per metric: means, paired difference vs the best other objective, wins."""
+    names = [n for n in objectives() if n in block]
+    out = {"names": names}
+    for m in METRICS:
+        a, keys = _matrix(block, names, m)
+        means = a.mean(axis=1)
+        diff, wins, best_other = [], [], []
+        for i in range(len(names)):
+            others = [j for j in range(len(names)) if j != i]
+            j = max(others, key=lambda j: means[j])
+            d = a[i] - a[j]
+            diff.append(float(d.mean()))
+            wins.append(int((d > 0).sum()))
+            best_other.append(names[j])
+        out[m] = {"mean": means.tolist(), "sd": a.std(axis=1).tolist(), "diff": diff,
+                  "wins": wins, "ties": [int((a[i] == a[j]).sum()) for i, j in
+                                         enumerate(names.index(b) for b in best_other)],
+                  "best_other": best_other, "units": len(keys), "matrix": a, "keys": keys}
+    return out
+
+
+def paired(block: dict, a: str, b: str, metric: str):
+    """Mean paired difference a − b, wins of a, ties, units and fold-level wins.
+
+    Fold-level: the 15 units are averaged over seeds per fold (5 folds), the criterion
+    of issue 10 item 4 is ≥ 3 of 5 folds won or tied and a mean difference ≥ 0."""
+    keys = sorted(set(block[a][metric]) & set(block[b][metric]))
+    d = np.array([block[a][metric][k] - block[b][metric][k] for k in keys])
+    by_fold: dict = {}
+    for k, v in zip(keys, d, strict=True):
+        by_fold.setdefault(k.split("/")[1], []).append(v)
+    fold_d = np.array([np.mean(v) for v in by_fold.values()])
+    return float(d.mean()), int((d > 0).sum()), int((d == 0).sum()), len(keys), \
+        int((fold_d >= 0).sum()), len(fold_d)
+
+
+def report(saved: dict, quick: bool = False) -> str:
+    lines = [
+        "# Does LambdaRank(metric=Z) win Z? (issue 10)",
+        "",
+        "Written by `experiments/ranking_quality.py`" + (" --quick (smoke run)" if quick else "")
+        + ". LightGBM, 100 rounds, 31 leaves, learning rate 0.1, min_data_in_leaf 50, "
+        "2 threads; 5-fold CV × 3 seeds = 15 paired units per cell (folds over queries; "
+        "over rows for the group-less task, where each side is ONE query). Held-out "
+        "metrics from `gbrank.metrics`, all @10. Default LambdaRank options unless "
+        "shown: truncation 30, σ = 1, no norm.",
+        "",
+        "Each cell: mean over units; below it, the paired difference against the best "
+        "*other* objective of that column (mean, and units won out of 15). **Bold**: "
+        "best mean of the column.",
+        "",
+    ]
+    for ds, title in DATASETS.items():
+        if ds not in saved:
+            continue
+        res = analyse(saved[ds])
+        names = res["names"]
+        lines += [f"## {title}", "",
+                  "| objective | " + " | ".join(METRICS) + " |",
+                  "|---|" + "---:|" * len(METRICS)]
+        for i, n in enumerate(names):
+            cells = []
+            for m in METRICS:
+                r = res[m]
+                best = int(np.argmax(r["mean"])) == i
+                v = f"{r['mean'][i]:.4f}"
+                v = f"**{v}**" if best else v
+                cells.append(f"{v} ({r['diff'][i]:+.4f}, {r['wins'][i]}/{r['units']})")
+            lines.append(f"| {n} | " + " | ".join(cells) + " |")
+        lines.append("")
+        lines += _verdicts(saved[ds])
+    return "\n".join(lines)
+
+
+def _verdicts(block: dict) -> list:
+    """Issue 10 item 4: LambdaRank(Z) vs native lambdarank and vs LambdaRank("ndcg")."""
+    out = ["Item 4 verdicts (paired over 15 units; fold criterion: folds with mean "
+           "difference ≥ 0, of 5):", "",
+           "| objective | on | vs | mean diff | units won | folds ≥ 0 | verdict |",
+           "|---|---|---|---:|---:|---:|---|"]
+    rivals = ("native lambdarank", 'LambdaRank("ndcg")')
+    cands = [(n, TARGET[z]) for z in TARGET for n in block
+             if n.startswith(f'LambdaRank("{z}"')]
+    cands += [(n, "ndcg@10") for n in block if n.startswith("LambdaRank(weighting=")]
+    for n, m in cands:
+        for r in rivals:
+            if r == n or r not in block:
+                continue
+            d, w, t, u, fw, nf = paired(block, n, r, m)
+            ok = "wins/ties" if d >= 0 and fw >= 3 else "loses"
+            out.append(f"| {n} | {m} | {r} | {d:+.4f} | {w}/{u} | {fw}/{nf} | {ok} |")
+    out.append("")
+    return out
+
+
+def plot(saved: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    present = [d for d in DATASETS if d in saved]
+    fig, axes = plt.subplots(1, len(present), figsize=(4.2 * len(present) + 3.5, 7.5),
+                             squeeze=False)
+    vmax = 0.03
+    for col, ds in enumerate(present):
+        ax = axes[0, col]
+        res = analyse(saved[ds])
+        names = res["names"]
+        base = names.index("native lambdarank") if "native lambdarank" in names else 0
+        d = np.array([[res[m]["mean"][i] - res[m]["mean"][base] for m in METRICS]
+                      for i in range(len(names))])
+        im = ax.imshow(d, cmap="RdBu", vmin=-vmax, vmax=vmax, aspect="auto")
+        for i in range(len(names)):
+            for j, m in enumerate(METRICS):
+                best = int(np.argmax(res[m]["mean"])) == i
+                ax.text(j, i, f"{d[i, j] * 100:+.1f}", ha="center", va="center",
+                        fontsize=7.5, fontweight="bold" if best else "normal",
+                        color="black" if abs(d[i, j]) < 0.6 * vmax else "white")
+        ax.set_xticks(range(len(METRICS)), [m.upper() for m in METRICS], fontsize=8)
+        ax.set_title(DATASETS[ds], fontsize=9)
+        if col == 0:
+            ax.set_yticks(range(len(names)), names, fontsize=8)
+        else:
+            ax.set_yticks(range(len(names)), [""] * len(names))
+    cb = fig.colorbar(im, ax=axes[0, :].tolist(), shrink=0.6, pad=0.01)
+    cb.set_label("held-out metric − native lambdarank's (mean of 15 units)")
+    fig.suptitle("Held-out ranking quality relative to LightGBM's native lambdarank "
+                 "(cell text: difference × 100; bold = best of the column)", fontsize=10)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--report", action="store_true", help="only rewrite the report")
+    ap.add_argument("--datasets", default=",".join(DATASETS))
+    ap.add_argument("--objectives", default=None, help="';'-separated names (default all)")
+    args = ap.parse_args(argv)
+    names = list(objectives()) if args.objectives is None else args.objectives.split(";")
+    unknown = [n for n in names if n not in objectives()]
+    if unknown:
+        sys.exit(f"unknown objectives: {unknown}")
+    if args.report:
+        saved = json.loads(JSON.read_text())
+    else:
+        saved = run(args.datasets.split(","), names, args.quick)
+    text = report(saved, args.quick)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    if args.quick:  # a smoke run must not overwrite the saved results
+        plot(saved, Path(os.environ.get("TMPDIR", "/tmp")) / "ranking_quality_quick.png")
+    else:
+        (RESULTS / "ranking_quality.md").write_text(text + "\n")
+        plot(saved, RESULTS / "ranking_quality.png")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

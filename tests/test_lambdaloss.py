@@ -1,0 +1,153 @@
+"""LambdaRank's pair weightings beyond |ΔZ|: the LambdaLoss NDCG family (Wang et al.
+2018) and the smoothing share of |ΔNDCG|, against a slow reference written from SPEC."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from gbrank.gradcheck import check
+from gbrank.objectives import LambdaRank
+
+WEIGHTINGS = ("ndcg_loss1", "ndcg_loss2", "ndcg_loss2pp")
+
+
+def _ref_query(y, s, k, weighting, mu, sigma):
+    """Gradient and diagonal Hessian of one query, straight from SPEC's formulas."""
+    n = y.size
+    order = np.argsort(-s, kind="stable")
+    rank = np.empty(n, dtype=int)
+    rank[order] = np.arange(1, n + 1)
+    ideal = np.sort(y)[::-1]
+    idcg = sum((2.0 ** ideal[r] - 1.0) / np.log2(r + 2.0) for r in range(min(k, n)))
+    g = np.zeros(n)
+    h = np.zeros(n)
+    if idcg == 0.0:
+        return g, h
+    G = (2.0**y - 1.0) / idcg
+
+    def D(r):
+        return np.log2(1.0 + r)
+
+    def disc_k(r):  # LambdaRank's discount: 0 beyond k
+        return 1.0 / D(r) if r <= k else 0.0
+
+    for i in range(n):
+        for j in range(n):
+            if y[i] <= y[j] or min(rank[i], rank[j]) > k:
+                continue
+            lam = abs(G[i] - G[j]) * abs(disc_k(rank[i]) - disc_k(rank[j]))
+            d = abs(rank[i] - rank[j])
+            loss2 = abs(G[i] - G[j]) * abs(1.0 / D(d) - 1.0 / D(d + 1))
+            w = {"lambdarank": lam, "ndcg_loss1": G[i] / D(rank[i]),
+                 "ndcg_loss2": loss2, "ndcg_loss2pp": mu * loss2 + lam}[weighting]
+            rho = 1.0 / (1.0 + np.exp(sigma * (s[i] - s[j])))
+            g[i] -= sigma * w * rho
+            g[j] += sigma * w * rho
+            h[i] += sigma**2 * w * rho * (1.0 - rho)
+            h[j] += sigma**2 * w * rho * (1.0 - rho)
+    return g, h
+
+
+def _ref(y, s, group, k, weighting, mu=10.0, sigma=1.0):
+    g = np.zeros(y.size)
+    h = np.zeros(y.size)
+    off = np.concatenate([[0], np.cumsum(group)])
+    for q in range(len(group)):
+        sl = slice(off[q], off[q + 1])
+        g[sl], h[sl] = _ref_query(y[sl], s[sl], k, weighting, mu, sigma)
+    return g, h
+
+
+def _data(seed, n_queries=6, size=(1, 25), ties=True):
+    rng = np.random.default_rng(seed)
+    group = rng.integers(size[0], size[1], n_queries)
+    n = int(group.sum())
+    y = rng.integers(0, 4, n).astype(float)
+    s = rng.standard_normal(n)
+    if ties:
+        s[rng.random(n) < 0.2] = 0.5  # score ties: the stable order decides
+    return y, s, group
+
+
+@pytest.mark.parametrize("weighting", ("lambdarank", *WEIGHTINGS))
+@pytest.mark.parametrize("k", (3, 30))
+@pytest.mark.parametrize("seed", (0, 1))
+def test_weightings_match_slow_reference(weighting, k, seed):
+    y, s, group = _data(seed)
+    obj = LambdaRank("ndcg", truncation=k, weighting=weighting, mu=7.0, sigma=1.5)
+    g, h = obj.grad_hess(y, s, group)
+    g_ref, h_ref = _ref(y, s, group, k, weighting, mu=7.0, sigma=1.5)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(h, h_ref, rtol=1e-10, atol=1e-13)
+
+
+def test_loss2pp_with_mu_zero_is_lambdarank():
+    y, s, group = _data(3)
+    a = LambdaRank(weighting="ndcg_loss2pp", mu=0.0).grad_hess(y, s, group)
+    b = LambdaRank().grad_hess(y, s, group)
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("weighting", WEIGHTINGS)
+@pytest.mark.parametrize("norm", (False, True))
+def test_weightings_gradcheck(weighting, norm):
+    y, s, group = _data(4, n_queries=4, size=(2, 15), ties=False)
+    report = check(LambdaRank(weighting=weighting, norm=norm, truncation=5), y, s, group)
+    assert report.ok, str(report)
+
+
+@pytest.mark.parametrize("metric", ("err", "map", "mrr"))
+@pytest.mark.parametrize("alpha", (0.3, 1.0))
+def test_smoothing_is_the_mixture_of_the_two_gradients(metric, alpha):
+    # λ and h are linear in the pair weights, so with w = (1 − α)|ΔZ| + α|ΔNDCG| they
+    # are the same mixture of the two objectives' λ's and h's.
+    y, s, group = _data(5)
+    mixed = LambdaRank(metric, smoothing=alpha, max_grade=3).grad_hess(y, s, group)
+    z = LambdaRank(metric, max_grade=3).grad_hess(y, s, group)
+    nd = LambdaRank("ndcg").grad_hess(y, s, group)
+    for m, a, b in zip(mixed, z, nd, strict=True):
+        np.testing.assert_allclose(m, (1 - alpha) * a + alpha * b, rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("metric", ("err", "map", "mrr"))
+@pytest.mark.parametrize("norm", (False, True))
+def test_smoothing_gradcheck(metric, norm):
+    y, s, group = _data(6, n_queries=4, size=(2, 15), ties=False)
+    report = check(LambdaRank(metric, smoothing=0.4, norm=norm), y, s, group)
+    assert report.ok, str(report)
+
+
+def test_smoothing_zero_is_plain():
+    y, s, group = _data(7)
+    for metric in ("err", "map", "mrr"):
+        a = LambdaRank(metric, smoothing=0.0).grad_hess(y, s, group)
+        b = LambdaRank(metric).grad_hess(y, s, group)
+        np.testing.assert_array_equal(a[0], b[0])
+
+
+def test_new_parameters_follow_the_contract():
+    obj = LambdaRank(weighting="ndcg_loss2pp", mu=3, smoothing=0.2)
+    params = obj.get_params()
+    assert params["weighting"] == "ndcg_loss2pp"
+    assert params["mu"] == 3 and isinstance(params["mu"], int)  # stored as given
+    assert params["smoothing"] == 0.2
+    c = clone(obj)
+    assert c.get_params() == params
+    obj.set_params(mu=5.0)
+    assert obj.mu == 5.0
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    ({"weighting": "loss3"}, "weighting"),
+    ({"mu": -1.0, "weighting": "ndcg_loss2pp"}, "mu"),
+    ({"smoothing": 1.5, "metric": "err"}, "smoothing"),
+    ({"smoothing": -0.1, "metric": "err"}, "smoothing"),
+    ({"weighting": "ndcg_loss2", "metric": "err"}, "weighting"),
+])
+def test_bad_parameters_raise_at_use(kwargs, needle):
+    obj = LambdaRank(**kwargs)  # stored as given: no error yet
+    y, s, group = _data(8)
+    with pytest.raises(ValueError, match=needle):
+        obj.grad_hess(y, s, group)
