@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from gbrank._validation import check_number, check_threshold
 from gbrank.metrics import _binary, _ranking
 from gbrank.objectives import FBetaSurrogate, FocalLoss, LambdaRank, RankNet
 
@@ -63,6 +64,7 @@ class Metric:
     def with_threshold(self, threshold: float) -> Metric:
         """The same binary metric judging ``s > threshold`` (e.g. 0.5 on probabilities).
         Ranking metrics are returned unchanged."""
+        threshold = check_threshold(threshold)
         if self.kind != "binary":
             return self
         return replace(self, params={**self.params, "threshold": threshold})
@@ -124,11 +126,9 @@ def get_metric(name: str | Metric) -> Metric:
     m = _FBETA.match(key)
     if m:
         try:
-            beta = float(m.group(1))
+            beta = check_number(float(m.group(1)), "beta", 0.0, low_open=True)
         except ValueError:
             raise _unknown(name, "bad beta in metric") from None
-        if not (beta > 0 and beta < float("inf")):
-            raise _unknown(name, "bad beta in metric")
         return Metric(name=key, kind="binary", func=_binary.fbeta,
                       params={"beta": beta})
     if key == "balanced_measure":

@@ -19,6 +19,7 @@ __all__ = [
     "Queries",
     "as_float_array",
     "check_finite",
+    "check_lengths",
     "check_grades",
     "check_number",
     "check_integer",
@@ -346,7 +347,8 @@ def query_structure(n: int, group: Any = None, qid: Any = None,
     return Queries(offsets=offsets, order=order, weights=weights)
 
 
-def _check_lengths(y: np.ndarray, s: np.ndarray) -> None:
+def check_lengths(y: np.ndarray, s: np.ndarray) -> None:
+    """Labels and scores have the same number of rows."""
     if y.shape[0] != s.shape[0]:
         raise ValueError(f"labels have {y.shape[0]} rows but scores have {s.shape[0]}")
 
@@ -362,7 +364,7 @@ def prepare_ranking(y: Any, s: Any, group: Any = None, qid: Any = None, weight: 
     error: a ``label_gain`` length, an ERR ``max_grade``)."""
     y = as_float_array(y, "labels")
     s = as_float_array(s, "scores")
-    _check_lengths(y, s)
+    check_lengths(y, s)
     check_finite(s, "scores")
     check_finite(y, "labels")
     check_grades(y, integer=integer_grades, max_grade=max_grade,
@@ -379,7 +381,7 @@ def prepare_binary(y: Any, s: Any, weight: Any = None, *, allow_2d_scores: bool 
     """
     y = as_float_array(y, "labels")
     s = as_float_array(s, "scores", allow_2d=allow_2d_scores)
-    _check_lengths(y, s)
+    check_lengths(y, s)
     check_finite(y, "labels")
     check_finite(s, "scores")
     # Two O(n) passes instead of np.unique's sort: this runs on every boosting round.

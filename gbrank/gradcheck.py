@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from gbrank._validation import as_float_array, query_structure
+from gbrank._validation import as_float_array, check_bool, check_number, query_structure
 
 __all__ = ["GradCheckReport", "check"]
 
@@ -99,6 +99,10 @@ def check(obj: Any, y: Any, s: Any, group: Any = None, *, qid: Any = None, weigh
     -------
     GradCheckReport
     """
+    for value, name in ((eps, "eps"), (hess_eps, "hess_eps"), (grad_tol, "grad_tol"),
+                        (hess_tol, "hess_tol")):
+        check_number(value, name, 0.0, low_open=True)
+    hessian = check_bool(hessian, "hessian")
     y = as_float_array(y, "labels")
     s = as_float_array(s, "scores", allow_2d=True)
     if qid is not None:

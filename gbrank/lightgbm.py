@@ -77,5 +77,5 @@ def feval(*names: str, threshold: float | None = None) -> _FEval:
         raise ValueError("feval needs at least one metric name, e.g. feval('ndcg@10')")
     metrics = tuple(get_metric(n) for n in names)
     if threshold is not None:
-        metrics = tuple(m.with_threshold(float(threshold)) for m in metrics)
+        metrics = tuple(m.with_threshold(threshold) for m in metrics)
     return _FEval(metrics)

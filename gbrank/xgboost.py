@@ -120,7 +120,7 @@ def metric(*names: str, threshold: float | None = None) -> _XGBMetric:
         raise ValueError("metric needs at least one metric name, e.g. metric('ndcg@10')")
     metrics = [get_metric(n) for n in names]
     if threshold is not None:
-        metrics = [m.with_threshold(float(threshold)) for m in metrics]
+        metrics = [m.with_threshold(threshold) for m in metrics]
     return _XGBMetric(tuple(metrics))
 
 

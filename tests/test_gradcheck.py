@@ -89,3 +89,15 @@ def test_err_default_gmax_is_fixed_from_the_whole_data():
     # and the default objective's gradient is the one of the bound objective
     np.testing.assert_array_equal(obj.grad_hess(y, s, [12, 12])[0],
                                   obj.bind_data_defaults(y).grad_hess(y, s, [12, 12])[0])
+
+
+def test_bad_steps_and_tolerances_are_named():
+    from gbrank.objectives import RankNet
+
+    y, s = [1.0, 0.0], [0.2, 0.1]
+    with pytest.raises(ValueError, match=r"eps must be a finite number in \(0, inf\), got 0"):
+        check(RankNet(), y, s, eps=0)
+    with pytest.raises(ValueError, match="hess_tol must be a finite number"):
+        check(RankNet(), y, s, hess_tol=-1.0)
+    with pytest.raises(ValueError, match="hessian must be True or False"):
+        check(RankNet(), y, s, hessian="yes")

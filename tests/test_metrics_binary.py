@@ -24,6 +24,8 @@ def binary_cases(draw, max_n=40):
     w = None
     if draw(st.booleans()):
         w = np.array(draw(st.lists(st.floats(0.0, 3.0), min_size=n, max_size=n)))
+        if not np.any(w > 0):  # all-zero weights are refused (gbrank's weight rule)
+            w[draw(st.integers(0, n - 1))] = draw(st.floats(0.1, 3.0))
     return y, s, w
 
 
@@ -116,9 +118,10 @@ def test_conventions_and_label_forms():
 def test_binary_bad_input():
     with pytest.raises(ValueError, match="binary labels must be"):
         metrics.f1([0, 2], [0.1, 0.2])
-    with pytest.raises(ValueError, match="beta must be a positive"):
+    with pytest.raises(ValueError, match=r"beta must be a finite number in \(0, inf\), got 0"):
         metrics.fbeta([0, 1], [0.1, 0.2], beta=0)
-    with pytest.raises(ValueError, match="threshold is NaN"):
+    with pytest.raises(ValueError, match=r"threshold must be a finite number in \(-inf, inf\), "
+                                         r"got nan"):
         metrics.f1([0, 1], [0.1, 0.2], threshold=float("nan"))
     with pytest.raises(ValueError, match=r"scores contain 1 NaN/inf value\(s\) \(first at index 1"):
         metrics.best_threshold([0, 1], [0.1, np.inf])
@@ -135,4 +138,5 @@ def test_million_rows():
     t, v = metrics.best_threshold(y, s)
     assert metrics.f1(y, s, threshold=t) == v
     assert v == pytest.approx(f1_score(y, s > t), rel=1e-12)
-    assert 0.5 < metrics.balanced_measure(y, s) <= 1.0
+    assert metrics.balanced_measure(y, s) == pytest.approx(
+        balanced_accuracy_score(y, s > 0), rel=1e-12)

@@ -7,7 +7,17 @@ import numpy as np
 import pytest
 
 from gbrank import metrics
-from gbrank._validation import prepare_ranking, query_structure
+from gbrank._validation import (
+    check_bool,
+    check_choice,
+    check_integer,
+    check_number,
+    check_row_weights,
+    check_threshold,
+    prepare_ranking,
+    query_structure,
+)
+from gbrank.objectives import LambdaRank
 
 RANKING = [metrics.ndcg, metrics.err, metrics.mean_ap, metrics.mrr, metrics.precision_at_k,
            metrics.recall_at_k, metrics.pair_accuracy]
@@ -56,13 +66,21 @@ def test_grades_too_large(fn):
 
 
 def test_label_gain_and_max_grade_ranges():
-    with pytest.raises(ValueError, match=r"grade 5 has no entry in label_gain \(length 3"):
+    # Metric and objective share the rule and the message (one check in _validation).
+    msg = r"grade 5\.0 at index 1 is too large; label_gain has only 3 entries \(grades 0\.\.2\)"
+    with pytest.raises(ValueError, match=msg):
         metrics.ndcg([0, 5, 1], [0.1, 0.2, 0.3], label_gain=[0, 1, 3])
-    with pytest.raises(ValueError, match="grade 3 exceeds max_grade=2"):
+    with pytest.raises(ValueError, match=msg):
+        LambdaRank(label_gain=[0, 1, 3]).grad_hess([0, 5, 1], [0.1, 0.2, 0.3])
+    msg = r"grade 3\.0 at index 1 is too large; it exceeds max_grade=2"
+    with pytest.raises(ValueError, match=msg):
         metrics.err([0, 3, 1], [0.1, 0.2, 0.3], max_grade=2)
+    with pytest.raises(ValueError, match=msg):
+        LambdaRank(metric="err", max_grade=2).grad_hess([0, 3, 1], [0.1, 0.2, 0.3])
     with pytest.raises(ValueError, match="pass either label_gain or gain='linear'"):
         metrics.ndcg([0, 1], [0.1, 0.2], label_gain=[0, 1], gain="linear")
-    with pytest.raises(ValueError, match="gain must be 'exponential' or 'linear'"):
+    with pytest.raises(ValueError, match=r"gain must be one of \['exponential', 'linear'\], "
+                                         r"got 'log'"):
         metrics.ndcg([0, 1], [0.1, 0.2], gain="log")
 
 
@@ -82,7 +100,7 @@ def test_mismatched_lengths(fn):
                                 metrics.precision_at_k, metrics.recall_at_k])
 @pytest.mark.parametrize("k", [0, -1, 2.5, True])
 def test_bad_k(fn, k):
-    with pytest.raises(ValueError, match="k must be a positive integer or None"):
+    with pytest.raises(ValueError, match=r"k must be an integer in \[1, inf\] or None, got "):
         fn([0, 1], [0.1, 0.2], k=k)
 
 
@@ -126,3 +144,93 @@ def test_group_helper_structure_and_restore():
     y, s, qq = prepare_ranking([0, 1, 2, 3, 4, 0], np.arange(6.0), qid=[1, 0, 1, 0, 1, 0])
     assert y.tolist() == [1, 3, 0, 0, 2, 4] and qq.sizes.tolist() == [3, 3]
     assert query_structure(4).offsets.tolist() == [0, 4]  # group-less: one query
+
+
+# ------------------------------------------------------------ scalar parameter rules
+
+
+def test_integer_rule_accepts_what_users_pass():
+    y = np.array([0.0, 2.0, 1.0, 4.0, 0.0, 3.0])
+    s = np.array([0.1, 0.4, 0.3, 0.2, 0.0, 0.5])
+    g = [3, 3]
+    ref = metrics.err(y, s, g, max_grade=4)
+    assert metrics.err(y, s, g, max_grade=y.max()) == ref  # np.float64(4.0)
+    assert metrics.err(y, s, g, max_grade=np.int32(4)) == ref
+    assert metrics.ndcg(y, s, g, k=np.float64(2.0)) == metrics.ndcg(y, s, g, k=2)
+    assert check_integer(np.uint8(7), "n") == 7 and type(check_integer(7.0, "n")) is int
+    assert check_integer(None, "n", allow_none=True) is None
+    for bad in (True, 2.5, np.nan, "3", None, [3]):
+        with pytest.raises(ValueError, match=r"n must be an integer in \[1, 9\], got "):
+            check_integer(bad, "n", 1, 9)
+    with pytest.raises(ValueError, match=r"n must be an integer in \[1, 9\], got 10"):
+        check_integer(10, "n", 1, 9)
+
+
+def test_number_rule_names_parameter_value_and_interval():
+    assert check_number(np.float32(0.5), "x", 0, 1) == 0.5
+    assert check_number(3, "x") == 3.0 and type(check_number(3, "x")) is float
+    cases = [
+        (0.0, dict(low=0.0, low_open=True), r"x must be a finite number in \(0, inf\), got 0\.0"),
+        (1.0, dict(low=0.0, high=1.0, high_open=True), r"in \[0, 1\), got 1\.0"),
+        (-1, dict(low=0.0), r"in \[0, inf\), got -1"),
+        (np.inf, {}, r"in \(-inf, inf\), got inf"),
+        (np.nan, {}, "got nan"), (True, {}, "got True"), ("1", {}, "got '1'"),
+    ]
+    for value, kw, match in cases:
+        with pytest.raises(ValueError, match=match):
+            check_number(value, "x", **kw)
+
+
+def test_choice_and_bool_rules():
+    assert check_choice("a", "mode", ("a", "b")) == "a"
+    with pytest.raises(ValueError, match=r"mode must be one of \['a', 'b'\], got 'A'"):
+        check_choice("A", "mode", ("a", "b"))
+    with pytest.raises(ValueError, match=r"mode must be one of .* got \['a'\]"):
+        check_choice(["a"], "mode", ("a", "b"))
+    assert check_bool(np.bool_(True), "flag") is True
+    with pytest.raises(ValueError, match="flag must be True or False, got 1"):
+        check_bool(1, "flag")
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_one_threshold_rule_everywhere(bad):
+    # One rule: a threshold is a finite number, in ranking and binary metrics alike.
+    from gbrank.lightgbm import feval
+
+    match = r"threshold must be a finite number in \(-inf, inf\)"
+    y, s = [0, 1, 2], [0.1, 0.3, 0.2]
+    calls = [
+        lambda: check_threshold(bad),
+        lambda: metrics.mean_ap(y, s, threshold=bad),
+        lambda: metrics.mrr(y, s, threshold=bad),
+        lambda: metrics.precision_at_k(y, s, threshold=bad),
+        lambda: metrics.fbeta([0, 1, 1], s, threshold=bad),
+        lambda: metrics.balanced_measure([0, 1, 1], s, threshold=bad),
+        lambda: metrics.get_metric("f1").with_threshold(bad),
+        lambda: feval("f1", threshold=bad),
+        lambda: LambdaRank(metric="map", threshold=bad).grad_hess(y, s),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match=match):
+            call()
+
+
+def test_row_weight_rule():
+    np.testing.assert_array_equal(check_row_weights([1, 2], 2), [1.0, 2.0])
+    assert check_row_weights(None, 3) is None
+    with pytest.raises(ValueError, match="weight has 1 entries but there are 2 rows"):
+        check_row_weights([1.0], 2)
+    with pytest.raises(ValueError, match=r"weights must be non-negative; 1 negative \(first at "
+                                         r"index 1: -1\.0\)"):
+        check_row_weights([1.0, -1.0], 2)
+    with pytest.raises(ValueError, match="weights are all zero"):
+        check_row_weights([0.0, 0.0], 2)
+    with pytest.raises(ValueError, match="weights contain 1 NaN/inf"):
+        check_row_weights([0.0, np.nan], 2)
+    # The binary metrics and the per-row objective use the same rule.
+    from gbrank.objectives import FocalLoss
+
+    for call in (lambda: metrics.f1([0, 1], [0.1, 0.2], weight=[0.0, 0.0]),
+                 lambda: FocalLoss().grad_hess([0, 1], [0.1, 0.2], weight=[0.0, 0.0])):
+        with pytest.raises(ValueError, match="weights are all zero"):
+            call()

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from gbrank._kernels.binary import best_fbeta_cut, confusion
-from gbrank._validation import prepare_binary
+from gbrank._validation import check_number, check_threshold, prepare_binary
 
 __all__ = ["fbeta", "f1", "balanced_measure", "best_threshold"]
 
@@ -20,27 +20,11 @@ _NO_WEIGHT = np.empty(0, dtype=np.float64)
 
 
 def _check_beta(beta: Any) -> float:
-    try:
-        b = float(beta)
-    except (TypeError, ValueError):
-        raise ValueError(f"beta must be a positive number, got {beta!r}") from None
-    if not (np.isfinite(b) and b > 0):
-        raise ValueError(f"beta must be a positive finite number, got {beta!r}")
-    return b
-
-
-def _check_threshold(threshold: Any) -> float:
-    try:
-        t = float(threshold)
-    except (TypeError, ValueError):
-        raise ValueError(f"threshold must be a number, got {threshold!r}") from None
-    if np.isnan(t):
-        raise ValueError("threshold is NaN")
-    return t
+    return check_number(beta, "beta", 0.0, low_open=True)
 
 
 def _counts(y: Any, s: Any, threshold: Any, weight: Any) -> tuple[float, float, float, float]:
-    t = _check_threshold(threshold)
+    t = check_threshold(threshold)
     y01, s, w = prepare_binary(y, s, weight)
     return confusion(y01, s, _NO_WEIGHT if w is None else w, t)
 
@@ -72,6 +56,7 @@ def fbeta(y: Any, s: Any, beta: float = 1.0, threshold: float = 0.0, *,
     beta : float, default 1.0
         Weight of recall relative to precision.
     threshold : float, default 0.0
+        Any finite number (gbrank's one rule for thresholds).
     weight : array-like of shape (n,), optional
         Row weights (counts become weighted sums).
 

@@ -22,7 +22,15 @@ from gbrank._kernels.ndcg import ndcg_per_query
 from gbrank._kernels.pair_accuracy import pair_counts_per_query
 from gbrank._kernels.precision_recall import hits_at_k
 from gbrank._kernels.reciprocal_rank import reciprocal_rank_per_query
-from gbrank._validation import MAX_EXACT_GRADE, Queries, prepare_ranking
+from gbrank._validation import (
+    MAX_EXACT_GRADE,
+    Queries,
+    check_choice,
+    check_integer,
+    check_label_gain,
+    check_threshold,
+    prepare_ranking,
+)
 
 __all__ = ["ndcg", "err", "mean_ap", "mrr", "precision_at_k", "recall_at_k", "pair_accuracy"]
 
@@ -30,21 +38,8 @@ _ALL_ROWS = 0  # kernels read k <= 0 as "every row of the query"
 
 
 def _check_k(k: Any) -> int:
-    if k is None:
-        return _ALL_ROWS
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a positive integer or None (all rows), got {k!r}")
-    return int(k)
-
-
-def _check_threshold(threshold: Any) -> float:
-    try:
-        t = float(threshold)
-    except (TypeError, ValueError):
-        raise ValueError(f"threshold must be a number, got {threshold!r}") from None
-    if not np.isfinite(t):
-        raise ValueError(f"threshold must be finite, got {threshold!r}")
-    return t
+    k = check_integer(k, "k", 1, allow_none=True)  # None: every row of the query
+    return _ALL_ROWS if k is None else k
 
 
 def _mean(values: np.ndarray, queries: Queries) -> float:
@@ -55,17 +50,11 @@ def _mean(values: np.ndarray, queries: Queries) -> float:
 
 
 def _gain_table(label_gain: Any, gain: str) -> tuple[np.ndarray, bool]:
-    if gain not in ("exponential", "linear"):
-        raise ValueError(f"gain must be 'exponential' or 'linear', got {gain!r}")
+    check_choice(gain, "gain", ("exponential", "linear"))
     if label_gain is not None:
         if gain == "linear":
             raise ValueError("pass either label_gain or gain='linear', not both")
-        table = np.ascontiguousarray(np.asarray(label_gain, dtype=np.float64).ravel())
-        if table.size == 0:
-            raise ValueError("label_gain is empty")
-        if not np.all(np.isfinite(table)):
-            raise ValueError("label_gain must be finite")
-        return table, False
+        return check_label_gain(label_gain), False
     if gain == "linear":
         return np.zeros(1), True
     return np.exp2(np.arange(MAX_EXACT_GRADE + 1, dtype=np.float64)) - 1.0, False
@@ -80,15 +69,10 @@ def _ndcg_per_query(y: Any, s: Any, group: Any = None, k: int | None = 10,
         y, s, queries = prepare_ranking(y, s, group, qid, weight, integer_grades=False,
                                         max_grade=None)
     elif label_gain is not None:
-        y, s, queries = prepare_ranking(y, s, group, qid, weight, integer_grades=True,
-                                        max_grade=None)
-        top = float(y.max())
-        if top >= table.size:
-            at = int(np.argmax(queries.restore(y) >= table.size))
-            raise ValueError(
-                f"labels: grade {top:g} has no entry in label_gain (length {table.size}, "
-                f"grades 0..{table.size - 1}); first such row at index {at}"
-            )
+        y, s, queries = prepare_ranking(
+            y, s, group, qid, weight, integer_grades=True, max_grade=table.size - 1,
+            max_grade_reason=f"label_gain has only {table.size} entries "
+                             f"(grades 0..{table.size - 1})")
     else:
         y, s, queries = prepare_ranking(y, s, group, qid, weight, integer_grades=True,
                                         max_grade=MAX_EXACT_GRADE)
@@ -154,22 +138,13 @@ def _err_per_query(y: Any, s: Any, group: Any = None, k: int | None = 10,
                    max_grade: int | None = None, *, qid: Any = None,
                    weight: Any = None) -> tuple[np.ndarray, Queries]:
     kk = _check_k(k)
-    y, s, queries = prepare_ranking(y, s, group, qid, weight, integer_grades=True,
-                                    max_grade=MAX_EXACT_GRADE)
-    top = int(y.max())
-    if max_grade is None:
-        g_max = top
-    else:
-        if isinstance(max_grade, bool) or not isinstance(max_grade, (int, np.integer)):
-            raise ValueError(f"max_grade must be an integer, got {max_grade!r}")
-        g_max = int(max_grade)
-        if not 0 <= g_max <= MAX_EXACT_GRADE:
-            raise ValueError(f"max_grade must be in 0..{MAX_EXACT_GRADE}, got {g_max}")
-        if top > g_max:
-            at = int(np.argmax(queries.restore(y) > g_max))
-            raise ValueError(
-                f"labels: grade {top} exceeds max_grade={g_max} (first such row at index {at})"
-            )
+    g_max = check_integer(max_grade, "max_grade", 0, MAX_EXACT_GRADE, allow_none=True)
+    y, s, queries = prepare_ranking(
+        y, s, group, qid, weight, integer_grades=True,
+        max_grade=MAX_EXACT_GRADE if g_max is None else g_max,
+        max_grade_reason=None if g_max is None else f"it exceeds max_grade={g_max}")
+    if g_max is None:
+        g_max = int(y.max())
     return err_per_query(y, s, queries.offsets, kk, _stop_probabilities(g_max)), queries
 
 
@@ -193,6 +168,7 @@ def err(y: Any, s: Any, group: Any = None, k: int | None = 10, max_grade: int | 
     max_grade : int, optional
         :math:`g_{\max}`. Default: the largest label in ``y`` (the whole call, not per
         query), so values depend on the data passed; fix it to compare across data sets.
+        Any integral number counts (``max_grade=y.max()`` of float labels works).
 
     Returns
     -------
@@ -211,7 +187,7 @@ def _ap_per_query(y: Any, s: Any, group: Any = None, k: int | None = None,
                   threshold: float = 1, *, qid: Any = None,
                   weight: Any = None) -> tuple[np.ndarray, Queries]:
     kk = _check_k(k)
-    t = _check_threshold(threshold)
+    t = check_threshold(threshold)
     y, s, queries = _relevance_input(y, s, group, qid, weight)
     return average_precision_per_query(y, s, queries.offsets, kk, t), queries
 
@@ -252,7 +228,7 @@ def _rr_per_query(y: Any, s: Any, group: Any = None, k: int | None = None,
                   threshold: float = 1, *, qid: Any = None,
                   weight: Any = None) -> tuple[np.ndarray, Queries]:
     kk = _check_k(k)
-    t = _check_threshold(threshold)
+    t = check_threshold(threshold)
     y, s, queries = _relevance_input(y, s, group, qid, weight)
     return reciprocal_rank_per_query(y, s, queries.offsets, kk, t), queries
 
@@ -284,7 +260,7 @@ def mrr(y: Any, s: Any, group: Any = None, k: int | None = None, threshold: floa
 def _hits(y: Any, s: Any, group: Any, k: int | None, threshold: float, qid: Any,
           weight: Any):
     kk = _check_k(k)
-    t = _check_threshold(threshold)
+    t = check_threshold(threshold)
     y, s, queries = _relevance_input(y, s, group, qid, weight)
     hits, npos, depth = hits_at_k(y, s, queries.offsets, kk, t)
     return hits, npos, depth, queries

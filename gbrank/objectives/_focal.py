@@ -12,6 +12,7 @@ from gbrank._validation import (
     as_float_array,
     check_finite,
     check_integer,
+    check_lengths,
     check_number,
     check_row_weights,
     prepare_binary,
@@ -138,8 +139,7 @@ class FocalLoss(Objective):
         if isinstance(s, np.ndarray) and s.ndim == 2 and s.shape[1] == 1:
             s_arr = s[:, 0]
         s_arr = _as_rows(s_arr, "scores")
-        if y.size != s_arr.size:
-            raise ValueError(f"labels have {y.size} rows but scores have {s_arr.size}")
+        check_lengths(y, s_arr)
         return y, s_arr, _check_weight(weight, y.size)
 
     def _multiclass_inputs(self, y: Any, s: Any, weight: Any):
