@@ -1,27 +1,46 @@
-# Two entry points for a newcomer: `make bench` (the main job) and `make test`.
-# Each creates ./.venv and installs gbrank into it on first use.
+# Two entry points for a newcomer: `make tune` (the main job) and `make test`.
+# Each creates ./.venv and installs gbrank into it (editable, with the extras
+# dev, tune, bench and anchor) on first use.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+EXTRAS := dev,tune,bench,anchor
+ARGS ?=
 
-.PHONY: bench test lint clean
+.PHONY: tune bench test test-fast test-min wheel lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev,bench]"
+	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 
-bench: $(STAMP)
-	$(PY) experiments/bench.py
+tune: $(STAMP)
+	$(PY) experiments/tune.py $(ARGS)
 
+bench: $(STAMP)
+	$(PY) experiments/bench.py $(ARGS)
+
+# The full suite, as CI runs it; the slowest tests' cost is printed at the end.
 test: $(STAMP)
 	$(PY) -m ruff check gbrank tests experiments
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=15
+
+# The edit-test loop: everything but the tests marked slow.
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow" --durations=15
+
+# The fast tests against the declared minimum versions (a separate venv).
+test-min:
+	bash .ci/min_versions.sh
+
+# Build the wheel and smoke-test it in a clean venv outside the checkout.
+wheel: $(STAMP)
+	bash .ci/wheel.sh
 
 lint: $(STAMP)
 	$(PY) -m ruff check gbrank tests experiments
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info

@@ -3,12 +3,37 @@
 Learning to rank (RankNet, LambdaRank with a selectable IR metric), imbalanced binary
 classification (focal loss, an F_beta structured surrogate), and the metrics that
 judge them. Every objective is a numba grad/hess kernel checked by finite differences.
+
+The adapters and helpers below are submodules loaded on first use (PEP 562), so
+``import gbrank`` imports neither booster: ``gbrank.lightgbm``, ``gbrank.xgboost``,
+``gbrank.sklearn``, ``gbrank.datasets``, ``gbrank.gradcheck``, ``gbrank.tuning``.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from gbrank import metrics, objectives
 from gbrank._proba import predict_proba
 from gbrank._registry import get_metric, get_objective
 
-__version__ = "0.1.0"
+# The one place the version is written (pyproject.toml reads it from here).
+__version__ = "0.2.0"
 
-__all__ = ["metrics", "objectives", "predict_proba", "get_metric", "get_objective", "__version__"]
+_LAZY_SUBMODULES = ("lightgbm", "xgboost", "sklearn", "datasets", "gradcheck", "tuning")
+
+__all__ = ["metrics", "objectives", "predict_proba", "get_metric", "get_objective",
+           "__version__", *_LAZY_SUBMODULES]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_SUBMODULES:
+        module = importlib.import_module(f"gbrank.{name}")
+        globals()[name] = module  # later lookups skip this function
+        return module
+    raise AttributeError(f"module 'gbrank' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))

@@ -1,6 +1,12 @@
-"""Shared fixtures: the reference data in ../shared/data, skipped cleanly when absent."""
+"""Shared fixtures: the reference data in ../shared/data.
+
+Outside CI a test that needs it is skipped when it is absent; in CI (``CI=true``) the
+data must be there, so its absence fails the test instead of hiding it as a skip.
+"""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -11,6 +17,8 @@ from gbrank.datasets import load_letor, shared_data_dir
 def _need(name: str):
     path = shared_data_dir() / name
     if not path.exists():
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"reference data not found: {path} (required in CI)")
         pytest.skip(f"reference data not found: {path}")
     return path
 

@@ -58,10 +58,17 @@ def test_lgbm_ranker_sklearn_form(small):
     w = np.repeat(np.linspace(0.5, 1.5, g.size), g)
     for obj in (LambdaRank(metric="ndcg"), RankNet()):
         model = lgb.LGBMRanker(objective=obj, n_estimators=10, min_child_samples=5,
-                               verbose=-1)
+                               verbose=-1, deterministic=True, force_row_wise=True,
+                               n_jobs=2)
         model.fit(X, y, group=g, sample_weight=w)
-        pred = model.predict(X)
-        assert pred.shape == y.shape and np.std(pred) > 0
+        # The sklearn form (obj(y, pred, weight, group)) must train exactly the model
+        # that lgb.train's form (obj(pred, dataset)) trains with the same parameters.
+        params = dict(objective=obj, num_leaves=31, learning_rate=0.1,
+                      min_data_in_leaf=5, verbose=-1, deterministic=True,
+                      force_row_wise=True, num_threads=2)
+        ref = lgb.train(params, lgb.Dataset(X, y, group=g, weight=w), num_boost_round=10)
+        np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=0, atol=1e-12)
+        assert model.booster_.num_trees() == 10
     # The 4-argument call LightGBM's sklearn API makes.
     gr, hs = LambdaRank()(y, np.zeros_like(y), w, g)
     g2, h2 = LambdaRank().grad_hess(y, np.zeros_like(y), g, weight=w)

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The fast tests against the lowest versions pyproject.toml declares (every ">=" floor
+# pinned with "==" through a pip constraints file), in a venv of their own.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+venv="${GBRANK_MIN_VENV:-/tmp/gbrank-min-venv}"
+python3 "$repo/.ci/min_versions.py" dev > "$venv.constraints.txt"
+echo "[min-versions] constraints: $(tr '\n' ' ' < "$venv.constraints.txt")"
+rm -rf "$venv"
+python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
+"$venv/bin/python" -m pip install --quiet -c "$venv.constraints.txt" -e "$repo[dev]" 2>&1 \
+    | grep -v "^WARNING: Location" || true
+echo "[min-versions] installed:"
+"$venv/bin/python" - <<'PY'
+from importlib.metadata import version
+for name in ("numpy", "numba", "scipy", "scikit-learn", "lightgbm", "xgboost", "optuna",
+             "pandas", "matplotlib", "pytrec-eval-terrier"):
+    print(f"  {name}=={version(name)}")
+PY
+cd "$repo"
+# A cache directory of its own: this numba version must not evict the main venv's cache.
+NUMBA_CACHE_DIR="$venv/numba-cache" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+    -m "not slow" --durations=15
