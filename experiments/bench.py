@@ -23,6 +23,7 @@ SECTIONS = {
     "metrics": "bench_metrics",
     "objectives": "bench_ranking",
     "binary": "bench_binary",
+    "threads": "bench_threads",
 }
 
 

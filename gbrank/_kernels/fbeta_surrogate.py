@@ -35,6 +35,8 @@ earlier rows first (the SPEC's stable order).
 import numpy as np
 from numba import njit, prange
 
+from gbrank._kernels._threads import dispatch
+
 FBETA = 0
 BALANCED = 1
 
@@ -195,12 +197,11 @@ def _oracle_serial(y, s, offsets, measure, beta2, grad):
 def oracle(y, s, offsets, measure, beta2, grad):
     """Per-query surrogate values; ``grad`` receives v* − y per row (unweighted).
 
-    Queries run in parallel when there are several and enough rows; a single query
-    (group-less data) runs on one core.
+    Queries run in parallel when there are several and enough rows (the rule of
+    ``_threads.dispatch``); a single query (group-less data) runs on one core.
     """
-    many = offsets.size > 2 and s.size >= 200_000
-    kernel = _oracle_parallel if many else _oracle_serial
-    return kernel(y, s, offsets, measure, beta2, grad)
+    parallel = _oracle_parallel if offsets.size > 2 else _oracle_serial
+    return dispatch(parallel, _oracle_serial, s.size, y, s, offsets, measure, beta2, grad)
 
 
 @njit(cache=True, nogil=True)

@@ -28,11 +28,12 @@ binary formula in u. With π_j = softmax over the other classes (j ≠ c),
     g_j = −FL'(u) π_j,       h_j = FL''(u) π_j² − FL'(u) π_j (1 − π_j).
 """
 
-import numba
 import numpy as np
 from llvmlite import ir
 from numba import njit, prange, types
 from numba.extending import intrinsic
+
+from gbrank._kernels._threads import dispatch
 
 # A loop without libm calls is vectorised by LLVM (4 rows per AVX2 instruction): 2–3×
 # faster per core than scalar exp/log1p, nearly as accurate (relative error < 1e-15,
@@ -179,22 +180,18 @@ def _binary_grad_hess_parallel(y, s, w, gamma, alpha, floor, grad, hess):
     return n_bad, n_zero, n_minus
 
 
-# Below this many rows one core finishes in about a millisecond, and starting a second
-# thread costs more (on a busy machine, milliseconds of waiting for it to be scheduled).
-PARALLEL_MIN_ROWS = 200_000
-
-
-def _call(kernel, n_rows, *args):
-    """Run a ``parallel=True`` kernel on one thread when the input is small. (The same
-    compiled kernel, not a serial copy: its loop is the one LLVM vectorises.)"""
-    if n_rows >= PARALLEL_MIN_ROWS:
-        return kernel(*args)
-    previous = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        return kernel(*args)
-    finally:
-        numba.set_num_threads(previous)
+@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+def _binary_grad_hess_serial(y, s, w, gamma, alpha, floor, grad, hess):
+    weighted = w.size > 0
+    n_bad = 0
+    n_zero = 0
+    n_minus = 0
+    for i in range(s.size):
+        b, zr, mn = _binary_row(i, y, s, w, weighted, gamma, alpha, floor, grad, hess)
+        n_bad += b
+        n_zero += zr
+        n_minus += mn
+    return n_bad, n_zero, n_minus
 
 
 def binary_grad_hess(y, s, w, gamma, alpha, floor, grad, hess):
@@ -206,21 +203,35 @@ def binary_grad_hess(y, s, w, gamma, alpha, floor, grad, hess):
     rows (non-finite score or label outside {−1, 0, 1}), of 0 labels and of −1
     labels; the caller raises if any is invalid or 0 and −1 labels are mixed.
     """
-    return _call(_binary_grad_hess_parallel, s.size, y, s, w, gamma, alpha, floor, grad, hess)
+    return dispatch(_binary_grad_hess_parallel, _binary_grad_hess_serial, s.size,
+                    y, s, w, gamma, alpha, floor, grad, hess)
+
+
+@njit(cache=True, nogil=True, inline="always", fastmath=_FASTMATH)
+def _binary_loss_row(i, y, s, w, weighted, gamma, alpha):
+    pos = y[i] > 0.5
+    u = s[i] if pos else -s[i]
+    p, q, ell, qg = _parts(u, gamma)
+    at = 1.0 if alpha < 0.0 else (alpha if pos else 1.0 - alpha)
+    wi = w[i] if weighted else 1.0
+    return -qg * ell * at * wi
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=_FASTMATH)
-def _binary_loss(y, s, w, gamma, alpha):
-    n = s.size
+def _binary_loss_parallel(y, s, w, gamma, alpha):
     weighted = w.size > 0
     total = 0.0
-    for i in prange(n):
-        pos = y[i] > 0.5
-        u = s[i] if pos else -s[i]
-        p, q, ell, qg = _parts(u, gamma)
-        at = 1.0 if alpha < 0.0 else (alpha if pos else 1.0 - alpha)
-        wi = w[i] if weighted else 1.0
-        total += -qg * ell * at * wi
+    for i in prange(s.size):
+        total += _binary_loss_row(i, y, s, w, weighted, gamma, alpha)
+    return total
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+def _binary_loss_serial(y, s, w, gamma, alpha):
+    weighted = w.size > 0
+    total = 0.0
+    for i in range(s.size):
+        total += _binary_loss_row(i, y, s, w, weighted, gamma, alpha)
     return total
 
 
@@ -239,66 +250,93 @@ def _other_lse(z, c):
     return m, acc
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _multiclass_row(i, y, s, w, weighted, gamma, alpha, floor, grad, hess):
+    k = s.shape[1]
+    z = s[i]
+    c = int(y[i])
+    m, acc = _other_lse(z, c)
+    u = z[c] - (m + np.log(acc))
+    p, q, ell, qg = _parts(u, gamma)
+    d1, d2 = _derivs(p, q, ell, qg, gamma)
+    scale = 1.0
+    if alpha.size > 0:
+        scale = alpha[c]
+    if weighted:
+        scale *= w[i]
+    for j in range(k):
+        if j == c:
+            g = d1
+            h = d2
+        else:
+            pi = np.exp(z[j] - m) / acc
+            g = -d1 * pi
+            h = d2 * pi * pi - d1 * pi * (1.0 - pi)
+        if floor >= 0.0 and h < floor:
+            h = floor
+        grad[i, j] = scale * g
+        hess[i, j] = scale * h
+
+
 @njit(cache=True, nogil=True, parallel=True)
-def _multiclass_grad_hess(y, s, w, gamma, alpha, floor, grad, hess):
-    n, k = s.shape
+def _multiclass_grad_hess_parallel(y, s, w, gamma, alpha, floor, grad, hess):
     weighted = w.size > 0
-    for i in prange(n):
-        z = s[i]
-        c = int(y[i])
-        m, acc = _other_lse(z, c)
-        u = z[c] - (m + np.log(acc))
-        p, q, ell, qg = _parts(u, gamma)
-        d1, d2 = _derivs(p, q, ell, qg, gamma)
-        scale = 1.0
-        if alpha.size > 0:
-            scale = alpha[c]
-        if weighted:
-            scale *= w[i]
-        for j in range(k):
-            if j == c:
-                g = d1
-                h = d2
-            else:
-                pi = np.exp(z[j] - m) / acc
-                g = -d1 * pi
-                h = d2 * pi * pi - d1 * pi * (1.0 - pi)
-            if floor >= 0.0 and h < floor:
-                h = floor
-            grad[i, j] = scale * g
-            hess[i, j] = scale * h
+    for i in prange(s.shape[0]):
+        _multiclass_row(i, y, s, w, weighted, gamma, alpha, floor, grad, hess)
+
+
+@njit(cache=True, nogil=True)
+def _multiclass_grad_hess_serial(y, s, w, gamma, alpha, floor, grad, hess):
+    weighted = w.size > 0
+    for i in range(s.shape[0]):
+        _multiclass_row(i, y, s, w, weighted, gamma, alpha, floor, grad, hess)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _multiclass_loss_row(i, y, s, w, weighted, gamma, alpha):
+    z = s[i]
+    c = int(y[i])
+    m, acc = _other_lse(z, c)
+    u = z[c] - (m + np.log(acc))
+    p, q, ell, qg = _parts(u, gamma)
+    v = -qg * ell
+    if alpha.size > 0:
+        v *= alpha[c]
+    if weighted:
+        v *= w[i]
+    return v
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _multiclass_loss(y, s, w, gamma, alpha):
-    n, k = s.shape
+def _multiclass_loss_parallel(y, s, w, gamma, alpha):
     weighted = w.size > 0
     total = 0.0
-    for i in prange(n):
-        z = s[i]
-        c = int(y[i])
-        m, acc = _other_lse(z, c)
-        u = z[c] - (m + np.log(acc))
-        p, q, ell, qg = _parts(u, gamma)
-        v = -qg * ell
-        if alpha.size > 0:
-            v *= alpha[c]
-        if weighted:
-            v *= w[i]
-        total += v
+    for i in prange(s.shape[0]):
+        total += _multiclass_loss_row(i, y, s, w, weighted, gamma, alpha)
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _multiclass_loss_serial(y, s, w, gamma, alpha):
+    weighted = w.size > 0
+    total = 0.0
+    for i in range(s.shape[0]):
+        total += _multiclass_loss_row(i, y, s, w, weighted, gamma, alpha)
     return total
 
 
 def binary_loss(y, s, w, gamma, alpha):
     """Σ_i w_i FL_i."""
-    return _call(_binary_loss, s.size, y, s, w, gamma, alpha)
+    return dispatch(_binary_loss_parallel, _binary_loss_serial, s.size, y, s, w, gamma, alpha)
 
 
 def multiclass_grad_hess(y, s, w, gamma, alpha, floor, grad, hess):
     """Softmax focal loss; ``s``, grad, hess are (n, K); ``alpha`` per class or empty."""
-    return _call(_multiclass_grad_hess, s.size, y, s, w, gamma, alpha, floor, grad, hess)
+    return dispatch(_multiclass_grad_hess_parallel, _multiclass_grad_hess_serial, s.size,
+                    y, s, w, gamma, alpha, floor, grad, hess)
 
 
 def multiclass_loss(y, s, w, gamma, alpha):
     """Σ_i w_i FL_i for softmax scores (n, K)."""
-    return _call(_multiclass_loss, s.size, y, s, w, gamma, alpha)
+    return dispatch(_multiclass_loss_parallel, _multiclass_loss_serial, s.size,
+                    y, s, w, gamma, alpha)
