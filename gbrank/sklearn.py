@@ -1,14 +1,763 @@
-"""scikit-learn estimators for gbrank objectives (GBRanker, GBClassifier, make_scorer).
+"""scikit-learn estimators for gbrank objectives: :class:`GBRanker`, :class:`GBClassifier`
+and :func:`make_scorer`.
 
-Boosters are imported inside the functions that use them, so importing this module
-imports neither LightGBM nor XGBoost.
+Both estimators train LightGBM or XGBoost with a gbrank objective (or the booster's own
+objective, ``"native:<name>"``) through the boosters' low-level APIs, so that grouped
+and group-less ranking, initial scores, early stopping on a gbrank metric and
+learning-rate decay work the same with either booster. They follow scikit-learn's
+estimator contract (``clone``, ``GridSearchCV``, ``Pipeline``, pickling, metadata
+routing of ``qid``). Boosters are imported inside the functions that use them: importing
+this module imports neither LightGBM nor XGBoost.
+
+Grouped cross-validation with metadata routing::
+
+    import sklearn
+    from sklearn.model_selection import GroupKFold, cross_val_score
+    from gbrank.sklearn import GBRanker, make_scorer
+
+    sklearn.set_config(enable_metadata_routing=True)
+    scores = cross_val_score(GBRanker().set_fit_request(qid=True), X, y, groups=qid,
+                             cv=GroupKFold(5), params={"qid": qid},
+                             scoring=make_scorer("ndcg@10"))
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__: list[str] = []
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from gbrank._proba import predict_proba as _sigmoid
+from gbrank._registry import OBJECTIVES, get_metric, get_objective
+from gbrank._validation import (
+    as_float_array,
+    check_choice,
+    check_finite,
+    check_grades,
+    check_integer,
+    check_number,
+    check_row_weights,
+    query_structure,
+)
+from gbrank.objectives import Objective
+
+__all__ = ["GBRanker", "GBClassifier", "make_scorer"]
+
+_BOOSTERS = ("lightgbm", "xgboost")
+_NATIVE = "native:"
+
+
+# --- parameters shared by both estimators ------------------------------------------------
+
+
+def _is_frame(X: Any) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def _resolve_objective(objective: Any, task: str, estimator: str) -> Objective | str:
+    """A fresh objective object (registry name or a clone of the instance given), or the
+    booster's own objective name for ``"native:<name>"``; checks the task."""
+    from sklearn.base import clone
+
+    if isinstance(objective, str):
+        if objective.startswith(_NATIVE) and len(objective) > len(_NATIVE):
+            return objective[len(_NATIVE):]
+        obj = get_objective(objective)
+    elif isinstance(objective, Objective):
+        obj = clone(objective)
+        obj._params()  # validate now: a bad parameter fails at fit, named
+    else:
+        raise ValueError(
+            f"objective must be a registry name ({', '.join(OBJECTIVES)}, "
+            f"lambdarank:<metric>, or native:<booster objective>) or a gbrank objective "
+            f"instance, got {objective!r}"
+        )
+    if obj.task != task:
+        valid = ", ".join(n for n, c in OBJECTIVES.items() if c.task == task) \
+            if task == "ranking" else "focal, fbeta_surrogate"
+        raise ValueError(
+            f"objective {objective!r} is a {obj.task} objective; {estimator} takes {task} "
+            f"objectives ({valid}, or an instance of one)"
+        )
+    return obj
+
+
+class _GBBase(BaseEstimator):
+    """Training machinery shared by :class:`GBRanker` and :class:`GBClassifier`."""
+
+    _task = "ranking"
+
+    # -- validation of the estimator's own parameters (at fit) -----------------------
+    def _check_params(self) -> dict[str, Any]:
+        p = {
+            "booster": check_choice(self.booster, "booster", _BOOSTERS),
+            "n_estimators": check_integer(self.n_estimators, "n_estimators", 1),
+            "learning_rate": check_number(self.learning_rate, "learning_rate", 0.0,
+                                          low_open=True),
+            "decay": None if self.learning_rate_decay is None else check_number(
+                self.learning_rate_decay, "learning_rate_decay", 0.0, 1.0, low_open=True),
+            "early_stopping_rounds": check_integer(
+                self.early_stopping_rounds, "early_stopping_rounds", 1, allow_none=True),
+            "validation_fraction": None if self.validation_fraction is None else check_number(
+                self.validation_fraction, "validation_fraction", 0.0, 1.0, low_open=True,
+                high_open=True),
+        }
+        if p["early_stopping_rounds"] is not None and p["validation_fraction"] is None:
+            raise ValueError("early_stopping_rounds needs a validation split: set "
+                             "validation_fraction to a number in (0, 1), not None")
+        bp = self.booster_params
+        if bp is not None and not isinstance(bp, dict):
+            raise ValueError(f"booster_params must be a dict or None, got {bp!r}")
+        if bp and "objective" in bp:
+            raise ValueError("booster_params must not set 'objective'; use the objective "
+                             "parameter (a gbrank objective or 'native:<name>')")
+        return p
+
+    def _tree_params(self, booster: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        leaves = check_integer(self.num_leaves, "num_leaves", 2, allow_none=True)
+        depth = check_integer(self.max_depth, "max_depth", 1, allow_none=True)
+        child = check_integer(self.min_child_samples, "min_child_samples", 0, allow_none=True)
+        sub = None if self.subsample is None else check_number(
+            self.subsample, "subsample", 0.0, 1.0, low_open=True)
+        col = None if self.colsample_bytree is None else check_number(
+            self.colsample_bytree, "colsample_bytree", 0.0, 1.0, low_open=True)
+        l2 = None if self.reg_lambda is None else check_number(self.reg_lambda, "reg_lambda", 0.0)
+        jobs = check_integer(self.n_jobs, "n_jobs", allow_none=True)
+        if jobs is not None and jobs < 0:
+            import os
+
+            jobs = max(1, (os.cpu_count() or 1) + 1 + jobs)  # joblib's convention
+        if jobs == 0:
+            raise ValueError("n_jobs must be a non-zero integer or None, got 0")
+        if booster == "lightgbm":
+            names = {"num_leaves": leaves, "max_depth": depth, "min_data_in_leaf": child,
+                     "feature_fraction": col, "lambda_l2": l2, "num_threads": jobs}
+            if sub is not None:
+                names.update(bagging_fraction=sub, bagging_freq=1 if sub < 1.0 else 0)
+        else:
+            if child is not None:
+                raise ValueError(
+                    "min_child_samples has no XGBoost counterpart (XGBoost limits leaves by "
+                    "Hessian sum): leave it None and pass booster_params="
+                    "{'min_child_weight': ...}")
+            names = {"max_leaves": leaves, "max_depth": depth, "subsample": sub,
+                     "colsample_bytree": col, "reg_lambda": l2, "nthread": jobs}
+        out.update({k: v for k, v in names.items() if v is not None})
+        return out
+
+    # -- data ---------------------------------------------------------------------------
+    def _validate_X(self, X: Any, reset: bool) -> Any:
+        if _is_frame(X):
+            # Keep DataFrames: LightGBM and XGBoost read categorical columns from them.
+            validate_data(self, X, reset=reset, skip_check_array=True)
+            if X.shape[0] == 0:
+                raise ValueError("X has 0 rows; at least 1 is required")
+            return X
+        return validate_data(self, X, reset=reset, accept_sparse=["csr", "csc"],
+                             dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")
+
+    def _split(self, n_rows: int, offsets: np.ndarray, frac: float | None, holdout: bool,
+               rng: np.random.RandomState) -> tuple[np.ndarray, np.ndarray | None]:
+        """Row indices (in query order) of the training and validation parts: whole
+        queries when grouped, rows when group-less (one query)."""
+        if not holdout:
+            return np.arange(n_rows), None
+        nq = offsets.size - 1
+        if nq == 1:
+            n_val = int(round(frac * n_rows))
+            if n_val < 1 or n_rows - n_val < 1:
+                raise ValueError(
+                    f"validation_fraction={self.validation_fraction!r} of {n_rows} rows "
+                    "leaves an empty training or validation part")
+            perm = rng.permutation(n_rows)
+            return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+        n_val = int(round(frac * nq))
+        if n_val < 1 or nq - n_val < 1:
+            raise ValueError(
+                f"validation_fraction={self.validation_fraction!r} of {nq} queries leaves "
+                "an empty training or validation part (whole queries are held out)")
+        held = np.zeros(nq, dtype=bool)
+        held[rng.permutation(nq)[:n_val]] = True
+        row_held = np.repeat(held, np.diff(offsets))
+        return np.flatnonzero(~row_held), np.flatnonzero(row_held)
+
+    # -- training -------------------------------------------------------------------------
+    def _train(self, p: dict[str, Any], obj: Objective | str, X: Any, y: np.ndarray,
+               sizes: np.ndarray | None, w: np.ndarray | None, init: float,
+               Xv: Any, yv: Any, sizes_v: Any, wv: Any, metric: Any, seed: int) -> None:
+        """Train ``self.booster_``; set ``evals_result_`` and ``best_iteration_``."""
+        custom = not isinstance(obj, str)
+        lr, decay = p["learning_rate"], p["decay"]
+        n_rounds, stop = p["n_estimators"], p["early_stopping_rounds"]
+        extra = dict(self.booster_params or {})
+        evals_result: dict[str, Any] = {}
+        if p["booster"] == "lightgbm":
+            import lightgbm as lgb
+
+            # feature_pre_filter=False: LightGBM otherwise drops every feature a leaf
+            # of min_data_in_leaf rows cannot split (small data, or a grid search over
+            # min_child_samples), and with a custom objective and no feature left it
+            # aborts ("Check failed: num_features() > 0").
+            params = {"objective": obj, "learning_rate": lr, "verbosity": -1, "seed": seed,
+                      "metric": "None", "feature_pre_filter": False,
+                      **self._tree_params("lightgbm"), **extra}
+            init_tr = None if init == 0.0 else np.full(y.size, init)
+            dtrain = lgb.Dataset(X, y, group=sizes, weight=w, init_score=init_tr,
+                                 free_raw_data=True)
+            valid_sets, callbacks = [], []
+            if decay is not None:
+                callbacks.append(lgb.reset_parameter(
+                    learning_rate=lambda i: lr * decay ** i))
+            if Xv is not None:
+                init_v = None if init == 0.0 else np.full(len(yv), init)
+                valid_sets = [lgb.Dataset(Xv, yv, group=sizes_v, weight=wv, init_score=init_v,
+                                          reference=dtrain)]
+                callbacks.append(lgb.record_evaluation(evals_result))
+                if stop is not None:
+                    callbacks.append(lgb.early_stopping(stop, first_metric_only=True,
+                                                        verbose=False))
+            booster = lgb.train(params, dtrain, num_boost_round=n_rounds,
+                                valid_sets=valid_sets, valid_names=["valid"][:len(valid_sets)],
+                                feval=metric.lightgbm if valid_sets else None,
+                                callbacks=callbacks)
+            best = booster.best_iteration if booster.best_iteration > 0 \
+                else booster.current_iteration()
+        else:
+            import xgboost as xgb
+
+            from gbrank.xgboost import objective as xgb_objective
+
+            params = {"base_score": 0.0, "eta": lr, "seed": seed, "verbosity": 0,
+                      "disable_default_eval_metric": 1, **self._tree_params("xgboost"),
+                      **extra}
+            if not custom:
+                params["objective"] = obj
+            qw = w
+            if w is not None and sizes is not None:  # XGBoost: one weight per query
+                qw = query_structure(y.size, group=sizes, weight=w).weights
+
+            def dmat(Xi: Any, yi: Any, gi: Any, wi: Any) -> Any:
+                margin = None if init == 0.0 else np.full(len(yi), init)
+                return xgb.DMatrix(Xi, yi, group=gi, weight=wi, base_margin=margin,
+                                   enable_categorical=True, missing=np.nan,
+                                   nthread=params.get("nthread"))
+
+            evals, callbacks = [], []
+            if decay is not None:
+                callbacks.append(xgb.callback.LearningRateScheduler(
+                    lambda i: lr * decay ** i))
+            if Xv is not None:
+                qwv = wv
+                if wv is not None and sizes_v is not None:
+                    qwv = query_structure(len(yv), group=sizes_v, weight=wv).weights
+                evals = [(dmat(Xv, yv, sizes_v, qwv), "valid")]
+            booster = xgb.train(params, dmat(X, y, sizes, qw), num_boost_round=n_rounds,
+                                evals=evals, evals_result=evals_result,
+                                obj=xgb_objective(obj) if custom else None,
+                                custom_metric=metric.xgboost if evals else None,
+                                maximize=metric.higher_is_better if evals else None,
+                                early_stopping_rounds=stop if evals else None,
+                                callbacks=callbacks or None, verbose_eval=False)
+            if evals and stop is not None:
+                best = int(booster.best_iteration) + 1
+            else:
+                best = int(booster.num_boosted_rounds())
+        self.booster_ = booster
+        self.evals_result_ = evals_result
+        self.best_iteration_ = int(best)
+
+    def _raw(self, X: Any) -> np.ndarray:
+        """Raw margins of the first ``best_iteration_`` trees (without ``init_score_``)."""
+        if self.booster == "lightgbm":
+            return np.asarray(self.booster_.predict(X, raw_score=True,
+                                                    num_iteration=self.best_iteration_),
+                              dtype=np.float64)
+        import xgboost as xgb
+
+        dm = xgb.DMatrix(X, enable_categorical=True, missing=np.nan)
+        return np.asarray(self.booster_.predict(dm, output_margin=True,
+                                                iteration_range=(0, self.best_iteration_)),
+                          dtype=np.float64)
+
+    def _margins(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "booster_")
+        X = self._validate_X(X, reset=False)
+        return self._raw(X) + self.init_score_
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Total gain of the splits on each feature, normalised to sum 1 (0s if none)."""
+        check_is_fitted(self, "booster_")
+        n = self.n_features_in_
+        if self.booster == "lightgbm":
+            gain = np.asarray(self.booster_.feature_importance("gain"), dtype=np.float64)
+        else:
+            names = self.booster_.feature_names or [f"f{i}" for i in range(n)]
+            score = self.booster_.get_score(importance_type="total_gain")
+            gain = np.array([score.get(name, 0.0) for name in names], dtype=np.float64)
+        total = gain.sum()
+        return gain / total if total > 0 else gain
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        tags.input_tags.categorical = True
+        tags.target_tags.required = True
+        return tags
+
+
+class _ValidMetric:
+    """Validation metric for both boosters (module-level: picklable).
+
+    ``lightgbm``/``xgboost`` are the callables each booster takes. Ranking: a gbrank
+    metric by name (groups from the Dataset/DMatrix). Classification: the objective's
+    own loss (lower is better)."""
+
+    def __init__(self, scoring: str | None, objective: Any) -> None:
+        self.objective = objective
+        if scoring is None:
+            self.name, self.higher_is_better, self.metric = "loss", False, None
+        else:
+            self.metric = get_metric(scoring)
+            self.name, self.higher_is_better = self.metric.name, True
+
+    def _value(self, y: Any, s: Any, group: Any, weight: Any) -> float:
+        if self.metric is not None:
+            return self.metric(y, s, group if self.metric.kind == "ranking" else None, weight)
+        return float(self.objective.loss(y, s, weight=weight))
+
+    def lightgbm(self, preds: Any, data: Any) -> tuple[str, float, bool]:
+        from gbrank.objectives._base import lightgbm_dataset_fields
+
+        y, w, g = lightgbm_dataset_fields(data)
+        return self.name, self._value(y, preds, g, w), self.higher_is_better
+
+    def xgboost(self, preds: Any, dmat: Any) -> tuple[str, float]:
+        from gbrank.xgboost import _dmatrix_fields
+
+        y, w, g = _dmatrix_fields(dmat)
+        return self.name, self._value(y, preds, g, w)
+
+
+# --- GBRanker --------------------------------------------------------------------------
+
+
+class GBRanker(_GBBase):
+    r"""Learning to rank with a gbrank objective, as a scikit-learn estimator.
+
+    ``fit(X, y)`` is group-less (all rows one query, any size — the seed article's
+    task); ``fit(X, y, qid=qid)`` is grouped, with per-row query ids in any order.
+    ``predict`` returns scores (higher = ranked higher) in the caller's row order;
+    ``score`` returns the ``scoring`` metric (pair accuracy by default, as in the
+    article). Works in ``cross_val_score``, ``learning_curve``, ``GridSearchCV`` (over
+    estimator and ``objective__*`` parameters) and ``Pipeline``; with
+    ``sklearn.set_config(enable_metadata_routing=True)``, ``set_fit_request(qid=True)``
+    and :func:`make_scorer` route ``qid`` through cross-validation.
+
+    Parameters
+    ----------
+    objective : str or gbrank objective, default "ranknet"
+        A registry name (``"ranknet"``, ``"lambdarank"``, ``"lambdarank:err"``, …), a
+        gbrank ranking objective instance (cloned at fit), or ``"native:<name>"`` for
+        the booster's own objective (``"native:lambdarank"`` for LightGBM,
+        ``"native:rank:pairwise"`` for XGBoost).
+    booster : {"lightgbm", "xgboost"}, default "lightgbm"
+    n_estimators : int, default 100
+        Boosting rounds (the most; early stopping may use fewer).
+    learning_rate : float, default 0.1
+        Shrinkage η of round 0.
+    learning_rate_decay : float in (0, 1], optional
+        Round ``i`` uses :math:`\eta \cdot \text{decay}^i` (the article's
+        ``0.2 * 0.99 ** i``); ``None`` keeps η constant.
+    early_stopping_rounds : int, optional
+        Stop when the ``scoring`` metric on the validation split has not improved for
+        this many rounds; ``predict`` then uses the best round. ``None``: no early
+        stopping and no validation split.
+    validation_fraction : float in (0, 1), default 0.1
+        Share held out for early stopping: of the rows when group-less, of the whole
+        queries when grouped; drawn from ``random_state``.
+    scoring : str, default "pair_accuracy"
+        gbrank metric name (``"ndcg@10"``, ``"err@5"``, ``"map"``, …) used by ``score``
+        and early stopping.
+    random_state : int, RandomState or None
+        Seeds the validation split and the booster.
+    num_leaves, max_depth : int, optional
+        Tree size (LightGBM ``num_leaves``/``max_depth``; XGBoost ``max_leaves``/
+        ``max_depth``). ``None``: the booster's default.
+    min_child_samples : int, optional
+        LightGBM's ``min_data_in_leaf`` (no XGBoost counterpart: an error there).
+    subsample, colsample_bytree : float in (0, 1], optional
+        Row subsampling per round and feature subsampling per tree.
+    reg_lambda : float, optional
+        L2 regularisation of leaf values.
+    n_jobs : int, optional
+        Booster threads (negative: joblib's convention). ``None``: booster default.
+    booster_params : dict, optional
+        Anything else, passed to the booster as is (``monotone_constraints``,
+        ``max_bin``, ``max_cat_to_onehot``, …).
+
+    Attributes
+    ----------
+    booster_ : lightgbm.Booster or xgboost.Booster
+    objective_ : gbrank objective or str
+        The objective trained with (a clone of ``objective``).
+    evals_result_ : dict
+        Validation curve per round, ``{"valid": {metric: [...]}}`` (empty without a
+        validation split).
+    best_iteration_ : int
+        Rounds ``predict`` uses.
+    init_score_ : float
+        Constant added to the booster's raw scores (0 for ranking).
+    n_features_in_, feature_names_in_ : as in scikit-learn.
+    feature_importances_ : ndarray
+        Normalised total gain per feature.
+
+    Notes
+    -----
+    Sample weights are query weights: per row, constant within each query (for
+    group-less data: all equal), as gbrank's ranking objectives define them.
+    """
+
+    _task = "ranking"
+
+    def __init__(self, objective: Any = "ranknet", booster: str = "lightgbm",
+                 n_estimators: int = 100, learning_rate: float = 0.1,
+                 learning_rate_decay: float | None = None,
+                 early_stopping_rounds: int | None = None,
+                 validation_fraction: float | None = 0.1, scoring: str = "pair_accuracy",
+                 random_state: Any = None, num_leaves: int | None = None,
+                 max_depth: int | None = None, min_child_samples: int | None = None,
+                 subsample: float | None = None, colsample_bytree: float | None = None,
+                 reg_lambda: float | None = None, n_jobs: int | None = None,
+                 booster_params: dict[str, Any] | None = None) -> None:
+        self.objective = objective
+        self.booster = booster
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.learning_rate_decay = learning_rate_decay
+        self.early_stopping_rounds = early_stopping_rounds
+        self.validation_fraction = validation_fraction
+        self.scoring = scoring
+        self.random_state = random_state
+        self.num_leaves = num_leaves
+        self.max_depth = max_depth
+        self.min_child_samples = min_child_samples
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.reg_lambda = reg_lambda
+        self.n_jobs = n_jobs
+        self.booster_params = booster_params
+
+    def fit(self, X: Any, y: Any, *, qid: Any = None, sample_weight: Any = None) -> GBRanker:
+        """Fit on features ``X`` and grades ``y`` (non-negative; integers for NDCG/ERR
+        gains), group-less or grouped by per-row ``qid`` (any order).
+
+        Returns
+        -------
+        self
+        """
+        if y is None:
+            raise ValueError("GBRanker requires y to be passed, but the target y is None")
+        p = self._check_params()
+        metric = _ValidMetric(self.scoring, None)  # validates the name before training
+        obj = _resolve_objective(self.objective, "ranking", "GBRanker")
+        X = self._validate_X(X, reset=True)
+        n = X.shape[0]
+        y = as_float_array(y, "y")
+        if y.size != n:
+            raise ValueError(f"y has {y.size} entries but X has {n} rows")
+        check_finite(y, "y")
+        check_grades(y, integer=False, max_grade=None, name="y")
+        w = check_row_weights(sample_weight, n, "sample_weight")
+        if qid is not None:
+            ids = np.asarray(qid.to_numpy() if hasattr(qid, "to_numpy") else qid)
+            if ids.ndim != 1:
+                raise ValueError(f"qid must be 1-D (one id per row), got shape {ids.shape}")
+            if ids.size != n:
+                raise ValueError(f"qid has {ids.size} entries but X has {n} rows")
+            _, codes = np.unique(ids, return_inverse=True)
+            queries = query_structure(n, qid=codes.ravel(), weight=w)
+        else:
+            queries = query_structure(n, weight=w)
+        order = np.arange(n) if queries.order is None else queries.order
+        rng = check_random_state(self.random_state)
+        seed = int(rng.randint(np.iinfo(np.int32).max))
+        tr, va = self._split(n, queries.offsets, p["validation_fraction"],
+                             p["early_stopping_rounds"] is not None, rng)
+        sizes = np.diff(queries.offsets)
+
+        def part(idx: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, Any]:
+            rows = order[idx]
+            # Queries stay contiguous: idx is increasing within the query order.
+            qs = np.repeat(np.arange(sizes.size), sizes)[idx]
+            part_sizes = np.bincount(qs, minlength=sizes.size)
+            return (_safe_indexing(X, rows), y[rows], part_sizes[part_sizes > 0],
+                    None if w is None else w[rows])
+
+        Xt, yt, gt, wt = part(tr)
+        Xv = yv = gv = wv = None
+        if va is not None:
+            Xv, yv, gv, wv = part(va)
+        self.objective_ = obj
+        self.init_score_ = 0.0
+        self._train(p, obj, Xt, yt, gt, wt, 0.0, Xv, yv, gv, wv, metric, seed)
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Ranking scores (raw booster output; higher = ranked higher), one per row."""
+        return self._margins(X)
+
+    def score(self, X: Any, y: Any, *, qid: Any = None) -> float:
+        """The ``scoring`` metric of ``predict(X)`` against grades ``y`` (group-less, or
+        grouped by per-row ``qid``)."""
+        s = self.predict(X)
+        m = get_metric(self.scoring)
+        if m.kind == "ranking":
+            return float(m.func(y, s, qid=qid, **m.params))
+        return float(m(y, s))
+
+
+# --- GBClassifier ----------------------------------------------------------------------
+
+
+class GBClassifier(ClassifierMixin, _GBBase):
+    r"""Imbalanced binary classification with a gbrank objective (focal loss, the F_β
+    surrogate), as a scikit-learn classifier.
+
+    The booster starts from the objective's loss-optimal constant
+    (``init_score_ = objective.init_score(y)``), which is added back at prediction,
+    so ``predict_proba`` is :math:`\sigma(z)` of the full margin :math:`z` — calibrated
+    as far as the loss allows (focal loss with γ > 0 is not a proper scoring rule).
+    ``predict`` thresholds it: ``threshold="auto"`` picks the F_β-best cut on the
+    validation split (threshold moving); a number is a probability threshold.
+
+    Parameters
+    ----------
+    objective : str or gbrank objective, default "focal"
+        ``"focal"``, ``"fbeta_surrogate"``, a binary gbrank objective instance, or
+        ``"native:<name>"`` (``"native:binary"`` for LightGBM, ``"native:binary:logistic"``
+        for XGBoost; margins are then the booster's raw scores).
+    threshold : "auto" or float in (0, 1), default "auto"
+        Probability above which ``predict`` says the positive class. ``"auto"``: the
+        threshold maximising F_β (``beta``) of the validation split's predictions
+        (the training predictions when ``validation_fraction=None``).
+    beta : float, default 1.0
+        β of the F_β that ``threshold="auto"`` maximises.
+    booster, n_estimators, learning_rate, learning_rate_decay, early_stopping_rounds, \
+validation_fraction, random_state, num_leaves, max_depth, min_child_samples, subsample, \
+colsample_bytree, reg_lambda, n_jobs, booster_params
+        As in :class:`GBRanker`; early stopping watches the objective's loss on the
+        validation split. The split (rows, stratified by nothing: a random share) is
+        made when early stopping is on or ``threshold="auto"``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        The two labels (any type); ``classes_[1]`` is the positive class.
+    threshold_ : float
+        Probability threshold ``predict`` uses.
+    init_score_ : float
+        The objective's constant start, added to the booster's raw margins.
+    booster_, objective_, evals_result_, best_iteration_, n_features_in_, \
+feature_names_in_, feature_importances_
+        As in :class:`GBRanker`.
+    """
+
+    _task = "binary"
+
+    def __init__(self, objective: Any = "focal", booster: str = "lightgbm",
+                 n_estimators: int = 100, learning_rate: float = 0.1,
+                 learning_rate_decay: float | None = None,
+                 early_stopping_rounds: int | None = None,
+                 validation_fraction: float | None = 0.1, threshold: Any = "auto",
+                 beta: float = 1.0, random_state: Any = None, num_leaves: int | None = None,
+                 max_depth: int | None = None, min_child_samples: int | None = None,
+                 subsample: float | None = None, colsample_bytree: float | None = None,
+                 reg_lambda: float | None = None, n_jobs: int | None = None,
+                 booster_params: dict[str, Any] | None = None) -> None:
+        self.objective = objective
+        self.booster = booster
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.learning_rate_decay = learning_rate_decay
+        self.early_stopping_rounds = early_stopping_rounds
+        self.validation_fraction = validation_fraction
+        self.threshold = threshold
+        self.beta = beta
+        self.random_state = random_state
+        self.num_leaves = num_leaves
+        self.max_depth = max_depth
+        self.min_child_samples = min_child_samples
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.reg_lambda = reg_lambda
+        self.n_jobs = n_jobs
+        self.booster_params = booster_params
+
+    def _check_threshold_param(self) -> float | None:
+        if isinstance(self.threshold, str):
+            check_choice(self.threshold, "threshold", ("auto",))
+            return None
+        try:
+            return check_number(self.threshold, "threshold", 0.0, 1.0, low_open=True,
+                                high_open=True)
+        except ValueError:
+            raise ValueError(f"threshold must be 'auto' or a probability in (0, 1), got "
+                             f"{self.threshold!r}") from None
+
+    def fit(self, X: Any, y: Any, *, sample_weight: Any = None) -> GBClassifier:
+        """Fit on features ``X`` and two-class labels ``y`` (any two values).
+
+        Returns
+        -------
+        self
+        """
+        if y is None:
+            raise ValueError("GBClassifier requires y to be passed, but the target y is None")
+        p = self._check_params()
+        fixed = self._check_threshold_param()
+        beta = check_number(self.beta, "beta", 0.0, low_open=True)
+        obj = _resolve_objective(self.objective, "binary", "GBClassifier")
+        X = self._validate_X(X, reset=True)
+        n = X.shape[0]
+        y = column_or_1d(y.to_numpy() if hasattr(y, "to_numpy") else y, warn=True)
+        if y.size != n:
+            raise ValueError(f"y has {y.size} entries but X has {n} rows")
+        if y.dtype.kind == "f":
+            check_finite(y, "y")
+        check_classification_targets(y)
+        w = check_row_weights(sample_weight, n, "sample_weight")
+        classes = np.unique(y if w is None else y[w > 0])
+        if classes.size != 2:
+            raise ValueError(
+                f"Only binary classification is supported: GBClassifier needs exactly two "
+                f"classes in y{' (with positive weight)' if w is not None else ''}; got "
+                f"{classes.size} class{'es' if classes.size != 1 else ''}: "
+                f"{classes[:5].tolist()}")
+        self.classes_ = classes
+        y01 = (y == classes[1]).astype(np.float64)
+        rng = check_random_state(self.random_state)
+        seed = int(rng.randint(np.iinfo(np.int32).max))
+        holdout = p["validation_fraction"] is not None and (
+            p["early_stopping_rounds"] is not None or fixed is None)
+        tr, va = self._split(n, np.array([0, n]), p["validation_fraction"], holdout, rng)
+        init = 0.0
+        if not isinstance(obj, str):
+            wt = None if w is None else w[tr]
+            init = float(obj.init_score(y01[tr], wt))
+        Xt, yt, wt = _safe_indexing(X, tr), y01[tr], None if w is None else w[tr]
+        Xv = yv = wv = None
+        if va is not None:
+            Xv, yv, wv = _safe_indexing(X, va), y01[va], None if w is None else w[va]
+        metric = _ValidMetric(None, obj if not isinstance(obj, str) else _LogLoss())
+        self.objective_ = obj
+        self.init_score_ = init
+        self._train(p, obj, Xt, yt, None, wt, init, Xv, yv, None, wv, metric, seed)
+        if fixed is not None:
+            self._margin_threshold = float(np.log(fixed) - np.log1p(-fixed))
+        else:
+            from gbrank.metrics import best_threshold
+
+            Xs, ys, ws = (Xv, yv, wv) if va is not None else (Xt, yt, wt)
+            z = self._raw(Xs) + init
+            self._margin_threshold = best_threshold(ys, z, beta, weight=ws)[0]
+        self.threshold_ = float(_sigmoid(np.array([self._margin_threshold]))[0])
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Margin minus the threshold's margin: positive exactly where ``predict`` says
+        ``classes_[1]``."""
+        return self._margins(X) - self._margin_threshold
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """``[1 − p, p]`` per row, :math:`p = \\sigma(z)` of the margin including
+        ``init_score_``."""
+        p = _sigmoid(self._margins(X))
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X: Any) -> np.ndarray:
+        """``classes_[1]`` where the margin exceeds the threshold, else ``classes_[0]``."""
+        positive = self.decision_function(X) > 0  # raises NotFittedError first
+        return self.classes_[positive.astype(np.intp)]
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+class _LogLoss:
+    """Validation loss for native binary objectives (raw margins): the logistic loss."""
+
+    def loss(self, y: Any, s: Any, weight: Any = None) -> float:
+        from gbrank.objectives import FocalLoss
+
+        return FocalLoss(gamma=0.0).loss(y, s, weight=weight)
+
+
+# --- scorers ----------------------------------------------------------------------------
+
+
+class _MetricScore:
+    """Score function for :func:`sklearn.metrics.make_scorer` (module-level: picklable,
+    so scorers work with ``n_jobs``)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, y_true: Any, y_score: Any, qid: Any = None,
+                 sample_weight: Any = None) -> float:
+        m = get_metric(self.name)
+        if m.kind == "ranking":
+            return float(m.func(y_true, y_score, qid=qid, weight=sample_weight, **m.params))
+        return float(m(y_true, y_score, None, sample_weight))
+
+    def __repr__(self) -> str:
+        return f"gbrank:{self.name}"
+
+
+def make_scorer(name: str) -> Any:
+    """A scikit-learn scorer computing a gbrank metric by registry name.
+
+    Ranking metrics (``"ndcg@10"``, ``"err@5"``, ``"pair_accuracy"``, …) score
+    ``estimator.predict(X)`` per query; the scorer requests ``qid`` through metadata
+    routing when routing is enabled (``sklearn.set_config(enable_metadata_routing=True)``
+    before calling this), so ``cross_val_score(..., params={"qid": qid})`` hands each
+    fold's ids to it. Without ``qid`` (or with routing off) all rows are one query.
+
+    Binary metrics (``"f1"``, ``"fbeta:2"``, ``"balanced"``) judge
+    ``decision_function(X) > 0`` when the estimator has one (:class:`GBClassifier`:
+    exactly its ``predict``), else ``predict(X) > 0`` (raw margins, e.g. LightGBM's
+    ``LGBMClassifier`` with a custom objective); labels must be {0, 1} or {−1, +1}.
+
+    Parameters
+    ----------
+    name : str
+        A gbrank metric name (:func:`gbrank.get_metric`).
+
+    Returns
+    -------
+    scorer
+        For ``cross_val_score(scoring=...)``, ``GridSearchCV(scoring=...)``, …
+    """
+    import sklearn
+    from sklearn.metrics import make_scorer as _make_scorer
+
+    metric = get_metric(name)
+    response = "predict" if metric.kind == "ranking" else ("decision_function", "predict")
+    scorer = _make_scorer(_MetricScore(metric.name), response_method=response)
+    if metric.kind == "ranking" and sklearn.get_config().get("enable_metadata_routing"):
+        scorer = scorer.set_score_request(qid=True)
+    return scorer
+
+
+# --- XGBoost's ranker accepting gbrank objectives (moved from gbrank.xgboost) -----------
 
 
 _XGB_RANKER: Any = None
