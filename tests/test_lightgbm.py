@@ -67,9 +67,14 @@ def test_sklearn_ranker_eval_metric_and_early_stopping(rank_data):
     d = rank_data
     model = lgb.LGBMRanker(n_estimators=200, learning_rate=0.3, min_child_samples=5,
                            verbose=-1, n_jobs=1, metric="None")
-    model.fit(d["X_train"], d["y_train"], group=d["g_train"],
-              eval_X=(d["X_test"],), eval_y=(d["y_test"],), eval_group=[d["g_test"]],
-              eval_metric=feval("ndcg@10", "err@5"),
+    # Recent LightGBM releases take eval_X/eval_y and deprecate eval_set; 4.0 (the
+    # declared floor) has only eval_set.
+    if "eval_X" in inspect.signature(lgb.LGBMRanker.fit).parameters:
+        evals = {"eval_X": (d["X_test"],), "eval_y": (d["y_test"],)}
+    else:
+        evals = {"eval_set": [(d["X_test"], d["y_test"])]}
+    model.fit(d["X_train"], d["y_train"], group=d["g_train"], **evals,
+              eval_group=[d["g_test"]], eval_metric=feval("ndcg@10", "err@5"),
               callbacks=[lgb.early_stopping(5, first_metric_only=True, verbose=False)])
     hist = model.evals_result_["valid_0"]
     assert set(hist) == {"ndcg@10", "err@5"}
