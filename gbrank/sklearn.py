@@ -150,6 +150,17 @@ class _GBBase(BaseEstimator):
         out.update({k: v for k, v in names.items() if v is not None})
         return out
 
+    def set_params(self, **params: Any) -> Any:
+        """Set parameters; ``objective__<name>`` sets a parameter of the objective
+        instance (a name such as ``"focal"`` has none: pass an instance)."""
+        nested = sorted(k for k in params if k.startswith("objective__"))
+        obj = params.get("objective", self.objective)
+        if nested and not isinstance(obj, Objective):
+            raise ValueError(
+                f"{nested[0]} sets a parameter of an objective instance, but objective is "
+                f"{obj!r}; pass an instance, e.g. objective=gbrank.objectives.FocalLoss()")
+        return super().set_params(**params)
+
     # -- data ---------------------------------------------------------------------------
     def _validate_X(self, X: Any, reset: bool) -> Any:
         if _is_frame(X):
@@ -279,7 +290,12 @@ class _GBBase(BaseEstimator):
                               dtype=np.float64)
         import xgboost as xgb
 
-        dm = xgb.DMatrix(X, enable_categorical=True, missing=np.nan)
+        names = {}
+        if not _is_frame(X) and self.booster_.feature_names is not None:
+            # Fitted on a DataFrame, given an array (scikit-learn has warned already).
+            names = {"feature_names": self.booster_.feature_names,
+                     "feature_types": self.booster_.feature_types}
+        dm = xgb.DMatrix(X, enable_categorical=True, missing=np.nan, **names)
         return np.asarray(self.booster_.predict(dm, output_margin=True,
                                                 iteration_range=(0, self.best_iteration_)),
                           dtype=np.float64)
@@ -710,6 +726,7 @@ class _MetricScore:
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self.__name__ = name  # scikit-learn's scorer repr reads it
 
     def __call__(self, y_true: Any, y_score: Any, qid: Any = None,
                  sample_weight: Any = None) -> float:

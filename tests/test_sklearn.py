@@ -1,0 +1,474 @@
+"""gbrank.sklearn: GBRanker, GBClassifier and make_scorer as scikit-learn citizens.
+
+Expected values are computed independently of the code under test: gbrank's metric
+functions on the fold predictions, LightGBM/XGBoost trained directly, brute-force
+threshold search with scikit-learn's f1_score, base rates.
+"""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+
+import joblib
+import numpy as np
+import pytest
+import sklearn
+from sklearn.exceptions import NotFittedError
+from sklearn.metrics import f1_score
+from sklearn.model_selection import (
+    GridSearchCV,
+    GroupKFold,
+    KFold,
+    TunedThresholdClassifierCV,
+    cross_val_score,
+    cross_validate,
+    learning_curve,
+)
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from gbrank import metrics
+from gbrank import predict_proba as sigmoid
+from gbrank.objectives import FBetaSurrogate, FocalLoss, LambdaRank, RankNet
+from gbrank.sklearn import GBClassifier, GBRanker, make_scorer
+
+BOOSTERS = ["lightgbm", "xgboost"]
+FAST = {"n_estimators": 15, "n_jobs": 1, "random_state": 0}
+
+
+# --- data -------------------------------------------------------------------------------
+
+
+def _demand(n=300, seed=0):
+    """Group-less graded data: 5 grades from a noisy linear signal (the article's task)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6))
+    signal = X @ np.array([1.0, -0.7, 0.5, 0.0, 0.3, 0.0]) + 0.5 * rng.normal(size=n)
+    y = np.searchsorted(np.quantile(signal, [0.2, 0.4, 0.6, 0.8]), signal).astype(float)
+    return X, y
+
+
+def _grouped(n_queries=30, seed=1):
+    """Grouped data with per-row query ids in shuffled order and 2..20 rows per query."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(2, 21, size=n_queries)
+    qid = np.repeat(np.arange(100, 100 + n_queries), sizes)
+    X = rng.normal(size=(qid.size, 5))
+    signal = X[:, 0] - 0.5 * X[:, 1] + 0.3 * rng.normal(size=qid.size)
+    y = np.clip(np.round(signal + 1.5), 0, 4)
+    perm = rng.permutation(qid.size)
+    return X[perm], y[perm], qid[perm]
+
+
+def _binary(n=400, seed=2, rate=0.15):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    z = 2.0 * X[:, 0] - X[:, 1] + rng.normal(size=n)
+    y = (z > np.quantile(z, 1 - rate)).astype(int)
+    return X, y
+
+
+# --- scikit-learn's estimator checks ------------------------------------------------------
+
+_RANKER_WEIGHTS = ("sample weights of a ranker are query weights: gbrank's ranking "
+                   "objectives refuse per-row weights that vary within a query, and "
+                   "group-less data is one query")
+_HIST_WEIGHTS = ("histogram boosters: weight k is not k copies (LightGBM's min_data_in_leaf "
+                 "and XGBoost's min_child_weight see rows, the validation split draws rows); "
+                 "LightGBM's and XGBoost's own estimators fail this check too")
+
+
+def _expected_failures(estimator):
+    if isinstance(estimator, GBRanker):
+        return {"check_sample_weights_not_overwritten": _RANKER_WEIGHTS,
+                "check_sample_weight_equivalence_on_dense_data": _RANKER_WEIGHTS,
+                "check_sample_weight_equivalence_on_sparse_data": _RANKER_WEIGHTS}
+    return {"check_sample_weight_equivalence_on_dense_data": _HIST_WEIGHTS,
+            "check_sample_weight_equivalence_on_sparse_data": _HIST_WEIGHTS}
+
+
+@parametrize_with_checks([GBRanker(n_estimators=10, n_jobs=1),
+                          GBClassifier(n_estimators=10, n_jobs=1)],
+                         expected_failed_checks=_expected_failures)
+def test_sklearn_estimator_checks_lightgbm(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.slow
+@parametrize_with_checks([GBRanker(booster="xgboost", n_estimators=10, n_jobs=1),
+                          GBClassifier(booster="xgboost", n_estimators=10, n_jobs=1)],
+                         expected_failed_checks=_expected_failures)
+def test_sklearn_estimator_checks_xgboost(estimator, check):
+    check(estimator)
+
+
+# --- group-less ranking --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("booster", BOOSTERS)
+def test_groupless_cross_val_score_is_pair_accuracy_of_each_fold(booster):
+    X, y = _demand()
+    est = GBRanker(booster=booster, **FAST)
+    cv = KFold(5, shuffle=True, random_state=0)
+    scores = cross_val_score(est, X, y, cv=cv)
+    res = cross_validate(est, X, y, cv=cv, return_estimator=True, return_indices=True)
+    expected = [metrics.pair_accuracy(y[te], fitted.predict(X[te]))
+                for fitted, te in zip(res["estimator"], res["indices"]["test"], strict=True)]
+    np.testing.assert_allclose(scores, expected, rtol=0, atol=1e-15)
+    assert np.mean(scores) > 0.7  # far above the 0.5 of a random order
+
+
+def test_learning_curve_points_equal_refits_on_the_training_prefix():
+    X, y = _demand()
+    est = GBRanker(**FAST)
+    cv = KFold(3)
+    sizes, train_scores, test_scores = learning_curve(est, X, y, cv=cv,
+                                                      train_sizes=[0.4, 1.0])
+    assert sizes.tolist() == [80, 200]
+    for j, (tr, te) in enumerate(cv.split(X)):
+        for i, m in enumerate(sizes):
+            fitted = GBRanker(**FAST).fit(X[tr[:m]], y[tr[:m]])
+            assert test_scores[i, j] == metrics.pair_accuracy(y[te], fitted.predict(X[te]))
+            assert train_scores[i, j] == metrics.pair_accuracy(
+                y[tr[:m]], fitted.predict(X[tr[:m]]))
+
+
+def test_grid_search_over_estimator_and_objective_parameters():
+    X, y = _demand()
+    grid = {"learning_rate": [0.05, 0.3], "objective__sigma": [0.5, 2.0]}
+    gs = GridSearchCV(GBRanker(objective=RankNet(), **FAST), grid, cv=3).fit(X, y)
+    assert len(gs.cv_results_["params"]) == 4
+    for params, score in zip(gs.cv_results_["params"], gs.cv_results_["mean_test_score"],
+                             strict=True):
+        direct = GBRanker(objective=RankNet(sigma=params["objective__sigma"]),
+                          learning_rate=params["learning_rate"], **FAST)
+        assert score == pytest.approx(np.mean(cross_val_score(direct, X, y, cv=3)), abs=1e-15)
+    assert gs.best_estimator_.objective_.sigma == gs.best_params_["objective__sigma"]
+    # The objective really changed: the two sigmas give different models.
+    a = GBRanker(objective=RankNet(sigma=0.5), **FAST).fit(X, y).predict(X)
+    b = GBRanker(objective=RankNet(sigma=2.0), **FAST).fit(X, y).predict(X)
+    assert not np.allclose(a, b)
+
+
+def test_objective_name_instance_and_native():
+    X, y = _demand()
+    by_name = GBRanker(objective="lambdarank:err", **FAST).fit(X, y)
+    assert isinstance(by_name.objective_, LambdaRank) and by_name.objective_.metric == "err"
+    inst = GBRanker(objective=LambdaRank(metric="err"), **FAST).fit(X, y)
+    np.testing.assert_array_equal(inst.predict(X), by_name.predict(X))
+    native = GBRanker(objective="native:lambdarank", **FAST).fit(X, y.astype(int))
+    assert native.booster_.params["objective"] == "lambdarank"
+    assert not np.allclose(native.predict(X), inst.predict(X))
+
+
+# --- grouped ranking with metadata routing -------------------------------------------------
+
+
+@pytest.mark.parametrize("booster", BOOSTERS)
+def test_grouped_cross_validation_routes_qid(booster):
+    X, y, qid = _grouped()
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = GBRanker(booster=booster, **FAST).set_fit_request(qid=True)
+        scorer = make_scorer("ndcg@10")
+        kw = dict(cv=GroupKFold(5), params={"qid": qid, "groups": qid}, scoring=scorer)
+        scores = cross_val_score(est, X, y, **kw)
+        res = cross_validate(est, X, y, return_estimator=True, return_indices=True, **kw)
+    np.testing.assert_array_equal(scores, res["test_score"])
+    for i, (fitted, tr, te) in enumerate(zip(res["estimator"], res["indices"]["train"],
+                                             res["indices"]["test"], strict=True)):
+        assert not set(qid[tr]) & set(qid[te])  # no query split across folds
+        pred = fitted.predict(X[te])
+        assert scores[i] == metrics.ndcg(y[te], pred, qid=qid[te], k=10)
+        # Per query, not the fold as one query (which gives another value).
+        assert scores[i] != metrics.ndcg(y[te], pred, k=10)
+        assert fitted.score(X[te], y[te], qid=qid[te]) == metrics.pair_accuracy(
+            y[te], pred, qid=qid[te])
+
+
+def test_default_score_receives_qid_when_requested():
+    X, y, qid = _grouped()
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = GBRanker(**FAST).set_fit_request(qid=True).set_score_request(qid=True)
+        res = cross_validate(est, X, y, cv=GroupKFold(3), params={"qid": qid, "groups": qid},
+                             return_estimator=True, return_indices=True)
+    for fitted, te, score in zip(res["estimator"], res["indices"]["test"], res["test_score"],
+                                 strict=True):
+        assert score == metrics.pair_accuracy(y[te], fitted.predict(X[te]), qid=qid[te])
+        # Pooled over queries, not over the whole fold as one query.
+        assert score != metrics.pair_accuracy(y[te], fitted.predict(X[te]))
+
+
+@pytest.mark.parametrize("booster", BOOSTERS)
+def test_qid_in_any_order_is_grouped_internally(booster):
+    X, y, qid = _grouped()
+    order = np.argsort(qid, kind="stable")
+    shuffled = GBRanker(booster=booster, **FAST).fit(X, y, qid=qid)
+    tidy = GBRanker(booster=booster, **FAST).fit(X[order], y[order], qid=qid[order])
+    # Same internal data: the same model; predictions come back in the caller's order.
+    np.testing.assert_array_equal(shuffled.predict(X), tidy.predict(X))
+    # And the grouping matters: group-less training gives another model.
+    groupless = GBRanker(booster=booster, **FAST).fit(X, y)
+    assert not np.allclose(groupless.predict(X), shuffled.predict(X))
+
+
+@pytest.mark.parametrize("booster", BOOSTERS)
+def test_early_stopping_holds_out_queries_reproducibly(booster):
+    X, y, qid = _grouped(n_queries=60)
+    kw = dict(booster=booster, n_estimators=200, learning_rate=0.3, early_stopping_rounds=5,
+              validation_fraction=0.25, scoring="ndcg@5", random_state=3, n_jobs=1)
+    a = GBRanker(**kw).fit(X, y, qid=qid)
+    curve = np.asarray(a.evals_result_["valid"]["ndcg@5"])
+    assert a.best_iteration_ == int(np.argmax(curve)) + 1
+    assert curve.size == min(200, a.best_iteration_ + 5)
+    b = GBRanker(**kw).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(curve, b.evals_result_["valid"]["ndcg@5"])
+    # The validation metric is ndcg@5 over whole held-out queries: it equals the metric
+    # of the final model's predictions on some set of whole queries, checked on the
+    # model's own prediction at the best round.
+    assert 0 < a.best_iteration_ < 200
+
+
+def test_learning_rate_decay_matches_lightgbm_schedule():
+    import lightgbm as lgb
+
+    X, y = _demand()
+    est = GBRanker(n_estimators=3, learning_rate=0.2, learning_rate_decay=0.5, n_jobs=1,
+                   random_state=0).fit(X, y)
+    seed = est.booster_.params["seed"]
+    params = {"objective": RankNet(), "verbosity": -1, "seed": seed, "metric": "None",
+              "feature_pre_filter": False, "num_threads": 1, "learning_rate": 0.2}
+    direct = lgb.train(params, lgb.Dataset(X, y, group=[y.size]), 3,
+                       callbacks=[lgb.reset_parameter(learning_rate=[0.2, 0.1, 0.05])])
+    np.testing.assert_allclose(est.predict(X), direct.predict(X, raw_score=True), rtol=1e-12)
+    constant = GBRanker(n_estimators=3, learning_rate=0.2, n_jobs=1, random_state=0).fit(X, y)
+    assert not np.allclose(constant.predict(X), est.predict(X))
+
+
+# --- persistence, parallelism, pipelines, pandas ------------------------------------------
+
+
+@pytest.mark.parametrize("booster", BOOSTERS)
+@pytest.mark.parametrize("cls", [GBRanker, GBClassifier])
+def test_pickle_and_joblib_round_trip(tmp_path, booster, cls):
+    X, y = _demand() if cls is GBRanker else _binary()
+    est = cls(booster=booster, **FAST).fit(X, y)
+    again = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(again.predict(X), est.predict(X))
+    path = tmp_path / "model.joblib"
+    joblib.dump(est, path)
+    loaded = joblib.load(path)
+    np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
+    if cls is GBClassifier:
+        np.testing.assert_array_equal(loaded.predict_proba(X), est.predict_proba(X))
+
+
+@pytest.mark.slow
+def test_cross_val_score_with_two_jobs_equals_one_job():
+    X, y = _demand()
+    one = cross_val_score(GBRanker(**FAST), X, y, cv=4)
+    two = cross_val_score(GBRanker(**FAST), X, y, cv=4, n_jobs=2)
+    np.testing.assert_array_equal(one, two)
+
+
+def test_pipeline_with_standard_scaler():
+    X, y = _demand()
+    X = X * np.array([1.0, 100.0, 0.01, 5.0, 1.0, 1e3])
+    pipe = make_pipeline(StandardScaler(), GBRanker(**FAST))
+    scores = cross_val_score(pipe, X, y, cv=3)
+    assert scores.shape == (3,)
+    pipe.fit(X, y)
+    Xs = StandardScaler().fit_transform(X)
+    direct = GBRanker(**FAST).fit(Xs, y)
+    np.testing.assert_array_equal(pipe.predict(X), direct.predict(Xs))
+    assert pipe.score(X, y) == metrics.pair_accuracy(y, direct.predict(Xs))
+
+
+@pytest.mark.parametrize("booster", BOOSTERS)
+def test_pandas_feature_names_and_categorical_columns(booster):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(5)
+    n = 400
+    colour = rng.choice(["red", "green", "blue", "black"], size=n)
+    effect = {"red": 3.0, "green": 0.0, "blue": 1.5, "black": -1.0}
+    x1 = rng.normal(size=n)
+    y = np.clip(np.round(np.vectorize(effect.get)(colour) + 0.5 * x1 + 1.0), 0, 4)
+    df = pd.DataFrame({"colour": pd.Categorical(colour), "x1": x1,
+                       "x2": rng.normal(size=n)})
+    est = GBRanker(booster=booster, **FAST).fit(df, y)
+    assert est.feature_names_in_.tolist() == ["colour", "x1", "x2"]
+    assert est.n_features_in_ == 3
+    if booster == "lightgbm":
+        assert est.booster_.feature_name() == ["colour", "x1", "x2"]
+        assert est.booster_.pandas_categorical == [sorted(effect)]
+    else:
+        assert est.booster_.feature_names == ["colour", "x1", "x2"]
+        assert est.booster_.feature_types == ["c", "float", "float"]
+    # The categorical column carries most of the signal, and is used.
+    assert np.argmax(est.feature_importances_) == 0
+    assert est.feature_importances_.sum() == pytest.approx(1.0)
+    shuffled = df.sample(frac=1.0, random_state=0)
+    np.testing.assert_allclose(est.predict(shuffled), est.predict(df)[shuffled.index],
+                               rtol=0, atol=0)
+    assert est.score(df, y) == metrics.pair_accuracy(y, est.predict(df))
+    numeric = GBRanker(booster=booster, **FAST).fit(df[["x1", "x2"]], y)
+    with pytest.warns(UserWarning, match="fitted with feature names"):
+        numeric.predict(df[["x1", "x2"]].to_numpy())
+    with pytest.raises(ValueError, match="same order as they were in fit"):
+        numeric.predict(df[["x2", "x1"]])  # columns in another order
+
+
+# --- the classifier ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("booster", BOOSTERS)
+def test_classifier_probabilities_start_from_the_objective_init_score(booster):
+    # Focal loss with gamma=0 is the logistic loss: with (almost) no boosting the
+    # probabilities must be the base rate, not LightGBM's raw-score fallback of 0.5.
+    X, y = _binary(rate=0.1)
+    est = GBClassifier(objective=FocalLoss(gamma=0.0), booster=booster, n_estimators=1,
+                       learning_rate=1e-9, threshold=0.5, validation_fraction=None,
+                       n_jobs=1).fit(X, y)
+    assert est.init_score_ == pytest.approx(np.log(0.1 / 0.9), abs=1e-12)
+    np.testing.assert_allclose(est.predict_proba(X)[:, 1], 0.1, atol=1e-8)
+    np.testing.assert_allclose(est.predict_proba(X).sum(axis=1), 1.0, atol=1e-15)
+    # Trained: probabilities are sigma(raw + init), the booster's raw margin plus the start.
+    full = GBClassifier(objective="focal", booster=booster, threshold=0.5,
+                        validation_fraction=None, **FAST).fit(X, y)
+    assert full.init_score_ == FocalLoss().init_score(y.astype(float))
+    if booster == "lightgbm":
+        raw = full.booster_.predict(X, raw_score=True)
+    else:
+        import xgboost as xgb
+
+        raw = full.booster_.predict(xgb.DMatrix(X), output_margin=True)
+    # (XGBoost's predictions are float32 whichever way they are asked for.)
+    np.testing.assert_allclose(full.predict_proba(X)[:, 1], sigmoid(raw + full.init_score_),
+                               rtol=1e-12 if booster == "lightgbm" else 1e-6)
+    np.testing.assert_array_equal(full.predict(X), (full.predict_proba(X)[:, 1] > 0.5))
+
+
+def test_classifier_auto_threshold_is_the_f1_best_cut():
+    X, y = _binary()
+    est = GBClassifier(validation_fraction=None, **FAST).fit(X, y)
+    pred = est.predict(X)
+    margins = est.decision_function(X)
+    # Brute force over every cut between distinct margins (scikit-learn's F1).
+    cuts = np.unique(margins)
+    best = max(f1_score(y, margins >= c) for c in cuts)
+    assert f1_score(y, pred) == pytest.approx(best, abs=1e-12)
+    np.testing.assert_array_equal(pred == 1, margins > 0)
+    # threshold_ is the same cut on the probability scale.
+    proba = est.predict_proba(X)[:, 1]
+    assert proba[pred == 1].min() >= est.threshold_ >= proba[pred == 0].max()
+
+
+def test_classifier_string_labels_and_fbeta_surrogate():
+    X, y = _binary()
+    labels = np.where(y == 1, "fraud", "ok")
+    est = GBClassifier(objective=FBetaSurrogate(beta=1.0), **FAST).fit(X, labels)
+    assert est.classes_.tolist() == ["fraud", "ok"]  # sorted: "ok" is the positive class
+    assert set(est.predict(X)) <= {"fraud", "ok"}
+    positive = est.predict_proba(X)[:, 1] > est.threshold_
+    np.testing.assert_array_equal(est.predict(X) == "ok", positive)
+
+
+def test_classifier_in_tuned_threshold_cv():
+    X, y = _binary()
+    tuned = TunedThresholdClassifierCV(GBClassifier(threshold=0.5, **FAST), scoring="f1",
+                                       cv=3, random_state=0).fit(X, y)
+    assert 0.0 < tuned.best_threshold_ < 1.0
+    proba = tuned.estimator_.predict_proba(X)[:, 1]
+    np.testing.assert_array_equal(tuned.predict(X), (proba >= tuned.best_threshold_))
+
+
+def test_grid_search_objective_parameter_inside_gbclassifier():
+    X, y = _binary()
+    gs = GridSearchCV(GBClassifier(objective=FocalLoss(), threshold=0.5, **FAST),
+                      {"objective__gamma": [0.0, 2.0]}, cv=3, scoring=make_scorer("f1"))
+    gs.fit(X, y)
+    for params, score in zip(gs.cv_results_["params"], gs.cv_results_["mean_test_score"],
+                             strict=True):
+        direct = GBClassifier(objective=FocalLoss(gamma=params["objective__gamma"]),
+                              threshold=0.5, **FAST)
+        expected = np.mean(cross_val_score(direct, X, y, cv=3, scoring="f1"))
+        assert score == pytest.approx(expected, abs=1e-12)
+    # No flattened objective__* key reaches the booster.
+    assert not [k for k in gs.best_estimator_.booster_.params if k.startswith("objective__")]
+    with pytest.raises(ValueError, match="objective__gamma sets a parameter of an objective "
+                                         "instance, but objective is 'focal'"):
+        GBClassifier().set_params(objective__gamma=1.0)
+
+
+# --- bad input -------------------------------------------------------------------------------
+
+
+def test_bad_input_is_a_clear_error_at_fit():
+    X, y = _demand(60)
+    with pytest.raises(ValueError, match="qid has 59 entries but X has 60 rows"):
+        GBRanker(**FAST).fit(X, y, qid=np.zeros(59))
+    y_nan = y.copy()
+    y_nan[7] = np.nan
+    with pytest.raises(ValueError, match=r"y contain 1 NaN/inf value\(s\) \(first at index 7"):
+        GBRanker(**FAST).fit(X, y_nan)
+    with pytest.raises(ValueError, match=r"unknown objective 'rank_net'; valid: ranknet, "
+                                         r"lambdarank, focal, fbeta_surrogate"):
+        GBRanker(objective="rank_net", **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="'ranknet' is a ranking objective; GBClassifier "
+                                         "takes binary objectives"):
+        GBClassifier(objective="ranknet", **FAST).fit(X, (y > 2).astype(int))
+    with pytest.raises(ValueError, match="'focal' is a binary objective; GBRanker takes "
+                                         "ranking objectives"):
+        GBRanker(objective="focal", **FAST).fit(X, y)
+    with pytest.raises(ValueError, match=r"needs exactly two classes in y; got 1 class: \[1\]"):
+        GBClassifier(**FAST).fit(X, np.ones(60, dtype=int))
+    with pytest.raises(ValueError, match="Only binary classification is supported"):
+        GBClassifier(**FAST).fit(X, np.arange(60) % 3)
+    with pytest.raises(ValueError, match=r"learning_rate must be a finite number in \(0, inf\)"):
+        GBRanker(learning_rate=0).fit(X, y)
+    with pytest.raises(ValueError, match="booster must be one of"):
+        GBRanker(booster="catboost").fit(X, y)
+    with pytest.raises(ValueError, match="early_stopping_rounds needs a validation split"):
+        GBRanker(early_stopping_rounds=5, validation_fraction=None).fit(X, y)
+    with pytest.raises(ValueError, match="min_child_samples has no XGBoost counterpart"):
+        GBRanker(booster="xgboost", min_child_samples=5).fit(X, y)
+    with pytest.raises(ValueError, match="threshold must be 'auto' or a probability"):
+        GBClassifier(threshold=1.5).fit(X, (y > 2).astype(int))
+    with pytest.raises(ValueError, match=r"sigma must be a finite number in \(0, inf\)"):
+        GBRanker(objective=RankNet(sigma=-1.0)).fit(X, y)
+    with pytest.raises(ValueError, match="unknown metric 'ndcg@0'|bad cut-off"):
+        GBRanker(scoring="ndcg@0").fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [GBRanker, GBClassifier])
+def test_predict_before_fit_is_not_fitted_error(cls):
+    X, _ = _demand(20)
+    methods = ["predict"] + (["predict_proba", "decision_function"] if cls is GBClassifier
+                             else [])
+    for name in methods:
+        with pytest.raises(NotFittedError):
+            getattr(cls(), name)(X)
+    with pytest.raises(NotFittedError):
+        cls().feature_importances_  # noqa: B018
+
+
+# --- the module stays light; the old XGBRanker name still works ---------------------------
+
+
+def test_importing_adapters_and_estimators_imports_no_booster():
+    code = ("import sys, gbrank.sklearn, gbrank.lightgbm, gbrank.xgboost; "
+            "print(sorted(m for m in ('lightgbm', 'xgboost') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_xgbranker_old_name_resolves_to_the_moved_class():
+    import gbrank.sklearn
+    import gbrank.xgboost
+
+    assert gbrank.xgboost.XGBRanker is gbrank.sklearn.XGBRanker
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        gbrank.xgboost.nope  # noqa: B018
