@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["load_breast_cancer_imbalanced", "load_letor", "make_demand_levels", "make_imbalanced",
-           "make_ranking", "shared_data_dir"]
+__all__ = ["load_breast_cancer_imbalanced", "load_data", "load_letor", "load_table",
+           "make_demand_levels", "make_imbalanced", "make_ranking", "shared_data_dir"]
 
 
 def shared_data_dir() -> Path:
@@ -218,3 +218,118 @@ def load_breast_cancer_imbalanced(positive_rate: float = 0.05, seed: int = 0):
     k = min(pos.size, max(4, int(round(positive_rate * neg.size / (1.0 - positive_rate)))))
     keep = np.sort(np.concatenate([neg, rng.choice(pos, size=k, replace=False)]))
     return X[keep].astype(np.float64), y[keep]
+
+
+def _group_rows(qid: np.ndarray):
+    """Row order that makes each query contiguous (queries in order of first appearance,
+    rows in file order within a query) and the query sizes in that order."""
+    _, first, inverse = np.unique(qid, return_index=True, return_inverse=True)
+    rank_of_query = np.argsort(np.argsort(first, kind="stable"), kind="stable")
+    key = rank_of_query[inverse.ravel()]
+    order = np.argsort(key, kind="stable")
+    group = np.bincount(key, minlength=first.size).astype(np.int64)
+    return order, group
+
+
+def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
+               feature_cols: list[str] | None = None):
+    """Load a CSV (``.csv``, ``.tsv``, ``.txt``) or Parquet (``.parquet``, ``.pq``) table.
+
+    Parameters
+    ----------
+    path : path
+        The table; CSV needs a header row (the column names).
+    label_col : str
+        Column of labels (grades for ranking, 0/1 for binary).
+    qid_col : str, optional
+        Column of query ids. Rows of one query need not be contiguous: they are gathered
+        in order of each query's first appearance, file order kept within a query.
+        Without it the data have no query structure (group-less ranking or binary).
+    feature_cols : list of str, optional
+        Feature columns; default every numeric column other than the label and qid.
+
+    Returns
+    -------
+    X : ndarray of float64
+    y : ndarray of float64
+    group : ndarray of int64 or None
+        Query sizes in row order (``None`` without ``qid_col``).
+    feature_names : list of str
+    """
+    import pandas as pd
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            df = pd.read_parquet(path)
+        else:
+            df = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",")
+    except ImportError as exc:
+        raise ImportError(f"{path}: reading Parquet needs pyarrow ({exc})") from None
+    except Exception as exc:  # pandas raises many parser types
+        raise ValueError(f"{path}: cannot parse as a table: {exc}") from None
+    for name, col in (("label_col", label_col), ("qid_col", qid_col)):
+        if col is not None and col not in df.columns:
+            cols = ", ".join(map(str, df.columns[:12]))
+            raise ValueError(f"{path}: {name}={col!r} is not a column (columns: {cols})")
+    if feature_cols is None:
+        feature_cols = [c for c in df.columns if c not in (label_col, qid_col)
+                        and pd.api.types.is_numeric_dtype(df[c])]
+    if not feature_cols:
+        raise ValueError(f"{path}: no numeric feature columns besides {label_col!r}")
+    y = pd.to_numeric(df[label_col], errors="coerce").to_numpy(np.float64)
+    if not np.all(np.isfinite(y)):
+        bad = int(np.flatnonzero(~np.isfinite(y))[0])
+        raise ValueError(f"{path}: label column {label_col!r} has a non-numeric or missing "
+                         f"value (first at row {bad})")
+    X = df[feature_cols].to_numpy(np.float64)
+    group = None
+    if qid_col is not None:
+        order, group = _group_rows(df[qid_col].to_numpy())
+        X, y = X[order], y[order]
+    return X, y, group, [str(c) for c in feature_cols]
+
+
+def load_data(path: str | Path, *, label_col: str | None = None, qid_col: str | None = None,
+              query_path: str | Path | None = None):
+    """Load any supported file by its extension: CSV/TSV/Parquet tables
+    (:func:`load_table`, ``label_col`` required) or LETOR/SVMlight text
+    (:func:`load_letor`: a ``.query`` file beside it, or ``qid:`` fields, or neither).
+
+    Returns
+    -------
+    X : ndarray or scipy.sparse.csr_matrix
+    y : ndarray of float64
+    group : ndarray of int64 or None
+        ``None`` when the file has no query structure.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    if path.suffix.lower() in (".csv", ".tsv", ".parquet", ".pq"):
+        if label_col is None:
+            raise ValueError(f"{path}: a table needs label_col (the column of labels)")
+        X, y, group, _ = load_table(path, label_col, qid_col)
+        return X, y, group
+    from sklearn.datasets import load_svmlight_file
+
+    qp = Path(query_path) if query_path is not None else Path(str(path) + ".query")
+    try:
+        if qp.exists():
+            return load_letor(path, qp)
+        X, y, qid = load_svmlight_file(str(path), query_id=True)
+    except ValueError as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if msg.startswith(str(path)):
+            raise
+        raise ValueError(f"{path}: cannot parse as LETOR/SVMlight: {msg}") from None
+    if X.shape[0] == 0:
+        raise ValueError(f"{path}: no rows")
+    if np.all(qid == 0) or np.unique(qid).size == 1 and qid[0] == 0:
+        return X, y.astype(np.float64), None
+    starts = np.flatnonzero(np.diff(qid)) + 1
+    group = np.diff(np.concatenate(([0], starts, [qid.size]))).astype(np.int64)
+    return X, y.astype(np.float64), group

@@ -1,0 +1,179 @@
+"""Tune every gbrank objective against the boosters' own, gated by gradient checks.
+
+    python experiments/tune.py                    # embedded default data, ~10 min
+    python experiments/tune.py --quick            # smoke run, ~2 min
+    python experiments/tune.py --data ../shared/data/rank.train --objectives lambdarank:err
+    python experiments/tune.py --data train.parquet --label-col rel --qid-col qid
+
+Writes ``experiments/results/SUMMARY.md``, PNG plots under ``experiments/results/tune/``,
+the refit best models (booster file + JSON of parameters) under
+``experiments/results/tune/models/``, and the studies to
+``experiments/results/studies.db`` (re-running resumes them; ``--trials`` is the total).
+Bad input ends with one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit code 2, no usage block
+        _fail(message)
+
+
+def _fail(message: str) -> None:
+    print(f"tune.py: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = _Parser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", type=Path, help="LETOR/SVMlight (.query file or qid:), CSV or "
+                   "Parquet; default: the embedded synthetic tasks")
+    p.add_argument("--test-data", type=Path, help="held-out file in the same format "
+                   "(default: 20%% of the queries of --data)")
+    p.add_argument("--label-col", help="label column of a CSV/Parquet table")
+    p.add_argument("--qid-col", help="query-id column of a CSV/Parquet table")
+    p.add_argument("--task", choices=("ranking", "binary"),
+                   help="kind of --data (default: binary for 0/1 labels without queries)")
+    p.add_argument("--booster", choices=("lightgbm", "xgboost"), default="lightgbm")
+    p.add_argument("--objectives", help="comma-separated: ranknet, lambdarank:ndcg|err|map|mrr, "
+                   "focal, fbeta_surrogate, native:<name> (default: all of the task's kind)")
+    p.add_argument("--trials", type=int, help="total trials per study, counting trials "
+                   "already stored (default 12; 3 with --quick)")
+    p.add_argument("--timeout", type=float, help="seconds per study in this run")
+    p.add_argument("--folds", type=int, default=3)
+    p.add_argument("--max-rounds", type=int, help="boosting rounds cap (early stopping "
+                   "decides; default 150, 40 with --quick)")
+    p.add_argument("--quick", action="store_true", help="small data, 3 trials, fewer studies")
+    p.add_argument("--storage", help="SQLAlchemy URL (default sqlite:///<out>/studies.db)")
+    p.add_argument("--out", type=Path, default=HERE / "results",
+                   help="output folder (SUMMARY.md, tune/, studies.db)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n-jobs", type=int, default=1, help="booster threads per training "
+                   "(default 1; run several processes on one --storage to scale out)")
+    p.add_argument("--heartbeat", type=int, default=10, help="trial heartbeat in seconds; "
+                   "a killed run's trials are retried after 3 heartbeats")
+    p.add_argument("--no-throughput", action="store_true",
+                   help="skip the Dataset-reuse vs rebuild measurement")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    args = p.parse_args(argv)
+    for name in ("trials", "folds", "max_rounds", "n_jobs", "heartbeat"):
+        v = getattr(args, name)
+        if v is not None and v < (2 if name == "folds" else 1):
+            _fail(f"--{name.replace('_', '-')}={v} is invalid: expected an integer >= "
+                  f"{2 if name == 'folds' else 1}")
+    if args.timeout is not None and not args.timeout > 0:
+        _fail(f"--timeout={args.timeout} is invalid: expected seconds > 0")
+    if args.data is None and (args.test_data or args.label_col or args.qid_col):
+        _fail("--test-data, --label-col and --qid-col need --data")
+    return args
+
+
+def _load_tasks(args: argparse.Namespace):
+    import numpy as np
+
+    from gbrank.datasets import load_data
+    from gbrank.tuning import Task, default_tasks, task_from_arrays
+
+    if args.data is None:
+        return default_tasks(quick=args.quick)
+    try:
+        X, y, g = load_data(args.data, label_col=args.label_col, qid_col=args.qid_col)
+        if args.test_data is None:
+            return [task_from_arrays(args.data.name, X, y, g, kind=args.task, seed=args.seed,
+                                     description=f"{args.data}; 20% held out")]
+        n_feat = X.shape[1]
+        if args.data.suffix.lower() in (".csv", ".tsv", ".parquet", ".pq"):
+            Xt, yt, gt = load_data(args.test_data, label_col=args.label_col,
+                                   qid_col=args.qid_col)
+        else:
+            from gbrank.datasets import load_letor
+
+            try:
+                Xt, yt, gt = load_letor(args.test_data, n_features=n_feat)
+            except ValueError:
+                Xt, yt, gt = load_data(args.test_data)
+        if Xt.shape[1] != n_feat:
+            raise ValueError(f"{args.test_data}: {Xt.shape[1]} features, --data has {n_feat}")
+        kind = args.task or ("binary" if g is None and set(np.unique(y)) <= {0.0, 1.0}
+                             else "ranking")
+        g = g if g is not None and len(g) > 1 else None
+        gt = gt if gt is not None and len(gt) > 1 else None
+        return [Task(args.data.name, kind, X, np.asarray(y, float), g, Xt,
+                     np.asarray(yt, float), gt, f"{args.data}; test: {args.test_data}")]
+    except (OSError, ValueError, ImportError, KeyError) as exc:
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        _fail(f"--data: {msg}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    t_start = time.perf_counter()
+    try:
+        from gbrank.tuning import TuneConfig, tune
+        from gbrank.tuning.spaces import candidate
+    except ImportError as exc:
+        _fail(str(exc))
+    keys = None
+    if args.objectives:
+        keys = [k.strip() for k in args.objectives.split(",") if k.strip()]
+        for k in keys:
+            try:
+                candidate(k, args.booster)
+            except ValueError as exc:
+                _fail(f"--objectives: {exc}")
+    tasks = _load_tasks(args)
+    if keys is not None:
+        kinds = {t.kind for t in tasks}
+        for k in keys:
+            if candidate(k, args.booster).kind not in kinds:
+                _fail(f"--objectives: {k!r} is a {candidate(k, args.booster).kind} objective; "
+                      f"the data are {'/'.join(sorted(kinds))}")
+    cfg = TuneConfig(
+        booster=args.booster, trials=args.trials or (3 if args.quick else 12),
+        timeout=args.timeout, n_folds=args.folds,
+        max_rounds=args.max_rounds or (40 if args.quick else 150),
+        patience=10 if args.quick else 20, seed=args.seed, storage=args.storage,
+        out_dir=args.out, quick=args.quick, n_jobs=args.n_jobs, objectives=keys,
+        heartbeat=args.heartbeat, progress=not args.quiet)
+    try:
+        results = tune(tasks, cfg)
+    except ImportError as exc:
+        _fail(str(exc))
+    throughput = None
+    if not args.no_throughput and args.booster == "lightgbm":
+        from gbrank.tuning.throughput import measure_reuse, throughput_lines
+
+        t = tasks[0]
+        key = "lambdarank:ndcg" if t.kind == "ranking" else "focal"
+        n = 3 if args.quick else 6
+        if not args.quiet:
+            print(f"[tune] throughput: {key} on {t.name}, {n} trials reused vs rebuilt",
+                  flush=True)
+        res = measure_reuse(t, key, n_trials=n, n_folds=cfg.n_folds,
+                            max_rounds=cfg.max_rounds, patience=cfg.patience,
+                            n_jobs=cfg.n_jobs, seed=cfg.seed)
+        throughput = throughput_lines(t, res, key, n)
+    from gbrank.tuning.report import write_summary
+
+    config_line = (f"`{' '.join(['python experiments/tune.py', *(argv or sys.argv[1:])])}`: "
+                   f"{cfg.booster}, {cfg.trials} trials per study (TPE, seed {cfg.seed}, "
+                   f"median pruning), {cfg.n_folds}-fold CV, ≤ {cfg.max_rounds} rounds with "
+                   f"early stopping after {cfg.patience}, {cfg.n_jobs} booster thread(s).")
+    path = write_summary(args.out / "SUMMARY.md", tasks, results, config_line=config_line,
+                         throughput=throughput, wall_seconds=time.perf_counter() - t_start,
+                         plot_dir=args.out / "tune")
+    if not args.quiet:
+        print(f"[tune] wrote {path} in {time.perf_counter() - t_start:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,21 @@
+"""Optuna studies that tune gbrank objectives against the boosters' own objectives.
+
+Needs the ``tune`` extra (Optuna, matplotlib, pandas): ``pip install 'gbrank[tune]'``.
+The command line is ``experiments/tune.py``; the pieces, one idea per module:
+
+* :mod:`~gbrank.tuning.tasks` — data with a held-out test split, the embedded defaults;
+* :mod:`~gbrank.tuning.folds` — the shared cross-validation folds;
+* :mod:`~gbrank.tuning.spaces` — search spaces and candidate objectives;
+* :mod:`~gbrank.tuning.gate` — the gradient-check gate;
+* :mod:`~gbrank.tuning.cv` — per-fold binned data built once, one trial's CV;
+* :mod:`~gbrank.tuning.storage` — RDB storage with heartbeats, study names;
+* :mod:`~gbrank.tuning.runner` — studies, refit, held-out scores;
+* :mod:`~gbrank.tuning.report` — ``SUMMARY.md``; :mod:`~gbrank.tuning.plots` — PNGs;
+* :mod:`~gbrank.tuning.throughput` — trials per minute with and without Dataset reuse.
+"""
+
+from gbrank.tuning.runner import StudyResult, TuneConfig, tune, tune_task
+from gbrank.tuning.tasks import Task, default_tasks, task_from_arrays
+
+__all__ = ["StudyResult", "Task", "TuneConfig", "default_tasks", "task_from_arrays", "tune",
+           "tune_task"]

@@ -1,0 +1,58 @@
+"""Cross-validation folds: over queries (GroupKFold) or over rows (KFold), fixed once per
+task so every study of the task sees the same folds and differences pair fold by fold."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gbrank.tuning.tasks import Task
+
+__all__ = ["Fold", "make_folds"]
+
+
+@dataclass(frozen=True)
+class Fold:
+    """Row indices of one fold (sorted, so queries stay contiguous) and query sizes."""
+
+    train: np.ndarray
+    valid: np.ndarray
+    group_train: np.ndarray | None
+    group_valid: np.ndarray | None
+
+
+def make_folds(task: Task, n_folds: int = 3, seed: int = 0) -> list[Fold]:
+    """``n_folds`` folds of ``task``'s tuning part.
+
+    Grouped ranking: whole queries per fold (scikit-learn's ``GroupKFold`` over query
+    ids after a seeded shuffle of the query order). Group-less ranking: ``KFold`` over
+    rows (each side is one query). Binary: ``StratifiedKFold`` over rows.
+    """
+    from sklearn.model_selection import GroupKFold, KFold, StratifiedKFold
+
+    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
+        raise ValueError(f"n_folds={n_folds!r} is invalid: expected an integer >= 2")
+    n = task.y.size
+    if task.grouped:
+        nq = task.group.size
+        if nq < n_folds:
+            raise ValueError(f"n_folds={n_folds} is invalid: the data have only {nq} queries")
+        perm = np.random.default_rng(seed).permutation(nq)
+        qid = np.repeat(perm, task.group)  # shuffled ids: GroupKFold's split is by size
+        splits = GroupKFold(n_splits=n_folds).split(np.zeros(n), groups=qid)
+    elif task.kind == "binary":
+        splits = StratifiedKFold(n_folds, shuffle=True, random_state=seed).split(
+            np.zeros(n), task.y)
+    else:
+        splits = KFold(n_folds, shuffle=True, random_state=seed).split(np.zeros(n))
+    row_q = np.repeat(np.arange(task.group.size), task.group) if task.grouped else None
+    folds = []
+    for tr, va in splits:
+        tr, va = np.sort(tr), np.sort(va)
+        if row_q is None:
+            folds.append(Fold(tr, va, None, None))
+        else:
+            folds.append(Fold(tr, va, np.bincount(row_q[tr])[np.unique(row_q[tr])],
+                              np.bincount(row_q[va])[np.unique(row_q[va])]))
+    return folds

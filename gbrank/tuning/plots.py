@@ -1,0 +1,87 @@
+"""PNG plots: Optuna's optimisation history and parameter importances per study, and
+one comparison across objectives per task."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gbrank.tuning._deps import require
+
+__all__ = ["study_plots", "comparison_plot"]
+
+
+def _pyplot():
+    mpl = require("matplotlib")
+    mpl.use("Agg")
+    return require("matplotlib.pyplot")
+
+
+def study_plots(study: Any, out_dir: Path, label: str, metric: str) -> list[Path]:
+    """``<label>_history.png`` and (with ≥ 2 complete trials) ``<label>_importance.png``."""
+    import warnings
+
+    optuna = require("optuna")
+    plt = _pyplot()
+    vis = optuna.visualization.matplotlib
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    complete = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Optuna marks its matplotlib API experimental
+        if complete:
+            ax = vis.plot_optimization_history(study, target_name=f"CV {metric}")
+            ax.set_title(f"{label}: optimisation history (CV mean {metric})")
+            ax.figure.set_size_inches(7, 4.2)
+            ax.figure.tight_layout()
+            p = out_dir / f"{label}_history.png"
+            ax.figure.savefig(p, dpi=100)
+            plt.close(ax.figure)
+            paths.append(p)
+        if len(complete) >= 2 and any(len(t.params) for t in complete):
+            try:
+                ax = vis.plot_param_importances(study, target_name=f"CV {metric}")
+            except (RuntimeError, ValueError, ZeroDivisionError):
+                ax = None
+            if ax is not None:
+                ax.set_title(f"{label}: parameter importances (fANOVA)")
+                ax.figure.set_size_inches(7, 4.2)
+                ax.figure.tight_layout()
+                p = out_dir / f"{label}_importance.png"
+                ax.figure.savefig(p, dpi=100)
+                plt.close(ax.figure)
+                paths.append(p)
+    return paths
+
+
+def comparison_plot(task_name: str, rows: list[dict], path: Path) -> Path | None:
+    """Per objective: its fold-wise paired differences against the best native baseline
+    on the objective's own metric (dots), their mean (bar), and a zero line. A dot above
+    zero is a fold the objective wins."""
+    rows = [r for r in rows if r.get("diffs") is not None]
+    if not rows:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(5.5, 1.3 * len(rows) + 2), 4.2))
+    x = np.arange(len(rows))
+    means = [float(np.mean(r["diffs"])) for r in rows]
+    colors = ["tab:green" if m >= 0 else "tab:red" for m in means]
+    ax.bar(x, means, color=colors, alpha=0.35, width=0.6, label="mean over folds")
+    for i, r in enumerate(rows):
+        d = np.asarray(r["diffs"])
+        ax.scatter(np.full(d.size, i) + np.linspace(-0.12, 0.12, d.size), d, color="k", s=14,
+                   zorder=3, label="one fold" if i == 0 else None)
+    ax.axhline(0.0, color="grey", lw=1)
+    ax.set_xticks(x)
+    ax.set_xticklabels([f"{r['key']}\n({r['target']} vs {r['vs']})" for r in rows],
+                       fontsize=8)
+    ax.set_ylabel("paired CV difference (objective − best native)")
+    ax.set_title(f"{task_name}: gbrank objectives vs the best native baseline, per fold")
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

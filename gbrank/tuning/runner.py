@@ -1,0 +1,294 @@
+"""The tuner: for every task and candidate objective, a gradient gate, then a resumable
+Optuna study on shared cross-validation folds, then a refit of the best parameters and
+a score on the held-out test split."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gbrank.tuning._deps import require
+from gbrank.tuning.cv import FoldData, fit_full, run_cv, score
+from gbrank.tuning.folds import make_folds
+from gbrank.tuning.gate import gate
+from gbrank.tuning.spaces import Candidate, build_objective, candidates_for, suggest_params
+from gbrank.tuning.storage import default_storage_url, open_storage, study_name
+from gbrank.tuning.tasks import Task
+
+__all__ = ["TuneConfig", "StudyResult", "tune", "tune_task"]
+
+
+@dataclass
+class TuneConfig:
+    """Settings of one tuning run (the command line's flags).
+
+    ``trials`` is the total per study, counting trials already in the storage (complete
+    or pruned), so re-running resumes and stops at the total. ``timeout`` (seconds) caps
+    each study of this run. ``objectives``: keys (``"lambdarank:err"``,
+    ``"native:binary"``); ``None`` = the defaults of each task. ``custom``: extra
+    objective instances by name (gated and tuned like the built-in ones).
+    """
+
+    booster: str = "lightgbm"
+    trials: int = 12
+    timeout: float | None = None
+    n_folds: int = 3
+    max_rounds: int = 200
+    patience: int = 20
+    seed: int = 0
+    storage: str | None = None
+    out_dir: Path = Path("experiments/results")
+    quick: bool = False
+    n_jobs: int = 1
+    objectives: list[str] | None = None
+    custom: dict[str, Any] = field(default_factory=dict)
+    heartbeat: int = 10
+    grace: int | None = None
+    save_models: bool = True
+    plots: bool = True
+    progress: bool = True
+
+
+@dataclass
+class StudyResult:
+    task: str
+    key: str
+    target: str
+    native: bool
+    status: str  # "done", "rejected", "no trials"
+    message: str = ""
+    study: str = ""
+    n_complete: int = 0
+    n_pruned: int = 0
+    n_fail: int = 0
+    seconds: float = 0.0
+    best_value: float | None = None
+    folds: dict[str, list[float]] = field(default_factory=dict)
+    best_params: dict[str, Any] = field(default_factory=dict)
+    rounds: int = 0
+    test: dict[str, float] = field(default_factory=dict)
+    model_path: str = ""
+    plots: list[str] = field(default_factory=list)
+
+    @property
+    def trials_per_minute(self) -> float:
+        n = self.n_complete + self.n_pruned
+        return 60.0 * n / self.seconds if self.seconds > 0 else float("nan")
+
+
+class _Progress:
+    """One updating line on a terminal; a quiet line every few trials elsewhere (CI)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.tty = enabled and sys.stdout.isatty()
+        self.t0 = time.perf_counter()
+
+    def _fmt(self, sec: float) -> str:
+        sec = max(0, int(sec))
+        return f"{sec // 60}:{sec % 60:02d}"
+
+    def trial(self, label: str, done: int, total: int, best: float | None, per_trial: float):
+        if not self.enabled:
+            return
+        best_s = "—" if best is None else f"{best:.4f}"
+        line = (f"[tune] {label}: {done}/{total} trials, best {best_s}, elapsed "
+                f"{self._fmt(time.perf_counter() - self.t0)}, study remaining "
+                f"~{self._fmt((total - done) * per_trial)}")
+        if self.tty:
+            print("\r" + line.ljust(110), end="", flush=True)
+        elif done == total or done % 5 == 0:
+            print(line, flush=True)
+
+    def line(self, text: str) -> None:
+        if self.enabled:
+            print(("\n" if self.tty else "") + "[tune] " + text, flush=True)
+
+
+def _state_counts(study: Any) -> tuple[int, int, int]:
+    optuna = require("optuna")
+    S = optuna.trial.TrialState
+    c = [t.state for t in study.get_trials(deepcopy=False)]
+    return c.count(S.COMPLETE), c.count(S.PRUNED), c.count(S.FAIL)
+
+
+def _trial_seconds(study: Any) -> float:
+    optuna = require("optuna")
+    S = optuna.trial.TrialState
+    total = 0.0
+    for t in study.get_trials(deepcopy=False, states=(S.COMPLETE, S.PRUNED)):
+        if t.datetime_start and t.datetime_complete:
+            total += (t.datetime_complete - t.datetime_start).total_seconds()
+    return total
+
+
+def _stable_seed(text: str, seed: int) -> int:
+    import zlib
+
+    return (zlib.crc32(text.encode()) + seed) % (2**31)
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items() if not callable(v)}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, (np.floating, np.integer)):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, (str, int, float, bool)) or x is None:
+        return x
+    return repr(x)
+
+
+def tune_task(task: Task, cfg: TuneConfig, progress: _Progress | None = None,
+              storage: Any = None) -> list[StudyResult]:
+    """Run every candidate study of one task (gate, study, refit, test score, plots)."""
+    optuna = require("optuna")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    progress = progress or _Progress(cfg.progress)
+    if storage is None:
+        storage = open_storage(cfg.storage or default_storage_url(cfg.out_dir),
+                               cfg.heartbeat, cfg.grace)
+    cands = candidates_for(task.name, task.kind, cfg.booster, cfg.objectives, cfg.custom,
+                           cfg.quick)
+    folds = make_folds(task, cfg.n_folds, cfg.seed)
+    data = FoldData(task, folds, cfg.booster, reuse=True, n_jobs=cfg.n_jobs)
+    fp = task.fingerprint()
+    results = []
+    for cand in cands:
+        results.append(_one_study(task, cand, cfg, data, storage, fp, progress))
+    return results
+
+
+def _objective_fn(cand: Candidate, cfg: TuneConfig, data: FoldData):
+    optuna = require("optuna")
+    y_train = data.task.y
+
+    def fn(trial):
+        bp, op = suggest_params(trial, cand, cfg.booster, y_train)
+        obj = None if cand.is_native else build_objective(cand, op)
+
+        def report(step, value):
+            trial.report(float(value), step)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+
+        res = run_cv(data, bp, obj, cand.target, max_rounds=cfg.max_rounds,
+                     patience=cfg.patience, report=report)
+        trial.set_user_attr("folds", res.folds)
+        trial.set_user_attr("best_iters", res.best_iters)
+        return res.value
+
+    return fn
+
+
+def _one_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, storage: Any,
+               fp: str, progress: _Progress) -> StudyResult:
+    optuna = require("optuna")
+    label = f"{task.name} / {cand.key}"
+    res = StudyResult(task.name, cand.key, cand.target, cand.is_native, "done")
+    if not cand.is_native:
+        g = gate(cand.base, task, cand.key, seed=cfg.seed)
+        if not g.ok:
+            progress.line(g.message)
+            res.status, res.message = "rejected", g.message
+            return res
+    name = study_name(task.name, fp, cfg.booster, cand.key)
+    res.study = name
+    study = optuna.create_study(
+        study_name=name, storage=storage, direction="maximize", load_if_exists=True,
+        sampler=optuna.samplers.TPESampler(seed=_stable_seed(name, cfg.seed),
+                                           n_startup_trials=min(5, max(2, cfg.trials // 3))),
+        pruner=optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=20))
+    study.set_user_attr("task", task.name)
+    study.set_user_attr("objective", cand.key)
+    study.set_user_attr("metric", cand.target)
+    S = optuna.trial.TrialState
+    done0 = sum(_state_counts(study)[:2])
+    remaining = max(0, cfg.trials - done0)
+    t_start = time.perf_counter()
+
+    def cb(study_, trial_):
+        done = sum(_state_counts(study_)[:2])
+        try:
+            best = study_.best_value
+        except ValueError:
+            best = None
+        n_run = max(1, done - done0)
+        progress.trial(label, min(done, cfg.trials), cfg.trials, best,
+                       (time.perf_counter() - t_start) / n_run)
+
+    if remaining:
+        study.optimize(
+            _objective_fn(cand, cfg, data), n_trials=remaining + max(3, remaining),
+            timeout=cfg.timeout, gc_after_trial=False, catch=(ValueError, FloatingPointError),
+            callbacks=[optuna.study.MaxTrialsCallback(cfg.trials, states=(S.COMPLETE, S.PRUNED)),
+                       cb])
+    res.n_complete, res.n_pruned, res.n_fail = _state_counts(study)
+    res.seconds = _trial_seconds(study)
+    complete = study.get_trials(deepcopy=False, states=(S.COMPLETE,))
+    if not complete:
+        res.status, res.message = "no trials", "no trial completed"
+        progress.line(f"{label}: no trial completed")
+        return res
+    best = study.best_trial
+    res.best_value = float(best.value)
+    res.folds = {k: list(map(float, v)) for k, v in best.user_attrs["folds"].items()}
+    res.best_params = dict(best.params)
+    res.rounds = max(1, int(round(float(np.mean(best.user_attrs["best_iters"])))))
+    progress.line(f"{label}: best CV {cand.target} {res.best_value:.4f} "
+                  f"({res.n_complete} complete, {res.n_pruned} pruned, {res.n_fail} failed)")
+    # Refit the best parameters on the whole tuning part; score the held-out test split.
+    bp, op = suggest_params(optuna.trial.FixedTrial(best.params), cand, cfg.booster, task.y)
+    obj = None if cand.is_native else build_objective(cand, op)
+    model, init, s_test = fit_full(task, cfg.booster, bp, obj, res.rounds, cfg.n_jobs)
+    gte = task.group_test
+    for m in dict.fromkeys((*task.metrics, cand.target)):
+        res.test[m] = score(m, task.y_test, s_test, gte)
+    slug = cand.key.replace(":", "_")
+    if cfg.save_models:
+        mdir = Path(cfg.out_dir) / "tune" / "models" / name.replace(":", "_")
+        mdir.mkdir(parents=True, exist_ok=True)
+        mpath = mdir / ("model.txt" if cfg.booster == "lightgbm" else "model.json")
+        model.save_model(str(mpath))
+        meta = {
+            "study": name, "task": task.name, "objective": cand.key,
+            "objective_class": None if obj is None else type(obj).__name__,
+            "objective_params": None if obj is None else obj.get_params(),
+            "booster": cfg.booster, "booster_params": bp, "num_boost_round": res.rounds,
+            "init_score": init, "metric": cand.target,
+            "cv": {"mean": res.best_value, "folds": res.folds}, "test": res.test,
+            "usage": ("raw score = model.predict(X, raw_score=True) + init_score"
+                      if cfg.booster == "lightgbm" else
+                      "raw score = booster.predict(DMatrix(X, base_margin=init_score), "
+                      "output_margin=True)"),
+        }
+        (mdir / "params.json").write_text(json.dumps(_jsonable(meta), indent=2))
+        res.model_path = str(mpath)
+    if cfg.plots:
+        from gbrank.tuning.plots import study_plots
+
+        res.plots = [str(p) for p in study_plots(
+            study, Path(cfg.out_dir) / "tune" / task.name, slug, cand.target)]
+    return res
+
+
+def tune(tasks: list[Task], cfg: TuneConfig) -> list[StudyResult]:
+    """Tune every task; return one :class:`StudyResult` per (task, candidate)."""
+    progress = _Progress(cfg.progress)
+    storage = open_storage(cfg.storage or default_storage_url(cfg.out_dir), cfg.heartbeat,
+                           cfg.grace)
+    out = []
+    for task in tasks:
+        progress.line(f"task {task.name}: {task.description or task.kind} "
+                      f"({task.y.size} tuning rows, {task.y_test.size} test rows)")
+        out += tune_task(task, cfg, progress, storage)
+    return out

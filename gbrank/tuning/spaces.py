@@ -1,0 +1,304 @@
+"""Search spaces: the booster's parameters and each objective's own, and the candidates
+(gbrank objectives and the boosters' native objectives) a study can tune.
+
+One table per family; a parameter is offered only if the objective has it
+(``get_params()``), so options added to an objective later appear by adding a row here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Candidate", "Param", "BOOSTER_SPACES", "OBJECTIVE_SPACES", "NATIVE", "TARGETS",
+           "candidate", "candidates_for", "family_of", "known_keys"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One searched parameter.
+
+    ``kind`` is ``"float"``, ``"int"`` or ``"cat"``; ``when(params)`` (optional) receives
+    the parameters suggested so far (booster first, then objective) and says whether this
+    one is searched at all — e.g. σ only matters when leaf values are regularised.
+    """
+
+    name: str
+    kind: str
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+    choices: tuple = ()
+    when: Callable[[dict], bool] | None = None
+
+    def suggest(self, trial: Any, prefix: str, so_far: dict) -> Any:
+        if self.when is not None and not self.when(so_far):
+            return _SKIP
+        key = prefix + self.name
+        if self.kind == "float":
+            return trial.suggest_float(key, self.low, self.high, log=self.log)
+        if self.kind == "int":
+            return trial.suggest_int(key, int(self.low), int(self.high), log=self.log)
+        return trial.suggest_categorical(key, list(self.choices))
+
+
+_SKIP = object()
+
+
+def _l2(p: dict) -> float:
+    return float(p.get("lambda_l2", p.get("reg_lambda", 0.0)))
+
+
+# σ only rescales the scores when leaf values are Newton steps without L2 (issue 10:
+# "sigma alone changes nothing"): search it only when L2 is not negligible.
+def _sigma_matters(p: dict) -> bool:
+    return _l2(p) >= 1e-2
+
+
+BOOSTER_SPACES: dict[str, list[Param]] = {
+    "lightgbm": [
+        Param("learning_rate", "float", 0.02, 0.3, log=True),
+        Param("num_leaves", "int", 7, 63, log=True),
+        Param("min_data_in_leaf", "int", 5, 100, log=True),
+        Param("feature_fraction", "float", 0.5, 1.0),
+        Param("bagging_fraction", "float", 0.5, 1.0),
+        Param("lambda_l1", "float", 1e-8, 10.0, log=True),
+        Param("lambda_l2", "float", 1e-8, 10.0, log=True),
+    ],
+    "xgboost": [
+        Param("eta", "float", 0.02, 0.3, log=True),
+        Param("max_depth", "int", 3, 8),
+        Param("min_child_weight", "float", 0.1, 20.0, log=True),
+        Param("subsample", "float", 0.5, 1.0),
+        Param("colsample_bytree", "float", 0.5, 1.0),
+        Param("reg_alpha", "float", 1e-8, 10.0, log=True),
+        Param("reg_lambda", "float", 1e-8, 10.0, log=True),
+    ],
+}
+
+# Fixed booster settings (binning is fixed: the Datasets are built once per fold).
+BOOSTER_FIXED: dict[str, dict[str, Any]] = {
+    "lightgbm": {"verbose": -1, "bagging_freq": 1, "metric": "None"},
+    "xgboost": {"tree_method": "hist", "max_bin": 255, "verbosity": 0,
+                "disable_default_eval_metric": 1},
+}
+
+OBJECTIVE_SPACES: dict[str, list[Param]] = {
+    "ranknet": [
+        Param("ties", "cat", choices=("skip", "pull")),
+        Param("sigma", "float", 0.25, 4.0, log=True, when=_sigma_matters),
+    ],
+    "lambdarank": [
+        Param("truncation", "int", 10, 60, log=True),
+        Param("norm", "cat", choices=(False, True)),
+        Param("sigma", "float", 0.25, 4.0, log=True, when=_sigma_matters),
+        # LambdaLoss weightings (NDCG only) and the smoothing share (issue 10).
+        Param("weighting", "cat", choices=("lambdarank", "ndcg_loss2", "ndcg_loss2pp"),
+              when=lambda p: p.get("_metric") == "ndcg"),
+        Param("mu", "float", 1.0, 30.0, log=True,
+              when=lambda p: p.get("weighting") == "ndcg_loss2pp"),
+        Param("smoothing", "float", 0.0, 0.5),
+    ],
+    "focal": [
+        Param("gamma", "float", 0.0, 5.0),
+        Param("alpha", "cat", choices=(None, 0.25, 0.5, 0.75)),
+        Param("hess_floor", "float", 1e-6, 1e-2, log=True),
+    ],
+    "fbeta_surrogate": [
+        Param("beta", "float", 0.5, 2.0, log=True),
+        Param("hess", "float", 0.1, 10.0, log=True),
+    ],
+}
+
+# The metric each gbrank objective exists for (the study maximises it).
+TARGETS: dict[str, str] = {
+    "ranknet": "pair_accuracy",
+    "lambdarank:ndcg": "ndcg@10",
+    "lambdarank:err": "err@10",
+    "lambdarank:map": "map@10",
+    "lambdarank:mrr": "mrr@10",
+    "focal": "ap",
+    "fbeta_surrogate": "f1",
+}
+
+
+@dataclass(frozen=True)
+class NativeSpec:
+    objective: str
+    kind: str
+    target: str
+    space: tuple[Param, ...] = ()
+    fixed: dict = field(default_factory=dict)
+
+
+def _spw_on(p: dict) -> bool:
+    return bool(p.get("scale_pos_weight_on"))
+
+
+NATIVE: dict[str, dict[str, NativeSpec]] = {
+    "lightgbm": {
+        "lambdarank": NativeSpec("lambdarank", "ranking", "ndcg@10", (
+            Param("lambdarank_truncation_level", "int", 10, 60, log=True),
+            Param("lambdarank_norm", "cat", choices=(True, False)))),
+        "rank_xendcg": NativeSpec("rank_xendcg", "ranking", "ndcg@10"),
+        "binary": NativeSpec("binary", "binary", "ap", (
+            Param("scale_pos_weight_on", "cat", choices=(False, True)),)),
+    },
+    "xgboost": {
+        "rank:ndcg": NativeSpec("rank:ndcg", "ranking", "ndcg@10"),
+        "rank:pairwise": NativeSpec("rank:pairwise", "ranking", "pair_accuracy"),
+        "binary:logistic": NativeSpec("binary:logistic", "binary", "ap", (
+            Param("scale_pos_weight_on", "cat", choices=(False, True)),)),
+    },
+}
+
+
+@dataclass
+class Candidate:
+    """One study's subject: a gbrank objective (``base`` instance, tuned from its own
+    parameters) or a native booster objective (``native``)."""
+
+    key: str
+    kind: str
+    target: str
+    base: Any = None
+    native: NativeSpec | None = None
+
+    @property
+    def is_native(self) -> bool:
+        return self.native is not None
+
+    @property
+    def family(self) -> str:
+        return "native" if self.is_native else family_of(self.base)
+
+
+def family_of(obj: Any) -> str:
+    """The search-space family of a gbrank objective instance (by class, so subclasses
+    share their parent's space)."""
+    from gbrank.objectives import FBetaSurrogate, FocalLoss, LambdaRank, RankNet
+
+    for cls, fam in ((LambdaRank, "lambdarank"), (RankNet, "ranknet"), (FocalLoss, "focal"),
+                     (FBetaSurrogate, "fbeta_surrogate")):
+        if isinstance(obj, cls):
+            return fam
+    raise ValueError(f"objective {obj!r} is not a gbrank objective; the tuner knows "
+                     "RankNet, LambdaRank, FocalLoss and FBetaSurrogate (and subclasses)")
+
+
+def known_keys(booster: str) -> list[str]:
+    """Every key ``--objectives`` accepts for this booster."""
+    return list(TARGETS) + [f"native:{k}" for k in NATIVE[booster]]
+
+
+def candidate(key: str, booster: str = "lightgbm", obj: Any = None) -> Candidate:
+    """The candidate named ``key`` (``"lambdarank:err"``, ``"focal"``,
+    ``"native:lambdarank"``), or a custom instance ``obj`` under the name ``key``."""
+    import gbrank
+
+    if obj is not None:
+        fam = family_of(obj)
+        kind = "binary" if fam in ("focal", "fbeta_surrogate") else "ranking"
+        target = TARGETS.get(fam if fam != "lambdarank" else f"lambdarank:{obj.metric}",
+                             "ndcg@10" if kind == "ranking" else "ap")
+        return Candidate(key, kind, target, base=obj)
+    if key.startswith("native:"):
+        name = key.split(":", 1)[1]
+        if name not in NATIVE[booster]:
+            raise ValueError(f"unknown objective {key!r} for {booster}; valid: "
+                             + ", ".join(known_keys(booster)))
+        spec = NATIVE[booster][name]
+        return Candidate(key, spec.kind, spec.target, native=spec)
+    if key not in TARGETS:
+        raise ValueError(f"unknown objective {key!r}; valid: " + ", ".join(known_keys(booster)))
+    base = gbrank.get_objective(key)
+    fam = family_of(base)
+    kind = "binary" if fam in ("focal", "fbeta_surrogate") else "ranking"
+    return Candidate(key, kind, TARGETS[key], base=base)
+
+
+DEFAULT_OBJECTIVES = {
+    "ranking": ["ranknet", "lambdarank:ndcg", "lambdarank:err", "lambdarank:map",
+                "lambdarank:mrr"],
+    "demand_levels": ["ranknet", "lambdarank:ndcg"],
+    "binary": ["focal", "fbeta_surrogate"],
+}
+QUICK_OBJECTIVES = {
+    "ranking": ["ranknet", "lambdarank:ndcg"],
+    "demand_levels": ["ranknet"],
+    "binary": ["focal"],
+}
+DEFAULT_NATIVES = {
+    "lightgbm": {"ranking": ["lambdarank", "rank_xendcg"], "binary": ["binary"]},
+    "xgboost": {"ranking": ["rank:ndcg", "rank:pairwise"], "binary": ["binary:logistic"]},
+}
+
+
+def candidates_for(task_name: str, kind: str, booster: str, keys: list[str] | None = None,
+                   custom: dict[str, Any] | None = None, quick: bool = False
+                   ) -> list[Candidate]:
+    """The candidates of one task: the chosen gbrank objectives of the task's kind (all
+    defaults when ``keys`` is None), custom instances, then the native baselines."""
+    if keys is None:
+        table = QUICK_OBJECTIVES if quick else DEFAULT_OBJECTIVES
+        keys = table.get(task_name) or table["ranking" if kind == "ranking" else "binary"]
+    out = [c for c in (candidate(k, booster) for k in keys if not k.startswith("native:"))
+           if c.kind == kind]
+    for name, obj in (custom or {}).items():
+        c = candidate(name, booster, obj)
+        if c.kind == kind:
+            out.append(c)
+    natives = [k.split(":", 1)[1] for k in keys if k.startswith("native:")]
+    natives = natives or DEFAULT_NATIVES[booster][kind]
+    if quick and not any(k.startswith("native:") for k in keys):
+        natives = natives[:1]
+    out += [candidate(f"native:{n}", booster) for n in natives
+            if NATIVE[booster][n].kind == kind]
+    return out
+
+
+def suggest_params(trial: Any, cand: Candidate, booster: str, y_train: Any = None
+                   ) -> tuple[dict, dict]:
+    """Booster parameters and objective parameters (``{}`` for natives) of one trial.
+
+    Objective parameters are named ``obj_<name>`` in the trial (no clash with booster
+    names like XGBoost's ``alpha``)."""
+    bp: dict[str, Any] = dict(BOOSTER_FIXED[booster])
+    for p in BOOSTER_SPACES[booster]:
+        v = p.suggest(trial, "", bp)
+        if v is not _SKIP:
+            bp[p.name] = v
+    if cand.is_native:
+        spec = cand.native
+        for p in spec.space:
+            v = p.suggest(trial, "", bp)
+            if v is not _SKIP:
+                bp[p.name] = v
+        if bp.pop("scale_pos_weight_on", False) and y_train is not None:
+            pos = float(sum(y_train == 1))
+            bp["scale_pos_weight"] = (len(y_train) - pos) / max(pos, 1.0)
+        bp["objective"] = spec.objective
+        bp.update(spec.fixed)
+        return bp, {}
+    have = cand.base.get_params()
+    op: dict[str, Any] = {}
+    ctx = dict(bp)
+    ctx["_metric"] = have.get("metric")
+    for p in OBJECTIVE_SPACES[cand.family]:
+        if p.name not in have:
+            continue  # an option this objective does not have (yet)
+        v = p.suggest(trial, "obj_", {**ctx, **op})
+        if v is not _SKIP:
+            op[p.name] = v
+    return bp, op
+
+
+def build_objective(cand: Candidate, obj_params: dict) -> Any:
+    """A fresh objective: the candidate's base instance with ``obj_params`` set."""
+    from sklearn.base import clone
+
+    obj = clone(cand.base)
+    if obj_params:
+        obj.set_params(**obj_params)
+    return obj

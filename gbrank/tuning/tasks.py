@@ -1,0 +1,145 @@
+"""Tuning tasks: data with a held-out test split and the metrics that judge it."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Task", "default_tasks", "task_from_arrays", "task_metrics"]
+
+RANKING_METRICS = ("ndcg@10", "err@10", "map@10", "mrr@10", "pair_accuracy")
+BINARY_METRICS = ("ap", "f1")
+
+
+def task_metrics(kind: str) -> tuple[str, ...]:
+    """Every metric a study of this kind records (the first is the task's headline)."""
+    return RANKING_METRICS if kind == "ranking" else BINARY_METRICS
+
+
+@dataclass
+class Task:
+    """One data set to tune on.
+
+    ``X``, ``y``, ``group`` are the tuning part (cross-validated, then refit on);
+    ``X_test``, ``y_test``, ``group_test`` the held-out part, never seen while tuning
+    (for grouped ranking: whole queries). ``group`` is ``None`` for binary data and for
+    group-less ranking (the rows are one query).
+    """
+
+    name: str
+    kind: str
+    X: Any
+    y: np.ndarray
+    group: np.ndarray | None
+    X_test: Any
+    y_test: np.ndarray
+    group_test: np.ndarray | None
+    description: str = ""
+    metrics: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("ranking", "binary"):
+            raise ValueError(f"kind={self.kind!r} is invalid: expected 'ranking' or 'binary'")
+        if not self.metrics:
+            self.metrics = task_metrics(self.kind)
+
+    @property
+    def grouped(self) -> bool:
+        """True when the rows are split into several queries."""
+        return self.group is not None
+
+    def lgb_group(self, group: np.ndarray | None, n: int) -> np.ndarray | None:
+        """Query sizes to hand a booster: group-less ranking is one query of all rows."""
+        if self.kind != "ranking":
+            return None
+        return np.asarray([n], dtype=np.int64) if group is None else group
+
+    def fingerprint(self) -> str:
+        """Short hash of the data (labels, query sizes, shape, a sample of X), so study
+        names change when the data change and stay the same when they do not."""
+        h = hashlib.sha1()
+        for a in (self.y, self.group, self.y_test, self.group_test):
+            h.update(b"-" if a is None else np.ascontiguousarray(a, dtype=np.float64).tobytes())
+        h.update(repr((self.X.shape, self.X_test.shape)).encode())
+        rows = self.X[: min(50, self.X.shape[0])]
+        rows = rows.toarray() if hasattr(rows, "toarray") else np.asarray(rows)
+        h.update(np.ascontiguousarray(rows, dtype=np.float64).tobytes())
+        return h.hexdigest()[:8]
+
+
+def _rows(X: Any, idx: np.ndarray) -> Any:
+    return X[idx]
+
+
+def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str | None = None,
+                     test_size: float = 0.2, seed: int = 0, description: str = "") -> Task:
+    """Split data into a tuning part and a held-out test part.
+
+    Grouped ranking: a random ``test_size`` share of the queries is held out (whole
+    queries). Group-less ranking: random rows (both parts remain one query each).
+    Binary: a stratified random share of the rows. ``kind`` defaults to ``"binary"``
+    when the labels are all 0/1 and there is no query structure, else ``"ranking"``.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    if group is not None:
+        group = np.asarray(group, dtype=np.int64)
+        if group.size < 2:
+            group = None
+    if kind is None:
+        kind = "binary" if group is None and set(np.unique(y)) <= {0.0, 1.0} else "ranking"
+    if not 0.0 < test_size < 1.0:
+        raise ValueError(f"test_size={test_size!r} is invalid: expected a number in (0, 1)")
+    rng = np.random.default_rng(seed)
+    if group is not None:
+        nq = group.size
+        if nq < 4:
+            raise ValueError(f"{name}: {nq} queries; need at least 4 to hold out a test split")
+        test_q = np.zeros(nq, bool)
+        test_q[rng.choice(nq, size=max(1, int(round(test_size * nq))), replace=False)] = True
+        row_q = np.repeat(np.arange(nq), group)
+        te = test_q[row_q]
+        return Task(name, kind, _rows(X, np.flatnonzero(~te)), y[~te], group[~test_q],
+                    _rows(X, np.flatnonzero(te)), y[te], group[test_q], description)
+    n = y.size
+    if kind == "binary":
+        pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y != 1)
+        if pos.size < 4:
+            raise ValueError(f"{name}: {pos.size} positive rows; need at least 4")
+        te_idx = np.concatenate([
+            rng.choice(pos, size=max(1, int(round(test_size * pos.size))), replace=False),
+            rng.choice(neg, size=max(1, int(round(test_size * neg.size))), replace=False)])
+    else:
+        te_idx = rng.choice(n, size=max(1, int(round(test_size * n))), replace=False)
+    te = np.zeros(n, bool)
+    te[te_idx] = True
+    return Task(name, kind, _rows(X, np.flatnonzero(~te)), y[~te], None,
+                _rows(X, np.flatnonzero(te)), y[te], None, description)
+
+
+def default_tasks(quick: bool = False) -> list[Task]:
+    """The embedded default data (no downloads), deterministic:
+
+    * ``ranking``: synthetic MSLR-shaped graded relevance with query structure;
+    * ``demand_levels``: the seed article's group-less task (one query, five equal grades);
+    * ``binary``: synthetic imbalanced binary classification (3% positives).
+    """
+    from gbrank.datasets import make_demand_levels, make_imbalanced, make_ranking
+
+    nq, rpq = (120, 25) if quick else (300, 30)
+    X, y, g = make_ranking(n_queries=nq, rows_per_query=rpq, n_features=30, seed=0)
+    rank = task_from_arrays("ranking", X, y, g, kind="ranking", seed=0, description=(
+        f"make_ranking({nq} queries × {rpq} rows, 30 features, seed 0); "
+        "20% of the queries held out"))
+    n_d = 2500 if quick else 5000
+    Xd, yd = make_demand_levels(n_rows=n_d, n_features=20, seed=0)
+    demand = task_from_arrays("demand_levels", Xd, yd, None, kind="ranking", seed=0,
+                              description=(f"make_demand_levels({n_d} rows, 5 grades, seed 0): "
+                                           "one query, group-less; 20% of the rows held out"))
+    n_b = 5000 if quick else 12000
+    Xb, yb = make_imbalanced(n_rows=n_b, positive_rate=0.03, seed=0)
+    binary = task_from_arrays("binary", Xb, yb, None, kind="binary", seed=0, description=(
+        f"make_imbalanced({n_b} rows, 3% positives, seed 0); stratified 20% held out"))
+    return [rank, demand, binary]
