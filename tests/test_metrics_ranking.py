@@ -359,8 +359,14 @@ def test_group_less_million_rows_every_metric():
     counts = np.bincount(y.astype(int))
     pairs = n * (n - 1) / 2 - np.sum(counts * (counts - 1) / 2)
     assert metrics.pair_accuracy(y, s) == pytest.approx(good / pairs, rel=1e-12)
-    for fn in (metrics.err, metrics.mean_ap, metrics.mrr, metrics.precision_at_k,
-               metrics.recall_at_k):
-        assert 0.0 <= fn(y, s) <= 1.0
+    # ERR@10, MRR, precision/recall@10 by hand from the same top ten (threshold 1).
+    r = (2.0 ** y[top] - 1) / 2.0 ** y.max()
+    reach = np.concatenate(([1.0], np.cumprod(1 - r)[:-1]))
+    assert metrics.err(y, s) == pytest.approx(np.sum(r * reach / np.arange(1, 11)), rel=1e-12)
+    first = int(np.argmax(y[np.lexsort((np.arange(n), -s))] >= 1))
+    assert metrics.mrr(y, s) == 1.0 / (first + 1)
+    hits = np.sum(y[top] >= 1)
+    assert metrics.precision_at_k(y, s) == hits / 10
+    assert metrics.recall_at_k(y, s) == pytest.approx(hits / np.sum(y >= 1), rel=1e-15)
     assert metrics.mean_ap(y, s, k=None) == pytest.approx(
         ap_q(list(y), list(s), None), rel=1e-9)
