@@ -19,8 +19,20 @@ def _pyplot():
     return require("matplotlib.pyplot")
 
 
-def study_plots(study: Any, out_dir: Path, label: str, metric: str) -> list[Path]:
-    """``<label>_history.png`` and (with ≥ 2 complete trials) ``<label>_importance.png``."""
+def _title(ax: Any, text: str) -> None:
+    """Replace Optuna's title (it sets one on the left) with ours, small enough to fit."""
+    for loc in ("left", "center", "right"):
+        ax.set_title("", loc=loc)
+    ax.set_title(text, loc="left", fontsize=10)
+
+
+def study_plots(study: Any, out_dir: Path, label: str, metric: str,
+                title: str | None = None) -> list[Path]:
+    """``<label>_history.png`` and (with ≥ 2 complete trials) ``<label>_importance.png``
+    (``title`` names the study in the plot titles; default ``label``)."""
+    from matplotlib.ticker import MaxNLocator
+
+    title = title or label
     import warnings
 
     optuna = require("optuna")
@@ -33,8 +45,9 @@ def study_plots(study: Any, out_dir: Path, label: str, metric: str) -> list[Path
         warnings.simplefilter("ignore")  # Optuna marks its matplotlib API experimental
         if complete:
             ax = vis.plot_optimization_history(study, target_name=f"CV {metric}")
-            ax.set_title(f"{label}: optimisation history (CV mean {metric})")
-            ax.figure.set_size_inches(7, 4.2)
+            _title(ax, f"{title}: optimisation history (CV mean {metric})")
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.figure.set_size_inches(7.5, 4.2)
             ax.figure.tight_layout()
             p = out_dir / f"{label}_history.png"
             ax.figure.savefig(p, dpi=100)
@@ -46,8 +59,8 @@ def study_plots(study: Any, out_dir: Path, label: str, metric: str) -> list[Path
             except (RuntimeError, ValueError, ZeroDivisionError):
                 ax = None
             if ax is not None:
-                ax.set_title(f"{label}: parameter importances (fANOVA)")
-                ax.figure.set_size_inches(7, 4.2)
+                _title(ax, f"{title}: parameter importances for CV {metric} (fANOVA)")
+                ax.figure.set_size_inches(7.5, 4.2)
                 ax.figure.tight_layout()
                 p = out_dir / f"{label}_importance.png"
                 ax.figure.savefig(p, dpi=100)
@@ -64,7 +77,7 @@ def comparison_plot(task_name: str, rows: list[dict], path: Path) -> Path | None
     if not rows:
         return None
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(max(5.5, 1.3 * len(rows) + 2), 4.2))
+    fig, ax = plt.subplots(figsize=(max(6.5, 1.6 * len(rows) + 2.5), 4.4))
     x = np.arange(len(rows))
     means = [float(np.mean(r["diffs"])) for r in rows]
     colors = ["tab:green" if m >= 0 else "tab:red" for m in means]
@@ -77,8 +90,9 @@ def comparison_plot(task_name: str, rows: list[dict], path: Path) -> Path | None
     ax.set_xticks(x)
     ax.set_xticklabels([f"{r['key']}\n({r['target']} vs {r['vs']})" for r in rows],
                        fontsize=8)
-    ax.set_ylabel("paired CV difference (objective − best native)")
-    ax.set_title(f"{task_name}: gbrank objectives vs the best native baseline, per fold")
+    ax.set_ylabel("CV score − best native's, same fold")
+    ax.set_title(f"{task_name}: each objective vs the best native baseline on its own metric",
+                 fontsize=10)
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

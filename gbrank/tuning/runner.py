@@ -277,7 +277,8 @@ def _one_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, sto
         from gbrank.tuning.plots import study_plots
 
         res.plots = [str(p) for p in study_plots(
-            study, Path(cfg.out_dir) / "tune" / task.name, slug, cand.target)]
+            study, Path(cfg.out_dir) / "tune" / task.name, slug, cand.target,
+            title=f"{task.name} / {cand.key}")]
     return res
 
 

@@ -25,17 +25,28 @@ def open_storage(url: str, heartbeat_interval: int = 10, grace_period: int | Non
     """``optuna.storages.RDBStorage`` on ``url`` with a heartbeat every
     ``heartbeat_interval`` s; a RUNNING trial whose heartbeat is older than
     ``grace_period`` (default 3 × interval) is failed at the next trial start of any
-    worker, and ``RetryFailedTrialCallback`` re-queues its parameters (at most
+    worker, and Optuna's retry callback (``RetryHeartbeatStaleTrialCallback``, or
+    ``RetryFailedTrialCallback`` before Optuna 4.9) re-queues its parameters (at most
     ``max_retry`` times)."""
     optuna = require("optuna")
     if not isinstance(url, str) or "://" not in url:
         raise ValueError(f"storage={url!r} is invalid: expected an SQLAlchemy URL such as "
                          "sqlite:///studies.db or postgresql://user@host/db")
+    import inspect
+    import warnings
+
     engine_kwargs = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {}
-    return optuna.storages.RDBStorage(
-        url, engine_kwargs=engine_kwargs, heartbeat_interval=int(heartbeat_interval),
-        grace_period=int(grace_period or 3 * heartbeat_interval),
-        failed_trial_callback=optuna.storages.RetryFailedTrialCallback(max_retry=max_retry))
+    kwargs = {"engine_kwargs": engine_kwargs, "heartbeat_interval": int(heartbeat_interval),
+              "grace_period": int(grace_period or 3 * heartbeat_interval)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        st = optuna.storages
+        if "heartbeat_stale_trial_callback" in inspect.signature(st.RDBStorage).parameters:
+            kwargs["heartbeat_stale_trial_callback"] = st.RetryHeartbeatStaleTrialCallback(
+                max_retry=max_retry)  # Optuna >= 4.9
+        else:
+            kwargs["failed_trial_callback"] = st.RetryFailedTrialCallback(max_retry=max_retry)
+        return st.RDBStorage(url, **kwargs)
 
 
 def study_name(task_name: str, fingerprint: str, booster: str, key: str) -> str:

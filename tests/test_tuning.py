@@ -1,0 +1,340 @@
+"""The tuner (gbrank.tuning, experiments/tune.py): issue 8's "What it must show" 1–4 plus
+the pieces (folds, spaces, gate, storage names, loaders)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+optuna = pytest.importorskip("optuna")
+
+from gbrank.objectives import FocalLoss, LambdaRank  # noqa: E402
+from gbrank.tuning import TuneConfig, task_from_arrays, tune_task  # noqa: E402
+from gbrank.tuning.folds import make_folds  # noqa: E402
+from gbrank.tuning.gate import gate  # noqa: E402
+from gbrank.tuning.spaces import candidate, suggest_params  # noqa: E402
+from gbrank.tuning.storage import open_storage, study_name  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+TUNE = ROOT / "experiments" / "tune.py"
+
+
+def _binary_task(n=1500, seed=0):
+    from gbrank.datasets import make_imbalanced
+
+    X, y = make_imbalanced(n_rows=n, n_features=8, n_informative=4, positive_rate=0.1,
+                           seed=seed)
+    return task_from_arrays("tiny_binary", X, y, kind="binary", seed=seed)
+
+
+def _ranking_task(nq=40, rows=12, seed=0):
+    from gbrank.datasets import make_ranking
+
+    X, y, g = make_ranking(n_queries=nq, rows_per_query=rows, n_features=6, seed=seed)
+    return task_from_arrays("tiny_ranking", X, y, g, kind="ranking", seed=seed)
+
+
+def _write_csv(path: Path, n=1500, seed=0) -> Path:
+    import pandas as pd
+
+    from gbrank.datasets import make_imbalanced
+
+    X, y = make_imbalanced(n_rows=n, n_features=6, n_informative=4, positive_rate=0.1,
+                           seed=seed)
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    df["label"] = y.astype(int)
+    df.to_csv(path, index=False)
+    return path
+
+
+# ---- pieces -------------------------------------------------------------------------------
+
+def test_group_folds_keep_queries_whole_and_are_reproducible():
+    task = _ranking_task()
+    folds = make_folds(task, 3, seed=0)
+    again = make_folds(task, 3, seed=0)
+    qid = np.repeat(np.arange(task.group.size), task.group)
+    seen = np.zeros(task.y.size, int)
+    for f, g in zip(folds, again, strict=True):
+        np.testing.assert_array_equal(f.valid, g.valid)
+        assert not set(qid[f.train]) & set(qid[f.valid])  # no query on both sides
+        assert f.group_train.sum() == f.train.size and f.group_valid.sum() == f.valid.size
+        # the fold's query sizes are the original sizes of its queries, in order
+        np.testing.assert_array_equal(f.group_valid, task.group[np.unique(qid[f.valid])])
+        seen[f.valid] += 1
+    np.testing.assert_array_equal(seen, 1)  # every row validated exactly once
+
+
+def test_holdout_split_holds_whole_queries_out():
+    from gbrank.datasets import make_ranking
+
+    X, y, g = make_ranking(n_queries=50, rows_per_query=8, n_features=4, seed=2)
+    t = task_from_arrays("r", X, y, g, seed=1)
+    assert t.group.size + t.group_test.size == 50
+    assert t.group_test.size == 10
+    assert t.y.size + t.y_test.size == 400 and t.group_test.sum() == t.y_test.size
+
+
+def test_sigma_is_searched_only_with_l2():
+    cand = candidate("lambdarank:ndcg")
+    base = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 20,
+            "feature_fraction": 1.0, "bagging_fraction": 1.0, "lambda_l1": 1e-8,
+            "obj_truncation": 20, "obj_norm": False, "obj_weighting": "lambdarank",
+            "obj_smoothing": 0.0, "obj_sigma": 2.0}
+    _, op = suggest_params(optuna.trial.FixedTrial({**base, "lambda_l2": 1e-8}), cand,
+                           "lightgbm")
+    assert "sigma" not in op
+    _, op = suggest_params(optuna.trial.FixedTrial({**base, "lambda_l2": 1.0}), cand,
+                           "lightgbm")
+    assert op["sigma"] == 2.0
+
+
+def test_space_offers_only_parameters_the_objective_has():
+    class Plain(LambdaRank):  # an objective without the LambdaLoss options
+        def get_params(self, deep=True):
+            p = super().get_params(deep)
+            for k in ("weighting", "mu", "smoothing"):
+                p.pop(k, None)
+            return p
+
+    cand = candidate("plain", obj=Plain())
+    trial = optuna.trial.FixedTrial({
+        "learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 20,
+        "feature_fraction": 1.0, "bagging_fraction": 1.0, "lambda_l1": 1e-8,
+        "lambda_l2": 1e-8, "obj_truncation": 20, "obj_norm": True})
+    _, op = suggest_params(trial, cand, "lightgbm")
+    assert op == {"truncation": 20, "norm": True}
+
+
+def test_unknown_objective_names_the_valid_ones():
+    with pytest.raises(ValueError, match="unknown objective 'lambdarank:foo'.*ranknet"):
+        candidate("lambdarank:foo")
+
+
+def test_study_name_is_stable_and_data_dependent():
+    a, b = _binary_task(seed=0), _binary_task(seed=1)
+    assert a.fingerprint() == _binary_task(seed=0).fingerprint()
+    assert a.fingerprint() != b.fingerprint()
+    assert study_name("x", a.fingerprint(), "lightgbm", "focal") == (
+        f"x-{a.fingerprint()}-lightgbm-focal")
+
+
+def test_load_table_gathers_queries(tmp_path):
+    import pandas as pd
+
+    from gbrank.datasets import load_data, load_table
+
+    df = pd.DataFrame({"q": [7, 3, 7, 3, 9], "rel": [1, 0, 2, 1, 0],
+                       "a": [0.1, 0.2, 0.3, 0.4, 0.5]})
+    df.to_csv(tmp_path / "t.csv", index=False)
+    X, y, g, names = load_table(tmp_path / "t.csv", "rel", "q")
+    np.testing.assert_array_equal(g, [2, 2, 1])  # queries in order of first appearance
+    np.testing.assert_array_equal(y, [1, 2, 0, 1, 0])
+    np.testing.assert_array_equal(X[:, 0], [0.1, 0.3, 0.2, 0.4, 0.5])
+    assert names == ["a"]
+    pytest.importorskip("pyarrow")
+    df.to_parquet(tmp_path / "t.parquet")
+    X2, y2, g2 = load_data(tmp_path / "t.parquet", label_col="rel", qid_col="q")
+    np.testing.assert_array_equal(X2, X)
+    np.testing.assert_array_equal(g2, g)
+
+
+# ---- 3: the gate refuses a wrong Hessian ----------------------------------------------------
+
+class HessianOffFocal(FocalLoss):
+    """Focal loss whose Hessian is 3× too large: a bug the gate must catch."""
+
+    def exact_grad_hess(self, y, s, group=None, *, qid=None, weight=None):
+        g, h = super().exact_grad_hess(y, s, group, qid=qid, weight=weight)
+        return g, 3.0 * h
+
+    def grad_hess(self, y, s, group=None, *, qid=None, weight=None):
+        g, h = super().grad_hess(y, s, group, qid=qid, weight=weight)
+        return g, 3.0 * h
+
+
+def test_gate_rejects_wrong_hessian_with_readable_message():
+    task = _binary_task()
+    assert gate(FocalLoss(gamma=2.0), task, "focal").ok  # the correct one passes
+    res = gate(HessianOffFocal(gamma=2.0), task, "hessian_off")
+    assert not res.ok
+    assert res.message.startswith("hessian_off: rejected by the gradient gate on random inputs")
+    assert "Hessian max rel. error" in res.message and "not tuned" in res.message
+    assert "\n" not in res.message
+
+
+def test_tuner_skips_rejected_objective_and_still_runs_the_rest(tmp_path):
+    task = _binary_task()
+    cfg = TuneConfig(trials=1, max_rounds=10, patience=5, n_folds=2, out_dir=tmp_path,
+                     objectives=["native:binary"], custom={"hessian_off": HessianOffFocal()},
+                     save_models=False, plots=False, progress=False)
+    results = {r.key: r for r in tune_task(task, cfg)}
+    assert results["hessian_off"].status == "rejected"
+    assert "Hessian" in results["hessian_off"].message
+    assert results["native:binary"].status == "done"
+    assert results["native:binary"].n_complete == 1
+
+
+# ---- 4: bad input on the command line -------------------------------------------------------
+
+def _main(argv, capsys):
+    sys.path.insert(0, str(TUNE.parent))
+    try:
+        import tune
+    finally:
+        sys.path.remove(str(TUNE.parent))
+    with pytest.raises(SystemExit) as exc:
+        tune.main(argv)
+    err = capsys.readouterr().err
+    return exc.value.code, err
+
+
+@pytest.mark.parametrize("case", ["missing", "unparsable", "no_label_col", "no_qid_col",
+                                  "unknown_objective", "bad_trials"])
+def test_bad_input_exits_2_with_one_line(case, tmp_path, capsys):
+    csv = _write_csv(tmp_path / "d.csv", n=200)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("this is not\nan svmlight file\n")
+    argv = {
+        "missing": ["--data", str(tmp_path / "nope.txt")],
+        "unparsable": ["--data", str(bad)],
+        "no_label_col": ["--data", str(csv), "--label-col", "rel"],
+        "no_qid_col": ["--data", str(csv), "--label-col", "label", "--qid-col", "query"],
+        "unknown_objective": ["--objectives", "ranknet,lambdarank:foo"],
+        "bad_trials": ["--trials", "0"],
+    }[case]
+    code, err = _main(argv + ["--out", str(tmp_path / "out")], capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tune.py: error: "), err
+    expect = {"missing": "no such file", "unparsable": "cannot parse",
+              "no_label_col": "label_col='rel' is not a column",
+              "no_qid_col": "qid_col='query' is not a column",
+              "unknown_objective": "unknown objective 'lambdarank:foo'",
+              "bad_trials": "--trials=0"}[case]
+    assert expect in lines[0]
+    assert not (tmp_path / "out" / "SUMMARY.md").exists()
+
+
+def test_bad_input_in_a_real_process_has_no_traceback(tmp_path):
+    out = subprocess.run([sys.executable, str(TUNE), "--data", str(tmp_path / "missing.csv"),
+                          "--label-col", "y"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr
+    assert out.stderr.strip().count("\n") == 0 and "no such file" in out.stderr
+
+
+# ---- 1: --quick end to end ------------------------------------------------------------------
+
+def _numbers(text: str) -> list[float]:
+    import re
+
+    return [float(x) for x in re.findall(r"(?<![\w.])-?\d+\.\d{4}(?!\d)", text)]
+
+
+def test_cli_small_run_end_to_end(tmp_path):
+    """A small CLI run on a CSV: summary with numbers, plots, models, resumable storage."""
+    csv = _write_csv(tmp_path / "d.csv")
+    out = tmp_path / "out"
+    cmd = [sys.executable, str(TUNE), "--data", str(csv), "--label-col", "label",
+           "--objectives", "focal,native:binary", "--trials", "2", "--max-rounds", "15",
+           "--folds", "2", "--no-throughput", "--out", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    summary = (out / "SUMMARY.md").read_text()
+    assert "| focal | ap |" in summary and "| native:binary | ap |" in summary
+    assert len(_numbers(summary)) >= 8
+    assert "/2" in summary  # folds won out of 2
+    pngs = list((out / "tune").rglob("*.png"))
+    assert any(p.name == "focal_history.png" for p in pngs)
+    assert (out / "tune" / "comparison_d.csv.png").exists()
+    assert all(p.stat().st_size > 5000 for p in pngs)
+    models = list((out / "tune" / "models").rglob("params.json"))
+    assert len(models) == 2
+    # Re-running with the same total does no new trial (the studies resume, complete).
+    storage = open_storage(f"sqlite:///{out / 'studies.db'}")
+    before = {s.study_name: s.n_trials for s in optuna.get_all_study_summaries(storage)}
+    assert sorted(before.values()) == [2, 2]
+    r2 = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert r2.returncode == 0, r2.stderr
+    after = {s.study_name: s.n_trials for s in optuna.get_all_study_summaries(storage)}
+    assert after == before
+
+
+@pytest.mark.slow
+def test_quick_run_end_to_end(tmp_path):
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, str(TUNE), "--quick", "--out", str(out)],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    summary = (out / "SUMMARY.md").read_text()
+    for section in ("## ranking", "## demand_levels", "## binary", "## Throughput"):
+        assert section in summary
+    assert len(_numbers(summary)) >= 30
+    assert "trials/min" in summary
+    for task in ("ranking", "demand_levels", "binary"):
+        assert (out / "tune" / f"comparison_{task}.png").stat().st_size > 5000
+        assert list((out / "tune" / task).glob("*_history.png"))
+
+
+# ---- 2: SIGKILL and resume ------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_sigkill_then_resume_keeps_completed_and_retries_stale(tmp_path):
+    csv = _write_csv(tmp_path / "d.csv", n=3000)
+    out = tmp_path / "out"
+    total = 8
+    cmd = [sys.executable, str(TUNE), "--data", str(csv), "--label-col", "label",
+           "--objectives", "native:binary", "--trials", str(total), "--max-rounds", "300",
+           "--folds", "3", "--heartbeat", "1", "--no-throughput", "--quiet",
+           "--out", str(out)]
+    storage_url = f"sqlite:///{out / 'studies.db'}"
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    S = optuna.trial.TrialState
+    killed_running = None
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+            if not (out / "studies.db").exists():
+                continue
+            try:
+                study = optuna.load_study(study_name=None, storage=open_storage(storage_url))
+            except (KeyError, ValueError):
+                continue
+            trials = study.get_trials(deepcopy=False)
+            done = [t for t in trials if t.state in (S.COMPLETE, S.PRUNED)]
+            running = [t for t in trials if t.state == S.RUNNING]
+            if len(done) >= 2 and running:
+                os.killpg(proc.pid, signal.SIGKILL)
+                killed_running = running[0].number
+                break
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert killed_running is not None, "the run finished before it could be killed"
+    storage = open_storage(storage_url)
+    study = optuna.load_study(study_name=None, storage=storage)
+    before = {t.number: t.value for t in study.get_trials() if t.state == S.COMPLETE}
+    assert study.get_trials()[killed_running].state == S.RUNNING  # left behind by the kill
+    time.sleep(3.5)  # past the grace period (3 heartbeats of 1 s)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    study = optuna.load_study(study_name=None, storage=open_storage(storage_url))
+    trials = study.get_trials()
+    assert not [t for t in trials if t.state == S.RUNNING]
+    for n, v in before.items():  # completed trials survive unchanged
+        assert trials[n].state == S.COMPLETE and trials[n].value == v
+    assert trials[killed_running].state == S.FAIL
+    retried = [t for t in trials if t.system_attrs.get("failed_trial") == killed_running]
+    assert retried and retried[0].params == trials[killed_running].params
+    assert sum(t.state in (S.COMPLETE, S.PRUNED) for t in trials) == total
