@@ -35,6 +35,7 @@ uses ``numpy.fft`` (pocketfft, O(M log M)) in between.
 import numpy as np
 from numba import njit, prange
 
+from gbrank._kernels._grades import grade_classes_into
 from gbrank._kernels._sigmoid import rho_pair
 
 # Chosen by measurement (experiments/bench_ranking.py, accuracy sweep): σh ≤ 1/256
@@ -47,37 +48,10 @@ MAX_NODES = 1 << 19
 
 @njit(cache=True, nogil=True)
 def grade_classes(y):
-    """Dense class index per row (0 = lowest label) and the class count.
-
-    Integer labels in a small range map directly (O(n)); anything else is ranked
-    through a sort of the distinct values.
-    """
-    n = y.size
-    lo = y[0]
-    hi = y[0]
-    integral = True
-    for i in range(n):
-        v = y[i]
-        if v < lo:
-            lo = v
-        if v > hi:
-            hi = v
-        if v != np.floor(v):
-            integral = False
-    cls = np.empty(n, dtype=np.int64)
-    if integral and hi - lo < 4096:
-        m = int(hi - lo) + 1
-        present = np.zeros(m, dtype=np.int64)
-        for i in range(n):
-            present[int(y[i] - lo)] = 1
-        remap = np.cumsum(present) - 1
-        for i in range(n):
-            cls[i] = remap[int(y[i] - lo)]
-        return cls, int(remap[m - 1]) + 1
-    values = np.unique(y)
-    for i in range(n):
-        cls[i] = np.searchsorted(values, y[i])
-    return cls, values.size
+    """Dense class index per row (0 = lowest label) and the class count."""
+    cls = np.empty(y.size, dtype=np.int64)
+    n_cls = grade_classes_into(y, cls)
+    return cls, n_cls
 
 
 @njit(cache=True, nogil=True, inline="always")

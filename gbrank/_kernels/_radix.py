@@ -1,0 +1,78 @@
+"""Sorting keys for big queries: order-preserving integer keys of float64 scores and a
+stable LSD radix sort of them with a small payload.
+
+A float64 ``x`` maps to the unsigned 64-bit key ``b ^ 0x8000…`` when its sign bit is
+clear and ``~b`` when set (``b`` = its bits): key order is numeric order for every
+finite value, and ``-0.0`` is first turned into ``+0.0`` so both zeros share one key
+(they are equal scores). The sort reads every key once to build all digit histograms,
+skips digits on which every key agrees (common in the high bits: sign and exponent),
+and moves (key, payload) pairs once per remaining 11-bit digit: O(n) per pass, about
+6 passes, against ~20 passes of comparison sort at 10^6 rows.
+"""
+
+import numpy as np
+from numba import njit
+
+RADIX_BITS = 11
+_N_BUCKETS = 1 << RADIX_BITS
+_MASK = np.uint64(_N_BUCKETS - 1)
+_N_DIGITS = (64 + RADIX_BITS - 1) // RADIX_BITS
+_SIGN = np.uint64(1) << np.uint64(63)
+
+
+@njit(cache=True, nogil=True)
+def float_keys_into(s, keys):
+    """``keys[i]`` = the order-preserving key of ``s[i]`` (``keys`` is uint64, size of s)."""
+    as_float = keys.view(np.float64)
+    for i in range(s.size):
+        as_float[i] = s[i] + 0.0  # -0.0 + 0.0 == +0.0: both zeros get one key
+    for i in range(s.size):
+        b = keys[i]
+        keys[i] = ~b if b & _SIGN else b | _SIGN
+
+
+@njit(cache=True, nogil=True)
+def radix_sort_pairs(keys, payload, keys_tmp, payload_tmp):
+    """Stable ascending sort of ``keys`` (uint64) carrying ``payload`` along, in place;
+    ``keys_tmp``/``payload_tmp`` are scratch of the same sizes and dtypes."""
+    n = keys.size
+    hist = np.zeros((_N_DIGITS, _N_BUCKETS), dtype=np.int64)
+    for i in range(n):
+        k = keys[i]
+        for d in range(_N_DIGITS):
+            hist[d, (k >> np.uint64(d * RADIX_BITS)) & _MASK] += 1
+    src_k = keys
+    src_p = payload
+    dst_k = keys_tmp
+    dst_p = payload_tmp
+    passes = 0
+    for d in range(_N_DIGITS):
+        h = hist[d]
+        skip = False
+        for b in range(_N_BUCKETS):
+            if h[b] == n:
+                skip = True  # every key has this digit: the pass would not move anything
+                break
+            if h[b] != 0:
+                break
+        if skip:
+            continue
+        pos = np.empty(_N_BUCKETS, dtype=np.int64)
+        acc = 0
+        for b in range(_N_BUCKETS):
+            pos[b] = acc
+            acc += h[b]
+        shift = np.uint64(d * RADIX_BITS)
+        for i in range(n):
+            k = src_k[i]
+            b = (k >> shift) & _MASK
+            p = pos[b]
+            dst_k[p] = k
+            dst_p[p] = src_p[i]
+            pos[b] = p + 1
+        src_k, dst_k = dst_k, src_k
+        src_p, dst_p = dst_p, src_p
+        passes += 1
+    if passes % 2 == 1:  # the result sits in the scratch arrays
+        keys[:] = src_k
+        payload[:] = src_p

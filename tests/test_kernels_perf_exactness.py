@@ -1,0 +1,114 @@
+"""The fast paths of the kernels (issue 12) against slow references: every fast path
+must give what the SPEC's brute force gives, exactly where the quantity is a count."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _metric_reference import pair_counts_q
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gbrank import metrics
+from gbrank._kernels import pair_accuracy as pa
+from gbrank._kernels._grades import grade_classes_into
+from gbrank._kernels._radix import float_keys_into, radix_sort_pairs
+
+# ---------------------------------------------------------------- radix sort
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.floats(allow_nan=False), st.sampled_from([0.0, -0.0, 1.5])),
+                min_size=1, max_size=300))
+def test_radix_sort_is_a_stable_numeric_sort(values):
+    s = np.array(values, dtype=np.float64)
+    keys = np.empty(s.size, dtype=np.uint64)
+    float_keys_into(s, keys)
+    payload = np.arange(s.size, dtype=np.int32)
+    radix_sort_pairs(keys, payload, np.empty_like(keys), np.empty_like(payload))
+    # Stable order by value, -0.0 equal to +0.0: Python's sort on (value, row).
+    expected = sorted(range(s.size), key=lambda i: (s[i] + 0.0, i))
+    assert payload.tolist() == expected
+    assert np.all(np.diff(keys.astype(object)) >= 0)
+
+
+def test_radix_keys_order_and_zeros():
+    s = np.array([-np.inf, -1e300, -1.0, -5e-324, -0.0, 0.0, 5e-324, 2.0, np.inf])
+    keys = np.empty(s.size, dtype=np.uint64)
+    float_keys_into(s, keys)
+    k = keys.tolist()
+    assert k[4] == k[5]  # -0.0 and +0.0 are one score
+    distinct = k[:4] + k[5:]
+    assert all(distinct[i] < distinct[i + 1] for i in range(len(distinct) - 1))
+
+
+def test_grade_classes_dense_ranks():
+    for y in (np.array([3.0, 1.0, 3.0, 7.0]), np.array([0.5, -2.0, 0.5, 1e9])):
+        cls = np.empty(y.size, dtype=np.int32)
+        n = grade_classes_into(y, cls)
+        distinct = sorted(set(y.tolist()))
+        assert n == len(distinct)
+        assert cls.tolist() == [distinct.index(v) for v in y]
+
+
+# ---------------------------------------------------------------- pair accuracy paths
+
+
+@st.composite
+def pair_cases(draw):
+    n = draw(st.integers(1, 120))
+    n_grades = draw(st.sampled_from([1, 2, 5, 40]))  # 40 > MERGE_MAX_CLASSES: radix path
+    y = np.array(draw(st.lists(st.integers(0, n_grades - 1), min_size=n, max_size=n)),
+                 dtype=np.float64)
+    if draw(st.booleans()):
+        y = y * 0.37 - 2.0  # non-integer labels go through the sorted distinct values
+    pool = draw(st.sampled_from([[0.0, -0.0, 1.0], [-1.0, 0.0, 2.5, 3.0], None]))
+    if pool is None:
+        s = draw(st.lists(st.floats(-1e6, 1e6), min_size=n, max_size=n))
+    else:
+        s = draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n))
+    return y, np.array(s, dtype=np.float64)
+
+
+@settings(max_examples=120, deadline=None)
+@given(pair_cases())
+def test_every_pair_accuracy_path_counts_exactly(case):
+    y, s = case
+    good, pairs = pair_counts_q(list(y), list(s))
+    for path in (pa._pair_counts_small, pa._pair_counts_radix, pa._pair_counts_big):
+        c, t, p = path(y, s)
+        assert p == pairs
+        assert c + 0.5 * t == good
+
+
+def _brute_counts(y, s):
+    """O(n²) concordant and tied counts with NumPy, in row blocks."""
+    conc = tied = pairs = 0
+    for a in range(0, y.size, 500):
+        dy = y[a:a + 500, None] - y[None, :]
+        ds = s[a:a + 500, None] - s[None, :]
+        diff = dy > 0  # each differently-labelled pair once: the higher label's row
+        pairs += int(diff.sum())
+        conc += int((diff & (ds > 0)).sum())
+        tied += int((diff & (ds == 0)).sum())
+    return conc, tied, pairs
+
+
+@pytest.mark.parametrize("n_grades", [2, 5, 30])
+def test_big_query_paths_against_brute_force(n_grades):
+    rng = np.random.default_rng(n_grades)
+    n = 6000  # above RADIX_MIN_ROWS: the public function takes the big-query path
+    assert n >= pa.RADIX_MIN_ROWS
+    y = rng.integers(0, n_grades, n).astype(np.float64)
+    s = np.round(rng.standard_normal(n) * 20) / 4  # many ties
+    s[::11] = -0.0
+    s[::13] = 0.0
+    conc, tied, pairs = _brute_counts(y, s)
+    assert pa._pair_counts_big(y, s) == (conc, tied, pairs)
+    assert pa._pair_counts_radix(y, s) == (conc, tied, pairs)
+    # Public function: a big query beside small ones, pooled.
+    y2 = np.concatenate((y, y[:50]))
+    s2 = np.concatenate((s, s[:50]))
+    c_small, t_small, p_small = _brute_counts(y[:50], s[:50])
+    expected = (conc + 0.5 * tied + c_small + 0.5 * t_small) / (pairs + p_small)
+    assert metrics.pair_accuracy(y2, s2, [n, 50]) == pytest.approx(expected, rel=1e-15)
