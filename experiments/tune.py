@@ -1,6 +1,6 @@
 """Tune every gbrank objective against the boosters' own, gated by gradient checks.
 
-    python experiments/tune.py                    # embedded default data, ~10 min
+    python experiments/tune.py                    # embedded default data, < 10 min
     python experiments/tune.py --quick            # smoke run, ~2 min
     python experiments/tune.py --data ../shared/data/rank.train --objectives lambdarank:err
     python experiments/tune.py --data train.parquet --label-col rel --qid-col qid
@@ -47,10 +47,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "focal, fbeta_surrogate, native:<name> (default: all of the task's kind)")
     p.add_argument("--trials", type=int, help="total trials per study, counting trials "
                    "already stored (default 12; 3 with --quick)")
-    p.add_argument("--timeout", type=float, help="seconds per study in this run")
+    p.add_argument("--timeout", type=float, help="seconds per study in this run (default: "
+                   "40 on the embedded data, so the default run stays within 10 minutes; "
+                   "none with --data)")
     p.add_argument("--folds", type=int, default=3)
     p.add_argument("--max-rounds", type=int, help="boosting rounds cap (early stopping "
-                   "decides; default 150, 40 with --quick)")
+                   "decides; default 100, 40 with --quick)")
     p.add_argument("--quick", action="store_true", help="small data, 3 trials, fewer studies")
     p.add_argument("--storage", help="SQLAlchemy URL (default sqlite:///<out>/studies.db)")
     p.add_argument("--out", type=Path, default=HERE / "results",
@@ -60,6 +62,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "(default 1; run several processes on one --storage to scale out)")
     p.add_argument("--heartbeat", type=int, default=10, help="trial heartbeat in seconds; "
                    "a killed run's trials are retried after 3 heartbeats")
+    p.add_argument("--anchor", action="store_true", help="also run Optuna's LightGBMTunerCV "
+                   "on native lambdarank with the same time budget (needs gbrank[anchor])")
     p.add_argument("--no-throughput", action="store_true",
                    help="skip the Dataset-reuse vs rebuild measurement")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -138,11 +142,11 @@ def main(argv: list[str] | None = None) -> int:
                       f"the data are {'/'.join(sorted(kinds))}")
     cfg = TuneConfig(
         booster=args.booster, trials=args.trials or (3 if args.quick else 12),
-        timeout=args.timeout, n_folds=args.folds,
-        max_rounds=args.max_rounds or (40 if args.quick else 150),
-        patience=10 if args.quick else 20, seed=args.seed, storage=args.storage,
+        timeout=args.timeout or (40.0 if args.data is None and not args.quick else None),
+        n_folds=args.folds, max_rounds=args.max_rounds or (40 if args.quick else 100),
+        patience=10 if args.quick else 15, seed=args.seed, storage=args.storage,
         out_dir=args.out, quick=args.quick, n_jobs=args.n_jobs, objectives=keys,
-        heartbeat=args.heartbeat, progress=not args.quiet)
+        heartbeat=args.heartbeat, progress=not args.quiet, anchor=args.anchor)
     try:
         results = tune(tasks, cfg)
     except ImportError as exc:

@@ -25,7 +25,8 @@ def _ms(v) -> str:
 
 def best_native(rows: list[StudyResult], metric: str) -> StudyResult | None:
     """The native baseline with the highest CV mean on ``metric`` (its best trial)."""
-    nat = [r for r in rows if r.native and r.status == "done" and metric in r.folds]
+    nat = [r for r in rows if r.native and r.status == "done" and metric in r.folds
+           and not r.key.startswith("anchor:")]
     if not nat:
         return None
     return max(nat, key=lambda r: float(np.mean(r.folds[metric])))

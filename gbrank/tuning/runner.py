@@ -50,6 +50,7 @@ class TuneConfig:
     custom: dict[str, Any] = field(default_factory=dict)
     heartbeat: int = 10
     grace: int | None = None
+    anchor: bool = False
     save_models: bool = True
     plots: bool = True
     progress: bool = True
@@ -165,6 +166,14 @@ def tune_task(task: Task, cfg: TuneConfig, progress: _Progress | None = None,
     results = []
     for cand in cands:
         results.append(_one_study(task, cand, cfg, data, storage, fp, progress))
+    if cfg.anchor and task.kind == "ranking" and cfg.booster == "lightgbm":
+        from gbrank.tuning.anchor import run_anchor
+
+        budget = next((r.seconds for r in results if r.key == "native:lambdarank"), 60.0)
+        progress.line(f"{task.name} / anchor: LightGBMTunerCV on native lambdarank, "
+                      f"{budget:.0f} s budget")
+        results.append(run_anchor(task, folds, budget, max_rounds=cfg.max_rounds,
+                                  patience=cfg.patience, n_jobs=cfg.n_jobs, seed=cfg.seed))
     return results
 
 

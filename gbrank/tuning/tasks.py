@@ -128,17 +128,17 @@ def default_tasks(quick: bool = False) -> list[Task]:
     """
     from gbrank.datasets import make_demand_levels, make_imbalanced, make_ranking
 
-    nq, rpq = (120, 25) if quick else (300, 30)
+    nq, rpq = (120, 25) if quick else (200, 25)
     X, y, g = make_ranking(n_queries=nq, rows_per_query=rpq, n_features=30, seed=0)
     rank = task_from_arrays("ranking", X, y, g, kind="ranking", seed=0, description=(
         f"make_ranking({nq} queries × {rpq} rows, 30 features, seed 0); "
         "20% of the queries held out"))
-    n_d = 2500 if quick else 5000
+    n_d = 2500 if quick else 3000
     Xd, yd = make_demand_levels(n_rows=n_d, n_features=20, seed=0)
     demand = task_from_arrays("demand_levels", Xd, yd, None, kind="ranking", seed=0,
                               description=(f"make_demand_levels({n_d} rows, 5 grades, seed 0): "
                                            "one query, group-less; 20% of the rows held out"))
-    n_b = 5000 if quick else 12000
+    n_b = 5000 if quick else 10000
     Xb, yb = make_imbalanced(n_rows=n_b, positive_rate=0.03, seed=0)
     binary = task_from_arrays("binary", Xb, yb, None, kind="binary", seed=0, description=(
         f"make_imbalanced({n_b} rows, 3% positives, seed 0); stratified 20% held out"))

@@ -1,0 +1,67 @@
+"""``--anchor``: Optuna's own ``LightGBMTunerCV`` (optuna-integration, stepwise search of
+LightGBM parameters) on native ``lambdarank``, with the same folds and the same time
+budget as the tuner's native ``lambdarank`` study, reported beside the rest."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from gbrank.tuning._deps import require
+from gbrank.tuning.cv import LGB_DATASET_PARAMS, score
+from gbrank.tuning.folds import Fold
+from gbrank.tuning.runner import StudyResult
+from gbrank.tuning.tasks import Task
+
+__all__ = ["run_anchor"]
+
+KEY = "anchor:LightGBMTunerCV"
+
+
+def run_anchor(task: Task, folds: list[Fold], time_budget: float, *, max_rounds: int,
+               patience: int, n_jobs: int = 1, seed: int = 0) -> StudyResult:
+    """Tune native ``lambdarank`` with ``LightGBMTunerCV`` for ``time_budget`` seconds on
+    ``folds``; score each fold's booster with gbrank's metrics (so its fold values pair
+    with the studies'), refit on the tuning part and score the test split."""
+    import lightgbm as lgb
+
+    oi = require("optuna_integration", extra="anchor")
+    optuna = require("optuna")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    res = StudyResult(task.name, KEY, "ndcg@10", True, "done")
+    n = task.y.size
+    ds = lgb.Dataset(task.X, task.y, group=task.lgb_group(task.group, n),
+                     params=dict(LGB_DATASET_PARAMS), free_raw_data=False)
+    params: dict[str, Any] = {"objective": "lambdarank", "metric": "ndcg", "eval_at": [10],
+                              "verbose": -1, "num_threads": n_jobs, "seed": seed}
+    t0 = time.perf_counter()
+    tuner = oi.lightgbm.LightGBMTunerCV(
+        params, ds, folds=[(f.train, f.valid) for f in folds], num_boost_round=max_rounds,
+        callbacks=[lgb.early_stopping(patience, verbose=False)],
+        time_budget=max(10, int(time_budget)), optuna_seed=seed, return_cvbooster=True,
+        show_progress_bar=False)
+    tuner.run()
+    res.seconds = time.perf_counter() - t0
+    S = optuna.trial.TrialState
+    res.n_complete = sum(t.state == S.COMPLETE for t in tuner.study.trials)
+    res.n_pruned = sum(t.state == S.PRUNED for t in tuner.study.trials)
+    res.n_fail = sum(t.state == S.FAIL for t in tuner.study.trials)
+    cvb = tuner.get_best_booster()
+    best_it = int(cvb.best_iteration) or max_rounds
+    res.rounds = best_it
+    res.folds = {m: [] for m in task.metrics}
+    for f, bst in zip(folds, cvb.boosters, strict=True):
+        s = bst.predict(task.X[f.valid], num_iteration=best_it)
+        for m in task.metrics:
+            res.folds[m].append(score(m, task.y[f.valid], s, f.group_valid))
+    res.best_value = float(np.mean(res.folds["ndcg@10"]))
+    res.best_params = dict(tuner.best_params)
+    model = lgb.train(dict(tuner.best_params, verbose=-1, num_threads=n_jobs), ds,
+                      num_boost_round=best_it)
+    s_test = model.predict(task.X_test)
+    res.test = {m: score(m, task.y_test, s_test, task.group_test) for m in task.metrics}
+    res.message = (f"LightGBMTunerCV, {res.n_complete} trials in {res.seconds:.0f} s "
+                   f"(budget {max(10, int(time_budget))} s)")
+    return res
