@@ -569,8 +569,9 @@ class GBClassifier(ClassifierMixin, _GBBase):
 validation_fraction, random_state, num_leaves, max_depth, min_child_samples, subsample, \
 colsample_bytree, reg_lambda, n_jobs, booster_params
         As in :class:`GBRanker`; early stopping watches the objective's loss on the
-        validation split. The split (rows, stratified by nothing: a random share) is
-        made when early stopping is on or ``threshold="auto"``.
+        validation split. The split (``validation_fraction`` of each class's rows,
+        drawn from ``random_state``) is made when early stopping is on or
+        ``threshold="auto"``.
 
     Attributes
     ----------
@@ -662,7 +663,22 @@ feature_names_in_, feature_importances_
         seed = int(rng.randint(np.iinfo(np.int32).max))
         holdout = p["validation_fraction"] is not None and (
             p["early_stopping_rounds"] is not None or fixed is None)
-        tr, va = self._split(n, np.array([0, n]), p["validation_fraction"], holdout, rng)
+        tr, va = np.arange(n), None
+        if holdout:  # stratified: each class contributes its share of rows
+            held = []
+            by_class = [rng.permutation(np.flatnonzero(y01 == c)) for c in (0.0, 1.0)]
+            for idx in by_class:
+                k = min(int(round(p["validation_fraction"] * idx.size)), idx.size - 1)
+                held.append(idx[:max(k, 0)])
+            va = np.sort(np.concatenate(held))
+            big = max(by_class, key=len)
+            if va.size == 0 and big.size >= 2:  # tiny data: one row of the larger class
+                va = big[:1]
+            if va.size == 0:
+                raise ValueError(
+                    f"validation_fraction={self.validation_fraction!r} of {n} rows leaves an "
+                    "empty validation part; use more rows or validation_fraction=None")
+            tr = np.setdiff1d(np.arange(n), va)
         init = 0.0
         if not isinstance(obj, str):
             wt = None if w is None else w[tr]
