@@ -13,7 +13,9 @@ train/validation/test split per seed, 50/25/25):
 Objectives, all with the same booster settings and number of rounds: LightGBM's native
 ``binary``, ``binary`` with ``scale_pos_weight = N/P``, ``FocalLoss`` (γ = 0.5, 2, 5;
 α = None; started from its ``init_score``) and ``FBetaSurrogate`` (β = 1, the whole
-training set as one structured example). Reported on the test split, as mean ± sd over
+training set as one structured example; and, as the remedy issue 10 asks for, on random
+structured examples of about 75 or 30 rows drawn afresh every round, ``MiniBatchFBeta``
+below). Reported on the test split, as mean ± sd over
 seeds: F1 at the default threshold (margin 0, i.e. p = 0.5), F1 at the threshold that
 maximises F1 on the validation split (``gbrank.metrics.best_threshold``), and average
 precision (scikit-learn).
@@ -79,6 +81,34 @@ TASKS = {
 }
 
 
+class MiniBatchFBeta:
+    """``FBetaSurrogate`` on random structured examples of about ``rows`` rows, drawn
+    afresh every boosting round (a LightGBM objective callable).
+
+    The rows are shuffled and cut into ⌈n / rows⌉ near-equal parts, each part one
+    structured example (``group`` sizes), so each round the trees see the gradient
+    v* − y of many small F_β problems instead of one for the whole data set.
+    """
+
+    def __init__(self, rows: int, beta: float = 1.0, seed: int = 0) -> None:
+        self.rows = rows
+        self.objective = FBetaSurrogate(beta=beta)
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, preds, dataset):
+        y = dataset.get_label()
+        n = y.size
+        parts = max(1, int(np.ceil(n / self.rows)))
+        perm = self.rng.permutation(n)
+        sizes = np.diff(np.linspace(0, n, parts + 1).astype(np.int64))
+        g, h = self.objective.grad_hess(y[perm], preds[perm], sizes)
+        grad = np.empty(n)
+        hess = np.empty(n)
+        grad[perm] = g
+        hess[perm] = h
+        return grad, hess
+
+
 def _models(y_train):
     n_pos = float(y_train.sum())
     spw = (y_train.size - n_pos) / n_pos
@@ -89,12 +119,14 @@ def _models(y_train):
         "FocalLoss(γ=2)": (FocalLoss(gamma=2.0), {}),
         "FocalLoss(γ=5)": (FocalLoss(gamma=5.0), {}),
         "FBetaSurrogate(β=1)": (FBetaSurrogate(beta=1.0), {}),
+        "FBetaSurrogate(β=1), random examples of 75 rows": (MiniBatchFBeta(75), {}),
+        "FBetaSurrogate(β=1), random examples of 30 rows": (MiniBatchFBeta(30), {}),
     }
 
 
 def _fit_margins(objective, extra, Xtr, ytr, parts):
     """Train and return raw margins (init score included) on each of ``parts``."""
-    if isinstance(objective, str):
+    if isinstance(objective, (str, MiniBatchFBeta)):
         booster = lgb.train({**PARAMS, **extra, "objective": objective},
                             lgb.Dataset(Xtr, ytr), ROUNDS)
         return [booster.predict(X, raw_score=True) for X in parts]
@@ -121,6 +153,91 @@ def evaluate(task, seed):
                      average_precision_score(y_te, s_te))
     stats = (int(y_tr.sum()), int(y_va.sum()), int(y_te.sum()), y.size)
     return out, stats
+
+
+DIAG_ROUNDS = (0, 1, 2, 5, 10, 20, 50, 100, 199)
+
+FINDINGS = [
+    "What the diagnosis shows. With the whole training set as ONE structured example, "
+    "the surrogate is a structured hinge: its gradient is non-zero only on the rows the "
+    "maximiser v* flips (at most the ~180 positives, 1% of the rows, except for one "
+    "round where v* takes every negative in), each ±2 against a constant Hessian of 1 "
+    "per row, so a leaf's Newton step is learning_rate · Σg / (rows in the leaf): the "
+    "trees chase a handful of rows. Within ~60 rounds the training positives are all "
+    "above margin 0 and the negatives below (training F1 = 1) with margins of about "
+    "0.02: the loss reaches its floor, the gradient is 0 everywhere and the remaining "
+    "rounds add single-leaf trees. The model memorises the training positives at a tiny "
+    "margin; on held-out data that ranks poorly (average precision far below `binary`'s).",
+    "",
+    "Remedy with a reason: many small random structured examples per round. Each "
+    "example of ~30–75 rows has 0 or 1 positives, so its F_β argmax asks for a margin "
+    "per row (a positive must beat the example's negatives, a negative must stay below "
+    "½-ish), many more rows get a gradient, training is no longer separated after a few "
+    "dozen rounds (second table above), and the random redraw each round acts like "
+    "bagging. Also measured on task (c) in scratch runs (not in the table; F1 at the "
+    "validation threshold, `binary` 0.457 on the same 10 seeds): a larger constant "
+    "Hessian (hess=10: 0.408, 5 seeds; binary 0.499 on those 5), a 50/50 mixture with "
+    "logloss, the surrogate on margins/20 (0.465; with 20 random examples per round "
+    "0.476). The mini-batch version is the simplest that works.",
+    "",
+]
+
+
+def diagnose_fbeta(seed: int = 0) -> list:
+    """What FBetaSurrogate's gradient looks like round after round on task (c)."""
+    lines = []
+    for title, obj in (("FBetaSurrogate(β=1), the training set as one example",
+                        FBetaSurrogate(beta=1.0)),
+                       ("random examples of 75 rows (MiniBatchFBeta(75))", MiniBatchFBeta(75))):
+        lines += _diagnose_one(title, obj, seed, first=not lines)
+    return lines
+
+
+def _diagnose_one(title, obj, seed, first):
+    X, y = task_synthetic(seed)
+    X_tr, _, y_tr, _ = train_test_split(X, y, test_size=0.5, stratify=y, random_state=seed)
+    rows = []
+    ds_tr = lgb.Dataset(X_tr, y_tr)
+
+    def spy(preds, ds):
+        if isinstance(obj, MiniBatchFBeta):
+            g, h = obj(preds, ds)
+        else:
+            g, h = obj.grad_hess(y_tr, preds)
+        nz = g != 0
+        rows.append((int(nz.sum()), int((nz & (y_tr == 1)).sum()),
+                     int((nz & (y_tr == 0)).sum()), float(np.abs(g).sum() / h.sum()),
+                     f1(y_tr, preds), float(np.std(preds))))
+        return g, h
+
+    booster = lgb.train({**PARAMS, "objective": spy}, ds_tr, ROUNDS)
+    trees = booster.trees_to_dataframe()
+    leaves = trees[trees.left_child.isna()].groupby("tree_index").size()
+    lines = [] if not first else [
+        "## Why FBetaSurrogate loses: its gradient round after round",
+        "",
+        f"Task (c), seed 0, training split ({y_tr.size:,} rows, {int(y_tr.sum())} positives), "
+        "the booster settings above. Per round: rows with a non-zero gradient "
+        "v* − y (positives the maximiser v* leaves out; negatives it takes in), the mean "
+        "|g| over the Hessian (constant 1 per row), training F1 at margin 0, the spread "
+        "(sd) of the training margins, and leaves of that round's tree.",
+        "",
+    ]
+    lines += [
+        f"**{title}**",
+        "",
+        "| round | rows g ≠ 0 | positives left out | negatives taken | Σ\\|g\\| / Σh "
+        "| train F1 @ 0 | sd of margins | leaves |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in DIAG_ROUNDS:
+        if r >= len(rows):
+            break
+        nz, npos, nneg, ratio, f, sd = rows[r]
+        lines.append(f"| {r} | {nz:,} | {npos} | {nneg:,} | {ratio:.4f} | {f:.3f} | {sd:.4f} "
+                     f"| {int(leaves.get(r, 1))} |")
+    lines.append("")
+    return lines
 
 
 def _generic_name(name: str) -> str:
@@ -161,8 +278,9 @@ def main() -> str:
             f"(seed 0). Mean ± sd over {len(sizes)} seeds.",
             "",
             "| objective | F1 @ margin 0 | F1 @ threshold from validation | average precision "
+            "| F1 @ validation threshold − `binary`'s, paired (seeds better) "
             "| AP − `binary`, paired (seeds better) |",
-            "|---|---|---|---|---|",
+            "|---|---|---|---|---|---|",
         ]
         means = {}
         base = np.array(results["LightGBM `binary`"])
@@ -170,10 +288,10 @@ def main() -> str:
             a = np.array(vals)
             m, sd = a.mean(axis=0), a.std(axis=0, ddof=1)
             means[name] = m
-            diff = a[:, 2] - base[:, 2]
-            paired = ("—" if name == "LightGBM `binary`" else
-                      f"{diff.mean():+.3f} ± {diff.std(ddof=1):.3f} "
-                      f"({int(np.sum(diff > 0))}/{diff.size})")
+            paired = " | ".join(
+                "—" if name == "LightGBM `binary`" else
+                f"{d.mean():+.3f} ± {d.std(ddof=1):.3f} ({int(np.sum(d > 0))}/{d.size})"
+                for d in (a[:, 1] - base[:, 1], a[:, 2] - base[:, 2]))
             lines.append(f"| {name} | " + " | ".join(
                 f"{m[j]:.3f} ± {sd[j]:.3f}" for j in range(3)) + f" | {paired} |")
         best = [max(means, key=lambda k, j=j: means[k][j]) for j in range(3)]
@@ -188,6 +306,8 @@ def main() -> str:
         "and average precision the threshold-free one. LightGBM runs on one thread here "
         "(small data).",
         "",
+        *diagnose_fbeta(),
+        *FINDINGS,
         f"Runtime: {time.perf_counter() - t0:.0f} s.",
     ]
     return "\n".join(lines)
