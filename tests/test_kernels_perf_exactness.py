@@ -112,3 +112,51 @@ def test_big_query_paths_against_brute_force(n_grades):
     c_small, t_small, p_small = _brute_counts(y[:50], s[:50])
     expected = (conc + 0.5 * tied + c_small + 0.5 * t_small) / (pairs + p_small)
     assert metrics.pair_accuracy(y2, s2, [n, 50]) == pytest.approx(expected, rel=1e-15)
+
+
+# ---------------------------------------------------------------- top-k and NDCG
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 64), st.lists(st.sampled_from([-1.0, 0.0, -0.0, 0.5, 2.0, 3.25]) |
+                                    st.floats(-1e3, 1e3), min_size=1, max_size=250),
+       st.integers(0, 5))
+def test_pruned_top_k_is_head_of_stable_sort(k, values, pad):
+    from gbrank._kernels._topk import top_k_into_pruned
+
+    # The query sits inside a longer array (absolute indices), as in the NDCG kernel.
+    s = np.concatenate((np.full(pad, 9e9), np.array(values), np.full(pad, 9e9)))
+    a, b = pad, pad + len(values)
+    k = min(k, b - a)
+    idx = np.empty(k, dtype=np.int64)
+    val = np.empty(k)
+    top_k_into_pruned(s, a, b, k, idx, val, np.empty(b - a, dtype=np.int64),
+                      np.empty(b - a))
+    expected = sorted(range(a, b), key=lambda i: (-s[i], i))[:k]
+    assert idx.tolist() == expected
+    assert val.tolist() == [s[i] for i in expected]
+
+
+def test_ndcg_parallel_and_serial_forms_agree_with_reference():
+    from _metric_reference import ndcg_q
+
+    from gbrank._kernels.ndcg import _ndcg_parallel, _ndcg_serial
+
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(1, 140, 300)
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    n = int(offsets[-1])
+    y = rng.integers(0, 4, n).astype(np.float64)
+    s = np.round(rng.standard_normal(n) * 3) / 2  # ties
+    table = 2.0 ** np.arange(4) - 1.0
+    for k in (1, 5, 10, 64, 0):
+        depth = int(sizes.max()) if k == 0 else k
+        discount = 1.0 / np.log2(np.arange(2, depth + 2))
+        out_p = np.empty(sizes.size)
+        out_s = np.empty(sizes.size)
+        _ndcg_parallel(y, s, offsets, k, table, False, discount, out_p)
+        _ndcg_serial(y, s, offsets, k, table, False, discount, out_s)
+        expected = [ndcg_q(list(y[a:b]), list(s[a:b]), None if k == 0 else k)
+                    for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
+        assert out_p.tolist() == out_s.tolist()
+        np.testing.assert_allclose(out_s, expected, rtol=1e-13)

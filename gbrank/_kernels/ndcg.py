@@ -1,32 +1,31 @@
 """NDCG@k per query: DCG of the score ranking over DCG of the label ranking."""
 
+from __future__ import annotations
+
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from gbrank._kernels._order import descending_order
-from gbrank._kernels._topk import BUFFER_MAX_K, top_k_into, top_k_values
+from gbrank._kernels._threads import dispatch
+from gbrank._kernels._topk import BUFFER_MAX_K, top_k_into_pruned, top_k_values
+
+# Queries are split into this many contiguous chunks; each chunk owns its scratch
+# buffers, and the parallel form runs chunks on threads.
+N_CHUNKS = 16
 
 
-# Serial on purpose: on the shared 2-core machine a prange version was slower in the
-# median (OpenMP threads spin while other jobs hold the cores) and one thread already
-# does 10^6 rows in ~8 ms.
 @njit(cache=True, nogil=True)
-def ndcg_per_query(y, s, offsets, k, gain_table, linear, discount):
-    """NDCG@k of every query; a query whose ideal DCG is 0 scores 1 (LightGBM's rule).
-
-    ``gain(l) = l`` when ``linear`` else ``gain_table[int(l)]`` (the table covers
-    every grade present); ``discount[r]`` is ``1 / log2(r + 2)`` for 0-based rank
-    ``r`` (length at least the largest cut-off); ``k <= 0`` means all rows. The
-    ideal ranking sorts labels (not gains) descending, as LightGBM does; with integer
-    grades it is built by counting rows per grade.
-    """
-    nq = offsets.size - 1
-    out = np.empty(nq, dtype=np.float64)
-    # Scratch buffers allocated once, not per query (10^4 small queries is typical).
+def _ndcg_chunk(y, s, offsets, q0, q1, k, gain_table, linear, discount, out):
+    """NDCG@k of queries ``q0 … q1 - 1`` into ``out`` (see :func:`ndcg_per_query`)."""
+    longest = 0
+    for q in range(q0, q1):
+        longest = max(longest, offsets[q + 1] - offsets[q])
     buf = np.empty(BUFFER_MAX_K, dtype=np.int64)
     buf_scores = np.empty(BUFFER_MAX_K, dtype=np.float64)
+    cand = np.empty(longest, dtype=np.int64)
+    cand_scores = np.empty(longest, dtype=np.float64)
     counts = np.zeros(1 if linear else gain_table.size, dtype=np.int64)
-    for q in range(nq):
+    for q in range(q0, q1):
         a = offsets[q]
         b = offsets[q + 1]
         kk = b - a if k <= 0 else min(k, b - a)
@@ -48,14 +47,13 @@ def ndcg_per_query(y, s, offsets, k, gain_table, linear, discount):
                     idcg += gain_table[g] * discount[r]
                     r += 1
                 g -= 1
-            for i in range(a, b):
-                counts[int(y[i])] = 0
+            counts[:] = 0  # a few grades: cheaper than a second pass over the rows
         if idcg <= 0.0:
             out[q] = 1.0
             continue
         dcg = 0.0
         if kk < b - a and kk <= BUFFER_MAX_K:
-            top_k_into(s, a, b, kk, buf, buf_scores)
+            top_k_into_pruned(s, a, b, kk, buf, buf_scores, cand, cand_scores)
             for r in range(kk):
                 lab = y[buf[r]]
                 dcg += (lab if linear else gain_table[int(lab)]) * discount[r]
@@ -65,4 +63,34 @@ def ndcg_per_query(y, s, offsets, k, gain_table, linear, discount):
                 lab = y[a + order[r]]
                 dcg += (lab if linear else gain_table[int(lab)]) * discount[r]
         out[q] = dcg / idcg
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _ndcg_parallel(y, s, offsets, k, gain_table, linear, discount, out):
+    nq = offsets.size - 1
+    for c in prange(N_CHUNKS):
+        _ndcg_chunk(y, s, offsets, c * nq // N_CHUNKS, (c + 1) * nq // N_CHUNKS, k,
+                    gain_table, linear, discount, out)
+
+
+@njit(cache=True, nogil=True)
+def _ndcg_serial(y, s, offsets, k, gain_table, linear, discount, out):
+    _ndcg_chunk(y, s, offsets, 0, offsets.size - 1, k, gain_table, linear, discount, out)
+
+
+def ndcg_per_query(y: np.ndarray, s: np.ndarray, offsets: np.ndarray, k: int,
+                   gain_table: np.ndarray, linear: bool, discount: np.ndarray) -> np.ndarray:
+    """NDCG@k of every query; a query whose ideal DCG is 0 scores 1 (LightGBM's rule).
+
+    ``gain(l) = l`` when ``linear`` else ``gain_table[int(l)]`` (the table covers
+    every grade present); ``discount[r]`` is ``1 / log2(r + 2)`` for 0-based rank
+    ``r`` (length at least the largest cut-off); ``k <= 0`` means all rows. The
+    ideal ranking sorts labels (not gains) descending, as LightGBM does; with integer
+    grades it is built by counting rows per grade. Serial below
+    :data:`~gbrank._kernels._threads.PARALLEL_MIN_ROWS` rows, chunks of queries on
+    threads above (:func:`~gbrank._kernels._threads.dispatch`).
+    """
+    out = np.empty(offsets.size - 1, dtype=np.float64)
+    dispatch(_ndcg_parallel, _ndcg_serial, int(y.size), y, s, offsets, int(k), gain_table,
+             bool(linear), discount, out)
     return out
