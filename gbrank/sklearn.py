@@ -128,7 +128,12 @@ class _GBBase(BaseEstimator):
             self.colsample_bytree, "colsample_bytree", 0.0, 1.0, low_open=True)
         l2 = None if self.reg_lambda is None else check_number(self.reg_lambda, "reg_lambda", 0.0)
         jobs = check_integer(self.n_jobs, "n_jobs", allow_none=True)
-        if jobs is not None and jobs < 0:
+        if jobs is None:
+            # scikit-learn's convention: None is one thread. (A booster's own default,
+            # all cores, oversubscribes under cross_val_score(n_jobs=...) and on a busy
+            # machine; OpenMP's spinning threads then make training many times slower.)
+            jobs = 1
+        if jobs < 0:
             import os
 
             jobs = max(1, (os.cpu_count() or 1) + 1 + jobs)  # joblib's convention
@@ -413,7 +418,8 @@ class GBRanker(_GBBase):
     reg_lambda : float, optional
         L2 regularisation of leaf values.
     n_jobs : int, optional
-        Booster threads (negative: joblib's convention). ``None``: booster default.
+        Booster threads. ``None`` means 1 (scikit-learn's convention, not the
+        boosters' all-cores default); ``-1`` all cores, ``-2`` all but one, ….
     booster_params : dict, optional
         Anything else, passed to the booster as is (``monotone_constraints``,
         ``max_bin``, ``max_cat_to_onehot``, …).

@@ -472,3 +472,22 @@ def test_xgbranker_old_name_resolves_to_the_moved_class():
     assert gbrank.xgboost.XGBRanker is gbrank.sklearn.XGBRanker
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         gbrank.xgboost.nope  # noqa: B018
+
+
+def test_booster_parameters_reach_the_booster():
+    import os
+
+    X, y = _demand(100)
+    est = GBRanker(n_estimators=2, num_leaves=7, max_depth=3, min_child_samples=5,
+                   subsample=0.8, colsample_bytree=0.5, reg_lambda=2.0,
+                   booster_params={"max_bin": 63}).fit(X, y)
+    p = est.booster_.params
+    assert (p["num_leaves"], p["max_depth"], p["min_data_in_leaf"], p["bagging_fraction"],
+            p["bagging_freq"], p["feature_fraction"], p["lambda_l2"], p["max_bin"]) == \
+        (7, 3, 5, 0.8, 1, 0.5, 2.0, 63)
+    assert p["num_threads"] == 1  # n_jobs=None is one thread (scikit-learn's convention)
+    assert not [k for k in p if k.startswith("objective__")]
+    all_cores = GBRanker(n_estimators=2, n_jobs=-1).fit(X, y)
+    assert all_cores.booster_.params["num_threads"] == (os.cpu_count() or 1)
+    with pytest.raises(ValueError, match="booster_params must not set 'objective'"):
+        GBRanker(booster_params={"objective": "lambdarank"}).fit(X, y)
