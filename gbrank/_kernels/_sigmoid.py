@@ -24,14 +24,14 @@ MAX_EXP_SPREAD = 700.0
 
 
 @njit(cache=True, nogil=True)
-def row_exponentials(z, sigma):
-    """``(fast, e)``: when the query's spread allows (``MAX_EXP_SPREAD``), e_r =
-    exp(σ(z_r − mid)) so that ρ_uv = e_v / (e_u + e_v) costs no exp per pair;
-    otherwise ``fast`` is False and pairs call :func:`rho_pair`."""
+def row_exponentials_into(z, sigma, e):
+    """Write e_r = exp(σ(z_r − mid)) into ``e[:z.size]`` and return True when the
+    query's spread allows (``MAX_EXP_SPREAD``), so that ρ_uv = e_v / (e_u + e_v) costs
+    no exp per pair; otherwise return False (``e`` untouched: pairs call
+    :func:`rho_pair`)."""
     n = z.size
-    e = np.empty(n)
     if n == 0:
-        return False, e
+        return False
     zmax = z.max()
     zmin = z.min()
     fast = sigma * (zmax - zmin) <= MAX_EXP_SPREAD
@@ -39,6 +39,14 @@ def row_exponentials(z, sigma):
         mid = 0.5 * (zmax + zmin)
         for r in range(n):
             e[r] = np.exp(sigma * (z[r] - mid))
+    return fast
+
+
+@njit(cache=True, nogil=True)
+def row_exponentials(z, sigma):
+    """``(fast, e)`` as :func:`row_exponentials_into`, ``e`` freshly allocated."""
+    e = np.empty(z.size)
+    fast = row_exponentials_into(z, sigma, e)
     return fast, e
 
 

@@ -11,7 +11,13 @@ to one exp per pair.
 import numpy as np
 from numba import njit, prange
 
-from gbrank._kernels._sigmoid import rho_pair, row_exponentials, softplus
+from gbrank._kernels._sigmoid import (
+    rho_pair,
+    row_exponentials,
+    row_exponentials_into,
+    softplus,
+)
+from gbrank._kernels._threads import dispatch
 
 
 @njit(cache=True, nogil=True)
@@ -23,19 +29,51 @@ def _pair(fast, e, z, sigma, u, v):
     return rho_pair(sigma * (z[u] - z[v]))
 
 
+# Integer labels spanning fewer values than this are ordered by counting, not sorting.
+COUNT_SORT_MAX_SPAN = 64
+
+
 @njit(cache=True, nogil=True)
-def _label_order(y):
-    """Label-descending stable order and, per position, where strictly lower labels start."""
+def _label_order_into(y, order, nxt, counts):
+    """Label-descending stable order of ``y`` into ``order[:n]`` and, per position, where
+    strictly lower labels start into ``nxt[:n]``.
+
+    Integer labels in a span below :data:`COUNT_SORT_MAX_SPAN` (``counts`` is that
+    long) are placed by a counting sort, O(n); anything else by a stable merge sort.
+    """
     n = y.size
-    order = np.argsort(-y, kind="mergesort")
-    lab = np.empty(n)
+    lo = y[0]
+    hi = y[0]
+    integral = True
     for r in range(n):
-        lab[r] = y[order[r]]
-    nxt = np.empty(n, dtype=np.int64)
+        v = y[r]
+        lo = min(lo, v)
+        hi = max(hi, v)
+        integral &= v == np.floor(v)
+    if integral and hi - lo < COUNT_SORT_MAX_SPAN:
+        span = int(hi - lo) + 1
+        counts[:span] = 0
+        for r in range(n):
+            counts[int(hi - y[r])] += 1  # slot 0 = highest label
+        start = 0
+        for c in range(span):
+            cnt = counts[c]
+            counts[c] = start
+            start += cnt
+        for r in range(n):
+            c = int(hi - y[r])
+            order[counts[c]] = r
+            counts[c] += 1
+        # counts[c] is now the end of label slot c: where lower labels start.
+        for p in range(n):
+            nxt[p] = counts[int(hi - y[order[p]])]
+        return
+    srt = np.argsort(-y, kind="mergesort")
+    for p in range(n):
+        order[p] = srt[p]
     nxt[n - 1] = n
-    for r in range(n - 2, -1, -1):
-        nxt[r] = nxt[r + 1] if lab[r] == lab[r + 1] else r + 1
-    return order, nxt
+    for p in range(n - 2, -1, -1):
+        nxt[p] = nxt[p + 1] if y[order[p]] == y[order[p + 1]] else p + 1
 
 
 @njit(cache=True, nogil=True, fastmath=True)
@@ -71,19 +109,19 @@ def _sweep_fast(e, nxt, pull, g, h):
 
 
 @njit(cache=True, nogil=True)
-def _query(y, s, sigma, pull, grad, hess):
+def _query(y, s, sigma, pull, grad, hess, order, nxt, counts, z, e, g, h):
+    """One query into ``grad``/``hess``; the other arrays are scratch at least as long."""
     n = y.size
     if n < 2:
         return
-    order, nxt = _label_order(y)
-    z = np.empty(n)
+    _label_order_into(y, order, nxt, counts)
     for r in range(n):
         z[r] = s[order[r]]
-    fast, e = row_exponentials(z, sigma)
-    g = np.zeros(n)
-    h = np.zeros(n)
+    fast = row_exponentials_into(z[:n], sigma, e)
+    g[:n] = 0.0
+    h[:n] = 0.0
     if fast:
-        _sweep_fast(e, nxt, pull, g, h)
+        _sweep_fast(e[:n], nxt[:n], pull, g, h)
     else:
         for u in range(n):
             gu = 0.0
@@ -91,7 +129,7 @@ def _query(y, s, sigma, pull, grad, hess):
             if pull:
                 # Equal labels, target ½: ∂C/∂s_u = σ(½ − ρ), C symmetric in u, v.
                 for v in range(u + 1, nxt[u]):
-                    rho, q = _pair(fast, e, z, sigma, u, v)
+                    rho, q = rho_pair(sigma * (z[u] - z[v]))
                     d = 0.5 - rho
                     gu += d
                     g[v] -= d
@@ -99,7 +137,7 @@ def _query(y, s, sigma, pull, grad, hess):
                     hu += pq
                     h[v] += pq
             for v in range(nxt[u], n):
-                rho, q = _pair(fast, e, z, sigma, u, v)
+                rho, q = rho_pair(sigma * (z[u] - z[v]))
                 gu -= rho
                 g[v] += rho
                 pq = rho * q
@@ -113,23 +151,76 @@ def _query(y, s, sigma, pull, grad, hess):
         hess[order[r]] = s2 * h[r]
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def ranknet_grad_hess(y, s, offsets, qweights, sigma, pull, skip):
-    """All queries; queries with ``skip[q]`` set are left at 0 (done by the grid mode)."""
-    n = y.size
-    grad = np.zeros(n)
-    hess = np.zeros(n)
-    for qi in prange(offsets.size - 1):
+@njit(cache=True, nogil=True)
+def _chunk(y, s, offsets, qweights, sigma, pull, skip, q0, q1, grad, hess):
+    """Queries ``q0 … q1 - 1``, with scratch allocated once for the chunk."""
+    longest = 0
+    for qi in range(q0, q1):
+        longest = max(longest, offsets[qi + 1] - offsets[qi])
+    order = np.empty(longest, dtype=np.int64)
+    nxt = np.empty(longest, dtype=np.int64)
+    counts = np.empty(COUNT_SORT_MAX_SPAN, dtype=np.int64)
+    z = np.empty(longest)
+    e = np.empty(longest)
+    g = np.empty(longest)
+    h = np.empty(longest)
+    for qi in range(q0, q1):
         if skip.size and skip[qi]:
             continue
         lo = offsets[qi]
         hi = offsets[qi + 1]
-        _query(y[lo:hi], s[lo:hi], sigma, pull, grad[lo:hi], hess[lo:hi])
+        _query(y[lo:hi], s[lo:hi], sigma, pull, grad[lo:hi], hess[lo:hi], order, nxt,
+               counts, z, e, g, h)
         if qweights.size:
             wq = qweights[qi]
             for r in range(lo, hi):
                 grad[r] *= wq
                 hess[r] *= wq
+
+
+# Queries are cut into this many chunks of about equal row counts; the parallel form
+# runs the chunks on threads.
+N_CHUNKS = 32
+
+
+@njit(cache=True, nogil=True)
+def _chunk_bounds(offsets):
+    """Query index bounds of N_CHUNKS chunks with about equal numbers of rows."""
+    nq = offsets.size - 1
+    bounds = np.empty(N_CHUNKS + 1, dtype=np.int64)
+    total = offsets[nq] - offsets[0]
+    for c in range(N_CHUNKS + 1):
+        target = offsets[0] + total * c // N_CHUNKS
+        bounds[c] = min(np.searchsorted(offsets, target), nq)
+    bounds[N_CHUNKS] = nq
+    return bounds
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _grad_hess_parallel(y, s, offsets, qweights, sigma, pull, skip, grad, hess):
+    bounds = _chunk_bounds(offsets)
+    for c in prange(N_CHUNKS):
+        _chunk(y, s, offsets, qweights, sigma, pull, skip, bounds[c], bounds[c + 1], grad,
+               hess)
+
+
+@njit(cache=True, nogil=True)
+def _grad_hess_serial(y, s, offsets, qweights, sigma, pull, skip, grad, hess):
+    _chunk(y, s, offsets, qweights, sigma, pull, skip, 0, offsets.size - 1, grad, hess)
+
+
+def ranknet_grad_hess(y: np.ndarray, s: np.ndarray, offsets: np.ndarray,
+                      qweights: np.ndarray, sigma: float, pull: bool,
+                      skip: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All queries; queries with ``skip[q]`` set are left at 0 (done by the grid mode).
+
+    Serial below :data:`~gbrank._kernels._threads.PARALLEL_MIN_ROWS` rows, chunks of
+    queries on threads above (:func:`~gbrank._kernels._threads.dispatch`).
+    """
+    grad = np.zeros(y.size)
+    hess = np.zeros(y.size)
+    dispatch(_grad_hess_parallel, _grad_hess_serial, int(y.size), y, s, offsets, qweights,
+             float(sigma), bool(pull), skip, grad, hess)
     return grad, hess
 
 
