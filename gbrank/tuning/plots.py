@@ -77,23 +77,29 @@ def comparison_plot(task_name: str, rows: list[dict], path: Path) -> Path | None
     if not rows:
         return None
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(max(6.5, 1.6 * len(rows) + 2.5), 4.4))
+    fig, ax = plt.subplots(figsize=(max(6.5, 1.9 * len(rows) + 2.5), 4.6))
     x = np.arange(len(rows))
     means = [float(np.mean(r["diffs"])) for r in rows]
     colors = ["tab:green" if m >= 0 else "tab:red" for m in means]
-    ax.bar(x, means, color=colors, alpha=0.35, width=0.6, label="mean over folds")
+    ax.bar(x, means, color=colors, alpha=0.35, width=0.6)
     for i, r in enumerate(rows):
         d = np.asarray(r["diffs"])
         ax.scatter(np.full(d.size, i) + np.linspace(-0.12, 0.12, d.size), d, color="k", s=14,
-                   zorder=3, label="one fold" if i == 0 else None)
+                   zorder=3)
     ax.axhline(0.0, color="grey", lw=1)
     ax.set_xticks(x)
-    ax.set_xticklabels([f"{r['key']}\n({r['target']} vs {r['vs']})" for r in rows],
+    ax.set_xticklabels([f"{r['key']}\n{r['target']}\nvs {r['vs']}" for r in rows],
                        fontsize=8)
     ax.set_ylabel("CV score − best native's, same fold")
     ax.set_title(f"{task_name}: each objective vs the best native baseline on its own metric",
                  fontsize=10)
-    ax.legend(fontsize=8, loc="best")
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    ax.legend(handles=[Line2D([], [], marker="o", color="k", ls="", ms=4, label="one fold"),
+                       Patch(color="tab:green", alpha=0.35, label="mean over folds, ahead"),
+                       Patch(color="tab:red", alpha=0.35, label="mean over folds, behind")],
+              fontsize=8, loc="best")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)

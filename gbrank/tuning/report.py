@@ -107,7 +107,9 @@ def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
              "that metric (mean ± sd over folds), *folds won* counts folds where the "
              "objective is higher. *test* is the refit best model on the held-out split "
              "(queries never seen while tuning). Time and trials/min count complete and "
-             "pruned trials. The gate column shows objectives refused for wrong gradients.",
+             "pruned trials; a study stops at its trial total or its time cap, whichever "
+             "comes first. The *Gradient gate* section lists objectives refused for "
+             "wrong gradients.",
              ""]
     gate_lines = []
     for task in tasks:
