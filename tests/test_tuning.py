@@ -239,6 +239,7 @@ def _numbers(text: str) -> list[float]:
     return [float(x) for x in re.findall(r"(?<![\w.])-?\d+\.\d{4}(?!\d)", text)]
 
 
+@pytest.mark.slow
 def test_cli_small_run_end_to_end(tmp_path):
     """A small CLI run on a CSV: summary with numbers, plots, models, resumable storage."""
     csv = _write_csv(tmp_path / "d.csv")
