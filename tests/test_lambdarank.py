@@ -259,20 +259,49 @@ def test_local_loss_gradient_and_at():
     assert obj.loss(y, s, g) == obj.loss(y, s, g, at=s)
 
 
+def _swap_lambdas(y, s, z, sigma=1.0):
+    """λ's and Hessians by brute force: |ΔZ| from recomputing the metric ``z`` with the
+    scores of i and j swapped (distinct scores: a swap of rank positions)."""
+    grad, hess = np.zeros(y.size), np.zeros(y.size)
+    base = z(y, s)
+    for i in range(y.size):
+        for j in range(y.size):
+            if y[i] > y[j]:
+                swapped = s.copy()
+                swapped[i], swapped[j] = s[j], s[i]
+                dz = abs(z(y, swapped) - base)
+                rho = 1.0 / (1.0 + math.exp(sigma * (s[i] - s[j])))
+                grad[i] -= sigma * dz * rho
+                grad[j] += sigma * dz * rho
+                hess[i] += sigma**2 * dz * rho * (1 - rho)
+                hess[j] += sigma**2 * dz * rho * (1 - rho)
+    return grad, hess
+
+
 def test_label_gain_and_max_grade():
+    from gbrank import metrics
+
     y = np.array([2.0, 0.0, 1.0])
     s = np.array([0.0, 1.0, 2.0])
     custom = LambdaRank(label_gain=[0.0, 1.0, 3.0])
     grad, _ = custom.grad_hess(y, s)
     # Linear-in-grade gain 0, 1, 3 instead of 0, 1, 3: identical to the default here.
     np.testing.assert_allclose(grad, LambdaRank().grad_hess(y, s)[0])
-    other = LambdaRank(label_gain=[0.0, 1.0, 10.0]).grad_hess(y, s)[0]
-    assert not np.allclose(other, grad)
+    for gain in ([0.0, 1.0, 10.0], [0.0, 5.0, 6.0]):
+        got = LambdaRank(label_gain=gain).grad_hess(y, s)
+        want = _swap_lambdas(y, s, lambda yy, ss, g=gain: metrics.ndcg(
+            yy, ss, k=None, label_gain=g))
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
     with pytest.raises(ValueError, match="label_gain"):
         LambdaRank(label_gain=[0.0, 1.0]).grad_hess(y, s)
-    e4 = LambdaRank(metric="err", max_grade=4).grad_hess(y, s)[0]
-    e2 = LambdaRank(metric="err").grad_hess(y, s)[0]
-    assert not np.allclose(e4, e2)
+    # ERR's g_max: the largest label (2) by default, or max_grade.
+    for top, obj in ((2, LambdaRank(metric="err")), (4, LambdaRank(metric="err", max_grade=4))):
+        got = obj.grad_hess(y, s)
+        want = _swap_lambdas(y, s, lambda yy, ss, t=top: metrics.err(yy, ss, k=None,
+                                                                      max_grade=t))
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
     with pytest.raises(ValueError, match="max_grade"):
         LambdaRank(metric="err", max_grade=1).grad_hess(y, s)
 
