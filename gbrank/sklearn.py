@@ -248,11 +248,13 @@ class _GBBase(BaseEstimator):
 
             from gbrank.xgboost import objective as xgb_objective
 
-            params = {"base_score": 0.0, "eta": lr, "seed": seed, "verbosity": 0,
+            params = {"eta": lr, "seed": seed, "verbosity": 0,
                       "disable_default_eval_metric": 1, **self._tree_params("xgboost"),
                       **extra}
-            if not custom:
-                params["objective"] = obj
+            if custom:
+                params.setdefault("base_score", 0.0)  # the start is init_score_ (margin)
+            else:
+                params["objective"] = obj  # XGBoost picks its own base_score
             qw = w
             if w is not None and sizes is not None:  # XGBoost: one weight per query
                 qw = query_structure(y.size, group=sizes, weight=w).weights

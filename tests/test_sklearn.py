@@ -491,3 +491,20 @@ def test_booster_parameters_reach_the_booster():
     assert all_cores.booster_.params["num_threads"] == (os.cpu_count() or 1)
     with pytest.raises(ValueError, match="booster_params must not set 'objective'"):
         GBRanker(booster_params={"objective": "lambdarank"}).fit(X, y)
+
+
+@pytest.mark.parametrize("booster, native", [("lightgbm", "binary"),
+                                             ("xgboost", "binary:logistic")])
+def test_classifier_with_the_boosters_own_binary_objective(booster, native):
+    X, y = _binary()
+    est = GBClassifier(objective=f"native:{native}", booster=booster, threshold=0.5,
+                       **FAST).fit(X, y)
+    assert est.objective_ == native and est.init_score_ == 0.0
+    if booster == "lightgbm":
+        own = est.booster_.predict(X)  # LightGBM's own probabilities
+    else:
+        import xgboost as xgb
+
+        own = est.booster_.predict(xgb.DMatrix(X))
+    np.testing.assert_allclose(est.predict_proba(X)[:, 1], own,
+                               rtol=1e-12 if booster == "lightgbm" else 1e-6)
