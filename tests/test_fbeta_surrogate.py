@@ -305,3 +305,71 @@ def test_balanced_needs_both_classes_in_every_query():
         obj.grad_hess(y, s, qid=[3, 3, 7, 7, 9, 9, 9])
     # F_β is defined without positives (F = 1 when a + b + c = 0): no error
     FBetaSurrogate().grad_hess(y, s, [2, 2, 3])
+
+
+# -- batch_size: random structured examples per boosting round (issue 10) -----------------
+
+def _batch_case(seed=0, n=120):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.15).astype(float)
+    s = rng.standard_normal(n) * 0.4  # distinct scores: no tie rule involved
+    return y, s
+
+
+def test_batch_size_at_least_the_query_is_the_plain_objective():
+    y, s = _batch_case()
+    plain = FBetaSurrogate().grad_hess(y, s, [50, 70])
+    big = FBetaSurrogate(batch_size=70, random_state=3).grad_hess(y, s, [50, 70])
+    np.testing.assert_array_equal(plain[0], big[0])
+    np.testing.assert_array_equal(plain[1], big[1])
+
+
+def test_batches_are_plain_examples_on_a_partition():
+    y, s = _batch_case(1)
+    obj = FBetaSurrogate(batch_size=25, random_state=5)
+    g, _ = obj.grad_hess(y, s)
+    perm, offsets, parent = obj._batches(np.array([0, y.size]), obj._params())
+    assert sorted(perm.tolist()) == list(range(y.size))
+    assert np.diff(offsets).tolist() == [24] * 5  # ⌈120/25⌉ = 5 near-equal parts
+    assert parent.tolist() == [0] * 5
+    plain = FBetaSurrogate()
+    total = 0.0
+    for lo, hi in zip(offsets[:-1], offsets[1:], strict=True):
+        rows = perm[lo:hi]
+        gp, _ = plain.grad_hess(y[rows], s[rows])
+        np.testing.assert_array_equal(g[rows], gp)
+        total += plain.loss(y[rows], s[rows])
+    assert obj.loss(y, s) == pytest.approx(total, rel=1e-12)
+
+
+@pytest.mark.parametrize("group", [None, [40, 80]])
+def test_batches_gradcheck(group):
+    y, s = _batch_case(2)
+    report = check(FBetaSurrogate(batch_size=20, random_state=0), y, s, group, hessian=False)
+    assert report.ok, str(report)
+
+
+def test_booster_rounds_draw_new_examples_reproducibly():
+    y, s = _batch_case(3, n=400)
+    a = FBetaSurrogate(batch_size=20, random_state=7)
+    b = FBetaSurrogate(batch_size=20, random_state=7)
+    g0 = a.grad_hess(y, s)[0]
+    np.testing.assert_array_equal(g0, a.grad_hess(y, s)[0])  # no round passed
+    rounds_a = [a.booster_grad_hess(y, s)[0] for _ in range(3)]
+    rounds_b = [b.booster_grad_hess(y, s)[0] for _ in range(3)]
+    for ga, gb in zip(rounds_a, rounds_b, strict=True):
+        np.testing.assert_array_equal(ga, gb)
+    assert any(not np.array_equal(rounds_a[0], r) for r in rounds_a[1:])
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    ({"batch_size": 0}, "batch_size"),
+    ({"batch_size": 2.5}, "batch_size"),
+    ({"batch_size": 10, "measure": "balanced"}, "batch_size"),
+    ({"batch_size": 10, "random_state": -1}, "random_state"),
+])
+def test_batch_size_bad_parameters(kwargs, needle):
+    y, s = _batch_case(4)
+    obj = FBetaSurrogate(**kwargs)
+    with pytest.raises(ValueError, match=needle):
+        obj.grad_hess(y, s)
