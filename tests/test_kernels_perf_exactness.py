@@ -230,3 +230,22 @@ def test_grouped_ranknet_serial_and_parallel_forms(labels, pull):
         form(y, s, offsets, qw, 1.3, pull, skip, g, h)
         np.testing.assert_allclose(g, g_ref, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(h, h_ref, rtol=1e-12, atol=1e-300)
+
+
+# ---------------------------------------------------------------- group-less RankNet grid
+
+
+@pytest.mark.parametrize("pull", [False, True])
+@pytest.mark.parametrize("spread", [0.1, 1.0, 10.0, 100.0, 1000.0])
+def test_cubic_grid_within_1e7_of_exact_at_every_spread(spread, pull):
+    from gbrank._kernels.ranknet import ranknet_rows_grad_hess
+    from gbrank._kernels.ranknet_grid import ranknet_grid_grad_hess
+
+    rng = np.random.default_rng(int(spread * 10) + pull)
+    n = 6000
+    y = rng.integers(0, 5, n).astype(np.float64)
+    s = rng.standard_normal(n) * spread
+    g0, h0 = ranknet_rows_grad_hess(y, s, 1.0, pull)  # every pair, exact
+    g1, h1 = ranknet_grid_grad_hess(y, s, 1.0, pull)
+    assert np.abs(g1 - g0).max() <= 1e-7 * np.abs(g0).max()
+    assert np.abs(h1 - h0).max() <= 1e-7 * np.abs(h0).max()
