@@ -107,9 +107,14 @@ def run(quick: bool = False) -> str:
     ]
     for kind, label in kinds.items():
         got = {m: [] for m in modes}
-        for _ in range(processes):  # interleaved, so machine load hits every mode alike
-            for m in modes:
-                got[m].append(_measure(kind, m, repeat))
+        try:
+            for _ in range(processes):  # interleaved, so machine load hits every mode alike
+                for m in modes:
+                    got[m].append(_measure(kind, m, repeat))
+        except subprocess.CalledProcessError as exc:
+            last = (exc.stderr or "").strip().splitlines()[-1:] or ["?"]
+            rows.append(f"| {label} | failed: {last[0]} | | | | |")
+            continue
         med = {m: float(np.median(v)) for m, v in got.items()}
         rows.append(
             f"| {label} | {med['fresh'] * 1e3:.2f} ms | {med['small-first'] * 1e3:.2f} ms "
