@@ -339,3 +339,18 @@ def test_sigkill_then_resume_keeps_completed_and_retries_stale(tmp_path):
     retried = [t for t in trials if t.system_attrs.get("failed_trial") == killed_running]
     assert retried and retried[0].params == trials[killed_running].params
     assert sum(t.state in (S.COMPLETE, S.PRUNED) for t in trials) == total
+
+
+@pytest.mark.slow
+def test_xgboost_studies_run_custom_and_native(tmp_path):
+    pytest.importorskip("xgboost")
+    task = _binary_task(n=1000)
+    cfg = TuneConfig(booster="xgboost", trials=1, max_rounds=8, patience=4, n_folds=2,
+                     out_dir=tmp_path, objectives=["focal", "native:binary:logistic"],
+                     save_models=True, plots=False, progress=False)
+    results = {r.key: r for r in tune_task(task, cfg)}
+    assert set(results) == {"focal", "native:binary:logistic"}
+    for r in results.values():
+        assert r.status == "done" and r.n_complete == 1
+        assert 0.0 < r.test["ap"] <= 1.0 and len(r.folds["ap"]) == 2
+        assert Path(r.model_path).exists() and Path(r.model_path).suffix == ".json"
