@@ -108,6 +108,8 @@ OBJECTIVE_SPACES: dict[str, list[Param]] = {
     "fbeta_surrogate": [
         Param("beta", "float", 0.5, 2.0, log=True),
         Param("hess", "float", 0.1, 10.0, log=True),
+        # random structured examples of about batch_size rows per round (issue 10)
+        Param("batch_size", "cat", choices=(None, 10, 30, 100, 300)),
     ],
 }
 
