@@ -151,3 +151,11 @@ def test_bad_parameters_raise_at_use(kwargs, needle):
     y, s, group = _data(8)
     with pytest.raises(ValueError, match=needle):
         obj.grad_hess(y, s, group)
+
+
+def test_smoothing_needs_integer_grades_where_map_does_not():
+    y = np.array([0.0, 0.5, 1.5, 2.0])
+    s = np.array([0.1, 0.4, -0.2, 0.3])
+    LambdaRank("map").grad_hess(y, s)  # MAP alone takes real-valued labels
+    with pytest.raises(ValueError, match="label"):
+        LambdaRank("map", smoothing=0.5).grad_hess(y, s)
