@@ -274,8 +274,8 @@ def near_pairs(s, width):
     n = s.size
     lo = s.min()
     nb = int((s.max() - lo) / width) + 1
-    if nb > 4 * n + 16:
-        nb = 4 * n + 16  # sparse data: coarser bins only overestimate
+    if nb > n // 2 + 16:
+        nb = n // 2 + 16  # sparse data: coarser bins only overestimate (and stay small)
         width = (s.max() - lo) / (nb - 1)
     cnt = np.zeros(nb + 2)
     for i in range(n):
@@ -291,10 +291,13 @@ def ranknet_window_grad_hess(y, s, sigma, pull):
     """RankNet of ONE query, exact to e^-40 per pair: pairs within |Δs| ≤ WINDOW/σ are
     summed exactly, farther pairs are counted (φ = 1 for a row far above)."""
     n = s.size
-    cls, n_cls = grade_classes(y)
+    # int32 classes and positions (a query below 2^31 rows): scratch is one int64 order,
+    # the sorted scores and three int32 arrays, 3.5 n-row float64 arrays' worth.
+    cls = np.empty(n, dtype=np.int32)
+    n_cls = grade_classes_into(y, cls)
     order = np.argsort(s, kind="mergesort")
     z = np.empty(n)
-    c = np.empty(n, dtype=np.int64)
+    c = np.empty(n, dtype=np.int32)
     for p in range(n):
         z[p] = s[order[p]]
         c[p] = cls[order[p]]
@@ -311,7 +314,7 @@ def ranknet_window_grad_hess(y, s, sigma, pull):
     for k in range(n_cls):
         starts[k + 1] = starts[k] + int(counts[k])
     fill = starts[:-1].copy()
-    pos = np.empty(n, dtype=np.int64)
+    pos = np.empty(n, dtype=np.int32)
     for p in range(n):
         pos[fill[c[p]]] = p
         fill[c[p]] += 1

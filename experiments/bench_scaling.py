@@ -1,0 +1,193 @@
+"""Benchmark section "scaling": time and peak memory of the group-less objectives and
+metrics (one query of n rows) from 10^4 to 10^7 rows, with the fitted exponent of
+time ∝ n^b, and one log-log plot.
+
+- Time: median of warm calls of the public function (validation included), in this
+  process. Repeats fall from 5 to 1 as n grows.
+- Memory: peak resident memory of ONE call in a fresh child process, minus the
+  resident memory just before it (inputs built, kernels warmed on a small input), in
+  units of one n-row float64 array (8·n bytes). ``tracemalloc`` cannot see numba's
+  allocations, so the resident set's high-water mark (VmHWM, reset just before the
+  call) is the measure; the returned arrays count (an
+  objective returns two: gradient and Hessian).
+
+    python experiments/bench.py --only scaling [--quick]
+    python experiments/bench_scaling.py [--quick]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from _timing import median_time
+
+HERE = Path(__file__).resolve().parent
+PNG = HERE / "results" / "scaling.png"
+
+# name -> (kind, how to call it); data: grades 0-4, scores N(0, 1) + grade/2 (spread ~1)
+CASES = {
+    "RankNet(method=\"fast\")": "objective",
+    "LambdaRank(\"ndcg\")": "objective",
+    "pair_accuracy": "metric",
+    "ndcg@10": "metric",
+    "err@10": "metric",
+    "mean_ap@10": "metric",
+}
+
+
+def _data(n: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    y = np.minimum(rng.geometric(0.5, n) - 1, 4).astype(np.float64)
+    s = y * 0.5 + rng.standard_normal(n)
+    return y, s
+
+
+def _callable(name: str):
+    from gbrank import metrics
+    from gbrank.objectives import LambdaRank, RankNet
+
+    if name.startswith("RankNet"):
+        obj = RankNet(method="fast")
+        return lambda y, s: obj.grad_hess(y, s)
+    if name.startswith("LambdaRank"):
+        obj = LambdaRank()
+        return lambda y, s: obj.grad_hess(y, s)
+    if name == "pair_accuracy":
+        return metrics.pair_accuracy
+    metric, k = name.split("@")
+    fn = getattr(metrics, metric)
+    return lambda y, s: fn(y, s, k=int(k))
+
+
+def _child_peak(name: str, n: int) -> None:
+    """Run in a fresh process: print the peak-RSS increase of one call, in bytes.
+
+    Linux keeps the high-water mark of the resident set (VmHWM); writing 5 to
+    ``/proc/self/clear_refs`` resets it to the current RSS, so building the inputs
+    (whose temporaries may exceed what the call needs) does not hide the call's peak.
+    """
+    fn = _callable(name)
+    y_small, s_small = _data(5_000)
+    fn(y_small, s_small)  # compile / load kernels, scipy.fft, …
+    y, s = _data(n)
+
+    def status_kib(field: str) -> int:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+        raise RuntimeError(field)
+
+    # Freed temporaries stay in the heap (glibc raises its mmap threshold after the
+    # first big free) and the call would reuse them unseen: hand them back first.
+    import ctypes
+
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+    before = status_kib("VmRSS")
+    fn(y, s)
+    peak = status_kib("VmHWM")
+    print(json.dumps({"extra": (peak - before) * 1024}))
+
+
+def _peak_extra(name: str, n: int) -> float | None:
+    cmd = [sys.executable, __file__, "--child", name, str(n)]
+    env = dict(os.environ, NUMBA_NUM_THREADS=os.environ.get("NUMBA_NUM_THREADS", "2"))
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    if out.returncode != 0:
+        print(out.stderr[-2000:], file=sys.stderr)
+        return None
+    rec = json.loads(out.stdout.strip().splitlines()[-1])
+    return rec["extra"] / (8.0 * n)
+
+
+def _fit_exponent(ns, ts) -> float:
+    """Least-squares slope of log t on log n over the sizes ≥ 10^5 (below, fixed costs
+    dominate)."""
+    ns = np.asarray(ns, dtype=float)
+    ts = np.asarray(ts, dtype=float)
+    keep = ns >= 1e5
+    if keep.sum() < 2:
+        keep = np.ones_like(ns, dtype=bool)
+    return float(np.polyfit(np.log(ns[keep]), np.log(ts[keep]), 1)[0])
+
+
+def _plot(sizes, times, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 5.0))
+    for name, ts in times.items():
+        ok = [(n, t) for n, t in zip(sizes, ts, strict=True) if t is not None]
+        ax.loglog([n for n, _ in ok], [t * 1e3 for _, t in ok], marker="o", label=name)
+    ref_n = np.array([sizes[0], sizes[-1]], dtype=float)
+    ax.loglog(ref_n, 0.1 * ref_n / ref_n[0], "k:", lw=1, label="slope 1 (linear)")
+    ax.set_xlabel("rows in the one query (n)")
+    ax.set_ylabel("time per call (ms, median)")
+    ax.set_title("gbrank group-less objectives and metrics: time vs rows")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run(quick: bool = False) -> str:
+    sizes = [10_000, 30_000, 100_000, 300_000, 1_000_000]
+    sizes += [] if quick else [3_000_000, 10_000_000]
+    mem_n = sizes[-1]
+    times: dict[str, list[float | None]] = {}
+    for name in CASES:
+        fn = _callable(name)
+        row: list[float | None] = []
+        for n in sizes:
+            y, s = _data(n)
+            repeat = 5 if n <= 300_000 else (3 if n <= 1_000_000 else 1)
+            row.append(median_time(lambda fn=fn, y=y, s=s: fn(y, s), repeat))
+            print(f"[bench_scaling] {time.strftime('%H:%M:%S')} {name} n={n:,} "
+                  f"{row[-1] * 1e3:.1f} ms", file=sys.stderr, flush=True)
+        times[name] = row
+    mem = {name: _peak_extra(name, mem_n) for name in CASES}
+    _plot(sizes, times, PNG)
+    load = os.getloadavg()
+    head = " | ".join(f"{n:.0e}".replace("e+0", "e") for n in sizes)
+    lines = [
+        "## Scaling: group-less objectives and metrics, 10^4 to "
+        f"{sizes[-1]:.0e} rows".replace("e+0", "e"),
+        "",
+        "One query of n rows (grades 0–4, half zero; scores = grade/2 + N(0, 1)); the "
+        "public call, validation included; median of warm calls (5 up to 3·10^5 rows, "
+        "3 at 10^6, 1 above). Exponent b: least-squares fit of time ∝ n^b over n ≥ "
+        "10^5. Peak extra memory: one call in a fresh process, peak RSS minus RSS just "
+        f"before, at n = {mem_n:,}, in n-row float64 arrays (outputs included: an "
+        "objective returns 2). Load average during the run: "
+        f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (2 cores, shared).",
+        "",
+        f"| call | {head} (ms) | b | peak extra memory (n-row arrays) |",
+        "|---|" + "---:|" * (len(sizes) + 2),
+    ]
+    for name, row in times.items():
+        cells = " | ".join(f"{t * 1e3:.1f}" for t in row)
+        m = mem[name]
+        lines.append(f"| {name} | {cells} | {_fit_exponent(sizes, row):.2f} | "
+                     f"{'—' if m is None else f'{m:.2f}'} |")
+    lines += ["", f"Plot: `experiments/results/{PNG.name}`."]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--child":
+        sys.path.insert(0, str(HERE))
+        _child_peak(sys.argv[2], int(sys.argv[3]))
+    else:
+        print(run(quick="--quick" in sys.argv))
