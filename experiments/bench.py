@@ -24,6 +24,7 @@ SECTIONS = {
     "objectives": "bench_ranking",
     "binary": "bench_binary",
     "threads": "bench_threads",
+    "scaling": "bench_scaling",
 }
 
 
