@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
 
         t = tasks[0]
         key = "lambdarank:ndcg" if t.kind == "ranking" else "focal"
-        n = 3 if args.quick else 6
+        n = 2 if args.quick else 4
         if not args.quiet:
             print(f"[tune] throughput: {key} on {t.name}, {n} trials reused vs rebuilt",
                   flush=True)
