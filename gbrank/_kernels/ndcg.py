@@ -87,10 +87,14 @@ def ndcg_per_query(y: np.ndarray, s: np.ndarray, offsets: np.ndarray, k: int,
     ``r`` (length at least the largest cut-off); ``k <= 0`` means all rows. The
     ideal ranking sorts labels (not gains) descending, as LightGBM does; with integer
     grades it is built by counting rows per grade. Serial below
-    :data:`~gbrank._kernels._threads.PARALLEL_MIN_ROWS` rows, chunks of queries on
-    threads above (:func:`~gbrank._kernels._threads.dispatch`).
+    :data:`~gbrank._kernels._threads.PARALLEL_MIN_ROWS` rows or with fewer queries
+    than chunks, chunks of queries on threads above (:func:`~gbrank._kernels._threads.dispatch`).
     """
-    out = np.empty(offsets.size - 1, dtype=np.float64)
-    dispatch(_ndcg_parallel, _ndcg_serial, int(y.size), y, s, offsets, int(k), gain_table,
+    nq = offsets.size - 1
+    out = np.empty(nq, dtype=np.float64)
+    # Threads work on chunks of whole queries: with fewer queries than chunks (one
+    # group-less query) there is nothing to share, so the rows do not count.
+    rows = int(y.size) if nq >= N_CHUNKS else 0
+    dispatch(_ndcg_parallel, _ndcg_serial, rows, y, s, offsets, int(k), gain_table,
              bool(linear), discount, out)
     return out

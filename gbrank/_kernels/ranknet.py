@@ -214,12 +214,20 @@ def ranknet_grad_hess(y: np.ndarray, s: np.ndarray, offsets: np.ndarray,
                       skip: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """All queries; queries with ``skip[q]`` set are left at 0 (done by the grid mode).
 
-    Serial below :data:`~gbrank._kernels._threads.PARALLEL_MIN_ROWS` rows, chunks of
-    queries on threads above (:func:`~gbrank._kernels._threads.dispatch`).
+    Serial below :data:`~gbrank._kernels._threads.PARALLEL_MIN_ROWS` rows (of queries
+    not skipped) or with fewer queries than chunks, chunks of queries on threads above
+    (:func:`~gbrank._kernels._threads.dispatch`).
     """
     grad = np.zeros(y.size)
     hess = np.zeros(y.size)
-    dispatch(_grad_hess_parallel, _grad_hess_serial, int(y.size), y, s, offsets, qweights,
+    # Threads work on chunks of whole queries; rows of skipped queries (done by the
+    # grid mode) and data with fewer queries than chunks leave nothing to share.
+    nq = offsets.size - 1
+    rows = int(y.size) if nq >= N_CHUNKS else 0
+    if rows and skip.size:
+        sizes = np.diff(offsets)
+        rows = int(sizes[~skip].sum())
+    dispatch(_grad_hess_parallel, _grad_hess_serial, rows, y, s, offsets, qweights,
              float(sigma), bool(pull), skip, grad, hess)
     return grad, hess
 
