@@ -58,6 +58,7 @@ def test_focal_gamma0_matches_xgboost_binary_logistic():
     np.testing.assert_allclose(b, a, rtol=0, atol=1e-4)  # float32 margins
 
 
+@pytest.mark.slow
 def test_sklearn_interface_equals_lgb_train():
     X, y = _imbalanced()
     obj = FocalLoss(gamma=2.0, alpha=0.25)
@@ -93,6 +94,7 @@ def _softmax_logloss(preds, data):
     return g, p * (1.0 - p)
 
 
+@pytest.mark.slow
 def test_multiclass_focal_gamma0_equals_numpy_softmax_lightgbm():
     X, y = _imbalanced(n=1500, n_classes=3)
     obj = FocalLoss(gamma=0.0, num_class=3)
@@ -125,6 +127,7 @@ def test_multiclass_focal_xgboost():
     np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_fbeta_surrogate_groupless_lightgbm_and_xgboost():
     X, y = _imbalanced(n=4000, rate=0.03, seed=3)
     obj = FBetaSurrogate(beta=1.0, hess=1.0)

@@ -88,6 +88,7 @@ def test_first_tree_matches_native_lambdarank(rank_data):
     assert np.abs(preds[0] - preds[1]).max() <= 1e-6 * np.abs(preds[0]).max()
 
 
+@pytest.mark.slow
 def test_cv_parity_with_native_lambdarank(rank_data):
     """LambdaRank(ndcg, norm=True) through LightGBM vs objective="lambdarank", same
     params, 5-fold GroupKFold over the queries of rank.train + rank.test:
