@@ -183,7 +183,7 @@ def _objective_fn(cand: Candidate, cfg: TuneConfig, data: FoldData):
 
     def fn(trial):
         bp, op = suggest_params(trial, cand, cfg.booster, y_train)
-        obj = None if cand.is_native else build_objective(cand, op)
+        obj = None if cand.is_native else build_objective(cand, op, cfg.seed)
 
         def report(step, value):
             trial.report(float(value), step)
@@ -257,7 +257,7 @@ def _one_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, sto
                   f"({res.n_complete} complete, {res.n_pruned} pruned, {res.n_fail} failed)")
     # Refit the best parameters on the whole tuning part; score the held-out test split.
     bp, op = suggest_params(optuna.trial.FixedTrial(best.params), cand, cfg.booster, task.y)
-    obj = None if cand.is_native else build_objective(cand, op)
+    obj = None if cand.is_native else build_objective(cand, op, cfg.seed)
     model, init, s_test = fit_full(task, cfg.booster, bp, obj, res.rounds, cfg.n_jobs)
     gte = task.group_test
     for m in dict.fromkeys((*task.metrics, cand.target)):

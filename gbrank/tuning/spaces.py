@@ -296,11 +296,16 @@ def suggest_params(trial: Any, cand: Candidate, booster: str, y_train: Any = Non
     return bp, op
 
 
-def build_objective(cand: Candidate, obj_params: dict) -> Any:
-    """A fresh objective: the candidate's base instance with ``obj_params`` set."""
+def build_objective(cand: Candidate, obj_params: dict, seed: int = 0) -> Any:
+    """A fresh objective: the candidate's base instance with ``obj_params`` set, and a
+    ``random_state`` left at None (e.g. FBetaSurrogate's random mini-batches) set to
+    ``seed`` so trials and refits are reproducible."""
     from sklearn.base import clone
 
     obj = clone(cand.base)
-    if obj_params:
-        obj.set_params(**obj_params)
+    params = dict(obj_params)
+    if obj.get_params().get("random_state", 0) is None:
+        params["random_state"] = seed
+    if params:
+        obj.set_params(**params)
     return obj

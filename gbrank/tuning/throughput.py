@@ -31,7 +31,7 @@ def measure_reuse(task: Task, key: str = "lambdarank:ndcg", booster: str = "ligh
     def trial_fn(data: FoldData):
         def fn(trial):
             bp, op = suggest_params(trial, cand, booster, task.y)
-            obj = None if cand.is_native else build_objective(cand, op)
+            obj = None if cand.is_native else build_objective(cand, op, seed)
             return run_cv(data, bp, obj, cand.target, max_rounds=max_rounds,
                           patience=patience).value
 
