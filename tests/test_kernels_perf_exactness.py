@@ -252,3 +252,30 @@ def test_cubic_grid_within_1e7_of_exact_at_every_spread(spread, pull):
     g1, h1 = ranknet_grid_grad_hess(y, s, 1.0, pull)
     assert np.abs(g1 - g0).max() <= 1e-7 * np.abs(g0).max()
     assert np.abs(h1 - h0).max() <= 1e-7 * np.abs(h0).max()
+
+
+def test_grid_parallel_deposit_and_read_back_match_serial():
+    from gbrank._kernels import ranknet_grid as grid
+
+    rng = np.random.default_rng(11)
+    n = 5000
+    y = rng.integers(0, 4, n).astype(np.float64)
+    s = rng.standard_normal(n) * 30
+    cls = np.empty(n, dtype=np.int32)
+    n_cls = grade_classes_into(y, cls)
+    lo = float(s.min())
+    m = grid.grid_nodes(float(np.ptp(s)), 1.0)
+    inv_h = (m - 1) / float(np.ptp(s))
+    d_par = grid._deposit_parallel(s, cls, n_cls, lo, inv_h, m)
+    d_ser = grid._deposit_serial(s, cls, n_cls, lo, inv_h, m)
+    np.testing.assert_allclose(d_par, d_ser, rtol=0, atol=1e-12)
+    assert d_ser.sum() == pytest.approx(n, rel=1e-12)  # cubic weights sum to 1
+    field = rng.standard_normal((n_cls, 2 * (m + 3)))
+    out = []
+    for form in (grid._read_back_parallel, grid._read_back_serial):
+        g = np.empty(n)
+        h = np.empty(n)
+        form(field, field, s, cls, lo, inv_h, np.ones(n_cls), np.ones(n_cls), 1.0, True, g, h)
+        out.append((g, h))
+    assert out[0][0].tolist() == out[1][0].tolist()
+    assert out[0][1].tolist() == out[1][1].tolist()

@@ -85,18 +85,47 @@ def _cell(si, lo, inv_h, m):
 
 
 @njit(cache=True, nogil=True)
-def deposit(s, cls, n_cls, lo, inv_h, m):
-    """Cubic-interpolation deposit of every row on its grade's padded grid row
-    (``m + 3`` nodes: ``m`` over [lo, hi], one below, two above)."""
-    dens = np.zeros((n_cls, m + 3))
-    for i in range(s.size):
+def _deposit_rows(s, cls, lo, inv_h, m, i0, i1, dens):
+    for i in range(i0, i1):
         j, w0, w1, w2, w3 = _cell(s[i], lo, inv_h, m)
         c = cls[i]
         dens[c, j] += w0
         dens[c, j + 1] += w1
         dens[c, j + 2] += w2
         dens[c, j + 3] += w3
+
+
+# The parallel deposit gives each of this many row blocks its own density slab (no
+# write races) and adds the slabs up.
+DEPOSIT_BLOCKS = 2
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _deposit_parallel(s, cls, n_cls, lo, inv_h, m):
+    n = s.size
+    slabs = np.zeros((DEPOSIT_BLOCKS, n_cls, m + 3))
+    for b in prange(DEPOSIT_BLOCKS):
+        _deposit_rows(s, cls, lo, inv_h, m, b * n // DEPOSIT_BLOCKS,
+                      (b + 1) * n // DEPOSIT_BLOCKS, slabs[b])
+    dens = slabs[0].copy()
+    for b in range(1, DEPOSIT_BLOCKS):
+        dens += slabs[b]
     return dens
+
+
+@njit(cache=True, nogil=True)
+def _deposit_serial(s, cls, n_cls, lo, inv_h, m):
+    dens = np.zeros((n_cls, m + 3))
+    _deposit_rows(s, cls, lo, inv_h, m, 0, s.size, dens)
+    return dens
+
+
+def deposit(s, cls, n_cls, lo, inv_h, m):
+    """Cubic-interpolation deposit of every row on its grade's padded grid row
+    (``m + 3`` nodes: ``m`` over [lo, hi], one below, two above); row blocks on threads
+    above the dispatch threshold."""
+    return dispatch(_deposit_parallel, _deposit_serial, int(s.size), s, cls, n_cls, lo,
+                    inv_h, m)
 
 
 @njit(cache=True, nogil=True, inline="always")
