@@ -179,10 +179,15 @@ def test_lambdas_match_slow_reference(metric, norm, k):
     rng = np.random.default_rng(k + 7 * norm)
     y, s, g = random_queries(rng)
     obj = LambdaRank(metric=metric, truncation=k, sigma=1.5, norm=norm)
-    grad, hess = obj.grad_hess(y, s, g)
+    grad, hess = obj.exact_grad_hess(y, s, g)
     rg, rh = slow_lambdas(y, s, g, metric, k, 1.5, norm=norm)
     np.testing.assert_allclose(grad, rg, rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(hess, rh, rtol=1e-10, atol=1e-13)
+    # The booster's Hessian: the true one raised to σ|λ|/max_step (default 16).
+    bgrad, bhess = obj.grad_hess(y, s, g)
+    np.testing.assert_array_equal(bgrad, grad)
+    np.testing.assert_allclose(bhess, np.maximum(rh, 1.5 * np.abs(rg) / 16.0),
+                               rtol=1e-10, atol=1e-13)
 
 
 def test_wide_score_spread_uses_per_pair_exp_and_agrees():
@@ -192,7 +197,7 @@ def test_wide_score_spread_uses_per_pair_exp_and_agrees():
     s = s * 400
     for metric in ("ndcg", "err"):
         obj = LambdaRank(metric=metric)
-        grad, hess = obj.grad_hess(y, s, g)
+        grad, hess = obj.exact_grad_hess(y, s, g)
         rg, rh = slow_lambdas(y, s, g, metric, 30, 1.0)
         # Relative to the largest value: terms of 1e-100 may underflow differently.
         assert np.abs(grad - rg).max() <= 1e-12 * np.abs(rg).max()
@@ -206,7 +211,7 @@ def test_spread_just_below_exp_limit():
     s = np.array([345.0, 345.0, 344.5, -345.0, -345.0, -344.0])
     for metric in ("ndcg", "err", "map", "mrr"):
         for norm in (False, True):
-            grad, hess = LambdaRank(metric=metric, norm=norm).grad_hess(y, s)
+            grad, hess = LambdaRank(metric=metric, norm=norm).exact_grad_hess(y, s)
             rg, rh = slow_lambdas(y, s, [6], metric, 30, 1.0, norm=norm)
             assert np.all(np.isfinite(grad)) and np.all(np.isfinite(hess))
             assert np.abs(grad - rg).max() <= 1e-12 * np.abs(rg).max()
@@ -288,7 +293,7 @@ def test_label_gain_and_max_grade():
     # Linear-in-grade gain 0, 1, 3 instead of 0, 1, 3: identical to the default here.
     np.testing.assert_allclose(grad, LambdaRank().grad_hess(y, s)[0])
     for gain in ([0.0, 1.0, 10.0], [0.0, 5.0, 6.0]):
-        got = LambdaRank(label_gain=gain).grad_hess(y, s)
+        got = LambdaRank(label_gain=gain).exact_grad_hess(y, s)
         want = _swap_lambdas(y, s, lambda yy, ss, g=gain: metrics.ndcg(
             yy, ss, k=None, label_gain=g))
         np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
@@ -297,7 +302,7 @@ def test_label_gain_and_max_grade():
         LambdaRank(label_gain=[0.0, 1.0]).grad_hess(y, s)
     # ERR's g_max: the largest label (2) by default, or max_grade.
     for top, obj in ((2, LambdaRank(metric="err")), (4, LambdaRank(metric="err", max_grade=4))):
-        got = obj.grad_hess(y, s)
+        got = obj.exact_grad_hess(y, s)
         want = _swap_lambdas(y, s, lambda yy, ss, t=top: metrics.err(yy, ss, k=None,
                                                                       max_grade=t))
         np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
@@ -318,6 +323,10 @@ def test_label_gain_and_max_grade():
     ({"threshold": np.inf}, r"threshold must be a finite number in \(-inf, inf\), got inf"),
     ({"norm": "yes"}, "norm must be True or False"),
     ({"label_gain": [0.0, np.nan]}, "label_gain"),
+    ({"max_step": 0.0}, r"max_step must be a finite number in \(0, inf\), got 0.0"),
+    ({"max_step": -1}, "max_step"),
+    ({"max_step": np.inf}, "max_step"),
+    ({"max_step": "16"}, "max_step"),
 ])
 def test_bad_parameters(kwargs, match):
     # scikit-learn's contract: stored as given, validated where used.

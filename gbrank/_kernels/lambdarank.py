@@ -235,9 +235,18 @@ def _max_size(offsets):
 
 @njit(cache=True, nogil=True, parallel=True)
 def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold, norm,
-                         lgb_discount, scheme=LAMBDARANK, mu=0.0, smooth=0.0):
+                         lgb_discount, scheme=LAMBDARANK, mu=0.0, smooth=0.0, max_step=0.0):
     """Gradients and diagonal Hessians of all queries (``qweights`` empty = unweighted);
-    ``scheme``, ``mu``, ``smooth``: the pair weighting (module doc)."""
+    ``scheme``, ``mu``, ``smooth``: the pair weighting (module doc).
+
+    ``max_step`` > 0 returns the booster's Hessian max(h_i, σ|λ_i|/max_step) instead of
+    the true h_i (0: the true Hessian). Then |λ_i| ≤ (max_step/σ)·h_i for every row, so
+    the Newton value −Σλ/Σh of any set of rows (a leaf) is at most max_step/σ in size.
+    A pair (hi, lo) has |λ|/h = 1/(σ(1 − ρ)): small while the pair is ordered, growing
+    like e^{σ(s_lo − s_hi)}/σ once it is inverted, where the pair loss is linear and its
+    curvature vanishes. A row's ratio is a weighted mean of its pairs', so the bound
+    only acts on rows whose pairs are, on balance, badly inverted.
+    """
     n = y.size
     grad = np.zeros(n)
     hess = np.zeros(n)
@@ -253,6 +262,12 @@ def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, th
             for r in range(lo, hi):
                 grad[r] *= wq
                 hess[r] *= wq
+        if max_step > 0.0:
+            ratio = sigma / max_step
+            for r in range(lo, hi):
+                bound = ratio * abs(grad[r])
+                if hess[r] < bound:
+                    hess[r] = bound
     return grad, hess
 
 
