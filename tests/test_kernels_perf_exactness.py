@@ -279,3 +279,28 @@ def test_grid_parallel_deposit_and_read_back_match_serial():
         out.append((g, h))
     assert out[0][0].tolist() == out[1][0].tolist()
     assert out[0][1].tolist() == out[1][1].tolist()
+
+
+@pytest.mark.parametrize("k", [3, 10, 64, 100, None])
+def test_top_k_metrics_on_long_queries_against_reference(k):
+    # Queries of 20-300 rows: k = 3, 10 take the pruned top-k, 64 both paths, 100 and
+    # None the full sort; ties in scores throughout.
+    from _metric_reference import ap_q, err_q, precision_q
+
+    rng = np.random.default_rng(21 if k is None else k)
+    sizes = rng.integers(20, 300, 25)
+    n = int(sizes.sum())
+    y = rng.integers(0, 4, n).astype(np.float64)
+    s = np.round(rng.standard_normal(n) * 4) / 2
+    bounds = np.concatenate(([0], np.cumsum(sizes)))
+    queries = [(list(y[a:b]), list(s[a:b])) for a, b in zip(bounds[:-1], bounds[1:],
+                                                             strict=True)]
+    g_max = float(y.max())
+    expected_err = np.mean([err_q(qy, qs, k, g_max) for qy, qs in queries])
+    expected_ap = np.mean([ap_q(qy, qs, k) for qy, qs in queries])
+    expected_p = np.mean([precision_q(qy, qs, k) for qy, qs in queries])
+    assert metrics.err(y, s, sizes, k=k) == pytest.approx(expected_err, rel=1e-13)
+    assert metrics.mean_ap(y, s, sizes, k=k) == pytest.approx(expected_ap, rel=1e-13)
+    if k is not None:
+        assert metrics.precision_at_k(y, s, sizes, k=k) == pytest.approx(expected_p,
+                                                                          rel=1e-13)

@@ -94,6 +94,31 @@ def top_k_into_pruned(s, a, b, k, idx, val, cand, cand_val):
 
 
 @njit(cache=True, nogil=True)
+def top_k_scratch(offsets):
+    """Buffers for :func:`top_k_rows_into` over every query of ``offsets`` (allocated
+    once per kernel call, not per query)."""
+    longest = 0
+    for q in range(offsets.size - 1):
+        longest = max(longest, offsets[q + 1] - offsets[q])
+    return (np.empty(longest, dtype=np.int64), np.empty(longest),
+            np.empty(longest, dtype=np.int64), np.empty(longest))
+
+
+@njit(cache=True, nogil=True)
+def top_k_rows_into(s, a, b, k, idx, val, cand, cand_val):
+    """``idx[:k]`` = the rows (absolute indices) of the ``k`` highest scores of
+    ``s[a:b]`` in stable descending order; ``k <= b - a``, buffers from
+    :func:`top_k_scratch`. The pruned buffer scan for small ``k``, a full stable sort
+    otherwise."""
+    if k < b - a and k <= BUFFER_MAX_K:
+        top_k_into_pruned(s, a, b, k, idx, val, cand, cand_val)
+        return
+    order = descending_order(s[a:b])
+    for r in range(k):
+        idx[r] = a + order[r]
+
+
+@njit(cache=True, nogil=True)
 def top_k_order(s, k):
     """The first ``min(k, n)`` positions of the stable descending order of ``s``."""
     n = s.size

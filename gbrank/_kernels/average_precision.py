@@ -3,7 +3,7 @@
 import numpy as np
 from numba import njit
 
-from gbrank._kernels._topk import top_k_order
+from gbrank._kernels._topk import top_k_rows_into, top_k_scratch
 
 
 @njit(cache=True, nogil=True)
@@ -14,6 +14,7 @@ def average_precision_per_query(y, s, offsets, k, threshold):
     """
     nq = offsets.size - 1
     out = np.empty(nq, dtype=np.float64)
+    idx, val, cand, cand_val = top_k_scratch(offsets)
     for q in range(nq):
         a = offsets[q]
         b = offsets[q + 1]
@@ -25,11 +26,11 @@ def average_precision_per_query(y, s, offsets, k, threshold):
             out[q] = 1.0
             continue
         kk = b - a if k <= 0 else min(k, b - a)
-        order = top_k_order(s[a:b], kk)
+        top_k_rows_into(s, a, b, kk, idx, val, cand, cand_val)
         hits = 0
         total = 0.0
         for r in range(kk):
-            if y[a + order[r]] >= threshold:
+            if y[idx[r]] >= threshold:
                 hits += 1
                 total += hits / (r + 1.0)
         out[q] = total / min(npos, kk)

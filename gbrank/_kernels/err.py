@@ -3,7 +3,7 @@
 import numpy as np
 from numba import njit
 
-from gbrank._kernels._topk import top_k_order
+from gbrank._kernels._topk import top_k_rows_into, top_k_scratch
 
 
 @njit(cache=True, nogil=True)
@@ -14,15 +14,16 @@ def err_per_query(y, s, offsets, k, stop_prob):
     """
     nq = offsets.size - 1
     out = np.empty(nq, dtype=np.float64)
+    idx, val, cand, cand_val = top_k_scratch(offsets)
     for q in range(nq):
         a = offsets[q]
         b = offsets[q + 1]
         kk = b - a if k <= 0 else min(k, b - a)
-        order = top_k_order(s[a:b], kk)
+        top_k_rows_into(s, a, b, kk, idx, val, cand, cand_val)
         go_on = 1.0
         total = 0.0
         for r in range(kk):
-            p = stop_prob[int(y[a + order[r]])]
+            p = stop_prob[int(y[idx[r]])]
             total += go_on * p / (r + 1.0)
             go_on *= 1.0 - p
         out[q] = total

@@ -3,7 +3,7 @@
 import numpy as np
 from numba import njit
 
-from gbrank._kernels._topk import top_k_order
+from gbrank._kernels._topk import top_k_rows_into, top_k_scratch
 
 
 @njit(cache=True, nogil=True)
@@ -14,6 +14,7 @@ def hits_at_k(y, s, offsets, k, threshold):
     hits = np.empty(nq, dtype=np.float64)
     npos = np.empty(nq, dtype=np.float64)
     depth = np.empty(nq, dtype=np.float64)
+    idx, val, cand, cand_val = top_k_scratch(offsets)
     for q in range(nq):
         a = offsets[q]
         b = offsets[q + 1]
@@ -24,10 +25,10 @@ def hits_at_k(y, s, offsets, k, threshold):
                 p += 1
         h = p
         if kk < b - a:
-            order = top_k_order(s[a:b], kk)
+            top_k_rows_into(s, a, b, kk, idx, val, cand, cand_val)
             h = 0
             for r in range(kk):
-                if y[a + order[r]] >= threshold:
+                if y[idx[r]] >= threshold:
                     h += 1
         hits[q] = h
         npos[q] = p
