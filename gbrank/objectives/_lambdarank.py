@@ -136,7 +136,7 @@ class LambdaRank(Objective):
 
     **Why max_step** (measured in ``tests/test_lambdarank_stability.py`` and
     ``experiments/results/demand_levels.md``). A pair (hi, lo) has
-    :math:`|\lambda| / h = 1/(\sigma(1 - \rho))`: about 1/σ while it is ordered, but
+    :math:`|\lambda| / h = 1/(\sigma(1 - \rho))`: 1/σ to 2/σ while it is ordered, but
     :math:`\approx e^{\sigma (s_{lo} - s_{hi})}/\sigma` once inverted, where the pair
     loss is linear and its curvature vanishes. With truncation k a row ranked below k
     only pairs with the top k. Group-less (one query of 4,000 rows, five grades of 800,
@@ -145,7 +145,7 @@ class LambdaRank(Objective):
     all become the higher side of an inverted pair some 4.7 below it:
     λ = −0.012, h = 1e-4 each, a Newton step of 110 per row; LightGBM groups ~20 of
     them in a leaf whose Hessian sum (0.005) passes ``min_sum_hessian_in_leaf``
-    (1e-3) and moves it by 35 (×0.17 learning rate). The next round those rows are
+    (1e-3): a Newton value of 41, 7.0 after the learning rate 0.17. The next round those rows are
     inverted against the whole top by tens, h falls to 1e-9, leaf values reach 500, and
     the training scores spread 4.8 → 2,971 → 35,624 (rounds 10/20/30; held-out pair
     accuracy 0.429 instead of ~0.79). With the bound (c = 16) the same fit keeps a
@@ -157,11 +157,12 @@ class LambdaRank(Objective):
     to 0.024 NDCG@10. ``norm=True`` (and LightGBM's native objective, which it
     reproduces) did not diverge on those fits either, even with
     ``min_sum_hessian_in_leaf=1e-6``: the largest per-row |λ|/h it produced was 26
-    (exact λ's: 10^7 in the diverging fit). Its 1/(0.01 + |Δs|) weighting favours
-    near-tied pairs, whose ratio is about 2/σ, and :math:`\log_2(1 + S)/S` shrinks
-    the steps, but nothing bounds them. ``min_sum_hessian_in_leaf=1`` also rescued the
-    diverging fit (0.807), but a Hessian-sum threshold depends on the scale of |ΔZ|
-    and of the data; the bound does not.
+    (exact λ's: above 10^7 in the diverging fit). A likely reason, not a guarantee:
+    its 1/(0.01 + |Δs|) weighting favours near-tied pairs, whose ratio is about 2/σ,
+    and :math:`\log_2(1 + S)/S` shrinks the steps; nothing bounds them.
+    ``min_sum_hessian_in_leaf=1`` also rescued the diverging fit (0.807), but a
+    Hessian-sum threshold depends on the scale of |ΔZ| and of the data; the bound does
+    not.
 
     **Why a sparse metric loses on itself** (measured in
     ``experiments/results/ranking_quality.md``, "Why ERR and MRR lose"). The λ's
