@@ -132,7 +132,11 @@ def test_groupless_demand_levels_divergence_is_fixed():
     spread_off, pa_off = _demand_fit(LambdaRank(max_step=None), 30)
     spread_on, pa_on = _demand_fit(LambdaRank(), 30)
     spread_native, pa_native = _demand_fit("native:lambdarank", 30)
-    assert spread_off > 100 * spread_native, (spread_off, spread_native)
+    # The precondition: this exact fit (one thread, fixed seeds) diverged with LightGBM
+    # 4.7.0 when the bug was found; if a LightGBM release changes the trajectory, find
+    # a diverging fit again (experiments/demand_levels.py lists the lowest point).
+    assert spread_off > 100 * spread_native, ("the replay no longer diverges without "
+                                              "the bound", spread_off, spread_native)
     assert pa_off < 0.6 < pa_native, (pa_off, pa_native)
     assert spread_on < 3 * spread_native, (spread_on, spread_native)
     assert pa_on > pa_native - 0.02, (pa_on, pa_native)
