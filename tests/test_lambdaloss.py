@@ -77,10 +77,15 @@ def _data(seed, n_queries=6, size=(1, 25), ties=True):
 def test_weightings_match_slow_reference(weighting, k, seed):
     y, s, group = _data(seed)
     obj = LambdaRank("ndcg", truncation=k, weighting=weighting, mu=7.0, sigma=1.5)
-    g, h = obj.grad_hess(y, s, group)
+    g, h = obj.exact_grad_hess(y, s, group)
     g_ref, h_ref = _ref(y, s, group, k, weighting, mu=7.0, sigma=1.5)
     np.testing.assert_allclose(g, g_ref, rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(h, h_ref, rtol=1e-10, atol=1e-13)
+    # What the booster gets: the same gradient, the Hessian raised to σ|λ|/max_step.
+    gb, hb = obj.grad_hess(y, s, group)
+    np.testing.assert_array_equal(gb, g)
+    np.testing.assert_allclose(hb, np.maximum(h_ref, 1.5 * np.abs(g_ref) / 16.0),
+                               rtol=1e-10, atol=1e-13)
 
 
 def test_loss2pp_with_mu_zero_is_lambdarank():
@@ -104,9 +109,10 @@ def test_smoothing_is_the_mixture_of_the_two_gradients(metric, alpha):
     # λ and h are linear in the pair weights, so with w = (1 − α)|ΔZ| + α|ΔNDCG| they
     # are the same mixture of the two objectives' λ's and h's.
     y, s, group = _data(5)
-    mixed = LambdaRank(metric, smoothing=alpha, max_grade=3).grad_hess(y, s, group)
-    z = LambdaRank(metric, max_grade=3).grad_hess(y, s, group)
-    nd = LambdaRank("ndcg").grad_hess(y, s, group)
+    # (The true Hessians: the booster's is floored at σ|λ|/max_step, not linear.)
+    mixed = LambdaRank(metric, smoothing=alpha, max_grade=3).exact_grad_hess(y, s, group)
+    z = LambdaRank(metric, max_grade=3).exact_grad_hess(y, s, group)
+    nd = LambdaRank("ndcg").exact_grad_hess(y, s, group)
     for m, a, b in zip(mixed, z, nd, strict=True):
         np.testing.assert_allclose(m, (1 - alpha) * a + alpha * b, rtol=1e-10, atol=1e-14)
 
