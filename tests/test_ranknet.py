@@ -248,3 +248,18 @@ def test_fft_length_is_the_smallest_5_smooth_size():
         got = _fft_length(n)
         assert got >= n and smooth(got)
         assert not any(smooth(v) for v in range(n, got))
+
+
+@pytest.mark.parametrize("group", [None, [1000, 2000]])
+def test_fast_mode_paths_with_query_weights_equal_exact(group):
+    # The fast mode's own arrays are returned (one query) or written into place (every
+    # query fast); query weights scale them in place. Both must equal the exact sums.
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 4, 3000).astype(float)
+    s = rng.standard_normal(3000) * 3.0
+    w = np.full(3000, 2.5) if group is None else np.r_[np.full(1000, 2.0),
+                                                         np.full(2000, 0.5)]
+    g_fast, h_fast = RankNet(method="fast").grad_hess(y, s, group, weight=w)
+    g_exact, h_exact = RankNet(method="exact").grad_hess(y, s, group, weight=w)
+    np.testing.assert_allclose(g_fast, g_exact, rtol=0, atol=1e-9 * np.abs(g_exact).max())
+    np.testing.assert_allclose(h_fast, h_exact, rtol=0, atol=1e-9 * h_exact.max())

@@ -51,16 +51,12 @@ class RankNet(Objective):
           within 40/σ of each other in score (fewer than 2,500 per row on average),
           those near pairs are summed exactly and farther pairs counted (their
           sigmoid is 0 or 1 to ~4e-18): exact, O(n log n + near pairs). Otherwise the
-          per-grade sums are convolutions on a uniform score grid (linear-interpolation
-          deposit, FFT, interpolated read-back, σ·spacing ≤ 1/256, at most 2^19
-          nodes): O(n + M log M), approximate. Measured (experiments/bench_ranking.py)
-          against exact at n = 2·10^4, normal scores with spread (std) 0.1 to 1,000:
-          max abs error ÷ max |value| ≤ 3e-7 for gradient and Hessian. At 10^6 rows
-          (error against exact sums for 300 sampled rows): ~35 ms and ≤ 4e-7 for
-          spreads 0.1–10, ~125 ms and 2e-8 at 100, ~220 ms at 1,000 where the node
-          cap binds and the Hessian error grows to ~1.5e-6 (gradient 7e-10). The grid
-          alone at capped nodes measured ~6e-6 at n = 2·10^4, which is why the exact
-          window takes such sparse data there.
+          per-grade sums are convolutions on a uniform score grid
+          (cubic-interpolation deposit, FFT, read-back with the same weights,
+          σ·spacing ≤ 1/32, at most 2^19 nodes): O(n + M log M). Measured against
+          exact: ≤ 7.4e-9 (max error ÷ max value) at 2·10^4 rows and ≤ 1.3e-9 at
+          10^6 rows for spreads 0.1–1,000; 30–40 ms at 10^6 rows for spreads 1–100,
+          ~140 ms at 1,000 (experiments/results/bench.md).
         - ``"auto"``: exact for queries of at most ``exact_max_rows`` rows, fast above.
     exact_max_rows : int, default 10_000
         Largest query ``"auto"`` sums exactly (LightGBM's own per-query limit).
@@ -110,16 +106,30 @@ class RankNet(Objective):
             big = sizes > 1
         else:
             big = sizes > p.exact_max_rows
-        grad, hess = _k.ranknet_grad_hess(y, s, queries.offsets, qw, p.sigma, pull,
-                                          big if big.any() else _NO_SKIP)
         self.last_fast_methods_ = []
+        if big.all() and sizes.size == 1:
+            # One fast-mode query (group-less data): its arrays are the answer, no copy
+            # (peak memory is what the fast mode itself needs).
+            grad, hess, used = _grid.ranknet_fast_grad_hess(y, s, p.sigma, pull)
+            self.last_fast_methods_.append(used)
+            if queries.weights is not None:
+                grad *= queries.weights[0]
+                hess *= queries.weights[0]
+            return queries.restore(grad), queries.restore(hess)
+        if big.all():
+            grad, hess = np.empty(s.size), np.empty(s.size)
+        else:
+            grad, hess = _k.ranknet_grad_hess(y, s, queries.offsets, qw, p.sigma, pull,
+                                              big if big.any() else _NO_SKIP)
         for q in np.flatnonzero(big):
             lo, hi = int(queries.offsets[q]), int(queries.offsets[q + 1])
             g, h, used = _grid.ranknet_fast_grad_hess(y[lo:hi], s[lo:hi], p.sigma, pull)
             self.last_fast_methods_.append(used)
-            wq = 1.0 if queries.weights is None else float(queries.weights[q])
-            grad[lo:hi] = g * wq
-            hess[lo:hi] = h * wq
+            if queries.weights is not None:
+                g *= queries.weights[q]
+                h *= queries.weights[q]
+            grad[lo:hi] = g
+            hess[lo:hi] = h
         return queries.restore(grad), queries.restore(hess)
 
     def loss(self, y: Any, s: Any, group: Any = None, *, qid: Any = None, weight: Any = None,
