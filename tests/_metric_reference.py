@@ -89,10 +89,11 @@ def pair_counts_q(y, s):
             if y[i] == y[j]:
                 continue
             pairs += 1
-            d = (s[i] - s[j]) * (y[i] - y[j])
+            # Compare orders, not the product of differences (which underflows to 0
+            # for subnormal score gaps and would count a strict order as a tie).
             if s[i] == s[j]:
                 good += 0.5
-            elif d > 0:
+            elif (s[i] > s[j]) == (y[i] > y[j]):
                 good += 1.0
     return good, pairs
 
