@@ -105,12 +105,17 @@ def test_space_offers_only_parameters_the_objective_has():
             return p
 
     cand = candidate("plain", obj=Plain())
-    trial = optuna.trial.FixedTrial({
-        "learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 20,
-        "feature_fraction": 1.0, "bagging_fraction": 1.0, "lambda_l1": 1e-8,
-        "lambda_l2": 1e-8, "obj_truncation": 20, "obj_norm": True})
+    booster = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 20,
+               "feature_fraction": 1.0, "bagging_fraction": 1.0, "lambda_l1": 1e-8,
+               "lambda_l2": 1e-8}
+    trial = optuna.trial.FixedTrial({**booster, "obj_truncation": 20, "obj_norm": False})
     _, op = suggest_params(trial, cand, "lightgbm")
-    assert op == {"truncation": 20, "norm": True}
+    assert op == {"truncation": 20, "norm": False}
+    # σ is searched only where it changes the model: with norm=True (or a penalty).
+    trial = optuna.trial.FixedTrial({**booster, "obj_truncation": 20, "obj_norm": True,
+                                     "obj_sigma": 2.0})
+    _, op = suggest_params(trial, cand, "lightgbm")
+    assert op == {"truncation": 20, "norm": True, "sigma": 2.0}
 
 
 def test_unknown_objective_names_the_valid_ones():
