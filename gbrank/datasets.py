@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
+from gbrank._validation import check_integer, check_number
+
 __all__ = ["load_breast_cancer_imbalanced", "load_data", "load_letor", "load_table",
            "make_demand_levels", "make_imbalanced", "make_ranking", "shared_data_dir"]
 
@@ -75,24 +77,6 @@ def make_ranking(n_queries: int = 3000, rows_per_query: int = 100, n_features: i
     return X, y, group
 
 
-def _check_int(name: str, value, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name}={value!r} is invalid: expected an integer >= {low}")
-    return int(value)
-
-
-def _check_float(name: str, value, low: float, high: float, *, closed: bool = True) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        v = float("nan")
-    ok = low <= v <= high if closed else low < v < high
-    if not ok:
-        rng = f"[{low}, {high}]" if closed else f"({low}, {high})"
-        raise ValueError(f"{name}={value!r} is invalid: expected a number in {rng}")
-    return v
-
-
 def make_demand_levels(n_rows: int = 10_000, n_features: int = 20, n_grades: int = 5,
                        noise: float = 0.5, seed: int = 0):
     r"""The seed article's group-less demand-level task: one query, equal-sized grades.
@@ -129,10 +113,10 @@ def make_demand_levels(n_rows: int = 10_000, n_features: int = 20, n_grades: int
     y : ndarray of float64, shape (n_rows,)
         Grades; use it group-less (one query) with gbrank objectives and metrics.
     """
-    n_grades = _check_int("n_grades", n_grades, 2)
-    n_rows = _check_int("n_rows", n_rows, n_grades)
-    n_features = _check_int("n_features", n_features, 1)
-    noise = _check_float("noise", noise, 0.0, float("inf"))
+    n_grades = check_integer(n_grades, "n_grades", 2)
+    n_rows = check_integer(n_rows, "n_rows", n_grades)
+    n_features = check_integer(n_features, "n_features", 1)
+    noise = check_number(noise, "noise", 0.0)
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n_rows, n_features))
     coef = rng.standard_normal(n_features) * (rng.random(n_features) < 0.5)
@@ -172,15 +156,11 @@ def make_imbalanced(n_rows: int = 20_000, n_features: int = 20, positive_rate: f
     """
     from sklearn.datasets import make_classification
 
-    n_rows = _check_int("n_rows", n_rows, 20)
-    n_informative = _check_int("n_informative", n_informative, 1)
-    n_features = _check_int("n_features", n_features, n_informative)
-    positive_rate = _check_float("positive_rate", positive_rate, 0.0, 0.5)
-    if positive_rate == 0.0:
-        raise ValueError("positive_rate=0.0 is invalid: expected a number in (0, 0.5]")
-    flip = _check_float("flip", flip, 0.0, 1.0, closed=True)
-    if flip == 1.0:
-        raise ValueError("flip=1.0 is invalid: expected a number in [0, 1)")
+    n_rows = check_integer(n_rows, "n_rows", 20)
+    n_informative = check_integer(n_informative, "n_informative", 1)
+    n_features = check_integer(n_features, "n_features", n_informative)
+    positive_rate = check_number(positive_rate, "positive_rate", 0.0, 0.5, low_open=True)
+    flip = check_number(flip, "flip", 0.0, 1.0, high_open=True)
     X, y = make_classification(
         n_samples=n_rows, n_features=n_features, n_informative=n_informative,
         n_redundant=min(2, n_features - n_informative), weights=[1.0 - positive_rate],
@@ -208,9 +188,7 @@ def load_breast_cancer_imbalanced(positive_rate: float = 0.05, seed: int = 0):
     """
     from sklearn.datasets import load_breast_cancer
 
-    positive_rate = _check_float("positive_rate", positive_rate, 0.0, 0.373)
-    if positive_rate == 0.0:
-        raise ValueError("positive_rate=0.0 is invalid: expected a number in (0, 0.373]")
+    positive_rate = check_number(positive_rate, "positive_rate", 0.0, 0.373, low_open=True)
     X, target = load_breast_cancer(return_X_y=True)
     y = (target == 0).astype(np.float64)  # scikit-learn codes malignant as 0
     rng = np.random.default_rng(seed)

@@ -31,8 +31,9 @@ def make_folds(task: Task, n_folds: int = 3, seed: int = 0) -> list[Fold]:
     """
     from sklearn.model_selection import GroupKFold, KFold, StratifiedKFold
 
-    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
-        raise ValueError(f"n_folds={n_folds!r} is invalid: expected an integer >= 2")
+    from gbrank._validation import check_integer
+
+    n_folds = check_integer(n_folds, "n_folds", 2)
     n = task.y.size
     if task.grouped:
         nq = task.group.size
