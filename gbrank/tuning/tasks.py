@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from gbrank._validation import check_choice, check_number
+
 __all__ = ["Task", "default_tasks", "task_from_arrays", "task_metrics"]
 
 RANKING_METRICS = ("ndcg@10", "err@10", "map@10", "mrr@10", "pair_accuracy")
@@ -41,8 +43,7 @@ class Task:
     metrics: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
-        if self.kind not in ("ranking", "binary"):
-            raise ValueError(f"kind={self.kind!r} is invalid: expected 'ranking' or 'binary'")
+        check_choice(self.kind, "kind", ("ranking", "binary"))
         if not self.metrics:
             self.metrics = task_metrics(self.kind)
 
@@ -90,8 +91,7 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
             group = None
     if kind is None:
         kind = "binary" if group is None and set(np.unique(y)) <= {0.0, 1.0} else "ranking"
-    if not 0.0 < test_size < 1.0:
-        raise ValueError(f"test_size={test_size!r} is invalid: expected a number in (0, 1)")
+    test_size = check_number(test_size, "test_size", 0.0, 1.0, low_open=True, high_open=True)
     rng = np.random.default_rng(seed)
     if group is not None:
         nq = group.size
