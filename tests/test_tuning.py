@@ -319,9 +319,14 @@ def test_sigkill_then_resume_keeps_completed_and_retries_stale(tmp_path):
             trials = study.get_trials(deepcopy=False)
             done = [t for t in trials if t.state in (S.COMPLETE, S.PRUNED)]
             running = [t for t in trials if t.state == S.RUNNING]
-            if len(done) >= 2 and running:
+            # Kill while a trial trains: all its parameters stored (so its heartbeat,
+            # written before the objective starts, is too). A trial killed before
+            # that has nothing to retry with and no heartbeat to go stale.
+            keys = set(done[0].params) if done else None
+            training = [t for t in running if keys and set(t.params) == keys]
+            if len(done) >= 2 and training:
                 os.killpg(proc.pid, signal.SIGKILL)
-                killed_running = running[0].number
+                killed_running = training[0].number
                 break
     finally:
         if proc.poll() is None:
@@ -332,7 +337,9 @@ def test_sigkill_then_resume_keeps_completed_and_retries_stale(tmp_path):
     study = optuna.load_study(study_name=None, storage=storage)
     before = {t.number: t.value for t in study.get_trials() if t.state == S.COMPLETE}
     assert study.get_trials()[killed_running].state == S.RUNNING  # left behind by the kill
-    time.sleep(3.5)  # past the grace period (3 heartbeats of 1 s)
+    # Past the grace period (3 heartbeats of 1 s), with margin for SQLite's
+    # whole-second timestamps.
+    time.sleep(5.0)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     study = optuna.load_study(study_name=None, storage=open_storage(storage_url))
