@@ -9,6 +9,7 @@ resolves to it).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -38,8 +39,12 @@ def objective(obj: Any) -> Callable[[np.ndarray, Any], tuple[np.ndarray, np.ndar
     Returns
     -------
     callable
-        ``f(preds, dtrain) -> (grad, hess)``.
+        ``f(preds, dtrain) -> (grad, hess)``, holding its own copy of ``obj`` (as
+        LightGBM copies its params), so an objective with per-training state
+        (``FBetaSurrogate(batch_size=...)`` counts rounds) starts afresh in every
+        wrapper: use one ``objective(obj)`` per ``xgb.train``.
     """
+    obj = copy.deepcopy(obj)
 
     def _xgb_objective(preds: np.ndarray, dtrain: Any) -> tuple[np.ndarray, np.ndarray]:
         y, w, group = _dmatrix_fields(dtrain)

@@ -373,3 +373,24 @@ def test_batch_size_bad_parameters(kwargs, needle):
     obj = FBetaSurrogate(**kwargs)
     with pytest.raises(ValueError, match=needle):
         obj.grad_hess(y, s)
+
+
+def test_batch_state_does_not_leak_between_xgboost_trainings():
+    # Each objective() wrapper trains its own copy (round counter from 0), so two
+    # trainings with one instance are identical; set_params starts a new run too.
+    xgb = pytest.importorskip("xgboost")
+    from gbrank.xgboost import objective
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((600, 4))
+    y = (X[:, 0] + 0.5 * rng.standard_normal(600) > 1.5).astype(float)
+    obj = FBetaSurrogate(batch_size=30, random_state=0)
+    dm = xgb.DMatrix(X, y)
+    params = {"max_depth": 3, "eta": 0.3, "nthread": 1, "base_score": 0.0}
+    a, b = (xgb.train(params, dm, 10, obj=objective(obj)).predict(dm, output_margin=True)
+            for _ in range(2))
+    np.testing.assert_array_equal(a, b)
+    obj.booster_grad_hess(y, np.zeros(600))  # advance the instance's own round
+    assert obj._round == 1
+    obj.set_params(random_state=0)
+    assert not hasattr(obj, "_round")

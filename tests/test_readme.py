@@ -31,6 +31,11 @@ def test_readme_has_python_examples():
 
 @pytest.mark.parametrize(("where", "code"), _blocks(), ids=[w for w, _ in _blocks()])
 def test_readme_block_runs(where, code, tmp_path, monkeypatch):
+    import sklearn
+
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": "__readme__"}
-    exec(compile("import gbrank\n" + code, where, "exec"), namespace)
+    # An example may change scikit-learn's global config (metadata routing): whatever
+    # happens, later tests see it as it was.
+    with sklearn.config_context():
+        exec(compile("import gbrank\n" + code, where, "exec"), namespace)

@@ -66,6 +66,9 @@ class Objective:
     #: per-row objectives ignore any query structure a booster hands them
     #: (:meth:`booster_grad_hess`).
     loss_blocks: ClassVar[str] = "query"
+    #: Attributes that belong to one training run (e.g. a round counter), dropped by
+    #: :meth:`set_params` so that new parameters start a new run.
+    _training_state: ClassVar[tuple[str, ...]] = ()
 
     # -- the loss -------------------------------------------------------------------
     def grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
@@ -146,6 +149,8 @@ class Objective:
                                  f"valid parameters: {list(valid)}")
             setattr(self, key, value)
         self.__dict__.pop("_checked", None)
+        for name in self._training_state:  # new parameters: a new training
+            self.__dict__.pop(name, None)
         return self
 
     def _params(self) -> SimpleNamespace:

@@ -113,6 +113,7 @@ class FBetaSurrogate(Objective):
 
     task = "binary"
     loss_blocks = "query"
+    _training_state = ("_round", "_seed")  # batch_size: the round count and drawn seed
 
     def __init__(self, beta: float = 1.0, measure: str = "fbeta", hess: float = 1.0,
                  batch_size: int | None = None, random_state: int | None = None) -> None:
