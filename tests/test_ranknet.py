@@ -263,3 +263,23 @@ def test_fast_mode_paths_with_query_weights_equal_exact(group):
     g_exact, h_exact = RankNet(method="exact").grad_hess(y, s, group, weight=w)
     np.testing.assert_allclose(g_fast, g_exact, rtol=0, atol=1e-9 * np.abs(g_exact).max())
     np.testing.assert_allclose(h_fast, h_exact, rtol=0, atol=1e-9 * h_exact.max())
+
+
+@pytest.mark.parametrize("case", ["huge_scores", "dense_with_outliers"])
+def test_fast_mode_stays_exact_where_the_grid_cannot(case):
+    # Scores ×1e100 once overflowed the bin count deep in numba; a dense cluster with
+    # far outliers once went to a grid far coarser than its accuracy target.
+    rng = np.random.default_rng(1)
+    n = 6000
+    y = rng.integers(0, 3, n).astype(float)
+    s = rng.standard_normal(n)
+    if case == "huge_scores":
+        s = s * 1e100
+    else:
+        s[:10] = 1e6 + rng.standard_normal(10)
+    obj = RankNet(method="fast")
+    g, h = obj.grad_hess(y, s)
+    assert obj.last_fast_methods_ == ["window"]
+    g_exact, h_exact = RankNet(method="exact").grad_hess(y, s)
+    np.testing.assert_allclose(g, g_exact, rtol=0, atol=1e-12 * np.abs(g_exact).max())
+    np.testing.assert_allclose(h, h_exact, rtol=0, atol=1e-12 * max(h_exact.max(), 1e-300))

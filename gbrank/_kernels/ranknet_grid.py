@@ -30,7 +30,8 @@ w ≤ WINDOW/(σh) (zero-padded to M + w + 4 so the convolution is linear, not c
 for wide spreads about half of the 2M a full kernel needs). M is chosen from
 σ·(max − min) so that σh stays below ``TARGET_SIGMA_H``, within [MIN_NODES,
 MAX_NODES]; beyond the cap (σ·spread > MAX_NODES · TARGET_SIGMA_H ≈ 16,000) σh grows
-and so does the error, as h^4.
+and so does the error, as h^4, up to σh = ``MAX_GRID_SIGMA_H`` (≈ 8e-7); wider spreads
+go to the exact window sum.
 
 numba has no FFT, so deposit and read-back are numba kernels and the convolution
 uses ``scipy.fft`` (pocketfft, O(M log M)) in between.
@@ -390,12 +391,21 @@ def ranknet_window_grad_hess(y, s, sigma, pull):
 WINDOW_MAX_NEAR_PER_ROW = 2500.0
 
 
+# Past the node cap the grid's spacing grows with the score range and its error as
+# (σh)^4: 7.4e-9 measured at σh = 1/32, so about 8e-7 at σh = 0.1. Beyond that (σ·range
+# above ~52,000, or scores so far apart that the range overflows) only the exact window
+# sum is used: slower on dense data, never wrong.
+MAX_GRID_SIGMA_H = 0.1
+
+
 def ranknet_fast_grad_hess(y: np.ndarray, s: np.ndarray, sigma: float, pull: bool,
                            ) -> tuple[np.ndarray, np.ndarray, str]:
-    """One big query: the window sum when scores are sparse at the kernel's scale, the
-    grid otherwise. Returns ``(grad, hess, method_used)``."""
-    near = near_pairs(s, WINDOW / sigma)
-    if near <= WINDOW_MAX_NEAR_PER_ROW * s.size:
+    """One big query: the window sum when scores are sparse at the kernel's scale (or
+    spread too wide for an accurate grid), the grid otherwise. Returns ``(grad, hess,
+    method_used)``."""
+    spread = float(s.max()) - float(s.min())
+    grid_ok = bool(np.isfinite(spread)) and sigma * spread / (MAX_NODES - 1) <= MAX_GRID_SIGMA_H
+    if not grid_ok or near_pairs(s, WINDOW / sigma) <= WINDOW_MAX_NEAR_PER_ROW * s.size:
         g, h = ranknet_window_grad_hess(y, s, sigma, pull)
         return g, h, "window"
     g, h = ranknet_grid_grad_hess(y, s, sigma, pull)
