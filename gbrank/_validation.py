@@ -291,6 +291,11 @@ def _qid_structure(qid: Any, n: int) -> tuple[np.ndarray, np.ndarray | None]:
         raise ValueError(f"qid must be 1-D, got shape {q.shape}")
     if q.size != n:
         raise ValueError(f"qid has {q.size} entries but there are {n} rows")
+    if q.dtype.kind == "f" and not np.all(np.isfinite(q)):
+        # NaN != NaN: each NaN row would silently become a query of its own.
+        bad = np.flatnonzero(~np.isfinite(q))
+        raise ValueError(f"qid must be finite: {bad.size} NaN/inf ids, first at row "
+                         f"{int(bad[0])}")
     order = None
     if q.size > 1 and np.any(q[1:] < q[:-1]):
         # Stable: rows of a query keep their relative order (the tie rule needs it).

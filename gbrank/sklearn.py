@@ -499,16 +499,8 @@ class GBRanker(_GBBase):
         check_finite(y, "y")
         check_grades(y, integer=False, max_grade=None, name="y")
         w = check_row_weights(sample_weight, n, "sample_weight")
-        if qid is not None:
-            ids = np.asarray(qid.to_numpy() if hasattr(qid, "to_numpy") else qid)
-            if ids.ndim != 1:
-                raise ValueError(f"qid must be 1-D (one id per row), got shape {ids.shape}")
-            if ids.size != n:
-                raise ValueError(f"qid has {ids.size} entries but X has {n} rows")
-            _, codes = np.unique(ids, return_inverse=True)
-            queries = query_structure(n, qid=codes.ravel(), weight=w)
-        else:
-            queries = query_structure(n, weight=w)
+        # qid in any order (ids of any sortable type): grouped by the one query rule.
+        queries = query_structure(n, qid=qid, weight=w)
         order = np.arange(n) if queries.order is None else queries.order
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))

@@ -407,7 +407,7 @@ def test_grid_search_objective_parameter_inside_gbclassifier():
 
 def test_bad_input_is_a_clear_error_at_fit():
     X, y = _demand(60)
-    with pytest.raises(ValueError, match="qid has 59 entries but X has 60 rows"):
+    with pytest.raises(ValueError, match="qid has 59 entries but there are 60 rows"):
         GBRanker(**FAST).fit(X, y, qid=np.zeros(59))
     y_nan = y.copy()
     y_nan[7] = np.nan

@@ -234,3 +234,11 @@ def test_row_weight_rule():
                  lambda: FocalLoss().grad_hess([0, 1], [0.1, 0.2], weight=[0.0, 0.0])):
         with pytest.raises(ValueError, match="weights are all zero"):
             call()
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_qid_is_refused(bad):
+    # NaN != NaN: without the check each NaN row would become a query of its own.
+    qid = np.array([1.0, 1.0, bad, 2.0])
+    with pytest.raises(ValueError, match="qid must be finite: 1 NaN/inf ids, first at row 2"):
+        query_structure(4, qid=qid)
