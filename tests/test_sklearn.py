@@ -278,7 +278,13 @@ def test_pipeline_with_standard_scaler():
     X = X * np.array([1.0, 100.0, 0.01, 5.0, 1.0, 1e3])
     pipe = make_pipeline(StandardScaler(), GBRanker(**FAST))
     scores = cross_val_score(pipe, X, y, cv=3)
-    assert scores.shape == (3,)
+    # Each fold by hand: scaler fitted on the training part, pair accuracy of the held-out.
+    expect = []
+    for tr, te in KFold(3).split(X):
+        scaler = StandardScaler().fit(X[tr])
+        model = GBRanker(**FAST).fit(scaler.transform(X[tr]), y[tr])
+        expect.append(metrics.pair_accuracy(y[te], model.predict(scaler.transform(X[te]))))
+    np.testing.assert_array_equal(scores, expect)
     pipe.fit(X, y)
     Xs = StandardScaler().fit_transform(X)
     direct = GBRanker(**FAST).fit(Xs, y)
