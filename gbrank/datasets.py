@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,15 @@ __all__ = ["load_breast_cancer_imbalanced", "load_data", "load_letor", "load_tab
 
 
 def shared_data_dir() -> Path:
-    """``../shared/data`` beside the project checkout (reference data; may be absent)."""
+    """The reference data of the project's tests and experiments (may be absent).
+
+    ``$GBRANK_DATA`` when set; otherwise ``../shared/data`` beside a source checkout
+    (relative to this file, so from an installed wheel the default points nowhere
+    useful: set the variable there).
+    """
+    env = os.environ.get("GBRANK_DATA")
+    if env:
+        return Path(env)
     return Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
