@@ -45,7 +45,7 @@ def study_plots(study: Any, out_dir: Path, label: str, metric: str,
         warnings.simplefilter("ignore")  # Optuna marks its matplotlib API experimental
         if complete:
             ax = vis.plot_optimization_history(study, target_name=f"CV {metric}")
-            _title(ax, f"{title}: optimisation history (CV mean {metric})")
+            _title(ax, f"{title}: optimisation history\n(CV mean {metric})")
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.figure.set_size_inches(7.5, 4.2)
             ax.figure.tight_layout()
@@ -59,7 +59,7 @@ def study_plots(study: Any, out_dir: Path, label: str, metric: str,
             except (RuntimeError, ValueError, ZeroDivisionError):
                 ax = None
             if ax is not None:
-                _title(ax, f"{title}: parameter importances for CV {metric} (fANOVA)")
+                _title(ax, f"{title}: parameter importances\n(fANOVA, for CV {metric})")
                 ax.figure.set_size_inches(7.5, 4.2)
                 ax.figure.tight_layout()
                 p = out_dir / f"{label}_importance.png"
