@@ -68,13 +68,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="skip the Dataset-reuse vs rebuild measurement")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     args = p.parse_args(argv)
-    for name in ("trials", "folds", "max_rounds", "n_jobs", "heartbeat"):
-        v = getattr(args, name)
-        if v is not None and v < (2 if name == "folds" else 1):
-            _fail(f"--{name.replace('_', '-')}={v} is invalid: expected an integer >= "
-                  f"{2 if name == 'folds' else 1}")
-    if args.timeout is not None and not args.timeout > 0:
-        _fail(f"--timeout={args.timeout} is invalid: expected seconds > 0")
     if args.data is None and (args.test_data or args.label_col or args.qid_col):
         _fail("--test-data, --label-col and --qid-col need --data")
     return args
@@ -117,11 +110,39 @@ def _load_tasks(args: argparse.Namespace):
         _fail(f"--data: {msg}")
 
 
+# TuneConfig's field -> the flag that sets it (its checks name the field).
+_FLAGS = {"trials": "--trials", "n_folds": "--folds", "max_rounds": "--max-rounds",
+          "n_jobs": "--n-jobs", "heartbeat": "--heartbeat", "timeout": "--timeout",
+          "booster": "--booster"}
+
+
+def _config(args: argparse.Namespace, keys: list[str] | None):
+    """The run's TuneConfig; a value it refuses ends the run naming the flag."""
+    from gbrank.tuning import TuneConfig
+
+    def given(value, default):
+        return default if value is None else value
+
+    try:
+        return TuneConfig(
+            booster=args.booster, trials=given(args.trials, 3 if args.quick else 12),
+            timeout=given(args.timeout,
+                          40.0 if args.data is None and not args.quick else None),
+            n_folds=args.folds, max_rounds=given(args.max_rounds, 40 if args.quick else 100),
+            patience=10 if args.quick else 15, seed=args.seed, storage=args.storage,
+            out_dir=args.out, quick=args.quick, n_jobs=args.n_jobs, objectives=keys,
+            heartbeat=args.heartbeat, progress=not args.quiet, anchor=args.anchor)
+    except ValueError as exc:
+        msg = str(exc)
+        field_name = msg.split(" ", 1)[0]
+        _fail(f"{_FLAGS.get(field_name, field_name)}: {msg}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     t_start = time.perf_counter()
     try:
-        from gbrank.tuning import TuneConfig, tune
+        from gbrank.tuning import tune
         from gbrank.tuning.spaces import candidate
     except ImportError as exc:
         _fail(str(exc))
@@ -133,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
                 candidate(k, args.booster)
             except ValueError as exc:
                 _fail(f"--objectives: {exc}")
+    cfg = _config(args, keys)
     tasks = _load_tasks(args)
     if keys is not None:
         kinds = {t.kind for t in tasks}
@@ -140,13 +162,6 @@ def main(argv: list[str] | None = None) -> int:
             if candidate(k, args.booster).kind not in kinds:
                 _fail(f"--objectives: {k!r} is a {candidate(k, args.booster).kind} objective; "
                       f"the data are {'/'.join(sorted(kinds))}")
-    cfg = TuneConfig(
-        booster=args.booster, trials=args.trials or (3 if args.quick else 12),
-        timeout=args.timeout or (40.0 if args.data is None and not args.quick else None),
-        n_folds=args.folds, max_rounds=args.max_rounds or (40 if args.quick else 100),
-        patience=10 if args.quick else 15, seed=args.seed, storage=args.storage,
-        out_dir=args.out, quick=args.quick, n_jobs=args.n_jobs, objectives=keys,
-        heartbeat=args.heartbeat, progress=not args.quiet, anchor=args.anchor)
     try:
         results = tune(tasks, cfg)
     except ImportError as exc:

@@ -202,7 +202,8 @@ def _main(argv, capsys):
 
 
 @pytest.mark.parametrize("case", ["missing", "unparsable", "no_label_col", "no_qid_col",
-                                  "unknown_objective", "bad_trials"])
+                                  "unknown_objective", "bad_trials", "bad_timeout",
+                                  "bad_folds"])
 def test_bad_input_exits_2_with_one_line(case, tmp_path, capsys):
     csv = _write_csv(tmp_path / "d.csv", n=200)
     bad = tmp_path / "bad.txt"
@@ -214,6 +215,8 @@ def test_bad_input_exits_2_with_one_line(case, tmp_path, capsys):
         "no_qid_col": ["--data", str(csv), "--label-col", "label", "--qid-col", "query"],
         "unknown_objective": ["--objectives", "ranknet,lambdarank:foo"],
         "bad_trials": ["--trials", "0"],
+        "bad_timeout": ["--timeout", "0"],
+        "bad_folds": ["--folds", "1"],
     }[case]
     code, err = _main(argv + ["--out", str(tmp_path / "out")], capsys)
     assert code == 2
@@ -223,7 +226,9 @@ def test_bad_input_exits_2_with_one_line(case, tmp_path, capsys):
               "no_label_col": "label_col='rel' is not a column",
               "no_qid_col": "qid_col='query' is not a column",
               "unknown_objective": "unknown objective 'lambdarank:foo'",
-              "bad_trials": "--trials=0"}[case]
+              "bad_trials": "--trials: trials must be an integer in [1, inf], got 0",
+              "bad_timeout": "--timeout: timeout must be a finite number in (0, inf)",
+              "bad_folds": "--folds: n_folds must be an integer in [2, inf], got 1"}[case]
     assert expect in lines[0]
     assert not (tmp_path / "out" / "SUMMARY.md").exists()
 
@@ -366,3 +371,12 @@ def test_xgboost_studies_run_custom_and_native(tmp_path):
         assert r.status == "done" and r.n_complete == 1
         assert 0.0 < r.test["ap"] <= 1.0 and len(r.folds["ap"]) == 2
         assert Path(r.model_path).exists() and Path(r.model_path).suffix == ".json"
+
+
+def test_tune_config_refuses_bad_settings():
+    from gbrank.tuning import TuneConfig
+
+    with pytest.raises(ValueError, match=r"trials must be an integer in \[1, inf\], got 0"):
+        TuneConfig(trials=0)
+    with pytest.raises(ValueError, match="booster must be one of"):
+        TuneConfig(booster="catboost")

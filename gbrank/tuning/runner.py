@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from gbrank._validation import check_choice, check_integer, check_number
 from gbrank.tuning._deps import require
 from gbrank.tuning.cv import FoldData, fit_full, run_cv, score
 from gbrank.tuning.folds import make_folds
@@ -54,6 +55,16 @@ class TuneConfig:
     save_models: bool = True
     plots: bool = True
     progress: bool = True
+
+    def __post_init__(self) -> None:
+        # Checked here, once, for the CLI and the importable engine alike.
+        check_choice(self.booster, "booster", ("lightgbm", "xgboost"))
+        for name, low in (("trials", 1), ("n_folds", 2), ("max_rounds", 1), ("patience", 1),
+                          ("n_jobs", 1), ("heartbeat", 1)):
+            check_integer(getattr(self, name), name, low)
+        check_integer(self.grace, "grace", 1, allow_none=True)
+        if self.timeout is not None:
+            check_number(self.timeout, "timeout", 0.0, low_open=True)
 
 
 @dataclass
