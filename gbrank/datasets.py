@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,7 @@ def shared_data_dir() -> Path:
 
 
 def load_letor(path: str | Path, query_path: str | Path | None = None,
-               n_features: int | None = None):
+               n_features: int | None = None) -> tuple[Any, np.ndarray, np.ndarray]:
     """Load an SVMlight/LETOR file and its query sizes.
 
     Parameters
@@ -65,7 +66,8 @@ def load_letor(path: str | Path, query_path: str | Path | None = None,
 
 
 def make_ranking(n_queries: int = 3000, rows_per_query: int = 100, n_features: int = 50,
-                 n_grades: int = 5, noise: float = 1.0, seed: int = 0):
+                 n_grades: int = 5, noise: float = 1.0, seed: int = 0,
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Synthetic MSLR-shaped ranking data: grades from a noisy linear score.
 
     Returns ``X`` (float64, n × n_features), ``y`` (grades 0..n_grades-1, skewed to
@@ -87,7 +89,8 @@ def make_ranking(n_queries: int = 3000, rows_per_query: int = 100, n_features: i
 
 
 def make_demand_levels(n_rows: int = 10_000, n_features: int = 20, n_grades: int = 5,
-                       noise: float = 0.5, seed: int = 0):
+                       noise: float = 0.5, seed: int = 0,
+                       ) -> tuple[np.ndarray, np.ndarray]:
     r"""The seed article's group-less demand-level task: one query, equal-sized grades.
 
     Each row (a search query in the article) carries a purchase-demand grade
@@ -140,7 +143,8 @@ def make_demand_levels(n_rows: int = 10_000, n_features: int = 20, n_grades: int
 
 
 def make_imbalanced(n_rows: int = 20_000, n_features: int = 20, positive_rate: float = 0.02,
-                    n_informative: int = 8, flip: float = 0.01, seed: int = 0):
+                    n_informative: int = 8, flip: float = 0.01, seed: int = 0,
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """Synthetic imbalanced binary classification (scikit-learn's ``make_classification``).
 
     Parameters
@@ -177,7 +181,8 @@ def make_imbalanced(n_rows: int = 20_000, n_features: int = 20, positive_rate: f
     return X.astype(np.float64), y.astype(np.float64)
 
 
-def load_breast_cancer_imbalanced(positive_rate: float = 0.05, seed: int = 0):
+def load_breast_cancer_imbalanced(positive_rate: float = 0.05, seed: int = 0,
+                                  ) -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's bundled breast-cancer data, malignant = positive, subsampled.
 
     Every benign row is kept, and enough malignant rows drawn at random (at least 4)
@@ -219,7 +224,8 @@ def _group_rows(qid: np.ndarray):
 
 
 def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
-               feature_cols: list[str] | None = None):
+               feature_cols: list[str] | None = None,
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, list[str]]:
     """Load a CSV (``.csv``, ``.tsv``, ``.txt``) or Parquet (``.parquet``, ``.pq``) table.
 
     Parameters
@@ -281,7 +287,8 @@ def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
 
 
 def load_data(path: str | Path, *, label_col: str | None = None, qid_col: str | None = None,
-              query_path: str | Path | None = None):
+              query_path: str | Path | None = None,
+              ) -> tuple[Any, np.ndarray, np.ndarray | None]:
     """Load any supported file by its extension: CSV/TSV/Parquet tables
     (:func:`load_table`, ``label_col`` required) or LETOR/SVMlight text
     (:func:`load_letor`: a ``.query`` file beside it, or ``qid:`` fields, or neither).
