@@ -12,12 +12,7 @@ python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet -c "$venv.constraints.txt" -e "$repo[dev]" 2>&1 \
     | grep -v "^WARNING: Location" || true
 echo "[min-versions] installed:"
-"$venv/bin/python" - <<'PY'
-from importlib.metadata import version
-for name in ("numpy", "numba", "scipy", "scikit-learn", "lightgbm", "xgboost", "optuna",
-             "pandas", "matplotlib", "pytrec-eval-terrier"):
-    print(f"  {name}=={version(name)}")
-PY
+"$venv/bin/python" "$repo/.ci/versions.py"
 cd "$repo"
 # A cache directory of its own: this numba version must not evict the main venv's cache.
 NUMBA_CACHE_DIR="$venv/numba-cache" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
