@@ -138,6 +138,16 @@ def check_integer(value: Any, name: str, low: int | None = None, high: int | Non
     return v
 
 
+# The pair sigmoid's steepness: beyond 1e6, σ² · ρ(1 − ρ) and σ · Δs leave the range
+# where float64 Hessians stay finite for booster-sized scores (σ = 1e200 gave NaN).
+SIGMA_MAX = 1e6
+
+
+def check_sigma(value: Any, name: str = "sigma") -> float:
+    """σ of the pairwise objectives: a number in (0, ``SIGMA_MAX``]."""
+    return check_number(value, name, 0.0, SIGMA_MAX, low_open=True)
+
+
 def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
     """One of the strings ``choices`` (exact, case-sensitive)."""
     if not (isinstance(value, str) and value in choices):

@@ -242,3 +242,12 @@ def test_non_finite_qid_is_refused(bad):
     qid = np.array([1.0, 1.0, bad, 2.0])
     with pytest.raises(ValueError, match="qid must be finite: 1 NaN/inf ids, first at row 2"):
         query_structure(4, qid=qid)
+
+
+@pytest.mark.parametrize("sigma", [0.0, -1.0, 1e200, float("nan"), True])
+def test_sigma_rule(sigma):
+    # One rule for the pair sigmoid's steepness (σ = 1e200 once gave NaN gradients).
+    from gbrank.objectives import RankNet
+
+    with pytest.raises(ValueError, match=r"sigma must be a finite number in \(0, 1e\+06\]"):
+        RankNet(sigma=sigma).grad_hess([0.0, 1.0], [0.0, 1.0])

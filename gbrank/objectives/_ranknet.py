@@ -9,7 +9,12 @@ import numpy as np
 
 from gbrank._kernels import ranknet as _k
 from gbrank._kernels import ranknet_grid as _grid
-from gbrank._validation import check_choice, check_integer, check_number, prepare_ranking
+from gbrank._validation import (
+    check_choice,
+    check_integer,
+    check_sigma,
+    prepare_ranking,
+)
 from gbrank.objectives._base import Objective
 
 __all__ = ["RankNet"]
@@ -83,7 +88,7 @@ class RankNet(Objective):
 
     def _validate_params(self) -> SimpleNamespace:
         return SimpleNamespace(
-            sigma=check_number(self.sigma, "sigma", 0.0, low_open=True),
+            sigma=check_sigma(self.sigma),
             pull=check_choice(self.ties, "ties", _TIES) == "pull",
             method=check_choice(self.method, "method", _METHODS),
             exact_max_rows=check_integer(self.exact_max_rows, "exact_max_rows", 1),
