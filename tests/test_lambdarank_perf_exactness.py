@@ -1,0 +1,207 @@
+"""The fast LambdaRank kernel (counting-rank sort, chunk scratch, serial/parallel
+dispatch) against a slow pair loop written here from the SPEC, for every metric,
+weighting, smoothing, norm and max_step, on grouped and group-less inputs with tied
+scores and tied labels, serial and threaded, short and long queries."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from gbrank._kernels import _threads
+from gbrank._kernels import lambdarank as K
+from gbrank._kernels.delta import ERR, MAP, MRR, NDCG, delta_matrix
+from gbrank.objectives import LambdaRank
+
+CODES = {"ndcg": NDCG, "err": ERR, "map": MAP, "mrr": MRR}
+LGB_EPS = float(np.float32(0.01))
+
+
+def _gain(metric, y):
+    top = int(y.max())
+    if metric == "ndcg":
+        return np.exp2(np.arange(top + 1.0)) - 1.0
+    if metric == "err":
+        return (np.exp2(np.arange(top + 1.0)) - 1.0) / 2.0**top
+    return np.empty(0)
+
+
+def _ndcg_parts(lab, k):
+    """G = (2^l − 1)/IDCG@k per ranked row, untruncated discounts 1/log2(1 + r)."""
+    gain = np.exp2(lab) - 1.0
+    ideal = np.sort(gain)[::-1][:k]
+    idcg = float(np.sum(ideal / np.log2(np.arange(ideal.size) + 2.0)))
+    return (gain / idcg if idcg > 0 else np.zeros_like(gain)), 1.0 / np.log2(
+        np.arange(lab.size + 1) + 2.0)
+
+
+def _query_ref(y, s, metric, k, sigma, norm, weighting, mu, smooth, gain_all):
+    """(grad, hess, loss) of one query, pair by pair."""
+    n = y.size
+    grad = np.zeros(n)
+    hess = np.zeros(n)
+    if n < 2:
+        return grad, hess, 0.0
+    order = np.argsort(-s, kind="stable")
+    lab = y[order]
+    sa = s[order]
+    thr = 1.0
+    lgb = norm and metric == "ndcg"
+    dz = delta_matrix(CODES[metric], lab, k, gain_all, thr, lgb)
+    # |ΔNDCG| of the LambdaLoss weights and the smoothing share: Z's own when Z is NDCG
+    # (then with LightGBM's untruncated discount under norm), else gain 2^l − 1.
+    ngain = np.exp2(np.arange(int(lab.max()) + 1.0)) - 1.0
+    dn = dz if metric == "ndcg" else delta_matrix(NDCG, lab, k, ngain, thr, False)
+    G, disc = _ndcg_parts(lab, k)
+    score_norm = norm and sa[0] != sa[-1]
+    g = np.zeros(n)
+    h = np.zeros(n)
+    total = 0.0
+    loss = 0.0
+    for a in range(min(k, n - 1)):
+        for b in range(a + 1, n):
+            if lab[a] == lab[b]:
+                continue
+            hi, lo = (a, b) if lab[a] > lab[b] else (b, a)
+            if weighting == "lambdarank":
+                w = (1 - smooth) * dz[a, b] + smooth * dn[a, b]
+            elif weighting == "ndcg_loss1":
+                w = G[hi] * disc[hi]
+            else:
+                d = b - a
+                w = abs(G[a] - G[b]) * (disc[d - 1] - disc[d])
+                if weighting == "ndcg_loss2pp":
+                    w = mu * w + dn[a, b]
+            if score_norm:
+                w /= LGB_EPS + abs(sa[hi] - sa[lo])
+            x = sigma * (sa[hi] - sa[lo])
+            rho = expit(-x)
+            q = expit(x)
+            total += 2 * sigma * w * rho
+            loss += w * (np.logaddexp(0.0, -x))
+            g[hi] -= sigma * w * rho
+            g[lo] += sigma * w * rho
+            h[hi] += sigma**2 * w * rho * q
+            h[lo] += sigma**2 * w * rho * q
+    f = math.log2(1 + total) / total if (norm and total > 0) else 1.0
+    grad[order] = g * f
+    hess[order] = h * f
+    return grad, hess, loss * f
+
+
+def _reference(y, s, sizes, weight, obj):
+    p = obj.get_params()
+    smooth = obj._params().smoothing  # None resolves to the metric's default share
+    gain_all = _gain(p["metric"], y)
+    grad = np.zeros(y.size)
+    hess = np.zeros(y.size)
+    loss = 0.0
+    lo = 0
+    for m in sizes:
+        sl = slice(lo, lo + m)
+        g, h, ls = _query_ref(y[sl], s[sl], p["metric"], p["truncation"], p["sigma"],
+                              p["norm"], p["weighting"], p["mu"], smooth, gain_all)
+        wq = 1.0 if weight is None else weight[lo]
+        grad[sl] = g * wq
+        hess[sl] = h * wq
+        loss += ls * wq
+        lo += m
+    if p["max_step"] is not None:
+        hess = np.maximum(hess, p["sigma"] * np.abs(grad) / p["max_step"])
+    return grad, hess, loss
+
+
+def _data(seed, sizes, grades=5):
+    rng = np.random.default_rng(seed)
+    n = int(sum(sizes))
+    y = rng.integers(0, grades, n).astype(float)
+    s = np.round(rng.normal(size=n) + 0.3 * y, 1)  # many tied scores
+    return y, s
+
+
+CASES = [
+    dict(metric="ndcg"),
+    dict(metric="ndcg", norm=True),
+    dict(metric="ndcg", truncation=3, sigma=2.0),
+    dict(metric="ndcg", max_step=None),
+    dict(metric="ndcg", weighting="ndcg_loss1"),
+    dict(metric="ndcg", weighting="ndcg_loss2", mu=0.5),
+    dict(metric="ndcg", weighting="ndcg_loss2pp", mu=3.0, norm=True),
+    dict(metric="ndcg", smoothing=0.4),
+    dict(metric="err"),
+    dict(metric="err", smoothing=0.0, norm=True),
+    dict(metric="map"),
+    dict(metric="map", smoothing=0.25, truncation=5),
+    dict(metric="mrr"),
+    dict(metric="mrr", smoothing=0.0, max_step=2.0),
+]
+
+
+def _close(got, want):
+    scale = max(float(np.abs(want).max()), 1e-300)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12 * scale)
+
+
+@pytest.mark.parametrize("params", CASES, ids=lambda p: ",".join(f"{k}={v}" for k, v in
+                                                              p.items()))
+def test_grouped_with_ties_and_weights(params):
+    # Query sizes 1 and 2 (edge cases), short ones (counting-rank sort) and one longer
+    # than RANK_SORT_MAX (NumPy's argsort).
+    sizes = [1, 2, 7, 30, 1, 55, K.RANK_SORT_MAX + 37, 12]
+    y, s = _data(1, sizes)
+    qw = np.random.default_rng(2).uniform(0.5, 2.0, len(sizes))
+    weight = np.repeat(qw, sizes)
+    obj = LambdaRank(**params)
+    want_g, want_h, want_loss = _reference(y, s, sizes, weight, obj)
+    got_g, got_h = obj.grad_hess(y, s, sizes, weight=weight)
+    _close(got_g, want_g)
+    _close(got_h, want_h)
+    got_loss = obj.loss(y, s, sizes, weight=weight)
+    assert got_loss == pytest.approx(want_loss, rel=1e-9)
+
+
+@pytest.mark.parametrize("params", CASES[:4] + CASES[8:9] + CASES[10:11] + CASES[12:13],
+                         ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()))
+def test_groupless_long_query(params):
+    y, s = _data(3, [400], grades=3)
+    obj = LambdaRank(**params)
+    want_g, want_h, _ = _reference(y, s, [400], None, obj)
+    got_g, got_h = obj.grad_hess(y, s)
+    _close(got_g, want_g)
+    _close(got_h, want_h)
+
+
+@pytest.mark.parametrize("params", [dict(metric="ndcg"), dict(metric="err", norm=True),
+                                    dict(metric="ndcg", weighting="ndcg_loss2pp")],
+                         ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()))
+def test_threaded_equals_serial_and_reference(params, monkeypatch):
+    """Above PARALLEL_MIN_ROWS with ≥ N_CHUNKS queries the chunks run on threads; the
+    threshold is lowered so the threaded form runs on test-sized data."""
+    rng = np.random.default_rng(4)
+    sizes = list(rng.integers(1, 40, 3 * K.N_CHUNKS))
+    y, s = _data(5, sizes)
+    obj = LambdaRank(**params)
+    serial = obj.grad_hess(y, s, sizes)
+    monkeypatch.setattr(_threads, "PARALLEL_MIN_ROWS", 1)
+    threaded = obj.grad_hess(y, s, sizes)
+    np.testing.assert_array_equal(threaded[0], serial[0])
+    np.testing.assert_array_equal(threaded[1], serial[1])
+    want_g, want_h, _ = _reference(y, s, sizes, None, obj)
+    _close(threaded[0], want_g)
+    _close(threaded[1], want_h)
+
+
+@pytest.mark.parametrize("n", [2, 5, 17, 100, K.RANK_SORT_MAX, K.RANK_SORT_MAX + 1])
+def test_rank_sort_is_the_stable_descending_order(n):
+    rng = np.random.default_rng(n)
+    for s in (rng.normal(size=n), np.round(rng.normal(size=n)), np.zeros(n),
+              np.where(rng.random(n) < 0.5, -0.0, 0.0)):
+        key = np.empty(n)
+        idx = np.empty(n, dtype=np.int64)
+        K._rank_sort(s, np.empty(n), key, idx)
+        want = np.argsort(-s, kind="stable")
+        np.testing.assert_array_equal(idx, want)
+        np.testing.assert_array_equal(key, s[want])
