@@ -4,7 +4,8 @@ Positions are 0-based here (``a < b``, ``a < k``); the formulas in the comments 
 1-based ranks ``A = a + 1``, ``B = b + 1`` as the SPEC does. All functions work on one
 query whose labels are already in rank order (scores descending, stable).
 
-Prefix workspace ``pre`` (shape ``(3, n + 1)``) and scalars ``sc`` (length 4) per metric:
+Prefix workspace ``pre`` (shape ``(3, n + 1)``; NDCG and MRR use only its first two rows,
+so a ``(2, n + 1)`` workspace serves them) and scalars ``sc`` (length 4) per metric:
 
 - NDCG: ``pre[0, r]`` discount of position r (``1/log2(r + 2)``, 0 beyond k unless the
   LightGBM discount is asked for), ``pre[1, r]`` gain of the row at r; ``sc[0]`` = 1/IDCG@k.

@@ -20,7 +20,6 @@ ranking of ``at``, like |ΔZ|, so the local loss and its gradient check are unch
 import numpy as np
 from numba import njit, prange
 
-from gbrank._kernels._order import descending_order
 from gbrank._kernels._sigmoid import rho_pair, row_exponentials_into, softplus
 from gbrank._kernels._threads import dispatch
 from gbrank._kernels.delta import ERR, MAP, NDCG, discounts, pair_delta, prefix_arrays
@@ -58,7 +57,7 @@ def _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail):
             tail[b] = pre[1, b + 1] / (b + 1.0)
     p0 = pre[0]
     p1 = pre[1]
-    p2 = pre[2]
+    p2 = pre[pre.shape[0] - 1]  # NDCG's and MRR's workspace has 2 rows (p2 unread)
     for a in range(m):
         la = lab[a]
         ea = e[a]
@@ -169,17 +168,19 @@ def _scratch(longest, metric, scheme, smooth):
     """Scratch for queries of up to ``longest`` rows, allocated once per chunk: the
     tuple (order, lab, sa, e, g, h, tail, pre, sc, pre_n, sc_n) that
     :func:`_query` takes."""
-    order = np.empty(longest, dtype=np.int64)
+    # Longer queries use the index array of their argsort as their order.
+    order = np.empty(min(longest, RANK_SORT_MAX), dtype=np.int64)
     lab = np.empty(longest)
     sa = np.empty(longest)
     e = np.empty(longest)
     g = np.empty(longest)
     h = np.empty(longest)
     tail = np.empty(longest if (metric == ERR or metric == MAP) else 0)
-    pre = np.empty((3, longest + 1))
+    # ERR and MAP use three prefix rows, NDCG and MRR two (delta module doc).
+    pre = np.empty((3 if (metric == ERR or metric == MAP) else 2, longest + 1))
     sc = np.empty(4)
     plain = scheme == LAMBDARANK and smooth == 0.0
-    pre_n = np.empty((3, longest + 1) if not (metric == NDCG or plain) else (3, 0))
+    pre_n = np.empty((2, longest + 1) if not (metric == NDCG or plain) else (2, 0))
     sc_n = np.empty(4)
     return order, lab, sa, e, g, h, tail, pre, sc, pre_n, sc_n
 
@@ -200,10 +201,13 @@ def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb
     if n <= RANK_SORT_MAX:
         _rank_sort(at, e, sa, order)
     else:
-        srt = descending_order(at)
+        # Stable argsort of −s (as descending_order) with e as the key buffer; its
+        # index array is the order (no n-row copies beyond NumPy's merge buffer).
         for r in range(n):
-            order[r] = srt[r]
-            sa[r] = at[srt[r]]
+            e[r] = -at[r]
+        order = np.argsort(e[:n], kind="mergesort")
+        for r in range(n):
+            sa[r] = at[order[r]]
     for r in range(n):
         lab[r] = y[order[r]]
     prefix_arrays(metric, lab[:n], k, gain_tab, threshold, lgb_discount, disc, pre, sc)
@@ -294,6 +298,17 @@ def _max_size(offsets):
 
 
 @njit(cache=True, nogil=True)
+def _discounts_for(offsets, k, lgb_discount, scheme):
+    """1/log2(r + 2) for as many positions as are read: every position under
+    LightGBM's discount and the LambdaLoss weights, else the first k (IDCG@k and the
+    truncated NDCG discount); one n-row array less for a group-less query."""
+    longest = _max_size(offsets)
+    if lgb_discount or scheme != LAMBDARANK:
+        return discounts(longest)
+    return discounts(min(longest, k))
+
+
+@njit(cache=True, nogil=True)
 def _chunk(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold, norm,
            lgb_discount, scheme, mu, smooth, max_step, disc, q0, q1, grad, hess):
     """Queries ``q0 … q1 - 1`` into ``grad``/``hess``, scratch allocated once."""
@@ -342,7 +357,7 @@ def _chunk_bounds(offsets):
 @njit(cache=True, nogil=True, parallel=True)
 def _grad_hess_parallel(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold,
                         norm, lgb_discount, scheme, mu, smooth, max_step, grad, hess):
-    disc = discounts(_max_size(offsets))
+    disc = _discounts_for(offsets, k, lgb_discount, scheme)
     bounds = _chunk_bounds(offsets)
     for c in prange(N_CHUNKS):
         _chunk(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold, norm,
@@ -353,7 +368,7 @@ def _grad_hess_parallel(y, s, offsets, qweights, metric, k, sigma, gain_tab, thr
 @njit(cache=True, nogil=True)
 def _grad_hess_serial(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold,
                       norm, lgb_discount, scheme, mu, smooth, max_step, grad, hess):
-    disc = discounts(_max_size(offsets))
+    disc = _discounts_for(offsets, k, lgb_discount, scheme)
     _chunk(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold, norm,
            lgb_discount, scheme, mu, smooth, max_step, disc, 0, offsets.size - 1, grad,
            hess)
@@ -397,7 +412,7 @@ def lambdarank_loss(y, s, at, offsets, qweights, metric, k, sigma, gain_tab, thr
     total = 0.0
     dummy = np.empty(0)
     longest = _max_size(offsets)
-    disc = discounts(longest)
+    disc = _discounts_for(offsets, k, lgb_discount, scheme)
     order, lab, sa, e, g, h, tail, pre, sc, pre_n, sc_n = _scratch(
         longest, metric, scheme, smooth)
     for qi in range(offsets.size - 1):
