@@ -173,8 +173,9 @@ def _scratch(longest, metric, scheme, smooth):
     lab = np.empty(longest)
     sa = np.empty(longest)
     e = np.empty(longest)
-    g = np.empty(longest)
-    h = np.empty(longest)
+    # Longer queries accumulate in the outputs themselves (:func:`_permute_in_place`).
+    g = np.empty(min(longest, RANK_SORT_MAX))
+    h = np.empty(min(longest, RANK_SORT_MAX))
     tail = np.empty(longest if (metric == ERR or metric == MAP) else 0)
     # ERR and MAP use three prefix rows, NDCG and MRR two (delta module doc).
     pre = np.empty((3 if (metric == ERR or metric == MAP) else 2, longest + 1))
@@ -183,6 +184,33 @@ def _scratch(longest, metric, scheme, smooth):
     pre_n = np.empty((2, longest + 1) if not (metric == NDCG or plain) else (2, 0))
     sc_n = np.empty(4)
     return order, lab, sa, e, g, h, tail, pre, sc, pre_n, sc_n
+
+
+@njit(cache=True, nogil=True)
+def _permute_in_place(order, g, h, factor):
+    """Move ``g[r]``, ``h[r]`` (times ``factor``) to position ``order[r]`` for every r,
+    in place, one cycle of the permutation at a time; ``order`` is marked (bitwise
+    complement) as it is used, so it is spent afterwards. Saves two n-row arrays on a
+    long (group-less) query."""
+    n = order.size
+    for start in range(n):
+        if order[start] < 0:
+            continue
+        r = start
+        vg = g[r]
+        vh = h[r]
+        while True:
+            dst = order[r]
+            order[r] = ~dst
+            tg = g[dst]
+            th = h[dst]
+            g[dst] = vg * factor
+            h[dst] = vh * factor
+            vg = tg
+            vh = th
+            r = dst
+            if r == start:
+                break
 
 
 @njit(cache=True, nogil=True)
@@ -208,6 +236,11 @@ def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb
         order = np.argsort(e[:n], kind="mergesort")
         for r in range(n):
             sa[r] = at[order[r]]
+    big = n > RANK_SORT_MAX
+    if big and not want_loss:
+        # Gradients in rank order straight into the outputs, permuted at the end.
+        g = grad
+        h = hess
     for r in range(n):
         lab[r] = y[order[r]]
     prefix_arrays(metric, lab[:n], k, gain_tab, threshold, lgb_discount, disc, pre, sc)
@@ -230,9 +263,10 @@ def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb
     worst = sa[n - 1]
     fast = row_exponentials_into(sa[:n], sigma, e)
     score_norm = norm and best != worst
-    for r in range(n):
-        g[r] = 0.0
-        h[r] = 0.0
+    if not want_loss:
+        for r in range(n):
+            g[r] = 0.0
+            h[r] = 0.0
     sum_lambdas = 0.0
     loss = 0.0
     m = min(k, n - 1)
@@ -283,6 +317,9 @@ def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb
         factor = np.log2(1.0 + sum_lambdas) / sum_lambdas
     if want_loss:
         return loss * factor
+    if big:
+        _permute_in_place(order[:n], g, h, factor)
+        return 0.0
     for r in range(n):
         grad[order[r]] = g[r] * factor
         hess[order[r]] = h[r] * factor
