@@ -173,7 +173,7 @@ def _scratch(longest, metric, scheme, smooth):
     lab = np.empty(longest)
     sa = np.empty(longest)
     e = np.empty(longest)
-    # Longer queries accumulate in the outputs themselves (:func:`_permute_in_place`).
+    # Longer queries accumulate in the outputs themselves (end of :func:`_query`).
     g = np.empty(min(longest, RANK_SORT_MAX))
     h = np.empty(min(longest, RANK_SORT_MAX))
     tail = np.empty(longest if (metric == ERR or metric == MAP) else 0)
@@ -184,33 +184,6 @@ def _scratch(longest, metric, scheme, smooth):
     pre_n = np.empty((2, longest + 1) if not (metric == NDCG or plain) else (2, 0))
     sc_n = np.empty(4)
     return order, lab, sa, e, g, h, tail, pre, sc, pre_n, sc_n
-
-
-@njit(cache=True, nogil=True)
-def _permute_in_place(order, g, h, factor):
-    """Move ``g[r]``, ``h[r]`` (times ``factor``) to position ``order[r]`` for every r,
-    in place, one cycle of the permutation at a time; ``order`` is marked (bitwise
-    complement) as it is used, so it is spent afterwards. Saves two n-row arrays on a
-    long (group-less) query."""
-    n = order.size
-    for start in range(n):
-        if order[start] < 0:
-            continue
-        r = start
-        vg = g[r]
-        vh = h[r]
-        while True:
-            dst = order[r]
-            order[r] = ~dst
-            tg = g[dst]
-            th = h[dst]
-            g[dst] = vg * factor
-            h[dst] = vh * factor
-            vg = tg
-            vh = th
-            r = dst
-            if r == start:
-                break
 
 
 @njit(cache=True, nogil=True)
@@ -318,7 +291,15 @@ def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb
     if want_loss:
         return loss * factor
     if big:
-        _permute_in_place(order[:n], g, h, factor)
+        # g, h are the outputs in rank order; sa and e are dead now: copy there, then
+        # scatter (independent stores; following the permutation's cycles in place
+        # measured 1.5x slower at 10^6 rows, one cache miss after another).
+        for r in range(n):
+            e[r] = g[r]
+            sa[r] = h[r]
+        for r in range(n):
+            grad[order[r]] = e[r] * factor
+            hess[order[r]] = sa[r] * factor
         return 0.0
     for r in range(n):
         grad[order[r]] = g[r] * factor
