@@ -1,5 +1,8 @@
 """LambdaRank: RankNet pairs weighted by |ΔZ|, only pairs with the higher-ranked row
-in the top k. O(n log n + n·k) per query (one sort, then k rows against the rest).
+in the top k. O(n log n + n·k) per query (one ordering, then k rows against the rest;
+queries of up to ``RANK_SORT_MAX`` rows are ordered by counting ranks, O(n²) branch-free
+comparisons, which beat a comparison sort at that size). Queries run in chunks with
+scratch allocated once per chunk, serial or threaded by ``_threads.dispatch``.
 
 One kernel serves gradients and the local loss: the ranking, |ΔZ| and the optional
 LightGBM rescalings are taken at scores ``at``; the pair terms at scores ``s``
