@@ -41,10 +41,13 @@ _LGB_EPS = float(np.float32(0.01))
 # it; with the per-pair loop written over slices that start at 0 (no negative-index
 # wraparound to check) LLVM vectorises the pair loop: measured 2.7x per query.
 @njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
-def _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail):
+def _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail, scheme, mu,
+           disc):
     """The pair loop for gradients, without data-dependent branches for NDCG, ERR and
     MAP (|ΔZ| is written branch-free and masked by l_a ≠ l_b), so LLVM can vectorise
-    it; returns S = Σ 2σ w ρ for the norm. MRR keeps the generic |ΔZ|."""
+    it; returns S = Σ 2σ w ρ for the norm. MRR keeps the generic |ΔZ|. For NDCG the
+    LambdaLoss weightings ``scheme`` (with ``mu`` and the untruncated ``disc``, as
+    :func:`_pair_weight`) are branch-free as well."""
     n = lab.size
     total = 0.0
     s2 = sigma * sigma
@@ -78,6 +81,11 @@ def _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail):
         p1_b = p1[a + 1:n]
         p2_b = p2[a + 1:n]
         tail_b = tail[a + 1:n]
+        disc_b = disc[a + 1:n] if scheme == LOSS1 else disc[0:0]
+        # LOSS2's 1/D(d) − 1/D(d + 1) for d = b − a = j + 1: disc[j] − disc[j + 1].
+        dl = disc[0:n - a - 1] if scheme >= LOSS2 else disc[0:0]
+        dr = disc[1:n - a] if scheme >= LOSS2 else disc[0:0]
+        ga = x1 * sc[0] * disc[a] if scheme == LOSS1 else 0.0
         g_b = g[a + 1:]
         h_b = h[a + 1:]
         gsum = 0.0
@@ -87,6 +95,11 @@ def _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail):
             lb = lab_b[j]
             if metric == NDCG:
                 w = abs(x1 - p1_b[j]) * abs(x0 - p0_b[j]) * sc[0]
+                if scheme == LOSS1:
+                    w = ga if la > lb else p1_b[j] * sc[0] * disc_b[j]
+                elif scheme != LAMBDARANK:
+                    w2 = abs(x1 - p1_b[j]) * sc[0] * (dl[j] - dr[j])
+                    w = mu * w2 + w if scheme == LOSS2PP else w2
             elif metric == ERR:
                 rb = p0_b[j]
                 w = abs((rb - x0) * x1 / A + (p2_b[j] - cut) * (x0 - rb) * inv_a
@@ -246,9 +259,11 @@ def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb
     sum_lambdas = 0.0
     loss = 0.0
     m = min(k, n - 1)
-    if fast and not want_loss and plain:
+    # The LambdaLoss weightings need metric NDCG (checked by the objective), so their
+    # NDCG arrays are Z's own.
+    if fast and not want_loss and (plain or (metric == NDCG and scheme != LAMBDARANK)):
         sum_lambdas = _sweep(metric, m, k, lab[:n], sa[:n], e[:n], pre, sc, sigma,
-                             score_norm, g[:n], h[:n], tail)
+                             score_norm, g[:n], h[:n], tail, scheme, mu, disc)
     else:
         for a in range(m):
             la = lab[a]
