@@ -187,8 +187,11 @@ def test_threaded_equals_serial_and_reference(params, monkeypatch):
     serial = obj.grad_hess(y, s, sizes)
     monkeypatch.setattr(_threads, "PARALLEL_MIN_ROWS", 1)
     threaded = obj.grad_hess(y, s, sizes)
-    np.testing.assert_array_equal(threaded[0], serial[0])
-    np.testing.assert_array_equal(threaded[1], serial[1])
+    # Equal to rounding, not bit for bit: the vectorised pair loop's runtime overlap
+    # check falls back to the scalar loop (another summation order) when two scratch
+    # arrays happen to lie close in memory, which depends on the allocator.
+    np.testing.assert_allclose(threaded[0], serial[0], rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(threaded[1], serial[1], rtol=1e-13, atol=1e-15)
     want_g, want_h, _ = _reference(y, s, sizes, None, obj)
     _close(threaded[0], want_g)
     _close(threaded[1], want_h)

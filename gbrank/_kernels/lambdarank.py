@@ -42,12 +42,13 @@ _LGB_EPS = float(np.float32(0.01))
 # wraparound to check) LLVM vectorises the pair loop: measured 2.7x per query.
 @njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
 def _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail, scheme, mu,
-           disc):
+           disc, smooth, pre_n, sc_n):
     """The pair loop for gradients, without data-dependent branches for NDCG, ERR and
     MAP (|ΔZ| is written branch-free and masked by l_a ≠ l_b), so LLVM can vectorise
     it; returns S = Σ 2σ w ρ for the norm. MRR keeps the generic |ΔZ|. For NDCG the
     LambdaLoss weightings ``scheme`` (with ``mu`` and the untruncated ``disc``, as
-    :func:`_pair_weight`) are branch-free as well."""
+    :func:`_pair_weight`) are branch-free as well, and so is the smoothing share
+    ``smooth`` of |ΔNDCG| (from ``pre_n``, ``sc_n``)."""
     n = lab.size
     total = 0.0
     s2 = sigma * sigma
@@ -86,6 +87,10 @@ def _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail, sch
         dl = disc[0:n - a - 1] if scheme >= LOSS2 else disc[0:0]
         dr = disc[1:n - a] if scheme >= LOSS2 else disc[0:0]
         ga = x1 * sc[0] * disc[a] if scheme == LOSS1 else 0.0
+        n0 = pre_n[0, a]
+        n1 = pre_n[1, a]
+        n0_b = pre_n[0, a + 1:n]
+        n1_b = pre_n[1, a + 1:n]
         g_b = g[a + 1:]
         h_b = h[a + 1:]
         gsum = 0.0
@@ -109,6 +114,9 @@ def _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail, sch
                     * abs(x0 - p0_b[j])
             else:
                 w = pair_delta(metric, a, a + 1 + j, k, pre, sc)
+            if smooth > 0.0:
+                w = (1.0 - smooth) * w + smooth * (abs(n1 - n1_b[j]) * abs(n0 - n0_b[j])
+                                                   * sc_n[0])
             w = w if la != lb else 0.0
             if score_norm:
                 w /= _LGB_EPS + abs(saa - sa_b[j])
@@ -261,9 +269,10 @@ def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb
     m = min(k, n - 1)
     # The LambdaLoss weightings need metric NDCG (checked by the objective), so their
     # NDCG arrays are Z's own.
-    if fast and not want_loss and (plain or (metric == NDCG and scheme != LAMBDARANK)):
+    if fast and not want_loss and (scheme == LAMBDARANK or metric == NDCG):
         sum_lambdas = _sweep(metric, m, k, lab[:n], sa[:n], e[:n], pre, sc, sigma,
-                             score_norm, g[:n], h[:n], tail, scheme, mu, disc)
+                             score_norm, g[:n], h[:n], tail, scheme, mu, disc, smooth,
+                             pre_n, sc_n)
     else:
         for a in range(m):
             la = lab[a]
