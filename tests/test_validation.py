@@ -247,7 +247,9 @@ def test_non_finite_qid_is_refused(bad):
 @pytest.mark.parametrize("sigma", [0.0, -1.0, 1e200, float("nan"), True])
 def test_sigma_rule(sigma):
     # One rule for the pair sigmoid's steepness (σ = 1e200 once gave NaN gradients).
-    from gbrank.objectives import RankNet
+    from gbrank.objectives import LambdaRank, RankNet
 
-    with pytest.raises(ValueError, match=r"sigma must be a finite number in \(0, 1e\+06\]"):
-        RankNet(sigma=sigma).grad_hess([0.0, 1.0], [0.0, 1.0])
+    for cls in (RankNet, LambdaRank):
+        with pytest.raises(ValueError,
+                           match=r"sigma must be a finite number in \(0, 1e\+06\]"):
+            cls(sigma=sigma).grad_hess([0.0, 1.0], [0.0, 1.0])

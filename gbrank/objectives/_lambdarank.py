@@ -17,6 +17,7 @@ from gbrank._validation import (
     check_integer,
     check_label_gain,
     check_number,
+    check_sigma,
     check_threshold,
     prepare_ranking,
 )
@@ -236,7 +237,7 @@ class LambdaRank(Objective):
         p = SimpleNamespace(
             metric=check_choice(self.metric, "metric", tuple(_METRICS)),
             truncation=check_integer(self.truncation, "truncation", 1),
-            sigma=check_number(self.sigma, "sigma", 0.0, low_open=True),
+            sigma=check_sigma(self.sigma),
             label_gain=gain,
             max_grade=check_integer(self.max_grade, "max_grade", 0, MAX_EXACT_GRADE,
                                     allow_none=True),
