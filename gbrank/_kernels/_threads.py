@@ -32,6 +32,9 @@ set ``NUMBA_THREADING_LAYER`` themselves.
 
 from __future__ import annotations
 
+import numpy as np
+from numba import njit
+
 # Below this many rows one core finishes in about a millisecond, and waking a second
 # thread costs more (on a busy machine, milliseconds of waiting for it to be scheduled).
 PARALLEL_MIN_ROWS = 200_000
@@ -45,3 +48,21 @@ def dispatch(parallel, serial, n_rows: int, *args):
     """
     kernel = parallel if n_rows >= PARALLEL_MIN_ROWS else serial
     return kernel(*args)
+
+
+# Grouped kernels cut their queries into this many chunks of about equal row counts;
+# the parallel form runs the chunks on threads, the serial one loops over them.
+N_CHUNKS = 32
+
+
+@njit(cache=True, nogil=True)
+def chunk_bounds(offsets):
+    """Query index bounds of ``N_CHUNKS`` chunks with about equal numbers of rows."""
+    nq = offsets.size - 1
+    bounds = np.empty(N_CHUNKS + 1, dtype=np.int64)
+    total = offsets[nq] - offsets[0]
+    for c in range(N_CHUNKS + 1):
+        target = offsets[0] + total * c // N_CHUNKS
+        bounds[c] = min(np.searchsorted(offsets, target), nq)
+    bounds[N_CHUNKS] = nq
+    return bounds

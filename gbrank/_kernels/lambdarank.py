@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit, prange
 
 from gbrank._kernels._sigmoid import rho_pair, row_exponentials_into, softplus
-from gbrank._kernels._threads import dispatch
+from gbrank._kernels._threads import N_CHUNKS, chunk_bounds, dispatch
 from gbrank._kernels.delta import ERR, MAP, NDCG, discounts, pair_delta, prefix_arrays
 
 # Pair weightings (``scheme``): |ΔZ| (LambdaRank), and the LambdaLoss NDCG family.
@@ -425,29 +425,11 @@ def _chunk(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold, norm,
                     hess[r] = bound
 
 
-# Queries are cut into this many chunks of about equal row counts; the parallel form
-# runs the chunks on threads.
-N_CHUNKS = 32
-
-
-@njit(cache=True, nogil=True)
-def _chunk_bounds(offsets):
-    """Query index bounds of N_CHUNKS chunks with about equal numbers of rows."""
-    nq = offsets.size - 1
-    bounds = np.empty(N_CHUNKS + 1, dtype=np.int64)
-    total = offsets[nq] - offsets[0]
-    for c in range(N_CHUNKS + 1):
-        target = offsets[0] + total * c // N_CHUNKS
-        bounds[c] = min(np.searchsorted(offsets, target), nq)
-    bounds[N_CHUNKS] = nq
-    return bounds
-
-
 @njit(cache=True, nogil=True, parallel=True)
 def _grad_hess_parallel(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold,
                         norm, lgb_discount, scheme, mu, smooth, max_step, grad, hess):
     disc = _discounts_for(offsets, k, lgb_discount, scheme)
-    bounds = _chunk_bounds(offsets)
+    bounds = chunk_bounds(offsets)
     for c in prange(N_CHUNKS):
         _chunk(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold, norm,
                lgb_discount, scheme, mu, smooth, max_step, disc, bounds[c], bounds[c + 1],

@@ -17,7 +17,7 @@ from gbrank._kernels._sigmoid import (
     row_exponentials_into,
     softplus,
 )
-from gbrank._kernels._threads import dispatch
+from gbrank._kernels._threads import N_CHUNKS, chunk_bounds, dispatch
 
 
 @njit(cache=True, nogil=True)
@@ -178,27 +178,9 @@ def _chunk(y, s, offsets, qweights, sigma, pull, skip, q0, q1, grad, hess):
                 hess[r] *= wq
 
 
-# Queries are cut into this many chunks of about equal row counts; the parallel form
-# runs the chunks on threads.
-N_CHUNKS = 32
-
-
-@njit(cache=True, nogil=True)
-def _chunk_bounds(offsets):
-    """Query index bounds of N_CHUNKS chunks with about equal numbers of rows."""
-    nq = offsets.size - 1
-    bounds = np.empty(N_CHUNKS + 1, dtype=np.int64)
-    total = offsets[nq] - offsets[0]
-    for c in range(N_CHUNKS + 1):
-        target = offsets[0] + total * c // N_CHUNKS
-        bounds[c] = min(np.searchsorted(offsets, target), nq)
-    bounds[N_CHUNKS] = nq
-    return bounds
-
-
 @njit(cache=True, nogil=True, parallel=True)
 def _grad_hess_parallel(y, s, offsets, qweights, sigma, pull, skip, grad, hess):
-    bounds = _chunk_bounds(offsets)
+    bounds = chunk_bounds(offsets)
     for c in prange(N_CHUNKS):
         _chunk(y, s, offsets, qweights, sigma, pull, skip, bounds[c], bounds[c + 1], grad,
                hess)
