@@ -26,6 +26,16 @@ def _title(ax: Any, text: str) -> None:
     ax.set_title(text, loc="left", fontsize=10)
 
 
+def _save(ax: Any, title: str, path: Path, plt: Any) -> Path:
+    """Our title on one of Optuna's axes, a common size, saved to ``path`` and closed."""
+    _title(ax, title)
+    ax.figure.set_size_inches(7.5, 4.2)
+    ax.figure.tight_layout()
+    ax.figure.savefig(path, dpi=100)
+    plt.close(ax.figure)
+    return path
+
+
 def study_plots(study: Any, out_dir: Path, label: str, metric: str,
                 title: str | None = None) -> list[Path]:
     """``<label>_history.png`` and (with ≥ 2 complete trials) ``<label>_importance.png``
@@ -45,27 +55,18 @@ def study_plots(study: Any, out_dir: Path, label: str, metric: str,
         warnings.simplefilter("ignore")  # Optuna marks its matplotlib API experimental
         if complete:
             ax = vis.plot_optimization_history(study, target_name=f"CV {metric}")
-            _title(ax, f"{title}: optimisation history\n(CV mean {metric})")
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-            ax.figure.set_size_inches(7.5, 4.2)
-            ax.figure.tight_layout()
-            p = out_dir / f"{label}_history.png"
-            ax.figure.savefig(p, dpi=100)
-            plt.close(ax.figure)
-            paths.append(p)
+            paths.append(_save(ax, f"{title}: optimisation history\n(CV mean {metric})",
+                               out_dir / f"{label}_history.png", plt))
         if len(complete) >= 2 and any(len(t.params) for t in complete):
             try:
                 ax = vis.plot_param_importances(study, target_name=f"CV {metric}")
             except (RuntimeError, ValueError, ZeroDivisionError):
                 ax = None
             if ax is not None:
-                _title(ax, f"{title}: parameter importances\n(fANOVA, for CV {metric})")
-                ax.figure.set_size_inches(7.5, 4.2)
-                ax.figure.tight_layout()
-                p = out_dir / f"{label}_importance.png"
-                ax.figure.savefig(p, dpi=100)
-                plt.close(ax.figure)
-                paths.append(p)
+                paths.append(_save(
+                    ax, f"{title}: parameter importances\n(fANOVA, for CV {metric})",
+                    out_dir / f"{label}_importance.png", plt))
     return paths
 
 
