@@ -9,6 +9,29 @@ from gbrank._kernels._order import descending_order
 BUFFER_MAX_K = 64
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _offer(v, i, m, kth, k, idx, val):
+    """Offer row ``i`` (score ``v``) to the sorted buffer holding ``m`` of ``k`` rows,
+    ``kth`` its lowest score once full; returns the new ``(m, kth)``. A row enters only
+    when it beats ``kth`` strictly, after every buffered row at least as high."""
+    if m == k:
+        if not v > kth:
+            return m, kth
+        j = k - 1
+    else:
+        j = m
+        m += 1
+    while j > 0 and val[j - 1] < v:
+        idx[j] = idx[j - 1]
+        val[j] = val[j - 1]
+        j -= 1
+    idx[j] = i
+    val[j] = v
+    if m == k:
+        kth = val[k - 1]
+    return m, kth
+
+
 @njit(cache=True, nogil=True)
 def top_k_into(s, a, b, k, idx, val):
     """Write into ``idx[:k]`` the rows (absolute indices) of ``s[a:b]`` holding the ``k``
@@ -23,22 +46,7 @@ def top_k_into(s, a, b, k, idx, val):
     m = 0
     kth = 0.0  # val[k - 1] once the buffer is full
     for i in range(a, b):
-        v = s[i]
-        if m == k:
-            if not v > kth:
-                continue
-            j = k - 1
-        else:
-            j = m
-            m += 1
-        while j > 0 and val[j - 1] < v:
-            idx[j] = idx[j - 1]
-            val[j] = val[j - 1]
-            j -= 1
-        idx[j] = i
-        val[j] = v
-        if m == k:
-            kth = val[k - 1]
+        m, kth = _offer(s[i], i, m, kth, k, idx, val)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -75,22 +83,7 @@ def top_k_into_pruned(s, a, b, k, idx, val, cand, cand_val):
     m = 0
     kth = 0.0
     for r in range(c):
-        v = cand_val[r]
-        if m == k:
-            if not v > kth:
-                continue
-            j = k - 1
-        else:
-            j = m
-            m += 1
-        while j > 0 and val[j - 1] < v:
-            idx[j] = idx[j - 1]
-            val[j] = val[j - 1]
-            j -= 1
-        idx[j] = cand[r]
-        val[j] = v
-        if m == k:
-            kth = val[k - 1]
+        m, kth = _offer(cand_val[r], cand[r], m, kth, k, idx, val)
 
 
 @njit(cache=True, nogil=True)
