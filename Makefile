@@ -1,11 +1,11 @@
 # Two entry points for a newcomer: `make tune` (the main job) and `make test`.
 # Each creates ./.venv and installs gbrank into it (editable, with the extras
-# dev, tune, bench and anchor) on first use.
+# dev, tune, bench, anchor, dask and postgres) on first use.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS := dev,tune,bench,anchor
+EXTRAS := dev,tune,bench,anchor,dask,postgres
 ARGS ?=
 
 .PHONY: tune bench test test-fast test-min wheel lint clean
