@@ -21,7 +21,8 @@ from gbrank._registry import get_metric, get_objective
 # The one place the version is written (pyproject.toml reads it from here).
 __version__ = "0.2.0"
 
-_LAZY_SUBMODULES = ("lightgbm", "xgboost", "sklearn", "datasets", "gradcheck", "tuning")
+_LAZY_SUBMODULES = ("lightgbm", "xgboost", "sklearn", "datasets", "gradcheck", "tuning",
+                    "dask")
 
 __all__ = ["metrics", "objectives", "predict_proba", "get_metric", "get_objective",
            "__version__", *_LAZY_SUBMODULES]
