@@ -131,13 +131,13 @@ def test_pruned_top_k_is_head_of_stable_sort(k, values, pad):
     s = np.concatenate((np.full(pad, 9e9), np.array(values), np.full(pad, 9e9)))
     a, b = pad, pad + len(values)
     k = min(k, b - a)
-    idx = np.empty(k, dtype=np.int64)
-    val = np.empty(k)
+    idx = np.empty(k + 1, dtype=np.int64)  # + 1: the scratch slot of the rank count
+    val = np.empty(k + 1)
     top_k_into_pruned(s, a, b, k, idx, val, np.empty(b - a, dtype=np.int64),
                       np.empty(b - a))
     expected = sorted(range(a, b), key=lambda i: (-s[i], i))[:k]
-    assert idx.tolist() == expected
-    assert val.tolist() == [s[i] for i in expected]
+    assert idx[:k].tolist() == expected
+    assert val[:k].tolist() == [s[i] for i in expected]
 
 
 def test_ndcg_parallel_and_serial_forms_agree_with_reference():
@@ -163,6 +163,59 @@ def test_ndcg_parallel_and_serial_forms_agree_with_reference():
                     for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
         assert out_p.tolist() == out_s.tolist()
         np.testing.assert_allclose(out_s, expected, rtol=1e-13)
+
+
+@pytest.mark.parametrize("n_grades", [1, 2, 4, 5, 6, 8, 9, 20])
+def test_ndcg_ideal_dcg_by_grade_passes_and_histogram(n_grades):
+    # <= GRADE_PASSES_MAX grades: passes of four grades from the top (1, 2 passes, a
+    # pass ending below grade 1); more: the histogram. label_gain with a non-zero gain
+    # for grade 0 checks the rows left to the end; k beyond the counted rows too.
+    from _metric_reference import ndcg_q
+
+    from gbrank._kernels.ndcg import GRADE_PASSES_MAX, _ndcg_serial
+
+    assert GRADE_PASSES_MAX == 8
+    rng = np.random.default_rng(n_grades)
+    sizes = rng.integers(1, 60, 200)
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    n = int(offsets[-1])
+    # Skewed grades: the top grades are rare, so several passes are needed.
+    y = np.minimum(rng.geometric(0.45, n) - 1, n_grades - 1).astype(np.float64)
+    s = np.round(rng.standard_normal(n) * 3) / 2
+    table = np.sqrt(np.arange(n_grades, dtype=np.float64)) + 0.25  # gain(0) = 0.25
+    for k in (1, 3, 10, 64, 0):
+        depth = int(sizes.max()) if k == 0 else k
+        discount = 1.0 / np.log2(np.arange(2, depth + 2))
+        out = np.empty(sizes.size)
+        _ndcg_serial(y, s, offsets, k, table, False, discount, out)
+        expected = [ndcg_q(list(y[a:b]), list(s[a:b]), None if k == 0 else k,
+                           gain=lambda lab: table[int(lab)])
+                    for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
+        np.testing.assert_allclose(out, expected, rtol=1e-13)
+
+
+@pytest.mark.parametrize("integer", [True, False])
+def test_fused_ranking_check_agrees_with_numpy_checks(integer):
+    from gbrank._kernels._checks import ranking_rows_ok
+
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 5, 300).astype(np.float64)
+    s = rng.standard_normal(300)
+    assert ranking_rows_ok(y, s, integer, 4.0)
+    assert ranking_rows_ok(y, s, integer, np.inf)
+    assert ranking_rows_ok(-0.0 * y, s, integer, 4.0)  # -0.0 is grade 0
+    assert not ranking_rows_ok(y, s, integer, 3.0)  # above max_grade
+    for where, value in (("y", -1.0), ("y", np.nan), ("y", np.inf), ("s", np.nan),
+                         ("s", -np.inf), ("y", 2.5)):
+        yy, ss = y.copy(), s.copy()
+        (yy if where == "y" else ss)[123] = value
+        bad = not (where == "y" and value == 2.5 and not integer)
+        assert ranking_rows_ok(yy, ss, integer, np.inf) is (not bad)
+    # Through the public functions: the NumPy checks still name the problem.
+    s[7] = np.nan
+    with pytest.raises(ValueError, match=r"scores contain 1 NaN/inf value\(s\) \(first at "
+                                         r"index 7"):
+        metrics.ndcg(y, s, [300])
 
 
 # ---------------------------------------------------------------- grouped RankNet

@@ -49,37 +49,58 @@ def top_k_into(s, a, b, k, idx, val):
         m, kth = _offer(s[i], i, m, kth, k, idx, val)
 
 
+# Candidates of the pruned scan are ordered by counting ranks (c² branch-free,
+# vectorised comparisons) up to this many; above it (many ties at the bound, a long
+# query) the sorted buffer's c·k worst case is cheaper.
+RANK_COUNT_MAX = 128
+
+
 @njit(cache=True, nogil=True, inline="always")
 def top_k_into_pruned(s, a, b, k, idx, val, cand, cand_val):
-    """:func:`top_k_into` with a cheap first pass that discards most rows (same result).
+    """:func:`top_k_into` with a cheap first pass that discards most rows (same result);
+    ``idx`` and ``val`` need ``k + 1`` slots (the last is scratch).
 
-    Split the rows into ``k`` blocks: the ``k`` block maxima are ``k`` distinct rows,
-    so the smallest of them, T, is at most the k-th highest score, and every row of
-    the top k has a score ≥ T. One branch-free pass copies the rows with ``s ≥ T``
-    (in row order, so ties keep their order) into ``cand``/``cand_val`` (each at least
-    ``b - a`` long); the sorted-buffer scan then runs over those only — about 2.5·k
-    rows at 100 rows and k = 10 instead of 100, and the unpredictable branches of
-    the buffer go with them. Below ``2 k`` rows the plain scan is used.
+    Split the rows into ``k`` blocks, block ``j`` = rows ``a + j, a + j + k, …`` (strided,
+    so the maxima are one vectorised running maximum over slices of ``k`` rows): the
+    ``k`` block maxima are ``k`` distinct rows, so the smallest of them, T, is at most
+    the k-th highest score, and every row of the top k has a score ≥ T. One
+    branch-free pass copies the rows with ``s ≥ T`` (in row order, so ties keep their
+    order) into ``cand``/``cand_val`` (each at least ``b - a`` long): about 2.5·k
+    rows at 100 rows and k = 10. Each candidate's position in the stable order is
+    then counted, ``#{c_j > c_i} + #{j < i: c_j = c_i}`` (every row above a top-k row
+    is a candidate, so that is its rank in the whole query), and it is written to
+    ``idx[min(rank, k)]``: no unpredictable branch. With more than
+    :data:`RANK_COUNT_MAX` candidates the sorted buffer takes them instead. Below
+    ``2 k`` rows the plain scan is used.
     """
     n = b - a
     if n < 2 * k:
         top_k_into(s, a, b, k, idx, val)
         return
-    width = n // k
+    for j in range(k):
+        val[j] = s[a + j]
+    for base in range(a + k, a + (n // k) * k, k):
+        for j in range(k):
+            val[j] = max(val[j], s[base + j])
     bound = np.inf
     for j in range(k):
-        lo = a + j * width
-        hi = b if j == k - 1 else lo + width
-        mx = s[lo]
-        for i in range(lo + 1, hi):
-            mx = max(mx, s[i])
-        bound = min(bound, mx)
+        bound = min(bound, val[j])
     c = 0
     for i in range(a, b):
         v = s[i]
         cand[c] = i
         cand_val[c] = v
         c += v >= bound
+    if c <= RANK_COUNT_MAX:
+        for i in range(c):
+            v = cand_val[i]
+            r = 0
+            for j in range(c):
+                r += (cand_val[j] > v) | ((cand_val[j] == v) & (j < i))
+            idx[min(r, k)] = cand[i]
+        for r in range(k):
+            val[r] = s[idx[r]]
+        return
     m = 0
     kth = 0.0
     for r in range(c):
