@@ -376,21 +376,32 @@ def _partition_local(X: Any, y: Any, qid: Any, weight: Any, npartitions: int,
     rows = tuple(int(r) for r in np.diff(rbounds))
     nqs = tuple(int(c) for c in np.diff(qbounds))
     codes = np.repeat(np.arange(query_ids.size, dtype=np.int64), sizes)
-    if frame:
-        Xs = X.iloc[order].reset_index(drop=True)
-        Xd = dd.from_pandas(Xs, npartitions=1).repartition(
-            divisions=[*rbounds[:-1].tolist(), int(rbounds[-1]) - 1])
-        def series(a: np.ndarray) -> Any:
-            return dd.from_pandas(pd.Series(a), npartitions=1).repartition(
-                divisions=Xd.divisions)
-        yd, qd = series(yy[order]), series(codes)
-        wd = None if ww is None else series(ww[order])
+    Xs = X.iloc[order].reset_index(drop=True) if frame else np.asarray(X)[order]
+    cols = [yy[order], codes, None if ww is None else ww[order]]
+    client = _default_client()
+    pieces = []
+    for a, b in zip(rbounds[:-1], rbounds[1:], strict=True):
+        piece = [Xs.iloc[a:b] if frame else Xs[a:b]] + [
+            None if c is None else c[a:b] for c in cols]
+        # Scattered to the workers when a cluster is up: the data does not travel
+        # inside the task graph (dask warns about large graphs, and they are slow).
+        pieces.append(client.scatter(piece) if client is not None else piece)
+
+    def column(i: int, shape: Any, dtype: Any) -> Any:
+        if client is None:
+            return da.concatenate([da.from_array(p[i], chunks=p[i].shape) for p in pieces])
+        return da.concatenate([da.from_delayed(p[i], shape=shape(r), dtype=dtype)
+                               for p, r in zip(pieces, rows, strict=True)])
+
+    if frame and client is None:
+        Xd = dd.concat([dd.from_pandas(p[0], npartitions=1) for p in pieces])
+    elif frame:
+        Xd = dd.from_delayed([p[0] for p in pieces], meta=Xs.iloc[:0], verify_meta=False)
     else:
-        Xa = np.asarray(X)
-        Xd = da.from_array(Xa[order], chunks=(rows, Xa.shape[1]))
-        yd = da.from_array(yy[order], chunks=(rows,))
-        qd = da.from_array(codes, chunks=(rows,))
-        wd = None if ww is None else da.from_array(ww[order], chunks=(rows,))
+        Xd = column(0, lambda r: (r, Xs.shape[1]), Xs.dtype)
+    yd = column(1, lambda r: (r,), np.float64)
+    qd = column(2, lambda r: (r,), np.int64)
+    wd = None if ww is None else column(3, lambda r: (r,), np.float64)
     group = da.from_array(sizes.astype(np.int64), chunks=(nqs,))
     if persist:
         Xd, yd, qd = Xd.persist(), yd.persist(), qd.persist()
@@ -464,6 +475,15 @@ def _partition_dask(X: Any, y: Any, qid: Any, weight: Any, npartitions: int | No
         wd = None if wd is None else wd.to_dask_array(lengths=rows)
     group = da.from_array(sizes, chunks=(nqs,))
     return QueryPartitions(Xd, yd, qd, group, wd, query_ids, rows, nqs)
+
+
+def _default_client() -> Any:
+    try:
+        from distributed import default_client
+
+        return default_client()
+    except (ImportError, ValueError):
+        return None
 
 
 def _meta_of(x: Any) -> Any:

@@ -64,7 +64,8 @@ def _assert_whole_queries(parts, X, y, qid):
     """Rows are X[stable sort by qid] (queries ascending, input order within), every
     query in one partition, group sizes = the queries' row counts."""
     order = _stable(qid)
-    Xp, yp, qp = dask.compute(parts.X, parts.y, parts.qid)
+    Xp = parts.X.compute()
+    yp, qp = dask.compute(parts.y, parts.qid)
     Xp = Xp.to_numpy() if hasattr(Xp, "to_numpy") else Xp
     np.testing.assert_array_equal(Xp, X[order])
     np.testing.assert_array_equal(np.asarray(yp), y[order])
@@ -77,6 +78,14 @@ def _assert_whole_queries(parts, X, y, qid):
     assert sum(parts.partition_rows) == len(y)
     gd.check_query_partitions(parts.qid)  # raises if a query straddles
 
+
+def test_partition_by_query_pandas_without_cluster():
+    # Runs before the module's cluster starts: no client, so the local scheduler with
+    # the data embedded in the graph (with a client it is scattered); same result.
+    X, y, qid, _ = _data(n=300, n_queries=20)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    parts = gd.partition_by_query(frame, y, qid, npartitions=2, persist=False)
+    _assert_whole_queries(parts, X, y, qid)
 
 def test_partition_by_query_in_memory(client):
     X, y, qid, _ = _data()
