@@ -4,17 +4,25 @@
     python experiments/tune.py --quick            # smoke run, ~2 min
     python experiments/tune.py --data ../shared/data/rank.train --objectives lambdarank:err
     python experiments/tune.py --data train.parquet --label-col rel --qid-col qid
+    python experiments/tune.py --workers 4 --storage postgresql://user:pw@host/db
 
 Writes ``experiments/results/SUMMARY.md``, PNG plots under ``experiments/results/tune/``,
 the refit best models (booster file + JSON of parameters) under
 ``experiments/results/tune/models/``, and the studies to
 ``experiments/results/studies.db`` (re-running resumes them; ``--trials`` is the total).
 Bad input ends with one line on stderr and exit code 2.
+
+Many processes share the studies of one ``--storage`` and its ``--trials`` total exactly
+(``gbrank.tuning.run_budget``). ``--workers N`` starts N worker processes (each runs
+trials only, as ``--trials-only``), waits for them and writes the report itself (as
+``--report-only``). Processes started by hand on other machines add trials with
+``--trials-only``; a normal run (or a final ``--report-only``) writes the report.
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,7 +41,8 @@ def _fail(message: str) -> None:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = _Parser(description=__doc__.splitlines()[0])
+    # No abbreviated flags: --workers' children get the parent's arguments minus it.
+    p = _Parser(description=__doc__.splitlines()[0], allow_abbrev=False)
     p.add_argument("--data", type=Path, help="LETOR/SVMlight (.query file or qid:), CSV or "
                    "Parquet; default: the embedded synthetic tasks")
     p.add_argument("--test-data", type=Path, help="held-out file in the same format "
@@ -60,6 +69,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--n-jobs", type=int, default=1, help="booster threads per training "
                    "(default 1; run several processes on one --storage to scale out)")
+    p.add_argument("--workers", type=int, default=1, help="start N worker processes on "
+                   "the same --storage, then write the report (default 1: this process)")
+    role = p.add_mutually_exclusive_group()
+    role.add_argument("--trials-only", action="store_true", help="only add trials to the "
+                      "studies (a worker beside other processes); no refit, plots or summary")
+    role.add_argument("--report-only", action="store_true", help="no new trials: refit, "
+                      "score and report the stored studies")
+    p.add_argument("--worker-id", type=int, help=argparse.SUPPRESS)
     p.add_argument("--heartbeat", type=int, default=10, help="trial heartbeat in seconds; "
                    "a killed run's trials are retried after 3 heartbeats")
     p.add_argument("--anchor", action="store_true", help="also run Optuna's LightGBMTunerCV "
@@ -70,6 +87,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.data is None and (args.test_data or args.label_col or args.qid_col):
         _fail("--test-data, --label-col and --qid-col need --data")
+    if args.workers < 1:
+        _fail(f"--workers: must be an integer >= 1, got {args.workers}")
+    if args.workers > 1 and (args.trials_only or args.report_only):
+        _fail("--workers cannot be combined with --trials-only or --report-only")
     return args
 
 
@@ -131,11 +152,75 @@ def _config(args: argparse.Namespace, keys: list[str] | None):
             n_folds=args.folds, max_rounds=given(args.max_rounds, 40 if args.quick else 100),
             patience=10 if args.quick else 15, seed=args.seed, storage=args.storage,
             out_dir=args.out, quick=args.quick, n_jobs=args.n_jobs, objectives=keys,
-            heartbeat=args.heartbeat, progress=not args.quiet, anchor=args.anchor)
+            heartbeat=args.heartbeat, progress=not args.quiet, anchor=args.anchor,
+            run_trials=not args.report_only and args.workers == 1,
+            report=not args.trials_only, worker=args.worker_id)
     except ValueError as exc:
         msg = str(exc)
         field_name = msg.split(" ", 1)[0]
         _fail(f"{_FLAGS.get(field_name, field_name)}: {msg}")
+
+
+def _without_workers(argv: list[str]) -> list[str]:
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--workers":
+            skip = True
+        elif not a.startswith("--workers="):
+            out.append(a)
+    return out
+
+
+def _run_workers(args: argparse.Namespace, argv: list[str], cfg) -> int:
+    """Start ``--workers`` processes of this script with ``--trials-only`` on one storage,
+    wait for them; 0 if all ended well, else 1 (the report is written either way: a dead
+    worker's running trial is retried by the others once its heartbeat is stale)."""
+    from gbrank.tuning.storage import default_storage_url
+
+    # main() opened the storage (and so created its tables) before the workers race.
+    url = cfg.storage or default_storage_url(cfg.out_dir)
+    child = [sys.executable, str(Path(__file__).resolve()), *_without_workers(argv),
+             "--trials-only"]
+    if not args.storage:  # every worker on the parent's database, wherever --out points
+        child += ["--storage", url]
+    if not args.quiet:
+        print(f"[tune] {args.workers} worker processes on {_redact(url)}", flush=True)
+    procs = [subprocess.Popen([*child, "--worker-id", str(i)]) for i in range(args.workers)]
+    try:
+        codes = [p.wait() for p in procs]
+    except BaseException:  # Ctrl-C or a kill of the parent: take the workers along
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            p.wait()
+        raise
+    bad = [(i, c) for i, c in enumerate(codes) if c != 0]
+    for i, c in bad:
+        print(f"tune.py: error: worker {i} (pid {procs[i].pid}) exited with code {c}",
+              file=sys.stderr)
+    return 1 if bad else 0
+
+
+def _check_storage(cfg) -> None:
+    """Open the storage once (creating its tables): a wrong URL, a server that does not
+    answer or a missing driver ends the run here, in one line."""
+    from gbrank.tuning.storage import default_storage_url, open_storage
+
+    try:
+        open_storage(cfg.storage or default_storage_url(cfg.out_dir), cfg.heartbeat)
+    except Exception as exc:  # SQLAlchemy's errors carry the driver's message
+        msg = " ".join(str(getattr(exc, "orig", None) or exc).split()) or type(exc).__name__
+        _fail(f"--storage: {_redact(msg)}")
+
+
+def _redact(url: str) -> str:
+    """The URL without its password, for progress lines."""
+    import re
+
+    return re.sub(r"(://[^:/@]+):[^@/]*@", r"\1:***@", url)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -162,10 +247,17 @@ def main(argv: list[str] | None = None) -> int:
             if candidate(k, args.booster).kind not in kinds:
                 _fail(f"--objectives: {k!r} is a {candidate(k, args.booster).kind} objective; "
                       f"the data are {'/'.join(sorted(kinds))}")
+    _check_storage(cfg)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    code = 0
+    if args.workers > 1:
+        code = _run_workers(args, argv, cfg)
     try:
         results = tune(tasks, cfg)
     except ImportError as exc:
         _fail(str(exc))
+    if not cfg.report:
+        return code
     throughput = None
     if not args.no_throughput and args.booster == "lightgbm":
         from gbrank.tuning.throughput import measure_reuse, throughput_lines
@@ -182,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         throughput = throughput_lines(t, res, key, n)
     from gbrank.tuning.report import write_summary
 
-    config_line = (f"`{' '.join(['python experiments/tune.py', *(argv or sys.argv[1:])])}`: "
+    config_line = (f"`{' '.join(['python experiments/tune.py', *argv])}`: "
                    f"{cfg.booster}, {cfg.trials} trials per study (TPE, seed {cfg.seed}, "
                    f"median pruning), {cfg.n_folds}-fold CV, ≤ {cfg.max_rounds} rounds with "
                    f"early stopping after {cfg.patience}, {cfg.n_jobs} booster thread(s).")
@@ -191,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
                          plot_dir=args.out / "tune")
     if not args.quiet:
         print(f"[tune] wrote {path} in {time.perf_counter() - t_start:.0f} s", flush=True)
-    return 0
+    return code
 
 
 if __name__ == "__main__":

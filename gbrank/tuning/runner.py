@@ -4,25 +4,31 @@ a score on the held-out test split."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import os
+import socket
 import sys
 import time
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from gbrank._validation import check_choice, check_integer, check_number
+from gbrank._validation import check_bool, check_choice, check_integer, check_number
 from gbrank.tuning._deps import require
 from gbrank.tuning.cv import FoldData, fit_full, run_cv, score
 from gbrank.tuning.folds import make_folds
 from gbrank.tuning.gate import gate
 from gbrank.tuning.spaces import Candidate, build_objective, candidates_for, suggest_params
-from gbrank.tuning.storage import default_storage_url, open_storage, study_name
+from gbrank.tuning.storage import default_storage_url, open_storage, study_lock, study_name
 from gbrank.tuning.tasks import Task
 
-__all__ = ["TuneConfig", "StudyResult", "tune", "tune_task"]
+__all__ = ["TuneConfig", "StudyResult", "run_budget", "tune", "tune_task"]
 
 
 @dataclass
@@ -34,6 +40,12 @@ class TuneConfig:
     each study of this run. ``objectives``: keys (``"lambdarank:err"``,
     ``"native:binary"``); ``None`` = the defaults of each task. ``custom``: extra
     objective instances by name (gated and tuned like the built-in ones).
+
+    Many processes may run the same configuration on one ``storage`` (PostgreSQL, or
+    SQLite on one machine): they share each study and its total exactly (see
+    :func:`run_budget`). ``run_trials=False`` runs no trial (report from the stored
+    studies); ``report=False`` skips the refit, test scores, models and plots (a worker
+    that only adds trials). ``worker`` numbers a worker process in progress lines.
     """
 
     booster: str = "lightgbm"
@@ -55,6 +67,9 @@ class TuneConfig:
     save_models: bool = True
     plots: bool = True
     progress: bool = True
+    run_trials: bool = True
+    report: bool = True
+    worker: int | None = None
 
     def __post_init__(self) -> None:
         # Checked here, once, for the CLI and the importable engine alike.
@@ -63,6 +78,9 @@ class TuneConfig:
                           ("n_jobs", 1), ("heartbeat", 1)):
             check_integer(getattr(self, name), name, low)
         check_integer(self.grace, "grace", 1, allow_none=True)
+        check_integer(self.worker, "worker", 0, allow_none=True)
+        if not (check_bool(self.run_trials, "run_trials") or check_bool(self.report, "report")):
+            raise ValueError("run_trials and report are both False: nothing to do")
         if self.timeout is not None:
             check_number(self.timeout, "timeout", 0.0, low_open=True)
 
@@ -80,6 +98,7 @@ class StudyResult:
     n_pruned: int = 0
     n_fail: int = 0
     seconds: float = 0.0
+    n_here: int = 0  # trials this process ran (admitted into the budget)
     best_value: float | None = None
     folds: dict[str, list[float]] = field(default_factory=dict)
     best_params: dict[str, Any] = field(default_factory=dict)
@@ -97,9 +116,11 @@ class StudyResult:
 class _Progress:
     """One updating line on a terminal; a quiet line every few trials elsewhere (CI)."""
 
-    def __init__(self, enabled: bool) -> None:
+    def __init__(self, enabled: bool, worker: int | None = None) -> None:
         self.enabled = enabled
-        self.tty = enabled and sys.stdout.isatty()
+        # Workers share the parent's terminal: plain lines, each naming its worker.
+        self.tty = enabled and worker is None and sys.stdout.isatty()
+        self.tag = "[tune]" if worker is None else f"[tune w{worker}]"
         self.t0 = time.perf_counter()
 
     def _fmt(self, sec: float) -> str:
@@ -110,7 +131,7 @@ class _Progress:
         if not self.enabled:
             return
         best_s = "—" if best is None else f"{best:.4f}"
-        line = (f"[tune] {label}: {done}/{total} trials, best {best_s}, elapsed "
+        line = (f"{self.tag} {label}: {done}/{total} trials, best {best_s}, elapsed "
                 f"{self._fmt(time.perf_counter() - self.t0)}, study remaining "
                 f"~{self._fmt((total - done) * per_trial)}")
         if self.tty:
@@ -120,14 +141,193 @@ class _Progress:
 
     def line(self, text: str) -> None:
         if self.enabled:
-            print(("\n" if self.tty else "") + "[tune] " + text, flush=True)
+            print(("\n" if self.tty else "") + self.tag + " " + text, flush=True)
+
+
+# Trial user attributes of the shared budget (see run_budget).
+ADMITTED = "gbrank_admitted"  # the trial's own number: it holds a slot of the total
+SURPLUS = "gbrank_surplus"  # asked when the total was already taken; failed unrun
+WORKER = "gbrank_worker"  # "<host>:<pid>" of the process that ran the trial
+
+
+def _is_surplus(t: Any) -> bool:
+    return bool(t.user_attrs.get(SURPLUS))
 
 
 def _state_counts(study: Any) -> tuple[int, int, int]:
+    """Trials complete, pruned and failed (surplus trials, failed unrun, not counted)."""
     optuna = require("optuna")
     S = optuna.trial.TrialState
-    c = [t.state for t in study.get_trials(deepcopy=False)]
+    c = [t.state for t in study.get_trials(deepcopy=False)
+         if not (t.state == S.FAIL and _is_surplus(t))]
     return c.count(S.COMPLETE), c.count(S.PRUNED), c.count(S.FAIL)
+
+
+def _seeded_tpe(seed: int, **tpe_kwargs: Any) -> Any:
+    """A TPE sampler whose random state is ``seed`` combined with the trial's number.
+
+    One seeded TPESampler per process would hand every worker the same random stream:
+    workers that start together would run the same parameters. Seeding each trial from
+    its number keeps a single process exactly reproducible and gives concurrent trials
+    different draws (TPE keeps no other state between trials)."""
+    optuna = require("optuna")
+
+    class TrialSeededTPE(optuna.samplers.BaseSampler):
+        def __init__(self) -> None:
+            self._number: int | None = None
+            self._tpe: Any = None
+
+        def _at(self, trial: Any) -> Any:
+            if trial.number != self._number:
+                self._number = trial.number
+                self._tpe = optuna.samplers.TPESampler(
+                    seed=(seed + 1_000_003 * trial.number) % 2**32, **tpe_kwargs)
+            return self._tpe
+
+        def infer_relative_search_space(self, study, trial):
+            return self._at(trial).infer_relative_search_space(study, trial)
+
+        def sample_relative(self, study, trial, search_space):
+            return self._at(trial).sample_relative(study, trial, search_space)
+
+        def sample_independent(self, study, trial, param_name, param_distribution):
+            return self._at(trial).sample_independent(study, trial, param_name,
+                                                      param_distribution)
+
+        def before_trial(self, study, trial):
+            self._at(trial).before_trial(study, trial)
+
+        def after_trial(self, study, trial, state, values):
+            self._at(trial).after_trial(study, trial, state, values)
+
+        def reseed_rng(self) -> None:  # the seed is the trial's number by design
+            pass
+
+    return TrialSeededTPE()
+
+
+class _BudgetFull(Exception):
+    """The trial was asked after the study's total had been taken by other workers."""
+
+
+class _QuietSurplus(logging.Filter):
+    """Drop Optuna's "Trial n failed" warnings (with traceback) for surplus trials."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.numbers: set[int] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        msg = record.getMessage()
+        return not any(msg.startswith(f"Trial {n} failed") for n in self.numbers)
+
+
+def run_budget(study: Any, objective: Callable[[Any], float], total: int, *,
+               storage: Any = None, timeout: float | None = None,
+               max_trials: int | None = None, catch: Sequence[type[Exception]] = (),
+               callbacks: Sequence[Callable[[Any, Any], None]] = (),
+               poll: float = 0.5) -> int:
+    """Run ``objective`` trials of ``study`` until ``total`` of them are COMPLETE or
+    PRUNED, counting every process that works on the same study; returns the number of
+    trials this process ran.
+
+    The budget scheme (race-free with any number of processes on one storage):
+
+    * A slot of the total is *claimed* by a COMPLETE or PRUNED trial, or by a RUNNING
+      trial marked admitted (user attribute ``gbrank_admitted`` = its own number; a
+      retried copy of a killed trial inherits the attribute with the old number, so it
+      does not count until it is admitted itself).
+    * A new trial is asked as usual (Optuna creates it, or pops a WAITING retry of a
+      killed trial) and, before any parameter is drawn, the worker takes the study's
+      lock (:func:`~gbrank.tuning.storage.study_lock`), counts the claimed slots and,
+      if one is free, records the trial's heartbeat and marks it admitted, then
+      releases the lock. The count and the mark are one atomic step, so no two trials
+      take the last slot. A trial that finds no free slot (two workers asked at once)
+      is failed unrun with ``gbrank_surplus``; it has no parameters, the sampler skips
+      it and the report does not count it as a failure. After each trial the worker
+      stops if every slot is claimed, so surplus trials are rare.
+    * A slot comes back when its trial FAILS: the worker that caught the error asks
+      again; a killed worker's trial has a heartbeat (recorded at admission), so after
+      the grace period any worker fails it and Optuna re-queues its parameters.
+      Therefore a worker with nothing to start does not leave while admitted trials
+      still run elsewhere: it polls (failing stale trials) and takes a freed slot.
+      Trials killed before admission claim nothing and are simply never counted.
+
+    ``timeout`` (seconds) stops starting new trials; the wait for other workers' running
+    trials continues past it (each ends, or is failed after the grace period).
+    ``max_trials`` caps the trials this process starts (a run where every trial fails
+    must end).
+    """
+    optuna = require("optuna")
+    S = optuna.trial.TrialState
+    host = f"{socket.gethostname()}:{os.getpid()}"
+    deadline = None if timeout is None else time.monotonic() + timeout
+    started = 0
+    quiet = _QuietSurplus()
+    heartbeats = bool(getattr(storage, "get_heartbeat_interval", lambda: None)())
+
+    def fail_stale() -> None:
+        if heartbeats:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                optuna.storages.fail_stale_trials(study)
+
+    def trials() -> list[Any]:
+        return study.get_trials(deepcopy=False)
+
+    def admitted_running(t: Any) -> bool:
+        return t.state == S.RUNNING and t.user_attrs.get(ADMITTED) == t.number
+
+    def claimed() -> int:
+        return sum(t.state in (S.COMPLETE, S.PRUNED) or admitted_running(t)
+                   for t in trials())
+
+    def gated(trial: Any) -> float:
+        nonlocal started
+        with (study_lock(storage, study.study_name) if storage is not None
+              else contextlib.nullcontext()):
+            free = claimed() < total  # this trial is RUNNING but not admitted yet
+            if free:
+                tid = getattr(trial, "_trial_id", None)
+                if heartbeats and tid is not None:
+                    storage.record_heartbeat(tid)
+                trial.set_user_attr(WORKER, host)
+                trial.set_user_attr(ADMITTED, trial.number)
+        if not free:
+            quiet.numbers.add(trial.number)
+            trial.set_user_attr(SURPLUS, True)
+            study.stop()
+            raise _BudgetFull(f"the total of {total} trials is taken")
+        started += 1
+        return objective(trial)
+
+    def stop_when_full(study_: Any, trial_: Any) -> None:
+        if claimed() >= total:
+            study_.stop()
+
+    log = logging.getLogger("optuna.study._optimize")
+    log.addFilter(quiet)
+    try:
+        fail_stale()
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            can_start = ((left is None or left > 0)
+                         and (max_trials is None or started < max_trials))
+            if can_start and claimed() < total:
+                study.optimize(
+                    gated, n_trials=None if max_trials is None else max_trials - started,
+                    timeout=left, catch=(*catch, _BudgetFull), gc_after_trial=False,
+                    callbacks=[stop_when_full, *callbacks])
+                continue
+            # Nothing to start here; stay while admitted trials run elsewhere, since
+            # one may die and free its slot (see above).
+            if not heartbeats or not any(admitted_running(t) for t in trials()):
+                break
+            time.sleep(poll)
+            fail_stale()
+    finally:
+        log.removeFilter(quiet)
+    return started
 
 
 def _trial_seconds(study: Any) -> float:
@@ -165,7 +365,7 @@ def tune_task(task: Task, cfg: TuneConfig, progress: _Progress | None = None,
     """Run every candidate study of one task (gate, study, refit, test score, plots)."""
     optuna = require("optuna")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    progress = progress or _Progress(cfg.progress)
+    progress = progress or _Progress(cfg.progress, cfg.worker)
     if storage is None:
         storage = open_storage(cfg.storage or default_storage_url(cfg.out_dir),
                                cfg.heartbeat, cfg.grace)
@@ -223,35 +423,45 @@ def _one_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, sto
             return res
     name = study_name(task.name, fp, cfg.booster, cand.key)
     res.study = name
-    study = optuna.create_study(
-        study_name=name, storage=storage, direction="maximize", load_if_exists=True,
-        sampler=optuna.samplers.TPESampler(seed=_stable_seed(name, cfg.seed),
-                                           n_startup_trials=min(5, max(2, cfg.trials // 3))),
-        pruner=optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=20))
-    study.set_user_attr("task", task.name)
-    study.set_user_attr("objective", cand.key)
-    study.set_user_attr("metric", cand.target)
     S = optuna.trial.TrialState
-    done0 = sum(_state_counts(study)[:2])
-    remaining = max(0, cfg.trials - done0)
-    t_start = time.perf_counter()
+    if cfg.run_trials:
+        study = optuna.create_study(
+            study_name=name, storage=storage, direction="maximize", load_if_exists=True,
+            sampler=_seeded_tpe(_stable_seed(name, cfg.seed),
+                                n_startup_trials=min(5, max(2, cfg.trials // 3))),
+            pruner=optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=20))
+        study.set_user_attr("task", task.name)
+        study.set_user_attr("objective", cand.key)
+        study.set_user_attr("metric", cand.target)
+        done0 = sum(_state_counts(study)[:2])
+        t_start = time.perf_counter()
+        n_here = 0
 
-    def cb(study_, trial_):
-        done = sum(_state_counts(study_)[:2])
+        def cb(study_, trial_):
+            nonlocal n_here
+            n_here += trial_.user_attrs.get(ADMITTED) == trial_.number
+            done = sum(_state_counts(study_)[:2])
+            try:
+                best = study_.best_value
+            except ValueError:
+                best = None
+            progress.trial(label, min(done, cfg.trials), cfg.trials, best,
+                           (time.perf_counter() - t_start) / max(1, n_here))
+
+        # This process starts at most twice the trials missing when it began (failed
+        # trials are retried, but a study whose every trial fails must end).
+        remaining = max(0, cfg.trials - done0)
+        res.n_here = run_budget(
+            study, _objective_fn(cand, cfg, data), cfg.trials, storage=storage,
+            timeout=cfg.timeout, max_trials=remaining + max(3, remaining),
+            catch=(ValueError, FloatingPointError), callbacks=[cb])
+    else:
         try:
-            best = study_.best_value
-        except ValueError:
-            best = None
-        n_run = max(1, done - done0)
-        progress.trial(label, min(done, cfg.trials), cfg.trials, best,
-                       (time.perf_counter() - t_start) / n_run)
-
-    if remaining:
-        study.optimize(
-            _objective_fn(cand, cfg, data), n_trials=remaining + max(3, remaining),
-            timeout=cfg.timeout, gc_after_trial=False, catch=(ValueError, FloatingPointError),
-            callbacks=[optuna.study.MaxTrialsCallback(cfg.trials, states=(S.COMPLETE, S.PRUNED)),
-                       cb])
+            study = optuna.load_study(study_name=name, storage=storage)
+        except KeyError:
+            res.status, res.message = "no trials", "no study in the storage"
+            progress.line(f"{label}: no study in the storage")
+            return res
     res.n_complete, res.n_pruned, res.n_fail = _state_counts(study)
     res.seconds = _trial_seconds(study)
     complete = study.get_trials(deepcopy=False, states=(S.COMPLETE,))
@@ -264,8 +474,12 @@ def _one_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, sto
     res.folds = {k: list(map(float, v)) for k, v in best.user_attrs["folds"].items()}
     res.best_params = dict(best.params)
     res.rounds = max(1, int(round(float(np.mean(best.user_attrs["best_iters"])))))
+    here = f"; {res.n_here} run by this process" if cfg.run_trials else ""
     progress.line(f"{label}: best CV {cand.target} {res.best_value:.4f} "
-                  f"({res.n_complete} complete, {res.n_pruned} pruned, {res.n_fail} failed)")
+                  f"({res.n_complete} complete, {res.n_pruned} pruned, {res.n_fail} failed"
+                  f"{here})")
+    if not cfg.report:
+        return res
     # Refit the best parameters on the whole tuning part; score the held-out test split.
     bp, op = suggest_params(optuna.trial.FixedTrial(best.params), cand, cfg.booster, task.y)
     obj = None if cand.is_native else build_objective(cand, op, cfg.seed)
@@ -304,7 +518,7 @@ def _one_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, sto
 
 def tune(tasks: list[Task], cfg: TuneConfig) -> list[StudyResult]:
     """Tune every task; return one :class:`StudyResult` per (task, candidate)."""
-    progress = _Progress(cfg.progress)
+    progress = _Progress(cfg.progress, cfg.worker)
     storage = open_storage(cfg.storage or default_storage_url(cfg.out_dir), cfg.heartbeat,
                            cfg.grace)
     out = []
