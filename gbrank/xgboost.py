@@ -48,11 +48,27 @@ def objective(obj: Any) -> Callable[[np.ndarray, Any], tuple[np.ndarray, np.ndar
 
     def _xgb_objective(preds: np.ndarray, dtrain: Any) -> tuple[np.ndarray, np.ndarray]:
         y, w, group = _dmatrix_fields(dtrain)
+        if group is None and obj.loss_blocks == "query":
+            _refuse_distributed_groupless(obj)
         return obj.booster_grad_hess(y, preds, group, w)
 
     _xgb_objective.__name__ = type(obj).__name__
     _xgb_objective.gbrank_objective = obj  # type: ignore[attr-defined]
     return _xgb_objective
+
+
+def _refuse_distributed_groupless(obj: Any) -> None:
+    """A group-less loss (one query of all rows) cannot be summed per worker: in
+    distributed training (xgboost.dask) each worker would see only its own rows."""
+    from xgboost import collective
+
+    n = collective.get_world_size()
+    if n > 1:
+        raise ValueError(
+            f"{type(obj).__name__} got no query ids on one of {n} XGBoost workers: a "
+            "group-less objective treats all rows as one query, which cannot be split "
+            "across workers. Pass qid to the DaskDMatrix (gbrank.dask.partition_by_query) "
+            "or use pseudo-queries (gbrank.dask.partition_pseudo_queries)")
 
 
 def _is_dmatrix(x: Any) -> bool:

@@ -331,3 +331,41 @@ def test_xgboost_dask_train_matches_single_machine(client, rank_data):
     one = metrics.ndcg(yte, single.predict(xgb.DMatrix(Xte)), gte, k=10)
     assert abs(dist - one) <= 0.01, (dist, one)
     assert dist > 0.7
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:Parameter n_jobs will be ignored")
+def test_readme_dask_example_runs(client):
+    # The README's "Training on a Dask cluster" example, on this module's cluster.
+    import importlib.util
+    from pathlib import Path
+
+    pytest.importorskip("lightgbm")
+    pytest.importorskip("xgboost")
+    path = Path(__file__).resolve().parents[1] / "experiments" / "dask_example.py"
+    spec = importlib.util.spec_from_file_location("dask_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = module.main(client)
+    assert out["lightgbm ndcg@10"] > 0.6 and out["xgboost ndcg@10"] > 0.6
+    assert out["group-less pair_accuracy"] > 0.8
+
+
+def test_xgboost_dask_refuses_groupless_objective(client):
+    pytest.importorskip("xgboost")
+    import xgboost.dask as xgb_dask
+
+    import gbrank.xgboost
+    from gbrank.objectives import RankNet
+
+    X, y, _, _ = _data(n=1000)
+    parts = gd.partition_pseudo_queries(_chunked(X, (500, 500)), _chunked(y, (500, 500)), 50)
+    dtrain = xgb_dask.DaskDMatrix(client, parts.X, parts.y)  # no qid
+    with pytest.raises(ValueError, match=r"RankNet got no query ids on one of 2 XGBoost "
+                                         r"workers.*partition_pseudo_queries"):
+        xgb_dask.train(client, {"tree_method": "hist", "nthread": 1}, dtrain,
+                       num_boost_round=2, obj=gbrank.xgboost.objective(RankNet()))
+    # with the pseudo-queries' qid it trains
+    dtrain = xgb_dask.DaskDMatrix(client, parts.X, parts.y, qid=parts.qid)
+    xgb_dask.train(client, {"tree_method": "hist", "nthread": 1}, dtrain,
+                   num_boost_round=2, obj=gbrank.xgboost.objective(RankNet()))
