@@ -157,6 +157,9 @@ def _raise_straddle(runs: list[dict[str, Any]], *, contiguous: bool) -> None:
                     f"query {v!r} is not contiguous in partition {p}: its rows resume at "
                     f"row {row} of the partition after other queries' rows; rows of a "
                     "query must be adjacent (use gbrank.dask.partition_by_query)")
+    ids = [np.unique(r["ids"]) for r in runs if r["ids"].size]
+    if not ids or np.unique(np.concatenate(ids)).size == sum(a.size for a in ids):
+        return  # every id in one partition (vectorised; the loop below names the culprit)
     owner: dict[Any, int] = {}
     for p, r in enumerate(runs):
         for v in np.unique(r["ids"]).tolist() if r["ids"].size else []:
@@ -454,7 +457,10 @@ def _partition_dask(X: Any, y: Any, qid: Any, weight: Any, npartitions: int | No
     sizes = counts.to_numpy().astype(np.int64)
     cuts = _balanced_cuts(sizes, len(aligned) if npartitions is None else npartitions)
     nparts = cuts.size
-    df = df.map_partitions(_assign_partition, query_ids, cuts,
+    from dask import delayed
+
+    # One copy of the id table in the graph, shared by every partition's task.
+    df = df.map_partitions(_assign_partition, delayed(query_ids), cuts,
                            meta=df._meta.assign(**{_CODE: np.zeros(0, np.int64),
                                                    _PART: np.zeros(0, np.int64)}))
     df = df.set_index(_PART, drop=True, divisions=tuple(range(nparts)) + (nparts,))
@@ -780,9 +786,15 @@ def pair_accuracy(y: Any, s: Any, qid: Any = None, *, weight: Any = None) -> flo
     return 1.0 if den == 0.0 else num / den
 
 
-def _topk_part(y: Any, s: Any, p: int, k: int) -> tuple[np.ndarray, ...]:
+def _topk_part(y: Any, s: Any, p: int, k: int, label_gain: Any,
+               gain: str) -> tuple[np.ndarray, ...]:
     """Worker side: the k best-scored rows (ties by row order) and the k best labels."""
+    from gbrank import metrics
+
     yy, ss = _np(y).ravel().astype(np.float64), _np(s).ravel().astype(np.float64)
+    if yy.size:
+        # Every row is checked as on one machine (NaN, grades), not only the candidates.
+        metrics.ndcg(yy, ss, None, k=k, label_gain=label_gain, gain=gain)
     pos = np.arange(yy.size, dtype=np.int64)
     by_score = np.lexsort((pos, -ss))[:k]
     by_label = np.argsort(-yy, kind="stable")[:k]
@@ -826,7 +838,7 @@ def ndcg(y: Any, s: Any, qid: Any = None, k: int | None = 10, label_gain: Any = 
                              "pass a finite k, or qid")
         kk = check_integer(k, "k", 1)
         parts = _aligned_parts({"y": y, "s": s})
-        tops = _compute(*[_delayed(_topk_part)(pt["y"], pt["s"], p, kk)
+        tops = _compute(*[_delayed(_topk_part)(pt["y"], pt["s"], p, kk, label_gain, gain)
                           for p, pt in enumerate(parts)])
         part, pos, yy, ss = (np.concatenate([t[i] for t in tops]) for i in range(4))
         order = np.lexsort((pos, part))  # row order of the data

@@ -95,6 +95,14 @@ def test_partition_by_query_in_memory(client):
     _assert_whole_queries(parts, X, y, qid)
 
 
+def test_partition_by_query_carries_weights(client):
+    X, y, qid, _ = _data(n=500, n_queries=40, seed=9)
+    w = np.arange(500, dtype=np.float64)
+    for data in ((X, y, qid, w), tuple(_chunked(a, (200, 300)) for a in (X, y, qid, w))):
+        parts = gd.partition_by_query(*data[:3], weight=data[3], npartitions=2)
+        np.testing.assert_array_equal(parts.weight.compute(), w[_stable(qid)])
+
+
 def test_partition_by_query_dask_arrays(client):
     X, y, qid, _ = _data(seed=1)
     ch = (500, 700, 300, 500)
@@ -239,6 +247,10 @@ def test_ndcg_exact(client):
     for k in (1, 10, 50):
         assert gd.ndcg(_chunked(y, CHUNKS), _chunked(s, CHUNKS), k=k) == \
             metrics.ndcg(y, s, k=k)
+    bad = s.copy()
+    bad[1500] = np.nan  # not a top-10 candidate, still refused as on one machine
+    with pytest.raises(ValueError, match="scores contain 1 NaN"):
+        gd.ndcg(_chunked(y, CHUNKS), _chunked(bad, CHUNKS), k=10)
     with pytest.raises(ValueError, match="finite k"):
         gd.ndcg(_chunked(y, CHUNKS), _chunked(s, CHUNKS), k=None)
 
