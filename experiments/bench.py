@@ -25,6 +25,7 @@ SECTIONS = {
     "binary": "bench_binary",
     "threads": "bench_threads",
     "scaling": "bench_scaling",
+    "dask": "bench_dask",
 }
 
 

@@ -19,14 +19,14 @@ import warnings
 import numpy as np
 
 
-def _fit_time(model_factory, parts) -> tuple[float, object]:
+def _fit_time(model_factory, X, y, group) -> tuple[float, object]:
     model = model_factory()
     t0 = time.perf_counter()
-    model.fit(parts.X, parts.y, group=parts.group)
+    model.fit(X, y, group=group)
     return time.perf_counter() - t0, model
 
 
-def run(quick: bool = False) -> str:
+def run(quick: bool = False, repeat: int | None = None) -> str:
     import lightgbm as lgb
     from distributed import Client, LocalCluster
 
@@ -35,7 +35,8 @@ def run(quick: bool = False) -> str:
     from gbrank.datasets import make_ranking
     from gbrank.objectives import LambdaRank
 
-    n_queries, rows, rounds, repeat = (250, 100, 20, 1) if quick else (2500, 100, 100, 3)
+    n_queries, rows, rounds, rep = (250, 100, 20, 1) if quick else (2500, 100, 100, 3)
+    repeat = rep if repeat is None else repeat
     held = 500  # held-out queries from the same generator (same coefficients)
     Xa, ya, ga = make_ranking(n_queries=n_queries + held, rows_per_query=rows,
                               n_features=50, seed=0)
@@ -47,45 +48,61 @@ def run(quick: bool = False) -> str:
                   min_child_samples=50, verbose=-1, random_state=0)
     warnings.filterwarnings("ignore", message="Parameter n_jobs will be ignored")
     objectives = {"native": "lambdarank", "gbrank": LambdaRank(metric="ndcg")}
-    times: dict[str, list[float]] = {k: [] for k in objectives}
-    ndcg: dict[str, float] = {}
+    runs = [(where, name) for where in ("dask", "single") for name in objectives]
+    times: dict[tuple[str, str], list[float]] = {r: [] for r in runs}
+    ndcg: dict[tuple[str, str], float] = {}
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address=None, silence_logs=40) as cluster, \
             Client(cluster) as client:
         parts = gd.partition_by_query(X, y, qid, npartitions=2)
-        for obj in objectives.values():  # warm-up
-            _fit_time(lambda o=obj: lgb.DaskLGBMRanker(objective=o, client=client,
-                                                       **params), parts)
+
+        def fit(where: str, obj: object) -> tuple[float, object]:
+            if where == "dask":
+                return _fit_time(lambda: lgb.DaskLGBMRanker(objective=obj, client=client,
+                                                            **params),
+                                 parts.X, parts.y, parts.group)
+            # the same data and parameters on one machine, one thread (the workers' count)
+            return _fit_time(lambda: lgb.LGBMRanker(objective=obj, n_jobs=1, **params),
+                             X, y, group)
+
+        for where, name in runs:  # warm-up
+            fit(where, objectives[name])
         for _ in range(repeat):
-            for name, obj in objectives.items():
-                t, model = _fit_time(lambda o=obj: lgb.DaskLGBMRanker(
-                    objective=o, client=client, **params), parts)
-                times[name].append(t)
-                ndcg[name] = metrics.ndcg(yte, model.to_local().predict(Xte, raw_score=True),
-                                          gte, k=10)
+            for where, name in runs:
+                t, model = fit(where, objectives[name])
+                times[where, name].append(t)
+                local = model.to_local() if where == "dask" else model
+                ndcg[where, name] = metrics.ndcg(yte, local.predict(Xte, raw_score=True),
+                                                 gte, k=10)
     med = {k: float(np.median(v)) for k, v in times.items()}
     load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    label = {"native": "native `lambdarank`", "gbrank": "`LambdaRank(\"ndcg\")`"}
     lines = [
         "## Dask: DaskLGBMRanker with a gbrank objective",
         "",
         f"`make_ranking({n_queries} + {held}, {rows}, 50)`: {n_queries * rows:,} training "
-        f"rows, "
-        f"{rounds} rounds, 31 leaves, learning rate 0.1, min_child_samples 50; a "
+        f"rows, {rounds} rounds, 31 leaves, learning rate 0.1, min_child_samples 50; a "
         "2-worker `LocalCluster` (processes, 1 thread each, loopback), data split by "
         "`gbrank.dask.partition_by_query` into 2 partitions of whole queries and "
-        f"persisted. Wall time of `DaskLGBMRanker.fit`, median of {repeat} alternating "
-        "fits after one warm-up fit each; held-out NDCG@10 on the "
-        f"other {held} queries. Load average during the run: {load} "
-        "(2 cores, shared).",
+        "persisted; beside it `LGBMRanker` on one machine with 1 thread, same data and "
+        f"parameters. Wall time of `fit`, median of {repeat} rounds of alternating fits "
+        f"after one warm-up fit each; held-out NDCG@10 on the other {held} queries. Load "
+        f"average at the end of the run: {load} (2 cores, shared with other jobs: "
+        "absolute times are noisy, compare within a row of fits).",
         "",
-        "| objective | fit time (s) | all fits (s) | held-out NDCG@10 |",
-        "|---|---:|---:|---:|",
-        f"| native `lambdarank` | {med['native']:.2f} | "
-        f"{', '.join(f'{t:.2f}' for t in times['native'])} | {ndcg['native']:.4f} |",
-        f"| `LambdaRank(\"ndcg\")` | {med['gbrank']:.2f} | "
-        f"{', '.join(f'{t:.2f}' for t in times['gbrank'])} | {ndcg['gbrank']:.4f} |",
+        "| where | objective | fit time (s) | all fits (s) | held-out NDCG@10 |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for where, name in runs:
+        lines.append(f"| {where} | {label[name]} | {med[where, name]:.2f} | "
+                     f"{', '.join(f'{x:.2f}' for x in times[where, name])} | "
+                     f"{ndcg[where, name]:.4f} |")
+    dask_ratio = med["dask", "gbrank"] / med["dask", "native"]
+    single_ratio = med["single", "gbrank"] / med["single", "native"]
+    lines += [
         "",
-        f"gbrank ÷ native: **{med['gbrank'] / med['native']:.2f}×** the training time.",
+        f"gbrank ÷ native on the Dask cluster: **{dask_ratio:.2f}×** the training time "
+        f"(one machine, 1 thread: {single_ratio:.2f}×).",
     ]
     return "\n".join(lines)
 
@@ -93,8 +110,9 @@ def run(quick: bool = False) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeat", type=int, default=None, help="rounds of fits (default 3)")
     args = parser.parse_args(argv)
-    print(run(quick=args.quick))
+    print(run(quick=args.quick, repeat=args.repeat))
     return 0
 
 
