@@ -6,7 +6,8 @@ judge them. Every objective is a numba grad/hess kernel checked by finite differ
 
 The adapters and helpers below are submodules loaded on first use (PEP 562), so
 ``import gbrank`` imports neither booster: ``gbrank.lightgbm``, ``gbrank.xgboost``,
-``gbrank.sklearn``, ``gbrank.datasets``, ``gbrank.gradcheck``, ``gbrank.tuning``.
+``gbrank.sklearn``, ``gbrank.datasets``, ``gbrank.gradcheck``, ``gbrank.tuning``,
+``gbrank.dask``.
 """
 
 from __future__ import annotations

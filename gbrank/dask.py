@@ -849,13 +849,12 @@ def ndcg(y: Any, s: Any, qid: Any = None, k: int | None = 10, label_gain: Any = 
 
 
 def _confusion_part(y: Any, s: Any, w: Any, threshold: float) -> tuple[float, ...]:
-    from gbrank._kernels.binary import confusion
-    from gbrank._validation import prepare_binary
+    """Worker side: (TP, FP, FN, TN) of one partition, validated as on one machine."""
+    from gbrank.metrics import _binary
 
     if np.size(_np(y)) == 0:
         return 0.0, 0.0, 0.0, 0.0
-    y01, ss, ww = prepare_binary(_np(y), _np(s), None if w is None else _np(w))
-    return confusion(y01, ss, np.empty(0) if ww is None else ww, threshold)
+    return _binary._counts(_np(y), _np(s), threshold, None if w is None else _np(w))
 
 
 def fbeta(y: Any, s: Any, beta: float = 1.0, threshold: float = 0.0, *,
