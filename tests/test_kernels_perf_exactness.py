@@ -218,6 +218,26 @@ def test_fused_ranking_check_agrees_with_numpy_checks(integer):
         metrics.ndcg(y, s, [300])
 
 
+def test_vectorised_row_exponentials_within_one_ulp_of_libm():
+    from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, row_exponentials_into
+
+    rng = np.random.default_rng(11)
+    # Spreads up to the limit: σ(z − mid) covers ±350, the reduction's whole range.
+    for spread, sigma in ((1e-3, 1.0), (1.0, 1.0), (40.0, 2.5), (MAX_EXP_SPREAD, 1.0)):
+        z = rng.uniform(-1.0, 1.0, 5000) * spread / 2
+        z[:2] = (-spread / 2, spread / 2)
+        z /= sigma
+        e = np.empty(z.size)
+        assert row_exponentials_into(z, sigma, e, np.empty(z.size))
+        mid = 0.5 * (z.max() + z.min())
+        exact = np.exp(sigma * (z - mid))
+        assert np.max(np.abs(e - exact) / exact) <= 2.3e-16  # 1 ulp
+    z = np.array([0.0, MAX_EXP_SPREAD + 1.0])
+    e = np.full(2, 7.0)
+    assert not row_exponentials_into(z, 1.0, e, np.empty(2))
+    assert e.tolist() == [7.0, 7.0]  # untouched: the pairs call rho_pair
+
+
 # ---------------------------------------------------------------- grouped RankNet
 
 

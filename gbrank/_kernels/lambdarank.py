@@ -300,7 +300,9 @@ def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb
 
     best = sa[0]
     worst = sa[n - 1]
-    fast = row_exponentials_into(sa[:n], sigma, e)
+    # g is scratch until zeroed below (with want_loss a long query's g is shorter than
+    # the query: the loss path is not the hot one, it allocates).
+    fast = row_exponentials_into(sa[:n], sigma, e, g if g.size >= n else np.empty(n))
     score_norm = norm and best != worst
     if not want_loss:
         for r in range(n):

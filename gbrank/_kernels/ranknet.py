@@ -76,7 +76,11 @@ def _label_order_into(y, order, nxt, counts):
         nxt[p] = nxt[p + 1] if y[order[p]] == y[order[p + 1]] else p + 1
 
 
-@njit(cache=True, nogil=True, fastmath=True)
+# error_model="numpy": a float division may not raise, so the pair loop has no
+# zero-division branch (with the default error model it stays scalar, one vdivsd per
+# pair); written over slices that start at 0 (no negative-index wraparound to check),
+# LLVM vectorises it.
+@njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
 def _sweep_fast(e, nxt, pull, g, h):
     """The O(n²) loop with ρ = e_v / (e_u + e_v). fastmath lets LLVM vectorise the
     row sums (reassociation only changes rounding)."""
@@ -87,23 +91,32 @@ def _sweep_fast(e, nxt, pull, g, h):
         hu = 0.0
         if pull:
             # Equal labels, target ½: ∂C/∂s_u = σ(½ − ρ), C symmetric in u, v.
-            for v in range(u + 1, nxt[u]):
-                inv = 1.0 / (eu + e[v])
-                rho = e[v] * inv
+            lo = u + 1
+            hi = nxt[u]
+            e_v = e[lo:hi]
+            g_v = g[lo:hi]
+            h_v = h[lo:hi]
+            for j in range(e_v.size):
+                inv = 1.0 / (eu + e_v[j])
+                rho = e_v[j] * inv
                 d = 0.5 - rho
                 gu += d
-                g[v] -= d
+                g_v[j] -= d
                 pq = rho * eu * inv
                 hu += pq
-                h[v] += pq
-        for v in range(nxt[u], n):
-            inv = 1.0 / (eu + e[v])
-            rho = e[v] * inv
+                h_v[j] += pq
+        lo = nxt[u]
+        e_v = e[lo:n]
+        g_v = g[lo:n]
+        h_v = h[lo:n]
+        for j in range(e_v.size):
+            inv = 1.0 / (eu + e_v[j])
+            rho = e_v[j] * inv
             gu -= rho
-            g[v] += rho
+            g_v[j] += rho
             pq = rho * eu * inv
             hu += pq
-            h[v] += pq
+            h_v[j] += pq
         g[u] += gu
         h[u] += hu
 
@@ -117,7 +130,7 @@ def _query(y, s, sigma, pull, grad, hess, order, nxt, counts, z, e, g, h):
     _label_order_into(y, order, nxt, counts)
     for r in range(n):
         z[r] = s[order[r]]
-    fast = row_exponentials_into(z[:n], sigma, e)
+    fast = row_exponentials_into(z[:n], sigma, e, g)  # g: scratch until zeroed
     g[:n] = 0.0
     h[:n] = 0.0
     if fast:
