@@ -238,6 +238,44 @@ def test_vectorised_row_exponentials_within_one_ulp_of_libm():
     assert e.tolist() == [7.0, 7.0]  # untouched: the pairs call rho_pair
 
 
+@pytest.mark.parametrize("beta", [0.5, 1.0, 2.0])
+def test_fbeta_oracle_single_query_fast_path_against_cell_enumeration(beta):
+    # The group-less path (NumPy sort, tighter candidate floor, branch-free v* pass)
+    # against all cells (a, b) with stable top-a / top-b selection; scores rounded so
+    # the k-th score is tied across the cut.
+    from gbrank._kernels import fbeta_surrogate as fk
+
+    rng = np.random.default_rng(int(beta * 10))
+    n = 3000
+    y = (rng.random(n) < 0.05).astype(np.float64)
+    s = np.round(rng.standard_normal(n) * 4) / 40  # many ties, several near 0
+    b2 = beta * beta
+    pos_rows = [i for i in sorted(range(n), key=lambda i: (-s[i], i)) if y[i] == 1]
+    neg_rows = [i for i in sorted(range(n), key=lambda i: (-s[i], i)) if y[i] == 0]
+    P, N = len(pos_rows), len(neg_rows)
+    tail = np.concatenate([np.cumsum(s[pos_rows][::-1])[::-1], [0.0]])
+    head = np.concatenate([[0.0], np.cumsum(s[neg_rows])])
+    a = np.arange(P + 1)[:, None]
+    b = np.arange(N + 1)[None, :]
+    d = a + b + b2 * P
+    vals = 1.0 - (1.0 + b2) * a / d - 2.0 * tail[:, None] + 2.0 * head[None, :]
+    best = vals.max()
+    # Smallest a, then smallest b, among cells within rounding of the maximum.
+    cells = np.argwhere(vals >= best - 1e-9)
+    ca, cb = cells[0]
+    expected = np.where(y == 1, -2.0, 0.0)
+    expected[pos_rows[:ca]] = 0.0
+    expected[neg_rows[:cb]] = 2.0
+    grad = np.empty(n)
+    value = fk.oracle(y, s, np.array([0, n]), fk.FBETA, b2, grad)
+    assert value[0] == pytest.approx(best, rel=1e-12)
+    np.testing.assert_array_equal(grad, expected)
+    # The grouped (numba-sorted) path gives the same on the same query.
+    grad2 = np.empty(n)
+    fk._oracle_serial(y, s, np.array([0, n]), fk.FBETA, b2, grad2)
+    np.testing.assert_array_equal(grad2, expected)
+
+
 # ---------------------------------------------------------------- grouped RankNet
 
 

@@ -42,56 +42,66 @@ BALANCED = 1
 
 
 @njit(cache=True, nogil=True)
-def _select_top(s, mask_value, y, lo, hi, ranked, count):
-    """Row indices of the ``count`` largest scores among rows with ``y == mask_value``.
-
-    ``ranked`` holds those rows' scores sorted descending; among rows equal to the
-    count-th largest value the earliest ones are taken.
-    """
+def _cut(ranked, count):
+    """``(t, ties)``: the top ``count`` of scores sorted descending in ``ranked`` are
+    those above ``t`` plus the first ``ties`` (in row order) equal to it; ``(inf, 0)``
+    for none."""
+    if count == 0:
+        return np.inf, 0
     thresh = ranked[count - 1]
     n_above = 0
     while n_above < count and ranked[n_above] > thresh:
         n_above += 1
-    out = np.empty(count, dtype=np.int64)
-    k = 0
-    ties = count - n_above
+    return thresh, count - n_above
+
+
+@njit(cache=True, nogil=True)
+def _fbeta_candidates(y, s, lo, hi, beta2):
+    """The positives' scores and the negatives' that can enter v* (unsorted)."""
+    n_pos = 0
     for i in range(lo, hi):
-        if y[i] != mask_value:
-            continue
+        n_pos += y[i] > 0.5
+    # A negative can enter v* only where the increment can be positive: its Δ part
+    # (1+β²)a / (D (D + 1)) < (1+β²)a / (a + β²P)² ≤ (1+β²) / (4β²P) (largest at
+    # a = β²P), so with P > 0 scores at or below −(1+β²)/(8β²P) are dropped too (10^6
+    # rows, 1% positives, N(0, 1) scores: 0.49 instead of 0.69 of the rows sorted).
+    floor = -0.5
+    if n_pos > 0 and beta2 > 0.0:
+        floor = max(floor, -(1.0 + beta2) / (8.0 * beta2 * n_pos))
+    n_cand = 0
+    for i in range(lo, hi):
+        n_cand += (y[i] <= 0.5) & (s[i] > floor)
+    # Branch-free compaction (each row written, the count advanced by its test: half
+    # the negatives pass, a branch would mispredict on every other row); one spare
+    # slot each for the last write.
+    pos = np.empty(n_pos + 1, dtype=np.float64)
+    neg = np.empty(n_cand + 1, dtype=np.float64)
+    jp = 0
+    jn = 0
+    for i in range(lo, hi):
         v = s[i]
-        if v > thresh:
-            out[k] = i
-            k += 1
-        elif v == thresh and ties > 0:
-            out[k] = i
-            k += 1
-            ties -= 1
-    return out
+        is_pos = y[i] > 0.5
+        pos[jp] = v
+        neg[jn] = v
+        jp += is_pos
+        jn += (not is_pos) & (v > floor)
+    pos = pos[:n_pos]
+    neg = neg[:n_cand]
+    return pos, neg
 
 
 @njit(cache=True, nogil=True)
 def _fbeta_query(y, s, lo, hi, beta2, grad):
     """Oracle on rows lo:hi; writes v* − y (±1 units: 0 or ±2) to grad; returns L."""
-    n_pos = 0
-    n_cand = 0
-    for i in range(lo, hi):
-        if y[i] > 0.5:
-            n_pos += 1
-        elif s[i] > -0.5:
-            n_cand += 1
-    pos = np.empty(n_pos, dtype=np.float64)
-    neg = np.empty(n_cand, dtype=np.float64)
-    jp = 0
-    jn = 0
-    for i in range(lo, hi):
-        if y[i] > 0.5:
-            pos[jp] = s[i]
-            jp += 1
-        elif s[i] > -0.5:
-            neg[jn] = s[i]
-            jn += 1
-    pos = np.sort(pos)[::-1]
-    neg = np.sort(neg)[::-1]
+    pos, neg = _fbeta_candidates(y, s, lo, hi, beta2)
+    return _fbeta_search(y, s, lo, hi, beta2, np.sort(pos)[::-1], np.sort(neg)[::-1], grad)
+
+
+@njit(cache=True, nogil=True)
+def _fbeta_search(y, s, lo, hi, beta2, pos, neg, grad):
+    """:func:`_fbeta_query` given the candidates sorted descending."""
+    n_pos = pos.size
+    n_cand = neg.size
     # tail[a] = Σ_{k>a} p_k (suffix sums: no cancellation), head[b] = Σ_{k≤b} n_k
     tail = np.zeros(n_pos + 1)
     for k in range(n_pos - 1, -1, -1):
@@ -127,14 +137,21 @@ def _fbeta_query(y, s, lo, hi, beta2, grad):
             best = val
             best_a = a
             best_b = b
+    # v* = the top best_a positives and top best_b negatives (ties: earlier rows), in
+    # one pass without a branch per row (the score tests are coin flips for the
+    # negatives): v* − y is 0 / −2 for a positive in / out, 2 / 0 for a negative.
+    tp, ties_p = _cut(pos, best_a)
+    tn, ties_n = _cut(neg, best_b)
     for i in range(lo, hi):
-        grad[i] = -2.0 if y[i] > 0.5 else 0.0
-    if best_a > 0:
-        for i in _select_top(s, 1.0, y, lo, hi, pos, best_a):
-            grad[i] = 0.0
-    if best_b > 0:
-        for i in _select_top(s, 0.0, y, lo, hi, neg, best_b):
-            grad[i] = 2.0
+        v = s[i]
+        is_pos = y[i] > 0.5
+        t = tp if is_pos else tn
+        left = ties_p if is_pos else ties_n
+        tie = (v == t) & (left > 0)
+        ties_p -= tie & is_pos
+        ties_n -= tie & (not is_pos)
+        take = (v > t) | tie
+        grad[i] = 2.0 * take - 2.0 * is_pos
     return best
 
 
@@ -200,6 +217,14 @@ def oracle(y, s, offsets, measure, beta2, grad):
     Queries run in parallel when there are several and enough rows (the rule of
     ``_threads.dispatch``); a single query (group-less data) runs on one core.
     """
+    if measure == FBETA and offsets.size == 2:
+        # One query (group-less data): sorted by NumPy, whose vectorised sort is ~15x
+        # numba's (500k scores: 2.7 vs 44 ms); the rest stays compiled.
+        lo, hi = int(offsets[0]), int(offsets[1])
+        pos, neg = _fbeta_candidates(y, s, lo, hi, beta2)
+        pos = np.sort(pos)[::-1]
+        neg = np.sort(neg)[::-1]
+        return np.array([_fbeta_search(y, s, lo, hi, beta2, pos, neg, grad)])
     parallel = _oracle_parallel if offsets.size > 2 else _oracle_serial
     return dispatch(parallel, _oracle_serial, s.size, y, s, offsets, measure, beta2, grad)
 
