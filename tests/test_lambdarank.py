@@ -178,7 +178,9 @@ def random_queries(rng, n_queries=6, max_size=12, n_grades=5, ties=True):
 def test_lambdas_match_slow_reference(metric, norm, k):
     rng = np.random.default_rng(k + 7 * norm)
     y, s, g = random_queries(rng)
-    obj = LambdaRank(metric=metric, truncation=k, sigma=1.5, norm=norm)
+    # smoothing=0: pure |ΔZ|, the SPEC pair weight the slow reference implements (the
+    # metric's default share is tested in test_lambdaloss.py).
+    obj = LambdaRank(metric=metric, truncation=k, sigma=1.5, norm=norm, smoothing=0.0)
     grad, hess = obj.exact_grad_hess(y, s, g)
     rg, rh = slow_lambdas(y, s, g, metric, k, 1.5, norm=norm)
     np.testing.assert_allclose(grad, rg, rtol=1e-10, atol=1e-13)
@@ -196,7 +198,7 @@ def test_wide_score_spread_uses_per_pair_exp_and_agrees():
     y, s, g = random_queries(rng, ties=False)
     s = s * 400
     for metric in ("ndcg", "err"):
-        obj = LambdaRank(metric=metric)
+        obj = LambdaRank(metric=metric, smoothing=0.0)  # pure |ΔZ|, as the reference
         grad, hess = obj.exact_grad_hess(y, s, g)
         rg, rh = slow_lambdas(y, s, g, metric, 30, 1.0)
         # Relative to the largest value: terms of 1e-100 may underflow differently.
@@ -211,7 +213,8 @@ def test_spread_just_below_exp_limit():
     s = np.array([345.0, 345.0, 344.5, -345.0, -345.0, -344.0])
     for metric in ("ndcg", "err", "map", "mrr"):
         for norm in (False, True):
-            grad, hess = LambdaRank(metric=metric, norm=norm).exact_grad_hess(y, s)
+            grad, hess = LambdaRank(metric=metric, norm=norm,
+                                    smoothing=0.0).exact_grad_hess(y, s)
             rg, rh = slow_lambdas(y, s, [6], metric, 30, 1.0, norm=norm)
             assert np.all(np.isfinite(grad)) and np.all(np.isfinite(hess))
             assert np.abs(grad - rg).max() <= 1e-12 * np.abs(rg).max()
@@ -222,7 +225,7 @@ def test_query_weights_and_qid_order():
     rng = np.random.default_rng(5)
     y, s, g = random_queries(rng, ties=False)
     w = rng.uniform(0.5, 2.0, g.size)
-    obj = LambdaRank(metric="err")
+    obj = LambdaRank(metric="err", smoothing=0.0)  # pure |ΔERR|, as the reference
     grad, hess = obj.grad_hess(y, s, g, weight=w)
     rg, rh = slow_lambdas(y, s, g, "err", 30, 1.0, weights=w)
     np.testing.assert_allclose(grad, rg, rtol=1e-10, atol=1e-14)
@@ -301,7 +304,8 @@ def test_label_gain_and_max_grade():
     with pytest.raises(ValueError, match="label_gain"):
         LambdaRank(label_gain=[0.0, 1.0]).grad_hess(y, s)
     # ERR's g_max: the largest label (2) by default, or max_grade.
-    for top, obj in ((2, LambdaRank(metric="err")), (4, LambdaRank(metric="err", max_grade=4))):
+    for top, obj in ((2, LambdaRank(metric="err", smoothing=0.0)),
+                     (4, LambdaRank(metric="err", max_grade=4, smoothing=0.0))):
         got = obj.exact_grad_hess(y, s)
         want = _swap_lambdas(y, s, lambda yy, ss, t=top: metrics.err(yy, ss, k=None,
                                                                       max_grade=t))

@@ -31,7 +31,11 @@ _WEIGHTINGS = {"lambdarank": _k.LAMBDARANK, "ndcg_loss1": _k.LOSS1, "ndcg_loss2"
                "ndcg_loss2pp": _k.LOSS2PP}
 # smoothing=None: the share of |ΔNDCG| each metric gets by default (issue 10; see the
 # class docstring for the measurements behind these numbers).
-_DEFAULT_SMOOTHING = {"ndcg": 0.0, "err": 0.0, "map": 0.0, "mrr": 0.0}
+_DEFAULT_SMOOTHING = {"ndcg": 0.0, "err": 0.9, "map": 0.75, "mrr": 0.75}
+
+
+def _integer_grades(y: np.ndarray) -> bool:
+    return bool(np.all(y == np.floor(y))) and (y.size == 0 or float(y.max()) <= MAX_EXACT_GRADE)
 
 
 class LambdaRank(Objective):
@@ -257,10 +261,20 @@ class LambdaRank(Objective):
             p.smoothing = p.smoothing[p.metric]
         return p
 
+    def _smoothing(self, p: SimpleNamespace, y: np.ndarray) -> float:
+        """The share in effect for the (validated) labels ``y``: the default share of
+        MAP and MRR needs NDCG's integer grades; with other labels (which MAP and MRR
+        accept) ``smoothing=None`` means pure |ΔZ|, as documented."""
+        if self.smoothing is None and p.smoothing > 0.0 and not _integer_grades(y):
+            return 0.0
+        return p.smoothing
+
     def _prepare(self, y: Any, s: Any, group: Any, qid: Any, weight: Any):
         p = self._params()
-        # The smoothing share is NDCG's |Δ| with gain 2^l − 1: integer grades.
-        integer = p.metric in ("ndcg", "err") or p.smoothing > 0.0
+        # An explicit smoothing share is NDCG's |Δ| with gain 2^l − 1: integer grades
+        # (the default share falls back to 0 without them, see _smoothing).
+        integer = p.metric in ("ndcg", "err") or (p.smoothing > 0.0
+                                                  and self.smoothing is not None)
         reason = None
         if p.metric == "ndcg" and p.label_gain is not None:
             max_grade = p.label_gain.size - 1
@@ -291,7 +305,7 @@ class LambdaRank(Objective):
         p = self._params()
         return (_METRICS[p.metric], p.truncation, p.sigma, self._gain_table(p, y),
                 p.threshold, p.norm, p.norm and p.metric == "ndcg",
-                _WEIGHTINGS[p.weighting], p.mu, p.smoothing)
+                _WEIGHTINGS[p.weighting], p.mu, self._smoothing(p, y))
 
     # -- protocol -------------------------------------------------------------------
     def _grad_hess(self, y: Any, s: Any, group: Any, qid: Any, weight: Any,
