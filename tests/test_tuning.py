@@ -203,7 +203,8 @@ def _main(argv, capsys):
 
 @pytest.mark.parametrize("case", ["missing", "unparsable", "no_label_col", "no_qid_col",
                                   "unknown_objective", "bad_trials", "bad_timeout",
-                                  "bad_folds"])
+                                  "bad_folds", "bad_workers", "workers_and_role",
+                                  "bad_storage"])
 def test_bad_input_exits_2_with_one_line(case, tmp_path, capsys):
     csv = _write_csv(tmp_path / "d.csv", n=200)
     bad = tmp_path / "bad.txt"
@@ -217,6 +218,9 @@ def test_bad_input_exits_2_with_one_line(case, tmp_path, capsys):
         "bad_trials": ["--trials", "0"],
         "bad_timeout": ["--timeout", "0"],
         "bad_folds": ["--folds", "1"],
+        "bad_workers": ["--workers", "0"],
+        "workers_and_role": ["--workers", "2", "--trials-only"],
+        "bad_storage": ["--data", str(csv), "--label-col", "label", "--storage", "nowhere"],
     }[case]
     code, err = _main(argv + ["--out", str(tmp_path / "out")], capsys)
     assert code == 2
@@ -228,7 +232,10 @@ def test_bad_input_exits_2_with_one_line(case, tmp_path, capsys):
               "unknown_objective": "unknown objective 'lambdarank:foo'",
               "bad_trials": "--trials: trials must be an integer in [1, inf], got 0",
               "bad_timeout": "--timeout: timeout must be a finite number in (0, inf)",
-              "bad_folds": "--folds: n_folds must be an integer in [2, inf], got 1"}[case]
+              "bad_folds": "--folds: n_folds must be an integer in [2, inf], got 1",
+              "bad_workers": "--workers: must be an integer >= 1, got 0",
+              "workers_and_role": "--workers cannot be combined with --trials-only",
+              "bad_storage": "--storage: storage='nowhere' is invalid"}[case]
     assert expect in lines[0]
     assert not (tmp_path / "out" / "SUMMARY.md").exists()
 
@@ -380,3 +387,20 @@ def test_tune_config_refuses_bad_settings():
         TuneConfig(trials=0)
     with pytest.raises(ValueError, match="booster must be one of"):
         TuneConfig(booster="catboost")
+
+
+def test_trials_only_then_report_only_share_the_stored_study(tmp_path):
+    """A trials-only worker fits nothing; a report-only run adds no trial and refits
+    the stored best trial."""
+    task = _binary_task(n=1000)
+    common = dict(trials=2, max_rounds=10, patience=5, n_folds=2, out_dir=tmp_path,
+                  objectives=["native:binary"], plots=False, progress=False)
+    worker = tune_task(task, TuneConfig(report=False, **common))[0]
+    assert worker.n_complete + worker.n_pruned == 2 and worker.n_here == 2
+    assert worker.test == {} and worker.model_path == ""
+    report = tune_task(task, TuneConfig(run_trials=False, **common))[0]
+    assert (report.n_complete, report.n_pruned) == (worker.n_complete, worker.n_pruned)
+    assert report.n_here == 0 and report.best_value == worker.best_value
+    assert Path(report.model_path).exists() and 0.0 < report.test["ap"] <= 1.0
+    with pytest.raises(ValueError, match="nothing to do"):
+        TuneConfig(run_trials=False, report=False)

@@ -377,7 +377,7 @@ def tune_task(task: Task, cfg: TuneConfig, progress: _Progress | None = None,
     results = []
     for cand in cands:
         results.append(_one_study(task, cand, cfg, data, storage, fp, progress))
-    if cfg.anchor and task.kind == "ranking" and cfg.booster == "lightgbm":
+    if cfg.anchor and cfg.report and task.kind == "ranking" and cfg.booster == "lightgbm":
         from gbrank.tuning.anchor import run_anchor
 
         budget = next((r.seconds for r in results if r.key == "native:lambdarank"), 60.0)
