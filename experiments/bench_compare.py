@@ -1,0 +1,234 @@
+"""Before/after table of the issue-12 hot paths from ONE run: old code (a ``git worktree``
+of an earlier commit) and this checkout, each task in child processes alternating
+old, new, new, old, old, new (each with its own numba cache directory), so that both
+see the same machine load.
+
+    git worktree add /tmp/gbrank-before <commit>
+    python experiments/bench_compare.py /tmp/gbrank-before [--tasks ndcg ranknet ...]
+
+Each child reports, per task, the median wall time of warm calls of the public
+function, the median CPU time of the process over the same calls (all threads; on a
+busy machine the steadier of the two), and a checksum of the result so that old and
+new can be seen to agree. Training: LightGBM 100 rounds, 2 threads, no environment
+variables set, ``LambdaRank("ndcg")`` ÷ native ``lambdarank`` in the same child, and
+the objective's median time per round inside ``lgb.train`` beside its time alone.
+Prints a markdown table (cells: median of the children, then the children's values).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CHILD = r"""
+import json, os, sys, time
+root = sys.argv[1]
+sys.path.insert(0, root)
+import numpy as np
+import gbrank
+assert gbrank.__file__.startswith(root), gbrank.__file__
+from gbrank import metrics
+from gbrank.objectives import FBetaSurrogate, LambdaRank, RankNet
+
+
+def timed(f, n):
+    f()
+    walls, cpus = [], []
+    for _ in range(n):
+        c = time.process_time(); t = time.perf_counter()
+        f()
+        walls.append(time.perf_counter() - t); cpus.append(time.process_time() - c)
+    return 1e3 * float(np.median(walls)), 1e3 * float(np.median(cpus))
+
+
+def ranking_data(n_queries, size, seed=0):
+    rng = np.random.default_rng(seed)
+    n = n_queries * size
+    y = np.minimum(rng.geometric(0.5, n) - 1, 4).astype(np.float64)
+    return y, y * 0.5 + rng.standard_normal(n), np.full(n_queries, size)
+
+
+def grouped():
+    from gbrank.datasets import make_ranking
+    _, y, group = make_ranking(2500, 100, 50, seed=0)
+    return y, np.random.default_rng(1).standard_normal(y.size), group
+
+
+def checksum(g, h):
+    return float(np.abs(g).sum() + np.abs(h).sum())
+
+
+out = {}
+for task in sys.argv[2].split(","):
+    if task == "ndcg":
+        y, s, g = ranking_data(10_000, 100)
+        f = lambda: metrics.ndcg(y, s, g, k=10)
+        out[task] = (*timed(f, 15), f())
+    elif task == "pair_accuracy":
+        rng = np.random.default_rng(3)
+        y = rng.integers(0, 5, 10**6).astype(float)
+        s = y * 0.3 + rng.standard_normal(y.size)
+        f = lambda: metrics.pair_accuracy(y, s)
+        out[task] = (*timed(f, 5), f())
+    elif task in ("ranknet", "lambdarank"):
+        y, s, g = grouped()
+        obj = RankNet() if task == "ranknet" else LambdaRank("ndcg")
+        f = lambda: obj.grad_hess(y, s, g)
+        out[task] = (*timed(f, 9), checksum(*f()))
+    elif task.startswith("ranknet_groupless_"):
+        spread = float(task.rsplit("_", 1)[1])
+        rng = np.random.default_rng(2)
+        y = rng.integers(0, 5, 10**6).astype(float)
+        s = rng.standard_normal(y.size) * spread
+        obj = RankNet(method="fast")
+        f = lambda: obj.grad_hess(y, s)
+        out[task] = (*timed(f, 3), checksum(*f()))
+    elif task == "fbeta":
+        rng = np.random.default_rng(1)
+        y = (rng.random(10**6) < 0.01).astype(float)
+        s = rng.standard_normal(y.size)
+        obj = FBetaSurrogate(batch_size=None)  # the oracle on the whole query
+        f = lambda: obj.grad_hess(y, s)
+        out[task] = (*timed(f, 7), checksum(*f()))
+    elif task == "training":
+        import lightgbm as lgb
+        from gbrank.datasets import make_ranking
+        X, y, g = make_ranking(2500, 100, 50, seed=0)
+        params = dict(learning_rate=0.1, num_leaves=31, min_data_in_leaf=20, verbose=-1,
+                      num_threads=2, seed=0, deterministic=True)
+        obj = LambdaRank("ndcg")
+        inside = []
+
+        def fobj(preds, ds):
+            t = time.perf_counter()
+            r = obj(preds, ds)
+            inside.append(time.perf_counter() - t)
+            return r
+
+        def train(objective):
+            ds = lgb.Dataset(X, y, group=g, free_raw_data=False)
+            t = time.perf_counter()
+            b = lgb.train(dict(params, objective=objective), ds, num_boost_round=100)
+            return time.perf_counter() - t, b
+
+        train("lambdarank")  # warm-up (binning, thread pool)
+        t_nat, _ = train("lambdarank")
+        t_obj, b = train(fobj)
+        s0 = np.random.default_rng(1).standard_normal(y.size)
+        alone = timed(lambda: obj.grad_hess(y, s0, g), 9)[0]
+        out[task] = (1e3 * t_obj, 1e3 * t_nat, t_obj / t_nat,
+                     1e3 * float(np.median(inside)), alone)
+print(json.dumps(out))
+"""
+
+COLD = r"""
+import time
+t = time.perf_counter()
+import numpy as np
+import gbrank
+from gbrank import metrics
+metrics.ndcg(np.array([3.0, 2, 1, 0, 0]), np.array([0.1, 0.4, 0.3, 0.2, 0.0]))
+import sys
+print(time.perf_counter() - t, "lightgbm" in sys.modules or "xgboost" in sys.modules)
+"""
+
+TASKS = ("ndcg", "pair_accuracy", "ranknet", "lambdarank", "ranknet_groupless_1",
+         "ranknet_groupless_1000", "fbeta", "training", "cold")
+
+
+def _env(root: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+    env["PYTHONPATH"] = str(root)
+    env["NUMBA_CACHE_DIR"] = f"/tmp/gbrank-bench-cache-{root.name}"
+    return env
+
+
+def _child(root: Path, tasks: list[str]) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, str(root), ",".join(tasks)],
+                         env=_env(root), capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _cold(root: Path) -> float:
+    """Whole-process wall time (interpreter start included), best of 5, cache warm."""
+    times = []
+    for _ in range(6):
+        t = time.perf_counter()
+        out = subprocess.run([sys.executable, "-c", COLD], env=_env(root),
+                             capture_output=True, text=True, check=True)
+        times.append(time.perf_counter() - t)
+        assert out.stdout.split()[1] == "False", "a booster was imported"
+    return min(times[1:])  # the first run may (re)write the numba cache
+
+
+def _cell(values: list[float], fmt: str) -> str:
+    med = sorted(values)[len(values) // 2]
+    return f"{med:{fmt}} ({', '.join(f'{v:{fmt}}' for v in values)})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("before", type=Path, help="checkout of the old commit")
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS)
+    args = parser.parse_args(argv)
+    roots = {"before": args.before.resolve(), "after": ROOT}
+    order = ["before", "after", "after", "before", "before", "after"]
+    timed_tasks = [t for t in args.tasks if t not in ("training", "cold")]
+    res: dict[str, dict[str, list]] = {"before": {}, "after": {}}
+    load = []
+    for which in order:
+        load.append(os.getloadavg()[0])
+        if timed_tasks:
+            for task, v in _child(roots[which], timed_tasks).items():
+                res[which].setdefault(task, []).append(v)
+        print(f"[compare] {which} done, load {load[-1]:.1f}", file=sys.stderr, flush=True)
+    # One child each: a training child takes 1-2 minutes on the shared machine.
+    for which in order[:2] if "training" in args.tasks else ():
+        v = _child(roots[which], ["training"])["training"]
+        res[which].setdefault("training", []).append(v)
+        load.append(os.getloadavg()[0])
+    if "cold" in args.tasks:
+        for which in order[:4]:
+            res[which].setdefault("cold", []).append(_cold(roots[which]))
+            load.append(os.getloadavg()[0])
+    print(f"Load average (1 min) during the run: {min(load):.1f}–{max(load):.1f}\n")
+    print("| hot path | before: wall ms | after: wall ms | before: CPU ms | after: CPU ms "
+          "| wall ratio | values |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    for task in timed_tasks:
+        b, a = res["before"][task], res["after"][task]
+        wb, wa = [v[0] for v in b], [v[0] for v in a]
+        cb, ca = [v[1] for v in b], [v[1] for v in a]
+        vb, va = {round(v[2], 9) for v in b}, {round(v[2], 9) for v in a}
+        same = "same" if vb == va else f"{sorted(vb)} → {sorted(va)}"
+        ratio = sorted(wb)[1] / sorted(wa)[1]
+        print(f"| {task} | {_cell(wb, '.1f')} | {_cell(wa, '.1f')} | {_cell(cb, '.1f')} "
+              f"| {_cell(ca, '.1f')} | {ratio:.2f}× | {same} ({sorted(va)[0]:.12g}) |")
+    if "training" in args.tasks:
+        print("\n| training (250k rows, 100 rounds, 2 threads) | before | after |")
+        print("|---|---|---|")
+        names = ("LambdaRank training s", "native lambdarank s", "ratio to native",
+                 "objective ms/round inside lgb.train", "objective ms/call alone")
+        for i, name in enumerate(names):
+            scale = 1e-3 if i < 2 else 1.0
+            b = [v[i] * scale for v in res["before"]["training"]]
+            a = [v[i] * scale for v in res["after"]["training"]]
+            print(f"| {name} | {_cell(b, '.2f')} | {_cell(a, '.2f')} |")
+    if "cold" in args.tasks:
+        print("\n| cold start (process wall: interpreter, import gbrank, first ndcg call; "
+              "cache warm; best of 5) | before | after |")
+        print("|---|---|---|")
+        print(f"| seconds | {_cell(res['before']['cold'], '.3f')} "
+              f"| {_cell(res['after']['cold'], '.3f')} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
