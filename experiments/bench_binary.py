@@ -197,7 +197,7 @@ def _training_rows_isolated(n: int, rounds: int) -> list[str]:
 
 def _oracle_rows(n: int, n_enum: int, repeat: int) -> list[str]:
     rng = np.random.default_rng(1)
-    obj = FBetaSurrogate(beta=1.0)
+    obj = FBetaSurrogate(beta=1.0, batch_size=None)  # the one-example oracle
     rows = []
     y = (rng.random(n) < 0.01).astype(np.float64)
     for label, s in (("N(0, 1) scores", rng.standard_normal(n)),

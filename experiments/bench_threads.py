@@ -44,7 +44,7 @@ def _child(kind: str, mode: str, repeat: int) -> float:
         def call(y, s, group=None):
             return obj.grad_hess(y, s)
     else:
-        obj = FBetaSurrogate(beta=1.0)
+        obj = FBetaSurrogate(beta=1.0, batch_size=None)
 
         def call(y, s, group=None):
             return obj.grad_hess(y, s, group=group)

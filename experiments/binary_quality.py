@@ -1,6 +1,7 @@
 """Held-out quality of imbalanced binary objectives with LightGBM.
 
     python experiments/binary_quality.py          # writes experiments/results/binary_quality.md
+    python experiments/binary_quality.py --select  # re-choose FBetaSurrogate's defaults
 
 Three imbalanced tasks, ten seeds each (a fresh subsample and a stratified
 train/validation/test split per seed, 50/25/25):
@@ -12,10 +13,11 @@ train/validation/test split per seed, 50/25/25):
 
 Objectives, all with the same booster settings and number of rounds: LightGBM's native
 ``binary``, ``binary`` with ``scale_pos_weight = N/P``, ``FocalLoss`` (γ = 0.5, 2, 5;
-α = None; started from its ``init_score``) and ``FBetaSurrogate`` (β = 1, the whole
-training set as one structured example; and, as the remedy issue 10 asks for, on random
-structured examples of 75 or 30 rows drawn afresh every round, ``batch_size``, with a
-constant Hessian of 2). Reported on the test split, as mean ± sd over
+α = None; started from its ``init_score``) and ``FBetaSurrogate`` (β = 1: the whole
+training set as one structured example, ``batch_size=None``; and, as the remedy issue 10
+asks for, random structured examples drawn afresh every round: the default, 75 rows with
+a constant Hessian of 4, chosen with ``--select`` on seeds 100–109, and the earlier
+recommendation, 30 rows with a Hessian of 2). Reported on the test split, as mean ± sd over
 seeds: F1 at the default threshold (margin 0, i.e. p = 0.5), F1 at the threshold that
 maximises F1 on the validation split (``gbrank.metrics.best_threshold``), and average
 precision (scikit-learn).
@@ -23,6 +25,8 @@ precision (scikit-learn).
 
 from __future__ import annotations
 
+import argparse
+import json
 import time
 from pathlib import Path
 
@@ -41,6 +45,12 @@ SEEDS = range(10)
 PARAMS = {"learning_rate": 0.05, "num_leaves": 15, "min_data_in_leaf": 10,
           "feature_fraction": 0.9, "verbose": -1, "num_threads": 1}
 ROUNDS = 200
+# The FBetaSurrogate defaults (hess, batch_size) were chosen with ``--select`` on task (c)
+# with seeds the report never uses, so the reported seeds are not the ones they were
+# picked on.
+SELECT_SEEDS = range(100, 110)
+SELECT_GRID = [(h, b) for b in (15, 30, 75) for h in (1.0, 2.0, 4.0)]
+SELECT_JSON = HERE / "results" / "binary_quality_select.json"
 
 
 def _subsample(X, y, rate, rng):
@@ -90,11 +100,12 @@ def _models(y_train):
         "FocalLoss(γ=0.5)": (FocalLoss(gamma=0.5), {}),
         "FocalLoss(γ=2)": (FocalLoss(gamma=2.0), {}),
         "FocalLoss(γ=5)": (FocalLoss(gamma=5.0), {}),
-        "FBetaSurrogate(β=1)": (FBetaSurrogate(beta=1.0), {}),
-        "FBetaSurrogate(β=1, hess=2, batch_size=75)": (
-            FBetaSurrogate(beta=1.0, hess=2.0, batch_size=75, random_state=0), {}),
+        "FBetaSurrogate(β=1, batch_size=None): one example": (
+            FBetaSurrogate(beta=1.0, batch_size=None), {}),
         "FBetaSurrogate(β=1, hess=2, batch_size=30)": (
             FBetaSurrogate(beta=1.0, hess=2.0, batch_size=30, random_state=0), {}),
+        "FBetaSurrogate(β=1) ◀ default (hess=4, batch_size=75)": (
+            FBetaSurrogate(beta=1.0, random_state=0), {}),
     }
 
 
@@ -129,6 +140,56 @@ def evaluate(task, seed):
     return out, stats
 
 
+def select() -> dict:
+    """F1 at the validation threshold on task (c), seeds SELECT_SEEDS: LightGBM
+    ``binary`` and FBetaSurrogate over SELECT_GRID. Raw values to SELECT_JSON."""
+    out = {}
+    for seed in SELECT_SEEDS:
+        X, y = task_synthetic(seed)
+        X_tr, X_rest, y_tr, y_rest = train_test_split(X, y, test_size=0.5, stratify=y,
+                                                      random_state=seed)
+        X_va, X_te, y_va, y_te = train_test_split(X_rest, y_rest, test_size=0.5,
+                                                  stratify=y_rest, random_state=seed)
+        cands = {"LightGBM `binary`": "binary"}
+        for h, b in SELECT_GRID:
+            cands[f"hess={h:g}, batch_size={b}"] = FBetaSurrogate(
+                beta=1.0, hess=h, batch_size=b, random_state=0)
+        for name, obj in cands.items():
+            s_va, s_te = _fit_margins(obj, {}, X_tr, y_tr, [X_va, X_te])
+            t, _ = best_threshold(y_va, s_va)
+            out.setdefault(name, {})[str(seed)] = (f1(y_te, s_te, threshold=0.0),
+                                                   f1(y_te, s_te, threshold=t))
+            print(f"[select seed {seed}] {name:28s} F1@0 {out[name][str(seed)][0]:.3f} "
+                  f"F1@val {out[name][str(seed)][1]:.3f}", flush=True)
+    SELECT_JSON.write_text(json.dumps(out, indent=1))
+    return out
+
+
+def selection_lines(sel: dict) -> list:
+    base = np.array([v[1] for v in sel["LightGBM `binary`"].values()])
+    lines = ["## How the FBetaSurrogate defaults were chosen", "",
+             f"Task (c) on seeds {SELECT_SEEDS.start}–{SELECT_SEEDS.stop - 1} (never "
+             "reported above), same booster settings: F1 of `FBetaSurrogate(β=1, hess, "
+             "batch_size)` at margin 0 and at the validation threshold, and the paired "
+             "difference of the latter against LightGBM `binary` at its validation "
+             "threshold (mean, seeds better). Chosen: the largest mean paired difference.",
+             "", "| FBetaSurrogate | F1 @ 0 | F1 @ validation threshold | − `binary`, "
+             "paired (seeds better) |", "|---|---:|---:|---:|",
+             f"| (LightGBM `binary`) | — | {base.mean():.3f} | — |"]
+    best = None
+    for name, vals in sel.items():
+        if name == "LightGBM `binary`":
+            continue
+        a = np.array(list(vals.values()))
+        d = a[:, 1] - base
+        if best is None or d.mean() > best[0]:
+            best = (d.mean(), name)
+        lines.append(f"| {name} | {a[:, 0].mean():.3f} | {a[:, 1].mean():.3f} | "
+                     f"{d.mean():+.3f} ({int((d > 0).sum())}/{d.size}) |")
+    lines += ["", f"Best: {best[1]} ({best[0]:+.3f}).", ""]
+    return lines
+
+
 DIAG_ROUNDS = (0, 1, 2, 5, 10, 20, 50, 100, 199)
 
 FINDINGS = [
@@ -157,7 +218,10 @@ FINDINGS = [
     "larger constant Hessian (0.408 against `binary`'s 0.499 on 5 seeds), a 50/50 "
     "mixture with logloss with the surrogate on margins/20 (0.465 against 0.457 on 10 "
     "seeds; with 20 random examples per round 0.476). "
-    "The mini-batch version is the simplest that works.",
+    "The mini-batch version is the simplest that works; its defaults (75 rows, constant "
+    "Hessian 4) were chosen on task (c) with seeds 100–109 (last section), and on the "
+    "reported seeds 0–9 they beat `binary` + its validation-tuned threshold on F1 "
+    "(+0.025 paired, 9 of 10 seeds; F1 at margin 0, no tuning, 0.472 against 0.457).",
     "",
 ]
 
@@ -165,11 +229,11 @@ FINDINGS = [
 def diagnose_fbeta(seed: int = 0) -> list:
     """What FBetaSurrogate's gradient looks like round after round on task (c)."""
     lines = []
-    for title, obj in (("FBetaSurrogate(β=1), the training set as one example",
-                        FBetaSurrogate(beta=1.0)),
-                       ("FBetaSurrogate(β=1, hess=2, batch_size=75): random examples of 75 "
-                        "rows, new ones every round",
-                        FBetaSurrogate(beta=1.0, hess=2.0, batch_size=75, random_state=0))):
+    for title, obj in (("FBetaSurrogate(β=1, batch_size=None), the training set as one "
+                        "example", FBetaSurrogate(beta=1.0, batch_size=None)),
+                       ("FBetaSurrogate(β=1), the default (hess=4, batch_size=75): random "
+                        "examples of 75 rows, new ones every round",
+                        FBetaSurrogate(beta=1.0, random_state=0))):
         lines += _diagnose_one(title, obj, seed, first=not lines)
     return lines
 
@@ -197,7 +261,7 @@ def _diagnose_one(title, obj, seed, first):
         f"Task (c), seed 0, training split ({y_tr.size:,} rows, {int(y_tr.sum())} positives), "
         "the booster settings above. Per round: rows with a non-zero gradient "
         "v* − y (positives the maximiser v* leaves out; negatives it takes in), the mean "
-        "|g| over the Hessian (a constant per row: 1, and 2 for the mini-batch version), "
+        "|g| over the Hessian (a constant per row: 1, and 4 for the mini-batch default), "
         "training F1 at margin 0, the spread "
         "(sd) of the training margins, and leaves of that round's tree.",
         "",
@@ -287,12 +351,20 @@ def main() -> str:
         "",
         *diagnose_fbeta(),
         *FINDINGS,
+        *(selection_lines(json.loads(SELECT_JSON.read_text())) if SELECT_JSON.exists()
+          else []),
         f"Runtime: {time.perf_counter() - t0:.0f} s.",
     ]
     return "\n".join(lines)
 
 
 if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--select", action="store_true",
+                    help="choose FBetaSurrogate's hess and batch_size on other seeds")
+    if ap.parse_args().select:
+        print("\n".join(selection_lines(select())))
+        raise SystemExit(0)
     text = main()
     out = HERE / "results" / "binary_quality.md"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -130,7 +130,7 @@ def test_multiclass_focal_xgboost():
 @pytest.mark.slow
 def test_fbeta_surrogate_groupless_lightgbm_and_xgboost():
     X, y = _imbalanced(n=4000, rate=0.03, seed=3)
-    obj = FBetaSurrogate(beta=1.0, hess=1.0)
+    obj = FBetaSurrogate(beta=1.0, hess=1.0, batch_size=None)  # the SPEC surrogate
     init = obj.init_score(y)
     ds = lgb.Dataset(X, y, init_score=np.full(y.size, init))
     m = lgb.train({**LGB, "objective": obj, "learning_rate": 0.05}, ds, 60)

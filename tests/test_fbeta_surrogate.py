@@ -15,6 +15,12 @@ from gbrank.gradcheck import check
 from gbrank.objectives import FBetaSurrogate
 
 
+def _spec(*args, **kwargs) -> FBetaSurrogate:
+    """The SPEC surrogate: one structured example per query (the class's default for
+    F_β trains on random examples of 75 rows, see the tests at the end)."""
+    return FBetaSurrogate(*args, batch_size=None, **kwargs)
+
+
 def delta_counts(a, b, c, d, beta: float, measure: str):
     """Δ from confusion counts (arrays allowed), straight from the SPEC."""
     a, b, c, d = (np.asarray(x, dtype=np.float64) for x in (a, b, c, d))
@@ -85,7 +91,7 @@ def test_argmax_equals_brute_force_up_to_14(measure):
                 if r == 1:
                     continue
             beta = float(rng.choice([0.5, 1.0, 2.0]))
-            obj = FBetaSurrogate(beta, measure)
+            obj = _spec(beta, measure)
             best, v_bf = brute_force(y, s, beta, measure)
             assert obj.loss(y, s) == pytest.approx(best, rel=1e-12, abs=1e-12)
             v = obj.argmax(y, s)
@@ -100,11 +106,11 @@ def test_fbeta_without_positives_follows_the_rule():
         y = -np.ones(r)
         s = rng.standard_normal(r)
         best, v_bf = brute_force(y, s, 1.0, "fbeta")
-        obj = FBetaSurrogate()
+        obj = _spec()
         assert obj.loss(y, s) == pytest.approx(best, abs=1e-12)
         np.testing.assert_array_equal(obj.argmax(y, s), v_bf)
-    assert FBetaSurrogate().loss([0, 0, 0], [-1.0, -2.0, -0.6]) == 0.0
-    assert FBetaSurrogate().loss([0, 0], [-1.0, 0.3]) == pytest.approx(1.0 + 2 * 0.3)
+    assert _spec().loss([0, 0, 0], [-1.0, -2.0, -0.6]) == 0.0
+    assert _spec().loss([0, 0], [-1.0, 0.3]) == pytest.approx(1.0 + 2 * 0.3)
 
 
 @pytest.mark.parametrize("r, p_pos", [(40, 0.5), (300, 0.3), (2000, 0.01)])
@@ -114,7 +120,7 @@ def test_argmax_equals_seed_cell_enumeration(r, p_pos, measure):
     y, s = _random_case(rng, r, p_pos=p_pos, scale=1.0)
     y[:2] = [1.0, -1.0]
     for beta in (0.5, 2.0) if measure == "fbeta" else (1.0,):
-        obj = FBetaSurrogate(beta, measure)
+        obj = _spec(beta, measure)
         best, v_ref = seed_cells(y, s, beta, measure)
         assert obj.loss(y, s) == pytest.approx(best, rel=1e-10)
         np.testing.assert_array_equal(obj.argmax(y, s), v_ref)
@@ -126,7 +132,7 @@ def test_ties_take_earlier_rows_and_smallest_cell():
     s = np.full(5, 0.3)
     for measure in ("fbeta", "balanced"):
         best, v_ref = seed_cells(y, s, 1.0, measure)
-        obj = FBetaSurrogate(1.0, measure)
+        obj = _spec(1.0, measure)
         assert obj.loss(y, s) == pytest.approx(best, abs=1e-12)
         np.testing.assert_array_equal(obj.argmax(y, s), v_ref)
 
@@ -143,7 +149,7 @@ def test_loss_equals_brute_force_property(rows, beta, measure):
     s = np.array([0.25 * k for _, k in rows])
     if measure == "balanced" and (np.all(y == 1) or np.all(y == -1)):
         return
-    obj = FBetaSurrogate(beta, measure)
+    obj = _spec(beta, measure)
     best, _ = brute_force(y, s, beta, measure)
     assert obj.loss(y, s) == pytest.approx(best, abs=1e-12)
     assert _value(obj.argmax(y, s), y, s, beta, measure) == pytest.approx(best, abs=1e-12)
@@ -158,7 +164,7 @@ def test_upper_bound_of_thresholded_measure(measure):
         y[:2] = [1.0, -1.0]
         beta = float(rng.choice([0.5, 1.0, 2.0]))
         theta = float(rng.normal())
-        obj = FBetaSurrogate(beta, measure)
+        obj = _spec(beta, measure)
         # SPEC: Δ(sign(s − θ), y) ≤ L(s − θ); positive ⇔ s > θ.
         pred = np.where(s > theta, 1.0, -1.0)
         a, b = np.sum((pred == 1) & (y == 1)), np.sum((pred == 1) & (y == -1))
@@ -171,7 +177,7 @@ def test_grad_is_v_star_minus_y_and_constant_hessian():
     y01 = (rng.random(500) < 0.1).astype(np.float64)
     s = rng.standard_normal(500)
     for measure in ("fbeta", "balanced"):
-        obj = FBetaSurrogate(2.0, measure, hess=0.7)
+        obj = _spec(2.0, measure, hess=0.7)
         v = obj.argmax(y01, s)
         g, h = obj.grad_hess(y01, s)
         np.testing.assert_array_equal(g, v - (2 * y01 - 1))
@@ -194,9 +200,9 @@ def test_gradcheck_grouped_weighted(measure):
         y[off[:-1] + 1] = 0.0
     s = rng.standard_normal(n)
     qw = rng.random(sizes.size) + 0.5
-    rep = check(FBetaSurrogate(1.5, measure), y, s, sizes, weight=qw)
+    rep = check(_spec(1.5, measure), y, s, sizes, weight=qw)
     assert rep.ok, str(rep)
-    rep = check(FBetaSurrogate(1.0, measure), y, s, sizes)
+    rep = check(_spec(1.0, measure), y, s, sizes)
     assert rep.ok, str(rep)
 
 
@@ -207,7 +213,7 @@ def test_groups_equal_separate_queries_and_qid_order():
     y = (rng.random(n) < 0.4).astype(np.float64)
     s = rng.standard_normal(n)
     w = np.array([1.0, 2.0, 0.5, 3.0])
-    obj = FBetaSurrogate(1.0)
+    obj = _spec(1.0)
     g, h = obj.grad_hess(y, s, sizes, weight=w)
     off = np.concatenate([[0], np.cumsum(sizes)])
     total = 0.0
@@ -243,20 +249,20 @@ def test_large_single_query_matches_prefix_sum_enumeration():
     a = np.arange(P + 1)[:, None]
     b = np.arange(N + 1)[None, :]
     vals = 1.0 - 2.0 * a / (a + b + P) - 2 * tail[:, None] + 2 * head[None, :]
-    assert FBetaSurrogate(1.0).loss(y01, s) == pytest.approx(vals.max(), rel=1e-9)
+    assert _spec(1.0).loss(y01, s) == pytest.approx(vals.max(), rel=1e-9)
 
 
 def test_init_score_minimises_constant_loss():
     rng = np.random.default_rng(10)
     y01 = (rng.random(400) < 0.05).astype(np.float64)
     for measure in ("fbeta", "balanced"):
-        obj = FBetaSurrogate(1.0, measure)
+        obj = _spec(1.0, measure)
         c = obj.init_score(y01)
         grid = np.linspace(-0.6, 0.6, 1201)
         losses = [obj.loss(y01, np.full(y01.size, x)) for x in grid]
         assert obj.loss(y01, np.full(y01.size, c)) <= min(losses) + 1e-9
     n_neg = int(np.sum(y01 == 0))
-    assert FBetaSurrogate(measure="balanced").init_score(y01) == pytest.approx(
+    assert _spec(measure="balanced").init_score(y01) == pytest.approx(
         -1 / (4 * n_neg), abs=1e-9)
 
 
@@ -280,7 +286,7 @@ def test_bad_parameters(kwargs, match):
 
 
 def test_bad_labels_and_weights():
-    obj = FBetaSurrogate()
+    obj = _spec()
     with pytest.raises(ValueError, match="labels"):
         obj.grad_hess([0, 1, 2], [0.0, 0.0, 0.0])
     with pytest.raises(ValueError, match="labels"):
@@ -292,7 +298,7 @@ def test_bad_labels_and_weights():
 
 
 def test_balanced_needs_both_classes_in_every_query():
-    obj = FBetaSurrogate(measure="balanced")
+    obj = _spec(measure="balanced")
     y = np.array([1, 0, 0, 0, 1, 1, 0], dtype=np.float64)
     s = np.zeros(7)
     with pytest.raises(ValueError, match="query 1 has none"):
@@ -304,7 +310,7 @@ def test_balanced_needs_both_classes_in_every_query():
     with pytest.raises(ValueError, match="qid 7"):
         obj.grad_hess(y, s, qid=[3, 3, 7, 7, 9, 9, 9])
     # F_β is defined without positives (F = 1 when a + b + c = 0): no error
-    FBetaSurrogate().grad_hess(y, s, [2, 2, 3])
+    _spec().grad_hess(y, s, [2, 2, 3])
 
 
 # -- batch_size: random structured examples per boosting round (issue 10) -----------------
@@ -318,8 +324,8 @@ def _batch_case(seed=0, n=120):
 
 def test_batch_size_at_least_the_query_is_the_plain_objective():
     y, s = _batch_case()
-    plain = FBetaSurrogate().grad_hess(y, s, [50, 70])
-    big = FBetaSurrogate(batch_size=70, random_state=3).grad_hess(y, s, [50, 70])
+    plain = _spec().grad_hess(y, s, [50, 70])
+    big = FBetaSurrogate(batch_size=70, hess=1.0, random_state=3).grad_hess(y, s, [50, 70])
     np.testing.assert_array_equal(plain[0], big[0])
     np.testing.assert_array_equal(plain[1], big[1])
 
@@ -332,7 +338,7 @@ def test_batches_are_plain_examples_on_a_partition():
     assert sorted(perm.tolist()) == list(range(y.size))
     assert np.diff(offsets).tolist() == [24] * 5  # ⌈120/25⌉ = 5 near-equal parts
     assert parent.tolist() == [0] * 5
-    plain = FBetaSurrogate()
+    plain = _spec()
     total = 0.0
     for lo, hi in zip(offsets[:-1], offsets[1:], strict=True):
         rows = perm[lo:hi]
@@ -394,3 +400,38 @@ def test_batch_state_does_not_leak_between_xgboost_trainings():
     assert obj._round == 1
     obj.set_params(random_state=0)
     assert not hasattr(obj, "_round")
+
+
+# -- the defaults: hess=None, batch_size="auto" (issue 10) ------------------------------
+
+def test_defaults_are_stored_as_given_and_resolved_at_use():
+    obj = FBetaSurrogate()
+    assert obj.get_params()["hess"] is None and obj.get_params()["batch_size"] == "auto"
+    p = obj._params()
+    assert (p.batch_size, p.hess) == (75, 4.0)  # F_β: random examples of 75, Hessian 4
+    p = FBetaSurrogate(measure="balanced")._params()
+    assert (p.batch_size, p.hess) == (None, 1.0)  # one example per query, Hessian 1
+    assert FBetaSurrogate(batch_size=None)._params().hess == 1.0
+    assert FBetaSurrogate(batch_size=30)._params().hess == 4.0
+    assert FBetaSurrogate(hess=2.5)._params().hess == 2.5
+    y, s = _batch_case(5, n=400)
+    got = FBetaSurrogate(random_state=4).grad_hess(y, s)
+    want = FBetaSurrogate(hess=4.0, batch_size=75, random_state=4).grad_hess(y, s)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    # and it is not the one-example surrogate on 400 rows: the sum of ⌈400/75⌉ = 6
+    # examples' surrogates
+    batched = FBetaSurrogate(random_state=4).loss(y, s)
+    assert batched != pytest.approx(_spec().loss(y, s), rel=1e-6)
+
+
+def test_default_objective_gradcheck():
+    y, s = _batch_case(6, n=300)
+    for group in (None, [100, 200]):
+        report = check(FBetaSurrogate(random_state=2), y, s, group, hessian=False)
+        assert report.ok, str(report)
+
+
+def test_batch_size_string_other_than_auto_is_refused():
+    with pytest.raises(ValueError, match="batch_size must be 'auto', None or an integer"):
+        FBetaSurrogate(batch_size="big").grad_hess([0.0, 1.0], [0.0, 0.0])
