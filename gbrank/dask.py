@@ -331,6 +331,7 @@ def partition_by_query(X: Any, y: Any, qid: Any, *, weight: Any = None,
         row counts.
     persist : bool, default True
         Persist the result on the cluster (the shuffle then runs once, not once per use).
+        In-memory data scattered to a running cluster is always persisted.
 
     Returns
     -------
@@ -406,7 +407,8 @@ def _partition_local(X: Any, y: Any, qid: Any, weight: Any, npartitions: int,
     qd = column(2, lambda r: (r,), np.int64)
     wd = None if ww is None else column(3, lambda r: (r,), np.float64)
     group = da.from_array(sizes.astype(np.int64), chunks=(nqs,))
-    if persist:
+    if persist or client is not None:
+        # Scattered pieces live only while their futures do: persist before they go.
         Xd, yd, qd = Xd.persist(), yd.persist(), qd.persist()
         wd = None if wd is None else wd.persist()
     return QueryPartitions(Xd, yd, qd, group, wd, query_ids, rows, nqs)

@@ -4,6 +4,8 @@ trained through LightGBM's and XGBoost's Dask APIs against single-machine models
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -371,7 +373,28 @@ def test_xgboost_dask_refuses_groupless_objective(client):
     from gbrank.objectives import RankNet
 
     X, y, _, _ = _data(n=1000)
-    parts = gd.partition_pseudo_queries(_chunked(X, (500, 500)), _chunked(y, (500, 500)), 50)
+    # One partition on each worker: with all data on one worker XGBoost trains on that
+    # worker alone, where the group-less objective is the single-machine one (allowed).
+    workers = sorted(client.scheduler_info()["workers"])
+    assert len(workers) == 2
+
+    keep = []  # the scattered futures must outlive the graph built on them
+
+    def spread(a):
+        futures = [client.scatter(a[i * 500:(i + 1) * 500], workers=[w])
+                   for i, w in enumerate(workers)]
+        keep.extend(futures)
+        return da.concatenate([da.from_delayed(f, shape=(500,) + a.shape[1:], dtype=a.dtype)
+                               for f in futures])
+
+    parts = gd.partition_pseudo_queries(spread(X), spread(y), 50)
+    Xp, yp, qp = dask.persist(parts.X, parts.y, parts.qid)  # tasks run where data lives
+    from distributed import wait
+
+    wait([Xp, yp, qp], timeout=TIMEOUT)
+    holders = {w for ws in client.who_has(Xp).values() for w in ws}
+    assert len(holders) == 2, holders
+    parts = dataclasses.replace(parts, X=Xp, y=yp, qid=qp)
     dtrain = xgb_dask.DaskDMatrix(client, parts.X, parts.y)  # no qid
     with pytest.raises(ValueError, match=r"RankNet got no query ids on one of 2 XGBoost "
                                          r"workers.*partition_pseudo_queries"):
