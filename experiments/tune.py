@@ -13,7 +13,7 @@ the refit best models (booster file + JSON of parameters) under
 Bad input ends with one line on stderr and exit code 2.
 
 Many processes share the studies of one ``--storage`` and its ``--trials`` total exactly
-(``gbrank.tuning.run_budget``). ``--workers N`` starts N worker processes (each runs
+(``gbrank.tuning.runner.run_budget``). ``--workers N`` starts N worker processes (each runs
 trials only, as ``--trials-only``), waits for them and writes the report itself (as
 ``--report-only``). Processes started by hand on other machines add trials with
 ``--trials-only``; a normal run (or a final ``--report-only``) writes the report.
