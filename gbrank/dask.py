@@ -524,9 +524,11 @@ def pseudo_queries(n_rows: int, size: int, seed: int | None = 0, *,
       therefore has :math:`\mathbb E[\tilde L] = p\,L` and, term by term,
       :math:`\mathbb E[\nabla \tilde L] = p\,\nabla L` and the same for the diagonal
       Hessian: an unbiased estimate of the all-pairs gradient up to the constant factor
-      :math:`p` (which a Newton step :math:`-g/h` cancels in expectation; the learning
-      rate is unchanged). It is one fixed draw for the whole training, so its error does
-      not average out over rounds; larger :math:`m` means lower variance and more pairs.
+      :math:`p`, which cancels in a Newton leaf value :math:`-\sum g / \sum h` taken on
+      the expected gradient and Hessian (the ratio of the sampled sums is a ratio
+      estimator: consistent, not exactly unbiased). It is one fixed draw for the whole
+      training, so its error does not average out over rounds; larger :math:`m` means
+      lower variance and more pairs.
     - LambdaRank's weights :math:`|\Delta Z_{ij}|` depend on ranks inside the query, so
       with pseudo-queries Z@k is the metric of each random pseudo-query's top k: a
       different objective, not an estimate of the group-less one (ranks within a
