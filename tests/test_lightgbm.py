@@ -186,3 +186,39 @@ def test_lightgbm_routes_nested_objective_parameters():
 
     est = clone(lgb.LGBMClassifier(objective=FocalLoss())).set_params(objective__gamma=0.5)
     assert est.objective.gamma == 0.5
+
+
+@pytest.mark.parametrize("make", ["ranknet", "lambdarank"])
+def test_lightgbm_calls_reuse_output_arrays_and_train_the_same_model(rank_data, make):
+    # LightGBM casts gradients to new float32 arrays, so the objective rewrites its
+    # previous call's arrays; the model must equal one trained on fresh arrays.
+    import pickle
+
+    from gbrank.objectives import LambdaRank, RankNet
+
+    d = rank_data
+    obj = RankNet() if make == "ranknet" else LambdaRank()
+    ds = lgb.Dataset(d["X_train"], d["y_train"], group=d["g_train"]).construct()
+    rng = np.random.default_rng(0)
+    p1, p2 = rng.standard_normal((2, d["y_train"].size))
+    g1, h1 = obj(p1, ds)
+    g1_values = g1.copy()
+    g2, h2 = obj(p2, ds)
+    assert g2 is g1 and h2 is h1  # the same arrays, rewritten
+    eg, eh = obj.grad_hess(d["y_train"], p2, d["g_train"])
+    assert eg is not g2  # the public call still returns new arrays
+    np.testing.assert_array_equal(g2, eg)
+    np.testing.assert_array_equal(h2, eh)
+    assert not np.array_equal(g1_values, g2)
+    assert "_outputs" not in pickle.loads(pickle.dumps(obj)).__dict__
+
+    def fresh(preds, train_set):  # the same objective, new arrays every round
+        g, h = obj.grad_hess(train_set.get_label(), preds, train_set.get_group())
+        return g.copy(), h.copy()
+
+    params = {"metric": "None", "verbose": -1, "num_threads": 1, "min_data_in_leaf": 50,
+              "learning_rate": 0.1, "deterministic": True}
+    preds = [lgb.train(dict(params, objective=o), lgb.Dataset(
+        d["X_train"], d["y_train"], group=d["g_train"]), 6).predict(d["X_test"])
+        for o in (obj, fresh)]
+    np.testing.assert_array_equal(preds[0], preds[1])

@@ -449,7 +449,7 @@ def _grad_hess_serial(y, s, offsets, qweights, metric, k, sigma, gain_tab, thres
 
 def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold,
                          norm, lgb_discount, scheme=LAMBDARANK, mu=0.0, smooth=0.0,
-                         max_step=0.0):
+                         max_step=0.0, out=None):
     """Gradients and diagonal Hessians of all queries (``qweights`` empty = unweighted);
     ``scheme``, ``mu``, ``smooth``: the pair weighting (module doc).
 
@@ -464,11 +464,11 @@ def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, th
     Serial below :data:`~gbrank._kernels._threads.PARALLEL_MIN_ROWS` rows or with fewer
     queries than chunks; chunks of whole queries on threads above
     (:func:`~gbrank._kernels._threads.dispatch`). Every output row is written by its
-    query, so the outputs start uninitialised.
+    query, so the outputs start uninitialised: ``out``, a pair of n-row float64
+    arrays, is written and returned instead of new arrays.
     """
     n = int(y.size)
-    grad = np.empty(n)
-    hess = np.empty(n)
+    grad, hess = (np.empty(n), np.empty(n)) if out is None else out
     nq = offsets.size - 1
     rows = n if nq >= N_CHUNKS else 0
     dispatch(_grad_hess_parallel, _grad_hess_serial, rows, y, s, offsets, qweights,

@@ -126,6 +126,8 @@ def _query(y, s, sigma, pull, grad, hess, order, nxt, counts, z, e, g, h):
     """One query into ``grad``/``hess``; the other arrays are scratch at least as long."""
     n = y.size
     if n < 2:
+        grad[:n] = 0.0
+        hess[:n] = 0.0
         return
     _label_order_into(y, order, nxt, counts)
     for r in range(n):
@@ -178,10 +180,12 @@ def _chunk(y, s, offsets, qweights, sigma, pull, skip, q0, q1, grad, hess):
     g = np.empty(longest)
     h = np.empty(longest)
     for qi in range(q0, q1):
-        if skip.size and skip[qi]:
-            continue
         lo = offsets[qi]
         hi = offsets[qi + 1]
+        if skip.size and skip[qi]:
+            grad[lo:hi] = 0.0
+            hess[lo:hi] = 0.0
+            continue
         _query(y[lo:hi], s[lo:hi], sigma, pull, grad[lo:hi], hess[lo:hi], order, nxt,
                counts, z, e, g, h)
         if qweights.size:
@@ -206,15 +210,17 @@ def _grad_hess_serial(y, s, offsets, qweights, sigma, pull, skip, grad, hess):
 
 def ranknet_grad_hess(y: np.ndarray, s: np.ndarray, offsets: np.ndarray,
                       qweights: np.ndarray, sigma: float, pull: bool,
-                      skip: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                      skip: np.ndarray, out: tuple[np.ndarray, np.ndarray] | None = None,
+                      ) -> tuple[np.ndarray, np.ndarray]:
     """All queries; queries with ``skip[q]`` set are left at 0 (done by the grid mode).
+    ``out``: a pair of n-row float64 arrays to write and return instead of new ones
+    (every row is written).
 
     Serial below :data:`~gbrank._kernels._threads.PARALLEL_MIN_ROWS` rows (of queries
     not skipped) or with fewer queries than chunks, chunks of queries on threads above
     (:func:`~gbrank._kernels._threads.dispatch`).
     """
-    grad = np.zeros(y.size)
-    hess = np.zeros(y.size)
+    grad, hess = (np.empty(y.size), np.empty(y.size)) if out is None else out
     # Threads work on chunks of whole queries; rows of skipped queries (done by the
     # grid mode) and data with fewer queries than chunks leave nothing to share.
     nq = offsets.size - 1

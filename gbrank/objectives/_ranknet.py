@@ -125,7 +125,8 @@ class RankNet(Objective):
             grad, hess = np.empty(s.size), np.empty(s.size)
         else:
             grad, hess = _k.ranknet_grad_hess(y, s, queries.offsets, qw, p.sigma, pull,
-                                              big if big.any() else _NO_SKIP)
+                                              big if big.any() else _NO_SKIP,
+                                              out=self._output_buffers(y.size))
         for q in np.flatnonzero(big):
             lo, hi = int(queries.offsets[q]), int(queries.offsets[q + 1])
             g, h, used = _grid.ranknet_fast_grad_hess(y[lo:hi], s[lo:hi], p.sigma, pull)
