@@ -40,11 +40,17 @@ _LGB_EPS = float(np.float32(0.01))
 # error_model="numpy": a float division may not raise, so the loop has no branch for
 # it; with the per-pair loop written over slices that start at 0 (no negative-index
 # wraparound to check) LLVM vectorises the pair loop: measured 2.7x per query.
-@njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
-def _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail):
+@njit(cache=True, nogil=True, inline="always")
+def _sweep_body(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail,
+                smoothed, smooth, pre_n, sc_n):
     """The pair loop for gradients, without data-dependent branches for NDCG, ERR and
     MAP (|ΔZ| is written branch-free and masked by l_a ≠ l_b), so LLVM can vectorise
-    it; returns S = Σ 2σ w ρ for the norm. MRR keeps the generic |ΔZ|."""
+    it; returns S = Σ 2σ w ρ for the norm. MRR keeps the generic |ΔZ|. With
+    ``smoothed`` the weight is (1 − smooth)|ΔZ| + smooth |ΔNDCG| (NDCG's arrays
+    ``pre_n``, ``sc_n``). Inlined into :func:`_sweep` (``smoothed`` False) and
+    :func:`_sweep_smooth` (True), where the constant flag folds away: the plain loop
+    keeps no trace of the smoothing term (folding it in at run time slowed plain NDCG
+    by ~25%)."""
     n = lab.size
     total = 0.0
     s2 = sigma * sigma
@@ -61,6 +67,9 @@ def _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail):
     p0 = pre[0]
     p1 = pre[1]
     p2 = pre[pre.shape[0] - 1]  # NDCG's and MRR's workspace has 2 rows (p2 unread)
+    q0 = pre_n[0]
+    q1 = pre_n[1]
+    scn = sc_n[0]
     for a in range(m):
         la = lab[a]
         ea = e[a]
@@ -70,6 +79,8 @@ def _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail):
         x1 = p1[a]
         inv_a = 1.0 / (1.0 - x0) if metric == ERR else 0.0
         cut = p2[a + 1]
+        y0 = q0[a] if smoothed else 0.0
+        y1 = q1[a] if smoothed else 0.0
         # Row b = a + 1 + j of the query.
         lab_b = lab[a + 1:]
         e_b = e[a + 1:]
@@ -78,6 +89,8 @@ def _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail):
         p1_b = p1[a + 1:n]
         p2_b = p2[a + 1:n]
         tail_b = tail[a + 1:n]
+        q0_b = q0[a + 1:n] if smoothed else q0[0:0]
+        q1_b = q1[a + 1:n] if smoothed else q1[0:0]
         g_b = g[a + 1:]
         h_b = h[a + 1:]
         gsum = 0.0
@@ -96,6 +109,9 @@ def _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail):
                     * abs(x0 - p0_b[j])
             else:
                 w = pair_delta(metric, a, a + 1 + j, k, pre, sc)
+            if smoothed:
+                w = (1.0 - smooth) * w + smooth * (abs(y1 - q1_b[j]) * abs(y0 - q0_b[j])
+                                                   * scn)
             w = w if la != lb else 0.0
             if score_norm:
                 w /= _LGB_EPS + abs(saa - sa_b[j])
@@ -117,6 +133,21 @@ def _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail):
         h[a] += hsum
         total += 2.0 * tot
     return total
+
+
+@njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
+def _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail):
+    """:func:`_sweep_body` for the plain |ΔZ| weight."""
+    return _sweep_body(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail,
+                       False, 0.0, pre, sc)
+
+
+@njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
+def _sweep_smooth(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail,
+                  smooth, pre_n, sc_n):
+    """:func:`_sweep_body` with the |ΔNDCG| smoothing share ``smooth`` > 0."""
+    return _sweep_body(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail,
+                       True, smooth, pre_n, sc_n)
 
 
 @njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
@@ -314,6 +345,10 @@ def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb
     if fast and not want_loss and plain:
         sum_lambdas = _sweep(metric, m, k, lab[:n], sa[:n], e[:n], pre, sc, sigma,
                              score_norm, g[:n], h[:n], tail)
+    elif fast and not want_loss and scheme == LAMBDARANK:
+        # A smoothing share > 0 (plain is the case above).
+        sum_lambdas = _sweep_smooth(metric, m, k, lab[:n], sa[:n], e[:n], pre, sc, sigma,
+                                    score_norm, g[:n], h[:n], tail, smooth, pre_n, sc_n)
     elif fast and not want_loss and scheme != LAMBDARANK:
         # The LambdaLoss weightings need metric NDCG (checked by the objective): their
         # NDCG arrays are Z's own.
