@@ -158,7 +158,9 @@ def test_lgbmclassifier_with_focal_loss_in_cross_val_score_and_grid_search():
     est = lgb.LGBMClassifier(objective=FocalLoss(), n_estimators=20, verbose=-1, n_jobs=1)
     scorer = make_scorer("f1")
     scores = cross_val_score(est, X, y, cv=3, scoring=scorer)
-    res = cross_validate(est, X, y, cv=3, return_estimator=True, return_indices=True)
+    res = cross_validate(est, X, y, cv=3, scoring=scorer, return_estimator=True,
+                         return_indices=True)
+    np.testing.assert_array_equal(res["test_score"], scores)  # deterministic refits
     for score, fitted, te in zip(scores, res["estimator"], res["indices"]["test"],
                                  strict=True):
         margins = fitted.predict(X[te], raw_score=True)
