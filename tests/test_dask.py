@@ -30,8 +30,11 @@ TIMEOUT = 120
 def client():
     from distributed import Client, LocalCluster
 
+    # No work stealing: tests that place partitions on given workers (the group-less
+    # refusal needs one on each) must not see a loaded worker's task moved to the other.
     with dask.config.set({"distributed.comm.timeouts.connect": "30s",
-                          "distributed.comm.timeouts.tcp": "60s"}):
+                          "distributed.comm.timeouts.tcp": "60s",
+                          "distributed.scheduler.work-stealing": False}):
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                host="127.0.0.1", dashboard_address=None,
                                silence_logs=40)  # logging.ERROR: no shuffle chatter
