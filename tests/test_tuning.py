@@ -306,7 +306,9 @@ def test_quick_run_end_to_end(tmp_path):
 
 @pytest.mark.slow
 def test_sigkill_then_resume_keeps_completed_and_retries_stale(tmp_path):
-    csv = _write_csv(tmp_path / "d.csv", n=3000)
+    # Data large enough that a trial trains for about a second on a quiet machine: the
+    # kill must land inside one (on 3000 rows a quiet CI run once finished first).
+    csv = _write_csv(tmp_path / "d.csv", n=12000)
     out = tmp_path / "out"
     total = 8
     cmd = [sys.executable, str(TUNE), "--data", str(csv), "--label-col", "label",
@@ -321,7 +323,7 @@ def test_sigkill_then_resume_keeps_completed_and_retries_stale(tmp_path):
     try:
         deadline = time.time() + 300
         while time.time() < deadline and proc.poll() is None:
-            time.sleep(0.2)
+            time.sleep(0.05)
             if not (out / "studies.db").exists():
                 continue
             try:
