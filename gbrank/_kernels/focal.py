@@ -33,14 +33,12 @@ from llvmlite import ir
 from numba import njit, prange, types
 from numba.extending import intrinsic
 
+from gbrank._kernels._exp import INV_LN2, LN2_HI, LN2_LO, exp_taylor
 from gbrank._kernels._threads import dispatch
 
 # A loop without libm calls is vectorised by LLVM (4 rows per AVX2 instruction): 2–3×
 # faster per core than scalar exp/log1p, nearly as accurate (relative error < 1e-15,
 # a few ulp; the tests compare with np.exp / np.log1p).
-_LN2_HI = 6.93147180369123816490e-01  # Cody–Waite split of ln 2: k·_LN2_HI is exact
-_LN2_LO = 1.90821492927058770002e-10
-_INV_LN2 = 1.44269504088896338700e00
 _EXP_CUT = 745.5  # exp(−x) rounds to 0 in float64 beyond
 _FASTMATH = {"contract"}  # fused multiply-add only; no reassociation
 
@@ -67,24 +65,10 @@ def _pow2_neg(k):
 def exp_neg(x):
     """exp(−x) for x ≥ 0 (NaN gives a finite value; callers reject NaN input)."""
     xc = x if x < _EXP_CUT else _EXP_CUT
-    k = np.floor(xc * _INV_LN2 + 0.5)
-    r = (xc - k * _LN2_HI) - k * _LN2_LO  # |r| ≤ ln2 / 2
+    k = np.floor(xc * INV_LN2 + 0.5)
+    r = (xc - k * LN2_HI) - k * LN2_LO  # |r| ≤ ln2 / 2
     t = -r
-    # Taylor polynomial of exp(t), degree 13: remainder < 2e-17 for |t| ≤ 0.347
-    p = 1.0 / 6227020800.0
-    p = p * t + 1.0 / 479001600.0
-    p = p * t + 1.0 / 39916800.0
-    p = p * t + 1.0 / 3628800.0
-    p = p * t + 1.0 / 362880.0
-    p = p * t + 1.0 / 40320.0
-    p = p * t + 1.0 / 5040.0
-    p = p * t + 1.0 / 720.0
-    p = p * t + 1.0 / 120.0
-    p = p * t + 1.0 / 24.0
-    p = p * t + 1.0 / 6.0
-    p = p * t + 0.5
-    p = p * t + 1.0
-    p = p * t + 1.0
+    p = exp_taylor(t)
     # 2^−k in two normal factors (k ≤ 1076): exact, and the product rounds once
     ki = np.int64(k)
     k1 = ki >> 1
