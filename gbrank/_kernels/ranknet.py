@@ -76,6 +76,24 @@ def _label_order_into(y, order, nxt, counts):
         nxt[p] = nxt[p + 1] if y[order[p]] == y[order[p + 1]] else p + 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _pair_run(eu, e_v, g_v, h_v, target, gu, hu):
+    """Row u against the rows of ``e_v`` (all below it in label, or all tied with it),
+    pair target ``target`` (0 = u ranks above, ½ = tie): ∂C/∂s_u = σ(target − ρ) with
+    ρ = e_v / (e_u + e_v); the rows' shares go into ``g_v``/``h_v``, u's are returned
+    added to ``gu``/``hu``."""
+    for j in range(e_v.size):
+        inv = 1.0 / (eu + e_v[j])
+        rho = e_v[j] * inv
+        d = target - rho
+        gu += d
+        g_v[j] -= d
+        pq = rho * eu * inv
+        hu += pq
+        h_v[j] += pq
+    return gu, hu
+
+
 # error_model="numpy": a float division may not raise, so the pair loop has no
 # zero-division branch (with the default error model it stays scalar, one vdivsd per
 # pair); written over slices that start at 0 (no negative-index wraparound to check),
@@ -90,33 +108,12 @@ def _sweep_fast(e, nxt, pull, g, h):
         gu = 0.0
         hu = 0.0
         if pull:
-            # Equal labels, target ½: ∂C/∂s_u = σ(½ − ρ), C symmetric in u, v.
+            # Equal labels, target ½: C symmetric in u, v.
             lo = u + 1
             hi = nxt[u]
-            e_v = e[lo:hi]
-            g_v = g[lo:hi]
-            h_v = h[lo:hi]
-            for j in range(e_v.size):
-                inv = 1.0 / (eu + e_v[j])
-                rho = e_v[j] * inv
-                d = 0.5 - rho
-                gu += d
-                g_v[j] -= d
-                pq = rho * eu * inv
-                hu += pq
-                h_v[j] += pq
+            gu, hu = _pair_run(eu, e[lo:hi], g[lo:hi], h[lo:hi], 0.5, gu, hu)
         lo = nxt[u]
-        e_v = e[lo:n]
-        g_v = g[lo:n]
-        h_v = h[lo:n]
-        for j in range(e_v.size):
-            inv = 1.0 / (eu + e_v[j])
-            rho = e_v[j] * inv
-            gu -= rho
-            g_v[j] += rho
-            pq = rho * eu * inv
-            hu += pq
-            h_v[j] += pq
+        gu, hu = _pair_run(eu, e[lo:n], g[lo:n], h[lo:n], 0.0, gu, hu)
         g[u] += gu
         h[u] += hu
 
