@@ -204,7 +204,7 @@ def test_rank_sort_is_the_stable_descending_order(n):
               np.where(rng.random(n) < 0.5, -0.0, 0.0)):
         key = np.empty(n)
         idx = np.empty(n, dtype=np.int64)
-        K._rank_sort(s, np.empty(n), key, idx)
+        K._rank_sort(s, np.empty(n), key, idx, np.empty(n, dtype=np.int64))
         want = np.argsort(-s, kind="stable")
         np.testing.assert_array_equal(idx, want)
         np.testing.assert_array_equal(key, s[want])
