@@ -140,6 +140,29 @@ def test_pruned_top_k_is_head_of_stable_sort(k, values, pad):
     assert val[:k].tolist() == [s[i] for i in expected]
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 40), st.lists(st.sampled_from([-1.0, 0.0, -0.0, 0.5, 2.0, 3.25]) |
+                                    st.floats(-1e3, 1e3), min_size=80, max_size=1500),
+       st.sampled_from(["as drawn", "ascending", "descending"]), st.integers(0, 5))
+def test_long_top_k_is_head_of_stable_sort(k, values, arrangement, pad):
+    """The chunked scan of the long-query LambdaRank kernel, including score orders
+    that make every row beat the buffer (ascending) and ties at the bound."""
+    from gbrank._kernels._topk import top_k_into_long
+
+    v = np.array(values)
+    if arrangement != "as drawn":
+        v = np.sort(v) if arrangement == "ascending" else np.sort(v)[::-1].copy()
+    s = np.concatenate((np.full(pad, 9e9), v, np.full(pad, 9e9)))
+    a, b = pad, pad + v.size
+    k = min(k, v.size // 2)
+    idx = np.empty(k, dtype=np.int64)
+    val = np.empty(k)
+    top_k_into_long(s, a, b, k, idx, val)
+    expected = sorted(range(a, b), key=lambda i: (-s[i], i))[:k]
+    assert idx.tolist() == expected
+    assert val.tolist() == [s[i] for i in expected]
+
+
 def test_ndcg_parallel_and_serial_forms_agree_with_reference():
     from _metric_reference import ndcg_q
 

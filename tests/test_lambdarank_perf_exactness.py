@@ -1,7 +1,8 @@
 """The fast LambdaRank kernel (counting-rank sort, chunk scratch, serial/parallel
-dispatch) against a slow pair loop written here from the SPEC, for every metric,
-weighting, smoothing, norm and max_step, on grouped and group-less inputs with tied
-scores and tied labels, serial and threaded, short and long queries."""
+dispatch, the long-query kernel without a sort) against a slow pair loop written here
+from the SPEC, for every metric, weighting, smoothing, norm and max_step, on grouped and
+group-less inputs with tied scores and tied labels, serial and threaded, short and long
+queries."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from scipy.special import expit
 
 from gbrank._kernels import _threads
 from gbrank._kernels import lambdarank as K
+from gbrank._kernels import lambdarank_long as KL
 from gbrank._kernels.delta import ERR, MAP, MRR, NDCG, delta_matrix
 from gbrank.objectives import LambdaRank
 
@@ -149,7 +151,8 @@ def _close(got, want):
                                                               p.items()))
 def test_grouped_with_ties_and_weights(params):
     # Query sizes 1 and 2 (edge cases), short ones (counting-rank sort) and one longer
-    # than RANK_SORT_MAX (NumPy's argsort).
+    # than RANK_SORT_MAX (the long-query kernel, or NumPy's argsort for the weightings
+    # that need every rank).
     sizes = [1, 2, 7, 30, 1, 55, K.RANK_SORT_MAX + 37, 12]
     y, s = _data(1, sizes)
     qw = np.random.default_rng(2).uniform(0.5, 2.0, len(sizes))
@@ -163,12 +166,73 @@ def test_grouped_with_ties_and_weights(params):
     assert got_loss == pytest.approx(want_loss, rel=1e-9)
 
 
-@pytest.mark.parametrize("params", CASES[:4] + CASES[8:9] + CASES[10:11] + CASES[12:13],
-                         ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()))
+@pytest.mark.parametrize("params", CASES, ids=lambda p: ",".join(f"{k}={v}" for k, v in
+                                                              p.items()))
 def test_groupless_long_query(params):
-    y, s = _data(3, [400], grades=3)
+    n = K.RANK_SORT_MAX + 88
+    y, s = _data(3, [n], grades=3)
     obj = LambdaRank(**params)
-    want_g, want_h, _ = _reference(y, s, [400], None, obj)
+    want_g, want_h, _ = _reference(y, s, [n], None, obj)
+    got_g, got_h = obj.grad_hess(y, s)
+    _close(got_g, want_g)
+    _close(got_h, want_h)
+
+
+LONG_CASES = [dict(metric="ndcg"), dict(metric="ndcg", smoothing=0.3, truncation=7),
+              dict(metric="err", norm=True), dict(metric="map"),
+              dict(metric="mrr", max_step=None)]
+
+
+def _long_query(seed, n, grades=4):
+    """A query over three blocks of the long-query kernel whose top rows sit at block
+    edges (first and last row of a block), so segments between top rows are empty."""
+    y, s = _data(seed, [n], grades)
+    edges = [0, KL.BLOCK - 1, KL.BLOCK, 2 * KL.BLOCK - 1, 2 * KL.BLOCK, n - 1]
+    s[edges] = 10.0 + np.arange(len(edges)) % 3  # tied among themselves too
+    return y, s
+
+
+@pytest.mark.parametrize("params", LONG_CASES, ids=lambda p: ",".join(
+    f"{k}={v}" for k, v in p.items()))
+def test_long_query_blocks_and_threads(params, monkeypatch):
+    n = 2 * KL.BLOCK + 300
+    y, s = _long_query(6, n)
+    obj = LambdaRank(**params)
+    want_g, want_h, _ = _reference(y, s, [n], None, obj)
+    serial = obj.grad_hess(y, s)
+    _close(serial[0], want_g)
+    _close(serial[1], want_h)
+    # One long query above PARALLEL_MIN_ROWS runs its blocks on threads.
+    monkeypatch.setattr(_threads, "PARALLEL_MIN_ROWS", 1)
+    threaded = obj.grad_hess(y, s)
+    _close(threaded[0], want_g)
+    _close(threaded[1], want_h)
+
+
+@pytest.mark.parametrize("params", [dict(metric="ndcg"), dict(metric="mrr", smoothing=0.5)],
+                         ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()))
+def test_long_query_wide_score_spread(params):
+    """σ·(max − min) above MAX_EXP_SPREAD: ρ from one exp per pair."""
+    n = KL.BLOCK + 100
+    y, s = _data(7, [n])
+    s = s * 400.0
+    obj = LambdaRank(**params)
+    want_g, want_h, _ = _reference(y, s, [n], None, obj)
+    got_g, got_h = obj.grad_hess(y, s)
+    _close(got_g, want_g)
+    _close(got_h, want_h)
+
+
+@pytest.mark.parametrize("metric", ["map", "mrr"])
+def test_long_query_real_valued_labels(metric):
+    """MAP and MRR take real-valued labels (relevant: label ≥ threshold); the long-query
+    kernel then keys the rows below the top k by relevance."""
+    n = K.RANK_SORT_MAX + 50
+    rng = np.random.default_rng(8)
+    y = np.round(rng.uniform(0.0, 3.0, n), 2)
+    s = np.round(rng.normal(size=n) + 0.3 * y, 1)
+    obj = LambdaRank(metric=metric, smoothing=0.0)
+    want_g, want_h, _ = _reference(y, s, [n], None, obj)
     got_g, got_h = obj.grad_hess(y, s)
     _close(got_g, want_g)
     _close(got_h, want_h)

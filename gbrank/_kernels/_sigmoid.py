@@ -31,7 +31,7 @@ MAX_EXP_SPREAD = 700.0
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _exp_scaled_into(z, sigma, mid, e, bits):
+def exp_scaled_into(z, sigma, mid, e, bits):
     """``e[r] = exp(σ(z_r − mid))`` for ``|σ(z_r − mid)| ≤ 700``; ``bits`` is int64
     scratch as long as ``z`` (2^k is built from its exponent bits)."""
     for r in range(z.size):
@@ -59,7 +59,7 @@ def row_exponentials_into(z, sigma, e, scratch):
     zmin = z.min()
     fast = sigma * (zmax - zmin) <= MAX_EXP_SPREAD
     if fast:
-        _exp_scaled_into(z, sigma, 0.5 * (zmax + zmin), e[:n], scratch[:n].view(np.int64))
+        exp_scaled_into(z, sigma, 0.5 * (zmax + zmin), e[:n], scratch[:n].view(np.int64))
     return fast
 
 

@@ -26,6 +26,10 @@ ERR = 1
 MAP = 2
 MRR = 3
 
+# LambdaRank's ``norm``: LightGBM adds the float32 constant 0.01f to |Δs| before dividing
+# a pair's |ΔZ| by it (lambdarank_norm).
+LGB_NORM_EPS = float(np.float32(0.01))
+
 
 @njit(cache=True, nogil=True)
 def discounts(n):

@@ -23,9 +23,23 @@ ranking of ``at``, like |ΔZ|, so the local loss and its gradient check are unch
 import numpy as np
 from numba import njit, prange
 
+from gbrank._kernels import _threads
 from gbrank._kernels._sigmoid import rho_pair, row_exponentials_into, softplus
 from gbrank._kernels._threads import N_CHUNKS, chunk_bounds, dispatch
-from gbrank._kernels.delta import ERR, MAP, NDCG, discounts, pair_delta, prefix_arrays
+from gbrank._kernels._topk import BUFFER_MAX_K
+from gbrank._kernels.delta import (
+    ERR,
+    LGB_NORM_EPS,
+    MAP,
+    NDCG,
+    discounts,
+    pair_delta,
+    prefix_arrays,
+)
+from gbrank._kernels.lambdarank_long import (
+    long_query_grad_hess,
+    long_query_grad_hess_parallel,
+)
 
 # Pair weightings (``scheme``): |ΔZ| (LambdaRank), and the LambdaLoss NDCG family.
 LAMBDARANK = 0
@@ -33,8 +47,6 @@ LOSS1 = 1
 LOSS2 = 2
 LOSS2PP = 3
 
-# LightGBM adds the float32 constant 0.01f to |Δs| before dividing (lambdarank_norm).
-_LGB_EPS = float(np.float32(0.01))
 
 
 # error_model="numpy": a float division may not raise, so the loop has no branch for
@@ -114,7 +126,7 @@ def _sweep_body(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail
                                                    * scn)
             w = w if la != lb else 0.0
             if score_norm:
-                w /= _LGB_EPS + abs(saa - sa_b[j])
+                w /= LGB_NORM_EPS + abs(saa - sa_b[j])
             eb = e_b[j]
             inv = 1.0 / (ea + eb)
             up = la > lb
@@ -194,7 +206,7 @@ def _sweep_lambdaloss(m, lab, sa, e, pre, sc, sigma, score_norm, g, h, scheme, m
                     w = mu * w + abs(x1 - p1_b[j]) * abs(x0 - p0_b[j]) * c
             w = w if la != lb else 0.0
             if score_norm:
-                w /= _LGB_EPS + abs(saa - sa_b[j])
+                w /= LGB_NORM_EPS + abs(saa - sa_b[j])
             eb = e_b[j]
             inv = 1.0 / (ea + eb)
             rho = (eb if up else ea) * inv
@@ -234,10 +246,10 @@ def _pair_weight(metric, scheme, mu, smooth, a, b, up, k, pre, sc, pre_n, sc_n, 
 
 # Queries up to this many rows are ordered by counting ranks (O(n²) comparisons without
 # branches, which LLVM vectorises); longer ones by NumPy's stable argsort. Measured on
-# 2,500 queries of 100 random scores, one core: 4.5 ms by counting, 8.5 ms by argsort
-# (a comparison sort's branches mispredict half the time on random scores; a
-# branch-free merge sort measured no faster, its loads form one dependency chain).
-RANK_SORT_MAX = 160
+# 250k random scores cut into queries of n rows, one core, counting vs argsort: n = 100
+# 1.5 vs 8.7 ms, 250: 4.1 vs 10.5, 400: 7.1 vs 12.2, 600: 9.0 vs 12.4 (a comparison
+# sort's branches mispredict half the time on random scores).
+RANK_SORT_MAX = 512
 
 
 @njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
@@ -267,6 +279,14 @@ def _rank_sort(s, buf, key, idx, seen):
         seen[c] += 1
         idx[p] = i
         key[p] = x
+
+
+@njit(cache=True, nogil=True)
+def _is_long(n, k, scheme, lgb_discount):
+    """Whether a query of n rows takes :mod:`~gbrank._kernels.lambdarank_long` (no full
+    sort): too long to order by counting, and a weighting that reads no rank below k."""
+    return (n > RANK_SORT_MAX and n > 2 * k and k <= BUFFER_MAX_K
+            and scheme == LAMBDARANK and not lgb_discount)
 
 
 @njit(cache=True, nogil=True)
@@ -305,6 +325,10 @@ def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb
             for r in range(n):
                 grad[r] = 0.0
                 hess[r] = 0.0
+        return 0.0
+    if not want_loss and _is_long(n, k, scheme, lgb_discount):
+        long_query_grad_hess(y, at, k, metric, sigma, gain_tab, threshold, norm, smooth,
+                             disc, grad, hess)
         return 0.0
     if n <= RANK_SORT_MAX:
         _rank_sort(at, e, sa, order, seen)
@@ -385,7 +409,7 @@ def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb
                     hi = b
                     lo = a
                 if score_norm:
-                    w /= _LGB_EPS + abs(sa[hi] - sa[lo])
+                    w /= LGB_NORM_EPS + abs(sa[hi] - sa[lo])
                 # rho = 1 / (1 + exp(σ (s_hi − s_lo))), q = 1 − rho without cancellation.
                 if fast:
                     inv = 1.0 / (e[hi] + e[lo])
@@ -450,10 +474,11 @@ def _chunk(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold, norm,
     """Queries ``q0 … q1 - 1`` into ``grad``/``hess``, scratch allocated once."""
     longest = 0
     for qi in range(q0, q1):
-        longest = max(longest, offsets[qi + 1] - offsets[qi])
+        n = offsets[qi + 1] - offsets[qi]
+        if not _is_long(n, k, scheme, lgb_discount):
+            longest = max(longest, n)
     order, seen, lab, sa, e, g, h, tail, pre, sc, pre_n, sc_n = _scratch(
         longest, metric, scheme, smooth)
-    ratio = sigma / max_step if max_step > 0.0 else 0.0
     for qi in range(q0, q1):
         lo = offsets[qi]
         hi = offsets[qi + 1]
@@ -469,16 +494,24 @@ def _chunk(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold, norm,
             _query(y[lo:hi], s[lo:hi], s[lo:hi], False, metric, k, sigma, gain_tab,
                    threshold, norm, lgb_discount, disc, grad[lo:hi], hess[lo:hi], scheme,
                    mu, smooth, order, seen, lab, sa, e, g, h, tail, pre, sc, pre_n, sc_n)
-        if qweights.size:
-            wq = qweights[qi]
-            for r in range(lo, hi):
-                grad[r] *= wq
-                hess[r] *= wq
-        if max_step > 0.0:
-            for r in range(lo, hi):
-                bound = ratio * abs(grad[r])
-                if hess[r] < bound:
-                    hess[r] = bound
+        _weigh_and_bound(grad, hess, lo, hi, qweights[qi] if qweights.size else 1.0,
+                         sigma, max_step)
+
+
+@njit(cache=True, nogil=True)
+def _weigh_and_bound(grad, hess, lo, hi, wq, sigma, max_step):
+    """Rows ``lo … hi − 1`` of one query: times its weight ``wq``, then the Hessian
+    bound of ``max_step`` (see :func:`lambdarank_grad_hess`)."""
+    if wq != 1.0:
+        for r in range(lo, hi):
+            grad[r] *= wq
+            hess[r] *= wq
+    if max_step > 0.0:
+        ratio = sigma / max_step
+        for r in range(lo, hi):
+            bound = ratio * abs(grad[r])
+            if hess[r] < bound:
+                hess[r] = bound
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -524,6 +557,16 @@ def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, th
     n = int(y.size)
     grad, hess = (np.empty(n), np.empty(n)) if out is None else out
     nq = offsets.size - 1
+    if (nq == 1 and n >= _threads.PARALLEL_MIN_ROWS
+            and _is_long(n, int(k), int(scheme), bool(lgb_discount))):
+        # One long query (group-less data): its blocks of rows on threads.
+        disc = _discounts_for(offsets, int(k), bool(lgb_discount), int(scheme))
+        long_query_grad_hess_parallel(y, s, int(k), int(metric), float(sigma), gain_tab,
+                                      float(threshold), bool(norm), float(smooth), disc,
+                                      grad, hess)
+        _weigh_and_bound(grad, hess, 0, n, float(qweights[0]) if qweights.size else 1.0,
+                         float(sigma), float(max_step))
+        return grad, hess
     rows = n if nq >= N_CHUNKS else 0
     dispatch(_grad_hess_parallel, _grad_hess_serial, rows, y, s, offsets, qweights,
              int(metric), int(k), float(sigma), gain_tab, float(threshold), bool(norm),

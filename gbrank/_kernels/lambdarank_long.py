@@ -1,0 +1,350 @@
+"""LambdaRank's gradients for one long query (group-less data) without sorting it.
+
+SPEC admits only the pairs whose higher-ranked row is in the top k. For a row ranked
+below k, every |ΔZ| formula of :mod:`~gbrank._kernels.delta` reads nothing of it but
+one value u of its label: its NDCG discount is 0, its ERR and MAP prefix terms are the
+constants of the first k ranks, and MRR only asks whether its rank exceeds k. Each
+formula then factorises (top position a, 1-based A = a + 1, row b below the top k):
+
+- NDCG: |G_a − G_b| · D_a / IDCG@k, u = G (the gain);
+- ERR: |R_b − R_a| · |Π_a / A − (S_k − S_{A}) / (1 − R_a)|, u = R (S_x the ERR sum of
+  the first x ranks, Π_a the product of 1 − R above a);
+- MAP: |rel_a − rel_b| · |(H_a + 1)/A + T_k − T_A| / min(#rel, k), u = rel (H_a the hits
+  above a, T_x the sum of 1/rank over the relevant ranks among the first x);
+- MRR: |rel_a − rel_b| · c_a with c_a = 1/A − MRR@k when a is not relevant and A is
+  above the first relevant rank; 1/A − 1/(second relevant rank, 0 if beyond k) when a
+  is the first relevant; 0 otherwise; u = rel;
+
+so w_ab = α_a |u_a − u_b| (+ β_a |v_a − v_b| for the |ΔNDCG| smoothing share, v the
+NDCG gain 2^l − 1), with α_a, β_a computed once per top row. The rows then need no
+ranks beyond k, no copies in rank order and no scatter back: an O(n) selection of the
+top k (stable, LightGBM's tie rule), then k × n pairs in input order, in blocks of rows
+whose exponentials e and values u, v are made once per block (a table lookup inside the
+pair loop stops LLVM from vectorising it: measured 6x slower). No n-row array beside
+the two outputs, where the full sort of :mod:`lambdarank` holds about six (order,
+labels, scores and exponentials in rank order, two or three prefix rows).
+
+Only the |ΔZ| weighting with the truncated discount and an optional |ΔNDCG| smoothing
+share: LightGBM's untruncated discount and the LambdaLoss weightings read every row's
+rank and keep the full sort. Every output row is written (no zeroing needed).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into, rho_pair
+from gbrank._kernels._topk import top_k_into_long
+from gbrank._kernels.delta import (
+    ERR,
+    LGB_NORM_EPS,
+    MAP,
+    NDCG,
+    ideal_dcg,
+    pair_delta,
+    prefix_arrays,
+)
+
+# Rows per block: y, s, grad, hess and the block's e, u, v (7 × 8 × 512 = 28 kB) stay
+# in L1 while the k top rows pass over them.
+BLOCK = 512
+
+
+@njit(cache=True, nogil=True)
+def _coefficient(metric, a, k, pre, sc):
+    """α_a of the module doc: |ΔZ| of top position a against any row below the top k
+    is α_a · |u_a − u_b|. ``pre``/``sc``: the prefix arrays of the top k rows, with the
+    whole query's 1/IDCG@k (NDCG) or 1/min(#rel, k) (MAP) in ``sc[0]``."""
+    A = a + 1.0
+    if metric == NDCG:
+        return pre[0, a] * sc[0]
+    if metric == ERR:
+        return abs(pre[1, a] / A - (pre[2, k] - pre[2, a + 1]) / (1.0 - pre[0, a]))
+    if metric == MAP:
+        return abs((pre[1, a] + 1.0) / A + pre[2, k] - pre[2, a + 1]) * sc[0]
+    # MRR: sc = (first relevant rank, second, MRR@k), inf when absent.
+    if pre[0, a] == 0.0:
+        return 1.0 / A - sc[2] if A < sc[0] else 0.0
+    if A == sc[0]:
+        return 1.0 / A - (1.0 / sc[1] if sc[1] <= k else 0.0)
+    return 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _u(metric, label, gain_tab, threshold):
+    """The value u of a label that |ΔZ| reads below the top k (module doc)."""
+    if metric == NDCG or metric == ERR:
+        return gain_tab[int(label)]
+    return 1.0 if label >= threshold else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _start(y, s, k, metric, sigma, gain_tab, threshold, norm, smooth, disc):
+    """Top k, their row exponentials, prefix arrays and per-top-row coefficients
+    (module doc). The other rows' exponentials are made block by block (no n-row
+    array): e = exp(σ(s − mid)) when the spread allows (``fast``, as
+    :func:`~gbrank._kernels._sigmoid.row_exponentials_into`)."""
+    n = y.size
+    idx = np.empty(k, dtype=np.int64)
+    val = np.empty(k)
+    top_k_into_long(s, 0, n, k, idx, val)
+    smax = s.max()
+    smin = s.min()
+    score_norm = norm and smax != smin
+    fast = sigma * (smax - smin) <= MAX_EXP_SPREAD
+    mid = 0.5 * (smax + smin)
+    e_top = np.empty(k)
+    if fast:
+        exp_scaled_into(val, sigma, mid, e_top, np.empty(k, dtype=np.int64))
+
+    lab = np.empty(k)
+    for a in range(k):
+        lab[a] = y[idx[a]]
+    pre = np.empty((3, k + 1))
+    sc = np.empty(4)
+    prefix_arrays(metric, lab, k, gain_tab, threshold, False, disc, pre, sc)
+    # Whole-query scalars that the top k alone cannot give.
+    if metric == NDCG:
+        ideal = ideal_dcg(y, gain_tab, k, disc)
+        sc[0] = 1.0 / ideal if ideal > 0.0 else 0.0
+    elif metric == MAP:
+        rel = 0
+        for r in range(n):
+            rel += y[r] >= threshold
+        hits = min(float(rel), float(k))
+        sc[0] = 1.0 / hits if hits > 0.0 else 0.0
+    smoothed = smooth > 0.0
+    top = 0
+    if smoothed:
+        for r in range(n):
+            top = max(top, int(y[r]))
+    ngain = np.exp2(np.arange(top + 1.0)) - 1.0
+    pre_n = np.empty((2, k + 1))
+    sc_n = np.empty(4)
+    if smoothed:
+        prefix_arrays(NDCG, lab, k, ngain, threshold, False, disc, pre_n, sc_n)
+        ideal = ideal_dcg(y, ngain, k, disc)
+        sc_n[0] = 1.0 / ideal if ideal > 0.0 else 0.0
+    # Per top position: α_a, β_a, u_a, v_a.
+    coef = np.zeros((4, k))
+    for a in range(k):
+        coef[0, a] = (1.0 - smooth) * _coefficient(metric, a, k, pre, sc)
+        coef[2, a] = _u(metric, lab[a], gain_tab, threshold)
+        if smoothed:
+            coef[1, a] = smooth * _coefficient(NDCG, a, k, pre_n, sc_n)
+            coef[3, a] = ngain[int(lab[a])]
+    tops = np.sort(idx)
+    sums = np.empty(((n + BLOCK - 1) // BLOCK, k, 3))
+    return (idx, lab, e_top, fast, mid, score_norm, pre, sc, pre_n, sc_n, ngain, coef,
+            tops, sums)
+
+
+@njit(cache=True, nogil=True)
+def _top_pairs(s, k, metric, sigma, smooth, score_norm, idx, lab, e_top, fast, pre, sc,
+               pre_n, sc_n, grad, hess):
+    """The pairs among the top k (positions a < b < k); returns their Σ σ w ρ."""
+    tot = 0.0
+    for a in range(k):
+        for b in range(a + 1, k):
+            la = lab[a]
+            lb = lab[b]
+            if la == lb:
+                continue
+            w = pair_delta(metric, a, b, k, pre, sc)
+            if smooth > 0.0:
+                w = (1.0 - smooth) * w + smooth * pair_delta(NDCG, a, b, k, pre_n, sc_n)
+            # (hi, lo): the positions of the higher and the lower label.
+            hi, lo = (a, b) if la > lb else (b, a)
+            i = idx[hi]
+            j = idx[lo]
+            if score_norm:
+                w /= LGB_NORM_EPS + abs(s[i] - s[j])
+            if fast:
+                inv = 1.0 / (e_top[hi] + e_top[lo])
+                rho = e_top[lo] * inv
+                q = e_top[hi] * inv
+            else:
+                rho, q = rho_pair(sigma * (s[i] - s[j]))
+            lam = sigma * w * rho
+            grad[i] -= lam
+            grad[j] += lam
+            hh = sigma * sigma * w * rho * q
+            hess[i] += hh
+            hess[j] += hh
+            tot += lam
+    return tot
+
+
+@njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
+def _segment(y, s, e, u, v, lo, hi, off, la, ea, sa, alpha, beta, ua, va, smoothed, sigma,
+             score_norm, grad, hess):
+    """Top row (label ``la``, exponential ``ea``, score ``sa``, coefficients) against
+    rows ``lo … hi − 1``, none of them in the top k; ``e``, ``u``, ``v`` hold their
+    values from block position ``off``. Returns the top row's (Σλ, Σh, Σσwρ). Branch-free so that
+    LLVM vectorises it (``error_model="numpy"``: no zero-division branch; slices from
+    0)."""
+    y_b = y[lo:hi]
+    s_b = s[lo:hi]
+    e_b = e[off:off + hi - lo]
+    u_b = u[off:off + hi - lo]
+    v_b = v[off:off + hi - lo]
+    g_b = grad[lo:hi]
+    h_b = hess[lo:hi]
+    s2 = sigma * sigma
+    gsum = 0.0
+    hsum = 0.0
+    tot = 0.0
+    for j in range(y_b.size):
+        lb = y_b[j]
+        w = alpha * abs(ua - u_b[j])
+        if smoothed:
+            w += beta * abs(va - v_b[j])
+        w = w if la != lb else 0.0
+        if score_norm:
+            w /= LGB_NORM_EPS + abs(sa - s_b[j])
+        eb = e_b[j]
+        inv = 1.0 / (ea + eb)
+        up = la > lb
+        rho = (eb if up else ea) * inv
+        pq = (eb * inv) * (ea * inv)
+        lam = sigma * w * rho
+        sl = lam if up else -lam
+        gsum -= sl
+        g_b[j] += sl
+        hh = s2 * w * pq
+        hsum += hh
+        h_b[j] += hh
+        tot += lam
+    return gsum, hsum, tot
+
+
+@njit(cache=True, nogil=True)
+def _segment_wide(y, s, u, v, lo, hi, off, la, sa, alpha, beta, ua, va, smoothed, sigma,
+                  score_norm, grad, hess):
+    """:func:`_segment` for a query whose score spread rules out row exponentials: ρ
+    from one exp per pair (:func:`~gbrank._kernels._sigmoid.rho_pair`)."""
+    gsum = 0.0
+    hsum = 0.0
+    tot = 0.0
+    for j in range(lo, hi):
+        lb = y[j]
+        if la == lb:
+            continue
+        w = alpha * abs(ua - u[off + j - lo])
+        if smoothed:
+            w += beta * abs(va - v[off + j - lo])
+        if score_norm:
+            w /= LGB_NORM_EPS + abs(sa - s[j])
+        up = la > lb
+        rho, q = rho_pair(sigma * (sa - s[j]) if up else sigma * (s[j] - sa))
+        lam = sigma * w * rho
+        sl = lam if up else -lam
+        gsum -= sl
+        grad[j] += sl
+        hh = sigma * sigma * w * rho * q
+        hsum += hh
+        hess[j] += hh
+        tot += lam
+    return gsum, hsum, tot
+
+
+@njit(cache=True, nogil=True)
+def _block(y, s, fast, mid, blk, metric, gain_tab, threshold, ngain, smoothed, sigma,
+           score_norm, tops, idx, lab, e_top, coef, grad, hess, sums):
+    """Rows of block ``blk`` against every top row: zeroes and fills their outputs
+    (top rows included, which no segment touches) and writes the top rows' partial
+    (Σλ, Σh, Σσwρ) into ``sums[blk]``. ``tops``: the top rows in row order."""
+    lo = blk * BLOCK
+    hi = min(y.size, lo + BLOCK)
+    e = np.empty(hi - lo)
+    if fast:
+        exp_scaled_into(s[lo:hi], sigma, mid, e, np.empty(hi - lo, dtype=np.int64))
+    u = np.empty(hi - lo)
+    v = np.empty(hi - lo if smoothed else 0)
+    for r in range(lo, hi):
+        grad[r] = 0.0
+        hess[r] = 0.0
+        u[r - lo] = _u(metric, y[r], gain_tab, threshold)
+        if smoothed:
+            v[r - lo] = ngain[int(y[r])]
+    # Segments of the block between top rows (almost always the whole block).
+    first = np.searchsorted(tops, lo)
+    last = np.searchsorted(tops, hi)
+    for a in range(idx.size):
+        i = idx[a]
+        gs = 0.0
+        hs = 0.0
+        ts = 0.0
+        start = lo
+        for t in range(first, last + 1):
+            stop = tops[t] if t < last else hi
+            if stop > start:
+                if fast:
+                    g1, h1, t1 = _segment(y, s, e, u, v, start, stop, start - lo, lab[a],
+                                          e_top[a], s[i], coef[0, a], coef[1, a], coef[2, a],
+                                          coef[3, a], smoothed, sigma, score_norm, grad,
+                                          hess)
+                else:
+                    g1, h1, t1 = _segment_wide(y, s, u, v, start, stop, start - lo, lab[a],
+                                               s[i], coef[0, a], coef[1, a], coef[2, a],
+                                               coef[3, a], smoothed, sigma, score_norm,
+                                               grad, hess)
+                gs += g1
+                hs += h1
+                ts += t1
+            start = stop + 1
+        sums[blk, a, 0] = gs
+        sums[blk, a, 1] = hs
+        sums[blk, a, 2] = ts
+
+
+@njit(cache=True, nogil=True)
+def _finish(k, idx, sums, tot, norm, grad, hess):
+    """Adds the top rows' block sums to the outputs and applies LightGBM's norm."""
+    for a in range(k):
+        g = 0.0
+        h = 0.0
+        for blk in range(sums.shape[0]):
+            g += sums[blk, a, 0]
+            h += sums[blk, a, 1]
+            tot += sums[blk, a, 2]
+        grad[idx[a]] += g
+        hess[idx[a]] += h
+    total = 2.0 * tot
+    if norm and total > 0.0:
+        factor = np.log2(1.0 + total) / total
+        for r in range(grad.size):
+            grad[r] *= factor
+            hess[r] *= factor
+
+
+@njit(cache=True, nogil=True)
+def long_query_grad_hess(y, s, k, metric, sigma, gain_tab, threshold, norm, smooth, disc,
+                         grad, hess):
+    """Gradients and Hessians of one query of more than ``2 k`` rows into ``grad`` and
+    ``hess`` (``disc``: discounts of at least k positions), on one thread."""
+    (idx, lab, e_top, fast, mid, score_norm, pre, sc, pre_n, sc_n, ngain, coef, tops,
+     sums) = _start(y, s, k, metric, sigma, gain_tab, threshold, norm, smooth, disc)
+    smoothed = smooth > 0.0
+    # Blocks first: they zero the outputs of all their rows, top rows included.
+    for blk in range(sums.shape[0]):
+        _block(y, s, fast, mid, blk, metric, gain_tab, threshold, ngain, smoothed, sigma,
+               score_norm, tops, idx, lab, e_top, coef, grad, hess, sums)
+    tot = _top_pairs(s, k, metric, sigma, smooth, score_norm, idx, lab, e_top, fast, pre,
+                     sc, pre_n, sc_n, grad, hess)
+    _finish(k, idx, sums, tot, norm, grad, hess)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def long_query_grad_hess_parallel(y, s, k, metric, sigma, gain_tab, threshold, norm,
+                                  smooth, disc, grad, hess):
+    """:func:`long_query_grad_hess` with the blocks on threads (each block owns its
+    rows' outputs and one slice of the partial sums: no two threads write one place)."""
+    (idx, lab, e_top, fast, mid, score_norm, pre, sc, pre_n, sc_n, ngain, coef, tops,
+     sums) = _start(y, s, k, metric, sigma, gain_tab, threshold, norm, smooth, disc)
+    smoothed = smooth > 0.0
+    for blk in prange(sums.shape[0]):
+        _block(y, s, fast, mid, blk, metric, gain_tab, threshold, ngain, smoothed, sigma,
+               score_norm, tops, idx, lab, e_top, coef, grad, hess, sums)
+    tot = _top_pairs(s, k, metric, sigma, smooth, score_norm, idx, lab, e_top, fast, pre,
+                     sc, pre_n, sc_n, grad, hess)
+    _finish(k, idx, sums, tot, norm, grad, hess)
