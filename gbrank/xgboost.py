@@ -50,7 +50,9 @@ def objective(obj: Any) -> Callable[[np.ndarray, Any], tuple[np.ndarray, np.ndar
         y, w, group = _dmatrix_fields(dtrain)
         if group is None and obj.loss_blocks == "query":
             _refuse_distributed_groupless(obj)
-        return obj.booster_grad_hess(y, preds, group, w)
+        # XGBoost copies the gradients into its own buffers before it returns, so the
+        # arrays of the previous round can be rewritten (as for LightGBM).
+        return obj.booster_grad_hess_reusing(y, preds, group, w)
 
     _xgb_objective.__name__ = type(obj).__name__
     _xgb_objective.gbrank_objective = obj  # type: ignore[attr-defined]

@@ -96,3 +96,35 @@ def test_several_names_refused_per_query():
         metric("ndcg@10", "mrr")(np.array([1.0, 0.0]), np.array([0.2, 0.1]))
     with pytest.raises(ValueError, match="valid forms"):
         metric("ndcg@ten")
+
+
+@pytest.mark.parametrize("make", ["ranknet", "lambdarank"])
+def test_objective_reuses_output_arrays_and_trains_the_same_model(rank_data, make):
+    # XGBoost copies the gradients it receives, so the wrapped objective rewrites the
+    # previous round's arrays; the model must equal one trained on fresh arrays.
+    from gbrank.objectives import LambdaRank, RankNet
+    from gbrank.xgboost import objective
+
+    d = rank_data
+    dtr, dte = _dmatrices(d)
+    wrapped = objective(RankNet() if make == "ranknet" else LambdaRank())
+    rng = np.random.default_rng(0)
+    p1, p2 = rng.standard_normal((2, d["y_train"].size)).astype(np.float32)
+    g1, h1 = wrapped(p1, dtr)
+    g1_values = g1.copy()
+    g2, h2 = wrapped(p2, dtr)
+    assert g2 is g1 and h2 is h1  # the same arrays, rewritten
+    inner = wrapped.gbrank_objective
+    eg, eh = inner.grad_hess(d["y_train"], p2, d["g_train"])
+    assert eg is not g2  # the public call still returns new arrays
+    np.testing.assert_array_equal(g2, eg)
+    np.testing.assert_array_equal(h2, eh)
+    assert not np.array_equal(g1_values, g2)
+
+    def fresh(preds, dtrain):  # the same objective, new arrays every round
+        g, h = inner.grad_hess(dtrain.get_label(), preds, d["g_train"])
+        return g.copy(), h.copy()
+
+    params = {"eta": 0.3, "max_depth": 4, "nthread": 1, "disable_default_eval_metric": 1}
+    preds = [xgb.train(params, dtr, 6, obj=o).predict(dte) for o in (wrapped, fresh)]
+    np.testing.assert_array_equal(preds[0], preds[1])

@@ -126,12 +126,20 @@ class Objective:
         ones). Arrays returned by this call are therefore overwritten by the next;
         :meth:`grad_hess` always returns new arrays.
         """
+        if is_lightgbm_dataset(b):
+            y, weight, group = lightgbm_dataset_fields(b)
+            return self.booster_grad_hess_reusing(y, a, group, weight)
+        return self.booster_grad_hess_reusing(a, b, group, weight)
+
+    def booster_grad_hess_reusing(self, y: Any, preds: Any, group: Any = None,
+                                  weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`booster_grad_hess` for a booster that copies what it receives
+        (LightGBM, XGBoost): objectives that support it write into the arrays of their
+        previous such call (see :meth:`__call__`), which this call's result overwrites
+        the next time."""
         self.__dict__["_reuse_outputs"] = True
         try:
-            if is_lightgbm_dataset(b):
-                y, weight, group = lightgbm_dataset_fields(b)
-                return self.booster_grad_hess(y, a, group, weight)
-            return self.booster_grad_hess(a, b, group, weight)
+            return self.booster_grad_hess(y, preds, group, weight)
         finally:
             self.__dict__["_reuse_outputs"] = False
 
