@@ -10,9 +10,11 @@ Each child reports, per task, the median wall time of warm calls of the public
 function, the median CPU time of the process over the same calls (all threads; on a
 busy machine the steadier of the two), and a checksum of the result so that old and
 new can be seen to agree. Training: LightGBM 100 rounds, 2 threads, no environment
-variables set, ``LambdaRank("ndcg")`` ÷ native ``lambdarank`` in the same child, and
-the objective's median time per round inside ``lgb.train`` beside its time alone.
-Prints a markdown table (cells: median of the children, then the children's values).
+variables set, two children per side, ``LambdaRank("ndcg")`` ÷ native ``lambdarank`` in
+the same child, and the objective's median time per round inside ``lgb.train`` beside
+its time alone. Memory: peak extra resident memory of one group-less call at 10^7 rows
+(a fresh child per case and side). Prints markdown tables (cells: median of the
+children, then the children's values).
 """
 
 from __future__ import annotations
@@ -61,6 +63,15 @@ def grouped():
     return y, np.random.default_rng(1).standard_normal(y.size), group
 
 
+def lambdarank():
+    # LambdaRank("ndcg") with the true Hessian: the max_step bound (default 16 since
+    # issue 10) did not exist in older commits, and it changes the Hessians.
+    import inspect
+    if "max_step" in inspect.signature(LambdaRank).parameters:
+        return LambdaRank("ndcg", max_step=None)
+    return LambdaRank("ndcg")
+
+
 def checksum(g, h):
     return float(np.abs(g).sum() + np.abs(h).sum())
 
@@ -79,9 +90,16 @@ for task in sys.argv[2].split(","):
         out[task] = (*timed(f, 5), f())
     elif task in ("ranknet", "lambdarank"):
         y, s, g = grouped()
-        obj = RankNet() if task == "ranknet" else LambdaRank("ndcg")
+        obj = RankNet() if task == "ranknet" else lambdarank()
         f = lambda: obj.grad_hess(y, s, g)
         out[task] = (*timed(f, 9), checksum(*f()))
+    elif task == "lambdarank_groupless":
+        rng = np.random.default_rng(2)
+        y = rng.integers(0, 5, 10**6).astype(float)
+        s = rng.standard_normal(y.size)
+        obj = lambdarank()
+        f = lambda: obj.grad_hess(y, s)
+        out[task] = (*timed(f, 3), checksum(*f()))
     elif task.startswith("ranknet_groupless_"):
         spread = float(task.rsplit("_", 1)[1])
         rng = np.random.default_rng(2)
@@ -94,7 +112,10 @@ for task in sys.argv[2].split(","):
         rng = np.random.default_rng(1)
         y = (rng.random(10**6) < 0.01).astype(float)
         s = rng.standard_normal(y.size)
-        obj = FBetaSurrogate(batch_size=None)  # the oracle on the whole query
+        # The oracle on the whole query (the only mode before batch_size existed).
+        import inspect
+        whole = "batch_size" in inspect.signature(FBetaSurrogate).parameters
+        obj = FBetaSurrogate(batch_size=None) if whole else FBetaSurrogate()
         f = lambda: obj.grad_hess(y, s)
         out[task] = (*timed(f, 7), checksum(*f()))
     elif task == "training":
@@ -139,8 +160,41 @@ import sys
 print(time.perf_counter() - t, "lightgbm" in sys.modules or "xgboost" in sys.modules)
 """
 
-TASKS = ("ndcg", "pair_accuracy", "ranknet", "lambdarank", "ranknet_groupless_1",
-         "ranknet_groupless_1000", "fbeta", "training", "cold")
+# Peak extra memory of one group-less call at 10^7 rows, in a fresh child per case
+# (the method of bench_scaling.py: VmHWM reset just before the call; outputs count).
+MEMORY = r"""
+import ctypes, json, sys
+root, case = sys.argv[1], sys.argv[2]
+sys.path.insert(0, root)
+import numpy as np
+from gbrank import metrics
+from gbrank.objectives import LambdaRank, RankNet
+fn = {"LambdaRank": lambda y, s: LambdaRank().grad_hess(y, s),
+      "RankNet": lambda y, s: RankNet(method="fast").grad_hess(y, s),
+      "pair_accuracy": metrics.pair_accuracy,
+      "ndcg@10": lambda y, s: metrics.ndcg(y, s, k=10)}[case]
+def data(n):
+    rng = np.random.default_rng(0)
+    y = np.minimum(rng.geometric(0.5, n) - 1, 4).astype(np.float64)
+    return y, y * 0.5 + rng.standard_normal(n)
+fn(*data(300_000))  # kernels loaded, thread pool started
+n = 10**7
+y, s = data(n)
+def kib(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+ctypes.CDLL("libc.so.6").malloc_trim(0)
+open("/proc/self/clear_refs", "w").write("5")
+before = kib("VmRSS")
+fn(y, s)
+print(json.dumps((kib("VmHWM") - before) * 1024 / (8.0 * n)))
+"""
+MEMORY_CASES = ("LambdaRank", "RankNet", "pair_accuracy", "ndcg@10")
+
+TASKS = ("ndcg", "pair_accuracy", "ranknet", "lambdarank", "lambdarank_groupless",
+         "ranknet_groupless_1", "ranknet_groupless_1000", "fbeta", "training", "cold",
+         "memory")
 
 
 def _env(root: Path) -> dict[str, str]:
@@ -168,6 +222,12 @@ def _cold(root: Path) -> float:
     return min(times[1:])  # the first run may (re)write the numba cache
 
 
+def _memory(root: Path, case: str) -> float:
+    out = subprocess.run([sys.executable, "-c", MEMORY, str(root), case], env=_env(root),
+                         capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
 def _cell(values: list[float], fmt: str) -> str:
     med = sorted(values)[len(values) // 2]
     return f"{med:{fmt}} ({', '.join(f'{v:{fmt}}' for v in values)})"
@@ -180,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     roots = {"before": args.before.resolve(), "after": ROOT}
     order = ["before", "after", "after", "before", "before", "after"]
-    timed_tasks = [t for t in args.tasks if t not in ("training", "cold")]
+    timed_tasks = [t for t in args.tasks if t not in ("training", "cold", "memory")]
     res: dict[str, dict[str, list]] = {"before": {}, "after": {}}
     load = []
     for which in order:
@@ -189,14 +249,20 @@ def main(argv: list[str] | None = None) -> int:
             for task, v in _child(roots[which], timed_tasks).items():
                 res[which].setdefault(task, []).append(v)
         print(f"[compare] {which} done, load {load[-1]:.1f}", file=sys.stderr, flush=True)
-    # One child each: a training child takes 1-2 minutes on the shared machine.
-    for which in order[:2] if "training" in args.tasks else ():
+    # Two children each (old, new, new, old): a training child takes 20 s on a quiet
+    # machine, 1-2 minutes on a busy one.
+    for which in order[:4] if "training" in args.tasks else ():
         v = _child(roots[which], ["training"])["training"]
         res[which].setdefault("training", []).append(v)
         load.append(os.getloadavg()[0])
     if "cold" in args.tasks:
         for which in order[:4]:
             res[which].setdefault("cold", []).append(_cold(roots[which]))
+            load.append(os.getloadavg()[0])
+    if "memory" in args.tasks:
+        for case in MEMORY_CASES:
+            for which in ("before", "after"):
+                res[which].setdefault("memory", []).append(_memory(roots[which], case))
             load.append(os.getloadavg()[0])
     print(f"Load average (1 min) during the run: {min(load):.1f}–{max(load):.1f}\n")
     print("| hot path | before: wall ms | after: wall ms | before: CPU ms | after: CPU ms "
@@ -221,6 +287,13 @@ def main(argv: list[str] | None = None) -> int:
             b = [v[i] * scale for v in res["before"]["training"]]
             a = [v[i] * scale for v in res["after"]["training"]]
             print(f"| {name} | {_cell(b, '.2f')} | {_cell(a, '.2f')} |")
+    if "memory" in args.tasks:
+        print("\n| peak extra memory of one group-less call at 10^7 rows, in n-row float64 "
+              "arrays (outputs included) | before | after |")
+        print("|---|---:|---:|")
+        for i, case in enumerate(MEMORY_CASES):
+            print(f"| {case} | {res['before']['memory'][i]:.2f} "
+                  f"| {res['after']['memory'][i]:.2f} |")
     if "cold" in args.tasks:
         print("\n| cold start (process wall: interpreter, import gbrank, first ndcg call; "
               "cache warm; best of 5) | before | after |")

@@ -35,7 +35,7 @@ earlier rows first (the SPEC's stable order).
 import numpy as np
 from numba import njit, prange
 
-from gbrank._kernels._threads import dispatch
+from gbrank._kernels._threads import N_CHUNKS, chunk_bounds, dispatch
 
 FBETA = 0
 BALANCED = 1
@@ -227,6 +227,68 @@ def oracle(y, s, offsets, measure, beta2, grad):
         return np.array([_fbeta_search(y, s, lo, hi, beta2, pos, neg, grad)])
     parallel = _oracle_parallel if offsets.size > 2 else _oracle_serial
     return dispatch(parallel, _oracle_serial, s.size, y, s, offsets, measure, beta2, grad)
+
+
+@njit(cache=True, nogil=True)
+def _examples(y, s, perm, offsets, beta2, grad, e0, e1):
+    """Examples ``e0 … e1 − 1``: example e holds the rows ``perm[offsets[e]:offsets[e
+    + 1]]``, gathered into scratch sized for the longest (no n-row copies of y and s in
+    example order); v* − y is written to those rows of ``grad``."""
+    longest = 0
+    for e in range(e0, e1):
+        longest = max(longest, offsets[e + 1] - offsets[e])
+    ye = np.empty(longest)
+    se = np.empty(longest)
+    ge = np.empty(longest)
+    out = np.empty(e1 - e0)
+    for e in range(e0, e1):
+        lo = offsets[e]
+        m = offsets[e + 1] - lo
+        for j in range(m):
+            r = perm[lo + j]
+            ye[j] = y[r]
+            se[j] = s[r]
+        out[e - e0] = _fbeta_query(ye, se, 0, m, beta2, ge)
+        for j in range(m):
+            grad[perm[lo + j]] = ge[j]
+    return out
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _examples_parallel(y, s, perm, offsets, beta2, grad):
+    out = np.empty(offsets.size - 1)
+    bounds = chunk_bounds(offsets)
+    for c in prange(N_CHUNKS):
+        out[bounds[c]:bounds[c + 1]] = _examples(y, s, perm, offsets, beta2, grad,
+                                                 bounds[c], bounds[c + 1])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _examples_serial(y, s, perm, offsets, beta2, grad):
+    return _examples(y, s, perm, offsets, beta2, grad, 0, offsets.size - 1)
+
+
+def oracle_examples(y, s, perm, offsets, beta2, grad):
+    """The F_β oracle on random structured examples: example e is the rows
+    ``perm[offsets[e]:offsets[e + 1]]`` (a permutation of whole queries cut into
+    pieces); returns the per-example values, ``grad`` receives v* − y per row in the
+    caller's order (unweighted). Same values as :func:`oracle` on ``y[perm]``,
+    ``s[perm]`` without those two n-row copies."""
+    rows = s.size if offsets.size - 1 >= N_CHUNKS else 0
+    return dispatch(_examples_parallel, _examples_serial, rows, y, s, perm, offsets, beta2,
+                    grad)
+
+
+@njit(cache=True, nogil=True)
+def scale_by_query(grad, offsets, qw, h, hess):
+    """grad[r] *= w_q and hess[r] = h · w_q for every row r of query q, in place (no
+    n-row array of weights)."""
+    for q in range(offsets.size - 1):
+        w = qw[q]
+        for r in range(offsets[q], offsets[q + 1]):
+            grad[r] *= w
+            hess[r] = h * w
 
 
 @njit(cache=True, nogil=True)

@@ -1,8 +1,11 @@
 """LambdaRank: RankNet pairs weighted by |ΔZ|, only pairs with the higher-ranked row
 in the top k. O(n log n + n·k) per query (one ordering, then k rows against the rest;
 queries of up to ``RANK_SORT_MAX`` rows are ordered by counting ranks, O(n²) branch-free
-comparisons, which beat a comparison sort at that size). Queries run in chunks with
-scratch allocated once per chunk, serial or threaded by ``_threads.dispatch``.
+comparisons, which beat a comparison sort at that size). Longer queries whose weights
+read no rank below k go to :mod:`~gbrank._kernels.lambdarank_long` (O(n·k), no sort, no
+n-row scratch); the rest to NumPy's argsort. Queries run in chunks with scratch
+allocated once per chunk, serial or threaded by ``_threads.dispatch``; one long query
+alone runs its blocks of rows on threads.
 
 One kernel serves gradients and the local loss: the ranking, |ΔZ| and the optional
 LightGBM rescalings are taken at scores ``at``; the pair terms at scores ``s``

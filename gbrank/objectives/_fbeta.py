@@ -197,9 +197,7 @@ class FBetaSurrogate(Objective):
             raise ValueError(f"batch_size needs measure='fbeta' (the balanced measure needs "
                              f"both classes in every example), got measure={p.measure!r}")
         perm, offsets, parent = self._batches(queries.offsets, p)
-        g = np.empty_like(s)
-        values = _k.oracle(y[perm], s[perm], offsets, _MEASURES[p.measure], p.beta ** 2, g)
-        grad[perm] = g
+        values = _k.oracle_examples(y, s, perm, offsets, p.beta ** 2, grad)
         return grad, values, queries, qw, qw[parent]
 
     # -- random structured examples (batch_size) -------------------------------------------
@@ -247,8 +245,9 @@ class FBetaSurrogate(Objective):
                   weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """v* − y (±1 units) and the constant ``hess``, both times the query weight."""
         grad, _, queries, qw, _ = self._oracle(y, s, group, qid, weight)
-        rw = np.repeat(qw, queries.sizes)
-        return queries.restore(grad * rw), queries.restore(self._params().hess * rw)
+        hess = np.empty_like(grad)
+        _k.scale_by_query(grad, queries.offsets, qw, float(self._params().hess), hess)
+        return queries.restore(grad), queries.restore(hess)
 
     def exact_grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
                         weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
