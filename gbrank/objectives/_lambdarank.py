@@ -68,7 +68,13 @@ class LambdaRank(Objective):
       counts and prefix sums of 1/r over relevant ranks.
     - ``"mrr"``: |ΔRR@k| from the first and second relevant ranks.
 
-    Cost per query: one sort plus O(n·k) pairs, no approximation at any size.
+    Cost per query: O(n·k) pairs, no approximation at any size. Queries of up to 512
+    rows are sorted; a longer one is not: below rank k each formula reads only the
+    row's own label (its discount is 0, the ERR/MAP prefix terms are those of the first
+    k ranks), so an O(n) selection of the top k suffices, and the extra memory is the
+    two outputs (10^7 rows in one query: 2.2 n-row arrays at peak, 0.2 s on 2 cores).
+    ``norm=True`` with NDCG (LightGBM's untruncated discount) and the LambdaLoss
+    weightings read every row's rank and keep the full sort (about 9 n-row arrays).
 
     Parameters
     ----------
