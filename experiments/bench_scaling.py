@@ -5,7 +5,7 @@ time ∝ n^b, and one log-log plot.
 - Time: median of warm calls of the public function (validation included), in this
   process. Repeats fall from 5 to 1 as n grows.
 - Memory: peak resident memory of ONE call in a fresh child process, minus the
-  resident memory just before it (inputs built, kernels warmed on a small input), in
+  resident memory just before it (inputs built, kernels warmed on 3·10^5 rows), in
   units of one n-row float64 array (8·n bytes). ``tracemalloc`` cannot see numba's
   allocations, so the resident set's high-water mark (VmHWM, reset just before the
   call) is the measure; the returned arrays count (an
@@ -73,7 +73,10 @@ def _child_peak(name: str, n: int) -> None:
     (whose temporaries may exceed what the call needs) does not hide the call's peak.
     """
     fn = _callable(name)
-    y_small, s_small = _data(5_000)
+    # Warm-up above PARALLEL_MIN_ROWS, so that the threaded kernels are loaded and the
+    # thread pool is started before the measured call (once per process, ~100 MB of
+    # resident code and stacks that are not the call's memory).
+    y_small, s_small = _data(300_000)
     fn(y_small, s_small)  # compile / load kernels, scipy.fft, …
     y, s = _data(n)
 

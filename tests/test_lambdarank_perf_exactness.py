@@ -97,7 +97,8 @@ def _query_ref(y, s, metric, k, sigma, norm, weighting, mu, smooth, gain_all):
 def _reference(y, s, sizes, weight, obj):
     p = obj.get_params()
     smooth = obj._params().smoothing  # None resolves to the metric's default share
-    gain_all = _gain(p["metric"], y)
+    gain_all = (_gain(p["metric"], y) if p["label_gain"] is None
+                else np.asarray(p["label_gain"], dtype=float))
     grad = np.zeros(y.size)
     hess = np.zeros(y.size)
     loss = 0.0
@@ -179,6 +180,7 @@ def test_groupless_long_query(params):
 
 
 LONG_CASES = [dict(metric="ndcg"), dict(metric="ndcg", smoothing=0.3, truncation=7),
+              dict(metric="ndcg", smoothing=0.5, label_gain=[0.0, 1.0, 5.0, 6.0]),
               dict(metric="err", norm=True), dict(metric="map"),
               dict(metric="mrr", max_step=None)]
 

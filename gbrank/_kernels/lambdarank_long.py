@@ -113,11 +113,16 @@ def _start(y, s, k, metric, sigma, gain_tab, threshold, norm, smooth, disc):
         hits = min(float(rel), float(k))
         sc[0] = 1.0 / hits if hits > 0.0 else 0.0
     smoothed = smooth > 0.0
-    top = 0
-    if smoothed:
-        for r in range(n):
-            top = max(top, int(y[r]))
-    ngain = np.exp2(np.arange(top + 1.0)) - 1.0
+    # The smoothing share is |ΔNDCG|: for Z = NDCG its own (gain table included), else
+    # with gain 2^l − 1 on the integer grades.
+    if metric == NDCG:
+        ngain = gain_tab
+    else:
+        top = 0
+        if smoothed:
+            for r in range(n):
+                top = max(top, int(y[r]))
+        ngain = np.exp2(np.arange(top + 1.0)) - 1.0
     pre_n = np.empty((2, k + 1))
     sc_n = np.empty(4)
     if smoothed:
