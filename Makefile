@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 EXTRAS := dev,tune,bench,anchor,dask,postgres
 ARGS ?=
 
-.PHONY: tune bench test test-fast test-min wheel lint clean
+.PHONY: tune bench test test-fast test-min wheel lint clean clean-cache
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,5 +42,9 @@ wheel: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check gbrank tests experiments
 
-clean:
+clean: clean-cache
 	rm -rf $(VENV) build dist *.egg-info
+
+# numba's compiled kernels beside the package (stale after editing a called module).
+clean-cache:
+	find gbrank -name '*.nbi' -delete -o -name '*.nbc' -delete
