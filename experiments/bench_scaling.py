@@ -9,7 +9,9 @@ time ∝ n^b, and one log-log plot.
   units of one n-row float64 array (8·n bytes). ``tracemalloc`` cannot see numba's
   allocations, so the resident set's high-water mark (VmHWM, reset just before the
   call) is the measure; the returned arrays count (an
-  objective returns two: gradient and Hessian).
+  objective returns two: gradient and Hessian). A second table does this for every
+  objective (and each option that changes its memory) and every metric at the
+  largest n: issue 12's bound is 3 arrays.
 
     python experiments/bench.py --only scaling [--quick]
     python experiments/bench_scaling.py [--quick]
@@ -41,6 +43,41 @@ CASES = {
 }
 
 
+# Every objective and metric for the memory table: label -> expression of ``y, s``
+# (``yb``: the labels as 0/1, for the binary ones), evaluated in the child.
+MEMORY_CASES = {
+    "RankNet()": "RankNet().grad_hess(y, s)",
+    "RankNet(ties=\"pull\")": "RankNet(ties='pull').grad_hess(y, s)",
+    "LambdaRank(\"ndcg\")": "LambdaRank('ndcg').grad_hess(y, s)",
+    "LambdaRank(\"err\")": "LambdaRank('err').grad_hess(y, s)",
+    "LambdaRank(\"map\")": "LambdaRank('map').grad_hess(y, s)",
+    "LambdaRank(\"mrr\")": "LambdaRank('mrr').grad_hess(y, s)",
+    "LambdaRank(\"err\", truncation=100)": "LambdaRank('err', truncation=100).grad_hess(y, s)",
+    "LambdaRank(norm=True)": "LambdaRank(norm=True).grad_hess(y, s)",
+    "LambdaRank(weighting=\"ndcg_loss1\")":
+        "LambdaRank(weighting='ndcg_loss1').grad_hess(y, s)",
+    "LambdaRank(weighting=\"ndcg_loss2pp\")":
+        "LambdaRank(weighting='ndcg_loss2pp').grad_hess(y, s)",
+    "FocalLoss()": "FocalLoss().grad_hess(yb, s)",
+    "FBetaSurrogate()": "FBetaSurrogate(random_state=0).grad_hess(yb, s)",
+    "FBetaSurrogate(batch_size=None)": "FBetaSurrogate(batch_size=None).grad_hess(yb, s)",
+    "ndcg@10": "metrics.ndcg(y, s, k=10)",
+    "ndcg (k=None)": "metrics.ndcg(y, s, k=None)",
+    "err@10": "metrics.err(y, s, k=10)",
+    "err (k=None)": "metrics.err(y, s, k=None)",
+    "mean_ap@10": "metrics.mean_ap(y, s, k=10)",
+    "mean_ap (k=None)": "metrics.mean_ap(y, s)",
+    "mrr": "metrics.mrr(y, s)",
+    "precision_at_k@10": "metrics.precision_at_k(y, s, k=10)",
+    "recall_at_k@10": "metrics.recall_at_k(y, s, k=10)",
+    "pair_accuracy": "metrics.pair_accuracy(y, s)",
+    "f1": "metrics.f1(yb, s)",
+    "fbeta(beta=2)": "metrics.fbeta(yb, s, beta=2.0)",
+    "balanced_measure": "metrics.balanced_measure(yb, s)",
+    "best_threshold": "metrics.best_threshold(yb, s)",
+}
+
+
 def _data(n: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     y = np.minimum(rng.geometric(0.5, n) - 1, 4).astype(np.float64)
@@ -65,20 +102,38 @@ def _callable(name: str):
     return lambda y, s: fn(y, s, k=int(k))
 
 
+def _memory_callable(name: str):
+    """The call of :data:`MEMORY_CASES` ``name`` as ``f(y, s)`` (graded labels in)."""
+    from gbrank import metrics
+    from gbrank.objectives import FBetaSurrogate, FocalLoss, LambdaRank, RankNet
+
+    env = {"metrics": metrics, "RankNet": RankNet, "LambdaRank": LambdaRank,
+           "FocalLoss": FocalLoss, "FBetaSurrogate": FBetaSurrogate}
+    code = compile(MEMORY_CASES[name], name, "eval")
+    return lambda y, s: eval(code, env, {"y": y, "s": s, "yb": y})
+
+
 def _child_peak(name: str, n: int) -> None:
-    """Run in a fresh process: print the peak-RSS increase of one call, in bytes.
+    """Run in a fresh process: print the peak-RSS increase of one call, in bytes, and
+    its time.
 
     Linux keeps the high-water mark of the resident set (VmHWM); writing 5 to
     ``/proc/self/clear_refs`` resets it to the current RSS, so building the inputs
     (whose temporaries may exceed what the call needs) does not hide the call's peak.
     """
-    fn = _callable(name)
+    memory_case = name in MEMORY_CASES
+    fn = _memory_callable(name) if memory_case else _callable(name)
+    binary = memory_case and "yb" in MEMORY_CASES[name]
+
+    def inputs(m: int):
+        y, s = _data(m)
+        return ((y > 0).astype(np.float64) if binary else y), s
+
     # Warm-up above PARALLEL_MIN_ROWS, so that the threaded kernels are loaded and the
     # thread pool is started before the measured call (once per process, ~100 MB of
     # resident code and stacks that are not the call's memory).
-    y_small, s_small = _data(300_000)
-    fn(y_small, s_small)  # compile / load kernels, scipy.fft, …
-    y, s = _data(n)
+    fn(*inputs(300_000))  # compile / load kernels, scipy.fft, …
+    y, s = inputs(n)
 
     def status_kib(field: str) -> int:
         with open("/proc/self/status") as fh:
@@ -95,12 +150,14 @@ def _child_peak(name: str, n: int) -> None:
     with open("/proc/self/clear_refs", "w") as fh:
         fh.write("5")
     before = status_kib("VmRSS")
+    t = time.perf_counter()
     fn(y, s)
+    seconds = time.perf_counter() - t
     peak = status_kib("VmHWM")
-    print(json.dumps({"extra": (peak - before) * 1024}))
+    print(json.dumps({"extra": (peak - before) * 1024, "seconds": seconds}))
 
 
-def _peak_extra(name: str, n: int) -> float | None:
+def _peak_extra(name: str, n: int, with_time: bool = False):
     cmd = [sys.executable, __file__, "--child", name, str(n)]
     env = dict(os.environ, NUMBA_NUM_THREADS=os.environ.get("NUMBA_NUM_THREADS", "2"))
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
@@ -108,7 +165,8 @@ def _peak_extra(name: str, n: int) -> float | None:
         print(out.stderr[-2000:], file=sys.stderr)
         return None
     rec = json.loads(out.stdout.strip().splitlines()[-1])
-    return rec["extra"] / (8.0 * n)
+    arrays = rec["extra"] / (8.0 * n)
+    return (arrays, rec["seconds"]) if with_time else arrays
 
 
 def _fit_exponent(ns, ts) -> float:
@@ -188,8 +246,43 @@ def run(quick: bool = False) -> str:
         m = mem[name]
         lines.append(f"| {name} | {cells} | {_fit_exponent(sizes, row):.2f} | "
                      f"{'—' if m is None else f'{m:.2f}'} |")
-    lines += ["", f"Plot: `experiments/results/{PNG.name}`."]
+    lines += ["", f"Plot: `experiments/results/{PNG.name}`.", ""]
+    lines += _memory_table(mem_n)
     return "\n".join(lines)
+
+
+# Issue 12's bound on the peak extra memory of one call, outputs included.
+MEMORY_BOUND_ARRAYS = 3.0
+
+
+def _memory_table(n: int) -> list[str]:
+    """Peak extra memory and time of one call of every :data:`MEMORY_CASES` entry at
+    ``n`` rows, each in a fresh process."""
+    rows = []
+    for name in MEMORY_CASES:
+        got = _peak_extra(name, n, with_time=True)
+        print(f"[bench_scaling] {time.strftime('%H:%M:%S')} memory {name} n={n:,} "
+              f"{'failed' if got is None else f'{got[0]:.2f} arrays, {got[1]:.2f} s'}",
+              file=sys.stderr, flush=True)
+        rows.append((name, got))
+    over = [name for name, got in rows if got is not None and got[0] > MEMORY_BOUND_ARRAYS]
+    lines = [
+        f"### Peak extra memory of every objective and metric, one query of {n:,} rows",
+        "",
+        "Each call in a fresh process, as above (labels: the graded ones, or 1 where "
+        "the grade is positive for the binary objectives and metrics, ~50% positive); "
+        "outputs included; the time is that one call's (first call at this size, "
+        "kernels already loaded). Bound of issue 12: "
+        f"≤ {MEMORY_BOUND_ARRAYS:.0f} n-row float64 arrays; "
+        + ("every call is within it." if not over else f"over it: {', '.join(over)}."),
+        "",
+        "| call | peak extra memory (n-row arrays) | time of the call (s) |",
+        "|---|---:|---:|",
+    ]
+    for name, got in rows:
+        cells = "failed | —" if got is None else f"{got[0]:.2f} | {got[1]:.2f}"
+        lines.append(f"| `{name}` | {cells} |")
+    return lines
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from gbrank import metrics
 from gbrank._kernels import pair_accuracy as pa
 from gbrank._kernels._grades import grade_classes_into
-from gbrank._kernels._radix import float_keys_into, radix_sort_pairs
+from gbrank._kernels._radix import descending_order_into, float_keys_into, radix_sort_pairs
 
 # ---------------------------------------------------------------- radix sort
 
@@ -30,6 +30,31 @@ def test_radix_sort_is_a_stable_numeric_sort(values):
     expected = sorted(range(s.size), key=lambda i: (s[i] + 0.0, i))
     assert payload.tolist() == expected
     assert np.all(np.diff(keys.astype(object)) >= 0)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.one_of(st.floats(allow_nan=False),
+                          st.sampled_from([0.0, -0.0, 1.5, -1.5, 5e-324])),
+                min_size=1, max_size=400))
+def test_descending_order_into_is_the_stable_descending_order(values):
+    """The int32 radix order of long LambdaRank queries: scores descending, ties (and
+    the two zeros) in row order, as NumPy's stable argsort of −s."""
+    s = np.array(values, dtype=np.float64)
+    order = np.empty(s.size, dtype=np.int32)
+    descending_order_into(s, order, np.empty(s.size, dtype=np.int32))
+    expected = sorted(range(s.size), key=lambda i: (-(s[i] + 0.0), i))
+    assert order.tolist() == expected
+
+
+@pytest.mark.parametrize("kind", ["normal", "ties", "constant", "ascending"])
+def test_descending_order_into_matches_argsort_at_scale(kind):
+    rng = np.random.default_rng(11)
+    n = 300_000
+    s = {"normal": rng.standard_normal(n), "ties": np.round(rng.standard_normal(n), 1),
+         "constant": np.full(n, -0.0), "ascending": np.arange(n, dtype=float)}[kind]
+    order = np.empty(n, dtype=np.int32)
+    descending_order_into(s, order, np.empty(n, dtype=np.int32))
+    np.testing.assert_array_equal(order, np.argsort(-(s + 0.0), kind="stable"))
 
 
 def test_radix_keys_order_and_zeros():

@@ -15,6 +15,7 @@ from scipy.special import expit
 from gbrank._kernels import _threads
 from gbrank._kernels import lambdarank as K
 from gbrank._kernels import lambdarank_long as KL
+from gbrank._kernels import lambdarank_ranked as KR
 from gbrank._kernels.delta import ERR, MAP, MRR, NDCG, delta_matrix
 from gbrank.objectives import LambdaRank
 
@@ -182,7 +183,10 @@ def test_groupless_long_query(params):
 LONG_CASES = [dict(metric="ndcg"), dict(metric="ndcg", smoothing=0.3, truncation=7),
               dict(metric="ndcg", smoothing=0.5, label_gain=[0.0, 1.0, 5.0, 6.0]),
               dict(metric="err", norm=True), dict(metric="map"),
-              dict(metric="mrr", max_step=None)]
+              dict(metric="mrr", max_step=None),
+              # Deeper than the selection buffer: the top k from the int32 radix order.
+              dict(metric="err", truncation=80), dict(metric="mrr", truncation=100),
+              dict(metric="map", truncation=70, smoothing=0.5)]
 
 
 def _long_query(seed, n, grades=4):
@@ -194,27 +198,13 @@ def _long_query(seed, n, grades=4):
     return y, s
 
 
-@pytest.mark.parametrize("params", LONG_CASES, ids=lambda p: ",".join(
-    f"{k}={v}" for k, v in p.items()))
-def test_long_query_blocks_and_threads(params, monkeypatch):
-    n = 2 * KL.BLOCK + 300
-    y, s = _long_query(6, n)
-    obj = LambdaRank(**params)
-    want_g, want_h, _ = _reference(y, s, [n], None, obj)
-    serial = obj.grad_hess(y, s)
-    _close(serial[0], want_g)
-    _close(serial[1], want_h)
-    # One long query above PARALLEL_MIN_ROWS runs its blocks on threads.
-    monkeypatch.setattr(_threads, "PARALLEL_MIN_ROWS", 1)
-    threaded = obj.grad_hess(y, s)
-    _close(threaded[0], want_g)
-    _close(threaded[1], want_h)
-
-
-@pytest.mark.parametrize("params", [dict(metric="ndcg"), dict(metric="mrr", smoothing=0.5)],
+@pytest.mark.parametrize("params", [dict(metric="ndcg"), dict(metric="mrr", smoothing=0.5),
+                                    dict(metric="ndcg", norm=True),
+                                    dict(metric="ndcg", weighting="ndcg_loss2pp")],
                          ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()))
 def test_long_query_wide_score_spread(params):
-    """σ·(max − min) above MAX_EXP_SPREAD: ρ from one exp per pair."""
+    """σ·(max − min) above MAX_EXP_SPREAD: ρ from one exp per pair, in the no-sort
+    kernel (first two) and the int32-order kernel (last two)."""
     n = KL.BLOCK + 100
     y, s = _data(7, [n])
     s = s * 400.0
@@ -238,6 +228,54 @@ def test_long_query_real_valued_labels(metric):
     got_g, got_h = obj.grad_hess(y, s)
     _close(got_g, want_g)
     _close(got_h, want_h)
+
+
+# Long NDCG queries whose weights read every rank (LightGBM's discount under norm, the
+# LambdaLoss weightings) or whose truncation is at least half the query.
+RANKED_CASES = [dict(metric="ndcg", norm=True),
+                dict(metric="ndcg", norm=True, smoothing=0.3, max_step=None),
+                dict(metric="ndcg", weighting="ndcg_loss1"),
+                dict(metric="ndcg", weighting="ndcg_loss2", mu=0.5, truncation=9),
+                dict(metric="ndcg", weighting="ndcg_loss2pp", mu=3.0, norm=True),
+                # At least half the query: the top positions span two blocks.
+                dict(metric="ndcg", truncation=KR.BLOCK + 200, sigma=0.7)]
+
+
+def _takes(params, n):
+    """Which long-query kernel the objective's parameters send a query of n rows to."""
+    p = LambdaRank(**params)._params()
+    scheme = K.LAMBDARANK if p.weighting == "lambdarank" else K.LOSS1  # any LambdaLoss
+    lgb_discount = p.norm and p.metric == "ndcg"
+    if K._is_long(n, p.truncation, scheme, lgb_discount):
+        return "long"
+    if K._is_ranked(n, p.truncation, CODES[p.metric], scheme, lgb_discount):
+        return "ranked"
+    return "sorted"
+
+
+@pytest.mark.parametrize("kernel,params", [("long", p) for p in LONG_CASES]
+                         + [("ranked", p) for p in RANKED_CASES],
+                         ids=lambda p: p if isinstance(p, str) else ",".join(
+                             f"{k}={v}" for k, v in p.items()))
+def test_long_query_kernels_blocks_and_threads(kernel, params, monkeypatch):
+    """One query over three blocks whose top rows sit at block edges, serial and with
+    its blocks on threads, against the slow reference: the no-sort kernel
+    (``lambdarank_long``) and the int32-order kernel (``lambdarank_ranked``; with
+    truncation above BLOCK its top positions span two blocks)."""
+    n = 2 * KL.BLOCK + 300
+    assert KR.BLOCK == KL.BLOCK
+    y, s = _long_query(6, n)
+    assert _takes(params, n) == kernel
+    obj = LambdaRank(**params)
+    want_g, want_h, _ = _reference(y, s, [n], None, obj)
+    serial = obj.grad_hess(y, s)
+    _close(serial[0], want_g)
+    _close(serial[1], want_h)
+    # One long query above PARALLEL_MIN_ROWS runs its blocks on threads.
+    monkeypatch.setattr(_threads, "PARALLEL_MIN_ROWS", 1)
+    threaded = obj.grad_hess(y, s)
+    _close(threaded[0], want_g)
+    _close(threaded[1], want_h)
 
 
 @pytest.mark.parametrize("params", [dict(metric="ndcg"), dict(metric="err", norm=True),

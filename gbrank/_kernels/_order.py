@@ -3,11 +3,27 @@
 import numpy as np
 from numba import njit
 
+from gbrank._kernels._radix import descending_order_into
+
+# From this many rows on, the int32 radix order replaces NumPy's stable argsort
+# (measured inside numba, random scores: 1,024 rows 23 vs 25 µs, 4,096 rows 296 vs
+# 130 µs, 65,536 rows 8.7 vs 3.5 ms); it also holds 4 bytes per row instead of 8 plus
+# the merge sort's buffer.
+RADIX_MIN_ROWS = 2048
+
 
 @njit(cache=True, nogil=True)
 def descending_order(s):
-    """Positions sorted by score descending, ties by row order (LightGBM's rule).
+    """Positions sorted by score descending, ties by row order (LightGBM's rule), as
+    int32.
 
-    A stable sort of ``-s`` keeps tied rows in their original order.
+    A stable sort of ``-s`` keeps tied rows in their original order; long inputs use
+    :func:`~gbrank._kernels._radix.descending_order_into` (same order, both zeros one
+    score as in ``-s``).
     """
-    return np.argsort(-s, kind="mergesort")
+    n = s.size
+    if n >= RADIX_MIN_ROWS:
+        order = np.empty(n, dtype=np.int32)
+        descending_order_into(s, order, np.empty(n, dtype=np.int32))
+        return order
+    return np.argsort(-s, kind="mergesort").astype(np.int32)

@@ -31,6 +31,27 @@ def float_keys_into(s, keys):
         keys[i] = ~b if b & _SIGN else b | _SIGN
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _pass_needed(h, n):
+    """Whether the digit with histogram ``h`` separates any of the ``n`` keys (a digit
+    every key shares would move nothing)."""
+    for b in range(_N_BUCKETS):
+        if h[b] == n:
+            return False
+        if h[b] != 0:
+            return True
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bucket_starts_into(h, pos):
+    """``pos[b]`` = where bucket ``b`` starts (exclusive prefix sums of ``h``)."""
+    acc = 0
+    for b in range(_N_BUCKETS):
+        pos[b] = acc
+        acc += h[b]
+
+
 @njit(cache=True, nogil=True)
 def radix_sort_pairs(keys, payload, keys_tmp, payload_tmp):
     """Stable ascending sort of ``keys`` (uint64) carrying ``payload`` along, in place;
@@ -46,22 +67,11 @@ def radix_sort_pairs(keys, payload, keys_tmp, payload_tmp):
     dst_k = keys_tmp
     dst_p = payload_tmp
     passes = 0
+    pos = np.empty(_N_BUCKETS, dtype=np.int64)
     for d in range(_N_DIGITS):
-        h = hist[d]
-        skip = False
-        for b in range(_N_BUCKETS):
-            if h[b] == n:
-                skip = True  # every key has this digit: the pass would not move anything
-                break
-            if h[b] != 0:
-                break
-        if skip:
+        if not _pass_needed(hist[d], n):
             continue
-        pos = np.empty(_N_BUCKETS, dtype=np.int64)
-        acc = 0
-        for b in range(_N_BUCKETS):
-            pos[b] = acc
-            acc += h[b]
+        _bucket_starts_into(hist[d], pos)
         shift = np.uint64(d * RADIX_BITS)
         for i in range(n):
             k = src_k[i]
@@ -76,3 +86,54 @@ def radix_sort_pairs(keys, payload, keys_tmp, payload_tmp):
     if passes % 2 == 1:  # the result sits in the scratch arrays
         keys[:] = src_k
         payload[:] = src_p
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _descending_key(u):
+    """A uint64 key whose ascending order is the descending order of the float64 with
+    bits ``u`` (the complement of :func:`float_keys_into`'s key; -0.0 keyed as +0.0)."""
+    if u == _SIGN:
+        u = np.uint64(0)
+    return u if u & _SIGN else ~(u | _SIGN)
+
+
+@njit(cache=True, nogil=True)
+def descending_order_into(s, order, tmp):
+    """``order`` (int32, size of ``s``) = the rows of ``s`` by score descending, ties in
+    row order (:func:`~gbrank._kernels._order.descending_order`); ``tmp`` is int32
+    scratch of the same size.
+
+    For queries too long to keep keys beside them: a stable LSD radix sort of the row
+    indices alone, reading each row's key from ``s`` through the index on every pass
+    (one pass builds all digit histograms; digits on which every key agrees are
+    skipped). Scratch: two int32 arrays, one float64 array's worth, where
+    :func:`radix_sort_pairs` or NumPy's argsort (int64 order + merge buffer) need three
+    or more."""
+    n = s.size
+    bits = s.view(np.uint64)
+    hist = np.zeros((_N_DIGITS, _N_BUCKETS), dtype=np.int64)
+    for i in range(n):
+        k = _descending_key(bits[i])
+        for d in range(_N_DIGITS):
+            hist[d, (k >> np.uint64(d * RADIX_BITS)) & _MASK] += 1
+    for i in range(n):
+        order[i] = i
+    src = order
+    dst = tmp
+    passes = 0
+    pos = np.empty(_N_BUCKETS, dtype=np.int64)
+    for d in range(_N_DIGITS):
+        if not _pass_needed(hist[d], n):
+            continue
+        _bucket_starts_into(hist[d], pos)
+        shift = np.uint64(d * RADIX_BITS)
+        for i in range(n):
+            r = src[i]
+            b = (_descending_key(bits[r]) >> shift) & _MASK
+            p = pos[b]
+            dst[p] = r
+            pos[b] = p + 1
+        src, dst = dst, src
+        passes += 1
+    if passes % 2 == 1:
+        order[:] = src

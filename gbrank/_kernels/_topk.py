@@ -185,7 +185,7 @@ def top_k_order(s, k):
     """The first ``min(k, n)`` positions of the stable descending order of ``s``."""
     n = s.size
     if k >= n or k > BUFFER_MAX_K:
-        return descending_order(s)[: min(k, n)]
+        return descending_order(s)[: min(k, n)].astype(np.int64)
     idx = np.empty(k, dtype=np.int64)
     top_k_into(s, 0, n, k, idx, np.empty(k, dtype=np.float64))
     return idx

@@ -3,6 +3,8 @@
 import numpy as np
 from numba import njit
 
+from gbrank._kernels._order import descending_order
+
 
 @njit(cache=True, nogil=True)
 def confusion(y, s, w, threshold):
@@ -32,11 +34,12 @@ def best_fbeta_cut(y, s, w, beta2):
     """Best F_beta over every cut of the scores sorted descending.
 
     Cut ``j`` (0 <= j <= number of distinct scores) predicts positive the rows with the
-    ``j`` highest distinct scores. Returns ``(j, order)``: the first cut reaching the
-    maximum (the highest threshold among equals) and the descending order used.
-    F = 1 when TP + FP + FN = 0.
+    ``j`` highest distinct scores. Returns ``(j, lowest, highest)``: the first cut
+    reaching the maximum (the highest threshold among equals), the lowest score it
+    predicts positive and the highest it predicts negative (NaN where there is none).
+    F = 1 when TP + FP + FN = 0. Scratch: the int32 order (no copies of the scores).
     """
-    order = np.argsort(-s, kind="mergesort")
+    order = descending_order(s)
     weighted = w.size > 0
     n = y.size
     pos_total = 0.0
@@ -48,6 +51,7 @@ def best_fbeta_cut(y, s, w, beta2):
     fn = pos_total
     best = 1.0 if fn == 0.0 else 0.0
     best_cut = 0
+    best_end = 0  # position after the last row predicted positive at the best cut
     cut = 0
     t = 0
     while t < n:
@@ -69,5 +73,8 @@ def best_fbeta_cut(y, s, w, beta2):
         if f > best:
             best = f
             best_cut = cut
+            best_end = u
         t = u
-    return best_cut, order
+    lowest = s[order[best_end - 1]] if best_end > 0 else np.nan
+    highest = s[order[best_end]] if best_end < n else np.nan
+    return best_cut, lowest, highest

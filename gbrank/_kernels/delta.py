@@ -26,6 +26,13 @@ ERR = 1
 MAP = 2
 MRR = 3
 
+# LambdaRank's pair weightings (``scheme``): |ΔZ|, and the LambdaLoss NDCG family
+# (:mod:`~gbrank._kernels.lambdarank` module doc).
+LAMBDARANK = 0
+LOSS1 = 1
+LOSS2 = 2
+LOSS2PP = 3
+
 # LambdaRank's ``norm``: LightGBM adds the float32 constant 0.01f to |Δs| before dividing
 # a pair's |ΔZ| by it (lambdarank_norm).
 LGB_NORM_EPS = float(np.float32(0.01))

@@ -3,9 +3,13 @@ in the top k. O(n log n + n·k) per query (one ordering, then k rows against the
 queries of up to ``RANK_SORT_MAX`` rows are ordered by counting ranks, O(n²) branch-free
 comparisons, which beat a comparison sort at that size). Longer queries whose weights
 read no rank below k go to :mod:`~gbrank._kernels.lambdarank_long` (O(n·k), no sort, no
-n-row scratch); the rest to NumPy's argsort. Queries run in chunks with scratch
-allocated once per chunk, serial or threaded by ``_threads.dispatch``; one long query
-alone runs its blocks of rows on threads.
+n-row scratch); longer NDCG queries whose weights read every rank (LightGBM's discount,
+the LambdaLoss weightings, or a truncation of at least half the query) to
+:mod:`~gbrank._kernels.lambdarank_ranked` (an int32 radix order, pairs in blocks of
+positions); the rest (ERR, MAP, MRR truncated at half the query or deeper) to NumPy's
+argsort, as does the local loss. Queries run in chunks with scratch allocated once per
+chunk, serial or threaded by ``_threads.dispatch``; one long query alone runs its blocks
+on threads.
 
 One kernel serves gradients and the local loss: the ranking, |ΔZ| and the optional
 LightGBM rescalings are taken at scores ``at``; the pair terms at scores ``s``
@@ -29,10 +33,13 @@ from numba import njit, prange
 from gbrank._kernels import _threads
 from gbrank._kernels._sigmoid import rho_pair, row_exponentials_into, softplus
 from gbrank._kernels._threads import N_CHUNKS, chunk_bounds, dispatch
-from gbrank._kernels._topk import BUFFER_MAX_K
 from gbrank._kernels.delta import (
     ERR,
+    LAMBDARANK,
     LGB_NORM_EPS,
+    LOSS1,
+    LOSS2,
+    LOSS2PP,
     MAP,
     NDCG,
     discounts,
@@ -43,13 +50,10 @@ from gbrank._kernels.lambdarank_long import (
     long_query_grad_hess,
     long_query_grad_hess_parallel,
 )
-
-# Pair weightings (``scheme``): |ΔZ| (LambdaRank), and the LambdaLoss NDCG family.
-LAMBDARANK = 0
-LOSS1 = 1
-LOSS2 = 2
-LOSS2PP = 3
-
+from gbrank._kernels.lambdarank_ranked import (
+    ranked_query_grad_hess,
+    ranked_query_grad_hess_parallel,
+)
 
 
 # error_model="numpy": a float division may not raise, so the loop has no branch for
@@ -288,8 +292,18 @@ def _rank_sort(s, buf, key, idx, seen):
 def _is_long(n, k, scheme, lgb_discount):
     """Whether a query of n rows takes :mod:`~gbrank._kernels.lambdarank_long` (no full
     sort): too long to order by counting, and a weighting that reads no rank below k."""
-    return (n > RANK_SORT_MAX and n > 2 * k and k <= BUFFER_MAX_K
-            and scheme == LAMBDARANK and not lgb_discount)
+    return (n > RANK_SORT_MAX and n > 2 * k and scheme == LAMBDARANK
+            and not lgb_discount)
+
+
+@njit(cache=True, nogil=True)
+def _is_ranked(n, k, metric, scheme, lgb_discount):
+    """Whether a query of n rows takes :mod:`~gbrank._kernels.lambdarank_ranked` (an
+    int32 radix order, pairs in blocks of positions): too long to order by counting,
+    NDCG (the only metric of LightGBM's discount and of the LambdaLoss weightings), and
+    not a query for the no-sort kernel."""
+    return (n > RANK_SORT_MAX and metric == NDCG
+            and not _is_long(n, k, scheme, lgb_discount))
 
 
 @njit(cache=True, nogil=True)
@@ -332,6 +346,10 @@ def _query(y, s, at, want_loss, metric, k, sigma, gain_tab, threshold, norm, lgb
     if not want_loss and _is_long(n, k, scheme, lgb_discount):
         long_query_grad_hess(y, at, k, metric, sigma, gain_tab, threshold, norm, smooth,
                              disc, grad, hess)
+        return 0.0
+    if not want_loss and _is_ranked(n, k, metric, scheme, lgb_discount):
+        ranked_query_grad_hess(y, at, k, sigma, gain_tab, norm, lgb_discount, scheme, mu,
+                               smooth, grad, hess)
         return 0.0
     if n <= RANK_SORT_MAX:
         _rank_sort(at, e, sa, order, seen)
@@ -461,13 +479,18 @@ def _max_size(offsets):
 
 
 @njit(cache=True, nogil=True)
-def _discounts_for(offsets, k, lgb_discount, scheme):
-    """1/log2(r + 2) for as many positions as are read: every position under
-    LightGBM's discount and the LambdaLoss weights, else the first k (IDCG@k and the
-    truncated NDCG discount); one n-row array less for a group-less query."""
+def _discounts_for(offsets, k, lgb_discount, scheme, every_position):
+    """1/log2(r + 2) for as many positions as are read: the first k (IDCG@k and the
+    truncated NDCG discount), and under LightGBM's discount and the LambdaLoss weights
+    every position of the queries that are sorted here (``every_position``: all of
+    them, as the local loss sorts every query; for gradients only those of up to
+    ``RANK_SORT_MAX`` rows, the longer ones making their own in blocks). No n-row
+    array for a group-less query's gradients."""
     longest = _max_size(offsets)
     if lgb_discount or scheme != LAMBDARANK:
-        return discounts(longest)
+        if every_position:
+            return discounts(longest)
+        return discounts(min(longest, max(k, RANK_SORT_MAX)))
     return discounts(min(longest, k))
 
 
@@ -478,7 +501,8 @@ def _chunk(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold, norm,
     longest = 0
     for qi in range(q0, q1):
         n = offsets[qi + 1] - offsets[qi]
-        if not _is_long(n, k, scheme, lgb_discount):
+        if not (_is_long(n, k, scheme, lgb_discount)
+                or _is_ranked(n, k, metric, scheme, lgb_discount)):
             longest = max(longest, n)
     order, seen, lab, sa, e, g, h, tail, pre, sc, pre_n, sc_n = _scratch(
         longest, metric, scheme, smooth)
@@ -520,7 +544,7 @@ def _weigh_and_bound(grad, hess, lo, hi, wq, sigma, max_step):
 @njit(cache=True, nogil=True, parallel=True)
 def _grad_hess_parallel(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold,
                         norm, lgb_discount, scheme, mu, smooth, max_step, grad, hess):
-    disc = _discounts_for(offsets, k, lgb_discount, scheme)
+    disc = _discounts_for(offsets, k, lgb_discount, scheme, False)
     bounds = chunk_bounds(offsets)
     for c in prange(N_CHUNKS):
         _chunk(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold, norm,
@@ -531,7 +555,7 @@ def _grad_hess_parallel(y, s, offsets, qweights, metric, k, sigma, gain_tab, thr
 @njit(cache=True, nogil=True)
 def _grad_hess_serial(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold,
                       norm, lgb_discount, scheme, mu, smooth, max_step, grad, hess):
-    disc = _discounts_for(offsets, k, lgb_discount, scheme)
+    disc = _discounts_for(offsets, k, lgb_discount, scheme, False)
     _chunk(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold, norm,
            lgb_discount, scheme, mu, smooth, max_step, disc, 0, offsets.size - 1, grad,
            hess)
@@ -563,10 +587,19 @@ def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, th
     if (nq == 1 and n >= _threads.PARALLEL_MIN_ROWS
             and _is_long(n, int(k), int(scheme), bool(lgb_discount))):
         # One long query (group-less data): its blocks of rows on threads.
-        disc = _discounts_for(offsets, int(k), bool(lgb_discount), int(scheme))
+        disc = _discounts_for(offsets, int(k), bool(lgb_discount), int(scheme), False)
         long_query_grad_hess_parallel(y, s, int(k), int(metric), float(sigma), gain_tab,
                                       float(threshold), bool(norm), float(smooth), disc,
                                       grad, hess)
+        _weigh_and_bound(grad, hess, 0, n, float(qweights[0]) if qweights.size else 1.0,
+                         float(sigma), float(max_step))
+        return grad, hess
+    if (nq == 1 and n >= _threads.PARALLEL_MIN_ROWS
+            and _is_ranked(n, int(k), int(metric), int(scheme), bool(lgb_discount))):
+        # One long query whose weights read every rank: its blocks of positions on threads.
+        ranked_query_grad_hess_parallel(y, s, int(k), float(sigma), gain_tab, bool(norm),
+                                        bool(lgb_discount), int(scheme), float(mu),
+                                        float(smooth), grad, hess)
         _weigh_and_bound(grad, hess, 0, n, float(qweights[0]) if qweights.size else 1.0,
                          float(sigma), float(max_step))
         return grad, hess
@@ -585,7 +618,7 @@ def lambdarank_loss(y, s, at, offsets, qweights, metric, k, sigma, gain_tab, thr
     total = 0.0
     dummy = np.empty(0)
     longest = _max_size(offsets)
-    disc = _discounts_for(offsets, k, lgb_discount, scheme)
+    disc = _discounts_for(offsets, k, lgb_discount, scheme, True)
     order, seen, lab, sa, e, g, h, tail, pre, sc, pre_n, sc_n = _scratch(
         longest, metric, scheme, smooth)
     for qi in range(offsets.size - 1):

@@ -18,7 +18,9 @@ formula then factorises (top position a, 1-based A = a + 1, row b below the top 
 so w_ab = α_a |u_a − u_b| (+ β_a |v_a − v_b| for the |ΔNDCG| smoothing share, v the
 NDCG gain 2^l − 1), with α_a, β_a computed once per top row. The rows then need no
 ranks beyond k, no copies in rank order and no scatter back: an O(n) selection of the
-top k (stable, LightGBM's tie rule), then k × n pairs in input order, in blocks of rows
+top k (stable, LightGBM's tie rule; for k above the selection buffer's
+``BUFFER_MAX_K``, the head of an int32 radix order, whose scratch is freed before the
+pairs), then k × n pairs in input order, in blocks of rows
 whose exponentials e and values u, v are made once per block (a table lookup inside the
 pair loop stops LLVM from vectorising it: measured 6x slower). No n-row array beside
 the two outputs, where the full sort of :mod:`lambdarank` holds about six (order,
@@ -26,14 +28,16 @@ labels, scores and exponentials in rank order, two or three prefix rows).
 
 Only the |ΔZ| weighting with the truncated discount and an optional |ΔNDCG| smoothing
 share: LightGBM's untruncated discount and the LambdaLoss weightings read every row's
-rank and keep the full sort. Every output row is written (no zeroing needed).
+rank (:mod:`~gbrank._kernels.lambdarank_ranked`). Every output row is written (no
+zeroing needed).
 """
 
 import numpy as np
 from numba import njit, prange
 
+from gbrank._kernels._radix import descending_order_into
 from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into, rho_pair
-from gbrank._kernels._topk import top_k_into_long
+from gbrank._kernels._topk import BUFFER_MAX_K, top_k_into_long
 from gbrank._kernels.delta import (
     ERR,
     LGB_NORM_EPS,
@@ -43,6 +47,10 @@ from gbrank._kernels.delta import (
     pair_delta,
     prefix_arrays,
 )
+
+# Blocks are dealt to this many chunks (run on threads); each chunk keeps one set of the
+# top rows' partial sums, so their memory does not grow with n.
+N_CHUNKS = 64
 
 # Rows per block: y, s, grad, hess and the block's e, u, v (7 × 8 × 512 = 28 kB) stay
 # in L1 while the k top rows pass over them.
@@ -86,7 +94,16 @@ def _start(y, s, k, metric, sigma, gain_tab, threshold, norm, smooth, disc):
     n = y.size
     idx = np.empty(k, dtype=np.int64)
     val = np.empty(k)
-    top_k_into_long(s, 0, n, k, idx, val)
+    if k <= BUFFER_MAX_K:
+        top_k_into_long(s, 0, n, k, idx, val)
+    else:
+        # Too deep for the selection buffer: the head of the int32 radix order (one
+        # n-row array's worth of scratch while it sorts, freed before the pairs).
+        order = np.empty(n, dtype=np.int32)
+        descending_order_into(s, order, np.empty(n, dtype=np.int32))
+        for a in range(k):
+            idx[a] = order[a]
+            val[a] = s[order[a]]
     smax = s.max()
     smin = s.min()
     score_norm = norm and smax != smin
@@ -138,7 +155,7 @@ def _start(y, s, k, metric, sigma, gain_tab, threshold, norm, smooth, disc):
             coef[1, a] = smooth * _coefficient(NDCG, a, k, pre_n, sc_n)
             coef[3, a] = ngain[int(lab[a])]
     tops = np.sort(idx)
-    sums = np.empty(((n + BLOCK - 1) // BLOCK, k, 3))
+    sums = np.zeros((N_CHUNKS, k, 3))
     return (idx, lab, e_top, fast, mid, score_norm, pre, sc, pre_n, sc_n, ngain, coef,
             tops, sums)
 
@@ -254,10 +271,10 @@ def _segment_wide(y, s, u, v, lo, hi, off, la, sa, alpha, beta, ua, va, smoothed
 
 @njit(cache=True, nogil=True)
 def _block(y, s, fast, mid, blk, metric, gain_tab, threshold, ngain, smoothed, sigma,
-           score_norm, tops, idx, lab, e_top, coef, grad, hess, sums):
+           score_norm, tops, idx, lab, e_top, coef, grad, hess, acc):
     """Rows of block ``blk`` against every top row: zeroes and fills their outputs
     (top rows included, which no segment touches) and writes the top rows' partial
-    (Σλ, Σh, Σσwρ) into ``sums[blk]``. ``tops``: the top rows in row order."""
+    (Σλ, Σh, Σσwρ) to ``acc`` (k × 3). ``tops``: the top rows in row order."""
     lo = blk * BLOCK
     hi = min(y.size, lo + BLOCK)
     e = np.empty(hi - lo)
@@ -297,23 +314,35 @@ def _block(y, s, fast, mid, blk, metric, gain_tab, threshold, ngain, smoothed, s
                 hs += h1
                 ts += t1
             start = stop + 1
-        sums[blk, a, 0] = gs
-        sums[blk, a, 1] = hs
-        sums[blk, a, 2] = ts
+        acc[a, 0] += gs
+        acc[a, 1] += hs
+        acc[a, 2] += ts
 
 
 @njit(cache=True, nogil=True)
-def _finish(k, idx, sums, tot, norm, grad, hess):
-    """Adds the top rows' block sums to the outputs and applies LightGBM's norm."""
+def _chunk(ch, y, s, fast, mid, metric, gain_tab, threshold, ngain, smoothed, sigma,
+           score_norm, tops, idx, lab, e_top, coef, grad, hess, sums):
+    """The blocks of chunk ``ch`` (an equal share of all blocks), sums into ``sums[ch]``."""
+    n_blocks = (y.size + BLOCK - 1) // BLOCK
+    for blk in range(ch * n_blocks // N_CHUNKS, (ch + 1) * n_blocks // N_CHUNKS):
+        _block(y, s, fast, mid, blk, metric, gain_tab, threshold, ngain, smoothed, sigma,
+               score_norm, tops, idx, lab, e_top, coef, grad, hess, sums[ch])
+
+
+@njit(cache=True, nogil=True)
+def finish_top_rows(k, rows, sums, tot, norm, grad, hess):
+    """Adds the chunk sums ``sums[chunk, a]`` = (Σλ, Σh, Σσwρ) of top position a (row
+    ``rows[a]``) to the outputs, and applies LightGBM's norm factor with the pairs'
+    total S = 2(``tot`` + Σ Σσwρ). Shared with :mod:`~gbrank._kernels.lambdarank_ranked`."""
     for a in range(k):
         g = 0.0
         h = 0.0
-        for blk in range(sums.shape[0]):
-            g += sums[blk, a, 0]
-            h += sums[blk, a, 1]
-            tot += sums[blk, a, 2]
-        grad[idx[a]] += g
-        hess[idx[a]] += h
+        for ch in range(sums.shape[0]):
+            g += sums[ch, a, 0]
+            h += sums[ch, a, 1]
+            tot += sums[ch, a, 2]
+        grad[rows[a]] += g
+        hess[rows[a]] += h
     total = 2.0 * tot
     if norm and total > 0.0:
         factor = np.log2(1.0 + total) / total
@@ -331,25 +360,26 @@ def long_query_grad_hess(y, s, k, metric, sigma, gain_tab, threshold, norm, smoo
      sums) = _start(y, s, k, metric, sigma, gain_tab, threshold, norm, smooth, disc)
     smoothed = smooth > 0.0
     # Blocks first: they zero the outputs of all their rows, top rows included.
-    for blk in range(sums.shape[0]):
-        _block(y, s, fast, mid, blk, metric, gain_tab, threshold, ngain, smoothed, sigma,
+    for ch in range(N_CHUNKS):
+        _chunk(ch, y, s, fast, mid, metric, gain_tab, threshold, ngain, smoothed, sigma,
                score_norm, tops, idx, lab, e_top, coef, grad, hess, sums)
     tot = _top_pairs(s, k, metric, sigma, smooth, score_norm, idx, lab, e_top, fast, pre,
                      sc, pre_n, sc_n, grad, hess)
-    _finish(k, idx, sums, tot, norm, grad, hess)
+    finish_top_rows(k, idx, sums, tot, norm, grad, hess)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def long_query_grad_hess_parallel(y, s, k, metric, sigma, gain_tab, threshold, norm,
                                   smooth, disc, grad, hess):
     """:func:`long_query_grad_hess` with the blocks on threads (each block owns its
-    rows' outputs and one slice of the partial sums: no two threads write one place)."""
+    rows' outputs and each chunk of blocks one slice of the partial sums: no two
+    threads write one place)."""
     (idx, lab, e_top, fast, mid, score_norm, pre, sc, pre_n, sc_n, ngain, coef, tops,
      sums) = _start(y, s, k, metric, sigma, gain_tab, threshold, norm, smooth, disc)
     smoothed = smooth > 0.0
-    for blk in prange(sums.shape[0]):
-        _block(y, s, fast, mid, blk, metric, gain_tab, threshold, ngain, smoothed, sigma,
+    for ch in prange(N_CHUNKS):
+        _chunk(ch, y, s, fast, mid, metric, gain_tab, threshold, ngain, smoothed, sigma,
                score_norm, tops, idx, lab, e_top, coef, grad, hess, sums)
     tot = _top_pairs(s, k, metric, sigma, smooth, score_norm, idx, lab, e_top, fast, pre,
                      sc, pre_n, sc_n, grad, hess)
-    _finish(k, idx, sums, tot, norm, grad, hess)
+    finish_top_rows(k, idx, sums, tot, norm, grad, hess)

@@ -132,18 +132,15 @@ def best_threshold(y: Any, s: Any, beta: float = 1.0, *,
     b = _check_beta(beta)
     y01, s, w = prepare_binary(y, s, weight)
     w = _NO_WEIGHT if w is None else w
-    cut, order = best_fbeta_cut(y01, s, w, b * b)
-    ordered = s[order]
-    starts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
-    distinct = ordered[np.concatenate(([0], starts))]
+    cut, lowest, highest = best_fbeta_cut(y01, s, w, b * b)
     if cut == 0:
-        t = float(distinct[0])
-    elif cut == distinct.size:
-        lo = float(distinct[-1])
+        t = float(highest)  # the top score: nothing above it
+    elif np.isnan(highest):
+        lo = float(lowest)  # every row positive: just below the lowest score
         t = lo - 1.0
         if not t < lo:
             t = float(np.nextafter(lo, -np.inf))
     else:
-        t = _between(float(distinct[cut - 1]), float(distinct[cut]))
+        t = _between(float(lowest), float(highest))
     tp, fp, fn, _ = confusion(y01, s, w, t)
     return t, _fbeta_from_counts(tp, fp, fn, b * b)
