@@ -45,9 +45,9 @@ class Queries:
     ----------
     offsets : ndarray of int64, shape (n_queries + 1,)
         Query ``q`` holds rows ``offsets[q]:offsets[q + 1]`` (after ``order``).
-    order : ndarray of int64 or None
-        Row permutation that makes queries contiguous (per-row ``qid`` given out of
-        order); ``None`` when rows are already in query order.
+    order : ndarray of int32 or None
+        Row permutation that makes queries contiguous (per-row ``qid`` whose queries
+        are not contiguous); ``None`` when each query's rows are already contiguous.
     weights : ndarray of float64 or None
         One weight per query, or ``None`` for unweighted.
     """
@@ -72,11 +72,15 @@ class Queries:
         """Put a per-row array into query order."""
         return a if self.order is None else np.ascontiguousarray(a[self.order])
 
-    def restore(self, a: np.ndarray) -> np.ndarray:
-        """Undo :meth:`apply` on a per-row result (gradients, per-row values)."""
+    def restore(self, a: np.ndarray, into: np.ndarray | None = None) -> np.ndarray:
+        """Undo :meth:`apply` on a per-row result (gradients, per-row values).
+
+        ``into``: an array of ``a``'s size and dtype that is no longer needed (the
+        permuted copy of an input, after the kernel), written instead of a new one.
+        """
         if self.order is None:
             return a
-        out = np.empty_like(a)
+        out = np.empty_like(a) if into is None else into
         out[self.order] = a
         return out
 
@@ -295,7 +299,15 @@ def _group_offsets(group: Any, n: int) -> np.ndarray:
     return offsets
 
 
-def _qid_structure(qid: Any, n: int) -> tuple[np.ndarray, np.ndarray | None]:
+def _qid_structure(qid: Any, n: int) -> tuple[np.ndarray, np.ndarray | None,
+                                               np.ndarray | None]:
+    """``(offsets, order, run_of_rank)`` from per-row query ids.
+
+    Rows of each query contiguous (the usual case, ids in any order): no permutation;
+    ``run_of_rank[k]`` is the run holding the k-th smallest id when the runs are not
+    ascending (per-query weights come in ascending-id order). Otherwise ``order``
+    (int32) is the stable permutation into ascending-id order; its offsets are found
+    without a sorted copy of the ids."""
     q = _to_numpy(qid)
     if q.ndim != 1:
         raise ValueError(f"qid must be 1-D, got shape {q.shape}")
@@ -306,14 +318,31 @@ def _qid_structure(qid: Any, n: int) -> tuple[np.ndarray, np.ndarray | None]:
         bad = np.flatnonzero(~np.isfinite(q))
         raise ValueError(f"qid must be finite: {bad.size} NaN/inf ids, first at row "
                          f"{int(bad[0])}")
-    order = None
-    if q.size > 1 and np.any(q[1:] < q[:-1]):
-        # Stable: rows of a query keep their relative order (the tie rule needs it).
-        order = np.argsort(q, kind="stable")
-        q = q[order]
+    if q.size <= 1:
+        return np.array([0, q.size], dtype=np.int64), None, None
+    if np.all(q[1:] >= q[:-1]):  # ascending ids: the runs are the queries
+        starts = np.flatnonzero(q[1:] != q[:-1]) + 1
+        return np.concatenate(([0], starts, [n])).astype(np.int64), None, None
     starts = np.flatnonzero(q[1:] != q[:-1]) + 1
-    offsets = np.concatenate(([0], starts, [n])).astype(np.int64)
-    return offsets, order
+    if starts.size < max(n // 8, 4096):
+        # Few runs (their arrays are small beside the rows): is every query one run?
+        offsets = np.concatenate(([0], starts, [n])).astype(np.int64)
+        run_ids = q[offsets[:-1]]
+        run_of_rank = np.argsort(run_ids, kind="stable")
+        ranked = run_ids[run_of_rank]
+        if np.all(ranked[1:] != ranked[:-1]):
+            return offsets, None, run_of_rank
+    del starts
+    # A query split over several runs: permute rows into ascending-id order. Stable:
+    # rows of a query keep their relative order (the tie rule needs it).
+    order = np.argsort(q, kind="stable").astype(np.int32)
+    change = np.zeros(n, dtype=np.bool_)
+    step = 1 << 20  # boundaries a block at a time: no sorted copy of the ids
+    for a in range(1, n, step):
+        b = min(n, a + step)
+        change[a:b] = q[order[a:b]] != q[order[a - 1:b - 1]]
+    starts = np.flatnonzero(change)
+    return np.concatenate(([0], starts, [n])).astype(np.int64), order, None
 
 
 def query_structure(n: int, group: Any = None, qid: Any = None,
@@ -326,9 +355,9 @@ def query_structure(n: int, group: Any = None, qid: Any = None,
     """
     if group is not None and qid is not None:
         raise ValueError("pass either group (query sizes) or qid (per-row ids), not both")
-    order = None
+    order = run_of_rank = None
     if qid is not None:
-        offsets, order = _qid_structure(qid, n)
+        offsets, order, run_of_rank = _qid_structure(qid, n)
     elif group is not None:
         offsets = _group_offsets(group, n)
     else:
@@ -357,6 +386,12 @@ def query_structure(n: int, group: Any = None, qid: Any = None,
             raise ValueError(
                 f"weight has {w.size} entries; expected one per query ({nq}) or per row ({n})"
             )
+        elif run_of_rank is not None:
+            # One weight per query in ascending-id order; the queries here are in row
+            # order.
+            per_run = np.empty_like(w)
+            per_run[run_of_rank] = w
+            w = per_run
         _check_weight_values(w, "weights")
         weights = w
     return Queries(offsets=offsets, order=order, weights=weights)

@@ -12,24 +12,9 @@ from hypothesis import strategies as st
 from gbrank import metrics
 from gbrank._kernels import pair_accuracy as pa
 from gbrank._kernels._grades import grade_classes_into
-from gbrank._kernels._radix import descending_order_into, float_keys_into, radix_sort_pairs
+from gbrank._kernels._radix import descending_order_into
 
 # ---------------------------------------------------------------- radix sort
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.one_of(st.floats(allow_nan=False), st.sampled_from([0.0, -0.0, 1.5])),
-                min_size=1, max_size=300))
-def test_radix_sort_is_a_stable_numeric_sort(values):
-    s = np.array(values, dtype=np.float64)
-    keys = np.empty(s.size, dtype=np.uint64)
-    float_keys_into(s, keys)
-    payload = np.arange(s.size, dtype=np.int32)
-    radix_sort_pairs(keys, payload, np.empty_like(keys), np.empty_like(payload))
-    # Stable order by value, -0.0 equal to +0.0: Python's sort on (value, row).
-    expected = sorted(range(s.size), key=lambda i: (s[i] + 0.0, i))
-    assert payload.tolist() == expected
-    assert np.all(np.diff(keys.astype(object)) >= 0)
 
 
 @settings(max_examples=80, deadline=None)
@@ -57,14 +42,12 @@ def test_descending_order_into_matches_argsort_at_scale(kind):
     np.testing.assert_array_equal(order, np.argsort(-(s + 0.0), kind="stable"))
 
 
-def test_radix_keys_order_and_zeros():
+def test_radix_order_of_extremes_and_zeros():
     s = np.array([-np.inf, -1e300, -1.0, -5e-324, -0.0, 0.0, 5e-324, 2.0, np.inf])
-    keys = np.empty(s.size, dtype=np.uint64)
-    float_keys_into(s, keys)
-    k = keys.tolist()
-    assert k[4] == k[5]  # -0.0 and +0.0 are one score
-    distinct = k[:4] + k[5:]
-    assert all(distinct[i] < distinct[i + 1] for i in range(len(distinct) - 1))
+    order = np.empty(s.size, dtype=np.int32)
+    descending_order_into(s, order, np.empty(s.size, dtype=np.int32))
+    # Numeric order descending; -0.0 (row 4) and +0.0 (row 5) are one score: row order.
+    assert order.tolist() == [8, 7, 6, 4, 5, 3, 2, 1, 0]
 
 
 def test_grade_classes_dense_ranks():
@@ -414,6 +397,37 @@ def test_cubic_grid_within_1e7_of_exact_at_every_spread(spread, pull):
     g1, h1 = ranknet_grid_grad_hess(y, s, 1.0, pull)
     assert np.abs(g1 - g0).max() <= 1e-7 * np.abs(g0).max()
     assert np.abs(h1 - h0).max() <= 1e-7 * np.abs(h0).max()
+
+
+@pytest.mark.parametrize("labels", ["few grades, batched", "two decimals", "all distinct",
+                                    "mixed"])
+@pytest.mark.parametrize("threads", [False, True])
+def test_grid_with_many_grades_within_1e7_of_exact(labels, threads, monkeypatch):
+    """Many distinct labels: all rows' field minus each grade's own, the own sums pair by
+    pair for grades of at most DIRECT_MAX_ROWS rows and on grids in batches for bigger
+    ones (``batch=6`` forces two batches on eight grades), serial and on threads (the
+    parts are compiled in; the Python-side thresholds are lowered)."""
+    from gbrank._kernels import _threads
+    from gbrank._kernels import ranknet_grid as grid
+    from gbrank._kernels.ranknet import ranknet_rows_grad_hess
+
+    rng = np.random.default_rng(12)
+    n = 5000
+    y = {"few grades, batched": rng.integers(0, 8, n).astype(np.float64),
+         "two decimals": np.round(rng.uniform(0, 4, n), 2),
+         "all distinct": rng.uniform(0, 4, n),
+         "mixed": np.where(rng.random(n) < 0.5, rng.integers(0, 3, n),
+                           rng.uniform(3, 9, n))}[labels]
+    s = rng.standard_normal(n) * 20
+    s[:40] = s[0]  # tied scores within and across grades
+    if threads:
+        monkeypatch.setattr(_threads, "PARALLEL_MIN_ROWS", 1)
+        monkeypatch.setattr(grid, "N_PARTS", 4)  # enough grades for parts
+    for pull in (False, True):
+        g0, h0 = ranknet_rows_grad_hess(y, s, 1.0, pull)
+        g1, h1 = grid.ranknet_grid_grad_hess(y, s, 1.0, pull, batch=6)
+        assert np.abs(g1 - g0).max() <= 1e-7 * np.abs(g0).max()
+        assert np.abs(h1 - h0).max() <= 1e-7 * np.abs(h0).max()
 
 
 def test_grid_parallel_deposit_and_read_back_match_serial():

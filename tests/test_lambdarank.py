@@ -242,6 +242,18 @@ def test_query_weights_and_qid_order():
     # matters for tied scores; these scores have no ties.
     np.testing.assert_allclose(gq, g0[perm], rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(hq, h0[perm], rtol=1e-12, atol=1e-15)
+    # Queries as whole runs of rows in shuffled query order, ids not ascending, one
+    # weight per query in ascending-id order: the gradients of the grouped call, moved.
+    ids = rng.permutation(g.size) * 3 + 100  # query q's id
+    qorder = rng.permutation(g.size)  # the order of the queries' runs
+    offsets = np.concatenate(([0], np.cumsum(g)))
+    rows = np.concatenate([np.arange(offsets[q], offsets[q + 1]) for q in qorder])
+    qid_runs = np.repeat(ids[qorder], g[qorder])
+    w_ascending = np.empty_like(w)
+    w_ascending[np.argsort(np.argsort(ids))] = w  # weight of the k-th smallest id
+    gr, hr = obj.grad_hess(y[rows], s[rows], qid=qid_runs, weight=w_ascending)
+    np.testing.assert_allclose(gr, grad[rows], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(hr, hess[rows], rtol=1e-12, atol=1e-15)
 
 
 def test_single_row_and_equal_label_queries_have_zero_gradient():

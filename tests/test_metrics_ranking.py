@@ -41,14 +41,17 @@ def ranking_cases(draw, max_queries=5, max_size=12, max_grade=4):
     score = st.one_of(st.integers(-2, 2).map(float),
                       st.floats(-10, 10, allow_nan=False, allow_infinity=False))
     s = draw(st.lists(score, min_size=n, max_size=n))
-    mode = draw(st.sampled_from(["group", "qid", "none"]))
+    mode = draw(st.sampled_from(["group", "qid", "qid_runs", "none"]))
     group = qid = weight = None
     nq = len(sizes)
     if mode == "group":
         group = sizes
-    elif mode == "qid":
+    elif mode == "qid":  # rows of a query anywhere
         ids = np.repeat(np.arange(nq) * 7 + 3, sizes)
         qid = list(draw(st.permutations(list(ids))))
+    elif mode == "qid_runs":  # each query one run, ids not ascending
+        ids = draw(st.permutations(list(np.arange(nq) * 7 + 3)))
+        qid = list(np.repeat(ids, sizes))
     else:
         nq = 1
     wmode = draw(st.sampled_from(["none", "query", "row"]))

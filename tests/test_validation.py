@@ -146,6 +146,22 @@ def test_group_helper_structure_and_restore():
     assert query_structure(4).offsets.tolist() == [0, 4]  # group-less: one query
 
 
+def test_contiguous_qid_in_any_order_is_not_permuted():
+    """Each query one run of rows, ids not ascending: no permutation (no copies of the
+    inputs); one weight per query still goes by ascending id."""
+    q = query_structure(6, qid=[9, 9, 2, 2, 2, 5], weight=[1.0, 2.0, 3.0])
+    assert q.order is None
+    assert q.offsets.tolist() == [0, 2, 5, 6]
+    assert q.weights.tolist() == [3.0, 1.0, 2.0]  # queries 9, 2, 5 get ids' weights
+    y = np.array([0.0, 1.0, 2.0, 0.0, 1.0, 3.0])
+    got, _, qq = prepare_ranking(y, np.arange(6.0), qid=["b", "b", "a", "a", "a", "c"])
+    assert got is y and qq.order is None and qq.sizes.tolist() == [2, 3, 1]
+    # A query split over two runs is permuted (stable, int32).
+    split = query_structure(5, qid=[4, 1, 1, 4, 7])
+    assert split.order.dtype == np.int32 and split.order.tolist() == [1, 2, 0, 3, 4]
+    assert split.offsets.tolist() == [0, 2, 4, 5]
+
+
 # ------------------------------------------------------------ scalar parameter rules
 
 

@@ -3,15 +3,19 @@
 import numpy as np
 from numba import njit
 
+from gbrank._kernels._radix import descending_order_into
+
 # Integer labels spanning fewer values than this map through a table (O(n)); anything
-# else is ranked through a sort of the distinct values.
+# else is ranked through the int32 radix order of the labels (one n-row float64 array's
+# worth of scratch; 10^7 distinct labels: ~2 s, where NumPy's unique and a binary search
+# per row took ~3.5 s and twice the memory).
 TABLE_MAX_SPAN = 4096
 
 
 @njit(cache=True, nogil=True)
-def grade_classes_into(y, cls):
-    """Write into ``cls`` (any integer dtype wide enough) the class of every row,
-    0 = lowest label, and return the class count."""
+def table_classes_into(y, cls):
+    """:func:`grade_classes_into` when the labels are integers spanning fewer than
+    ``TABLE_MAX_SPAN`` values (one table, O(n)); otherwise return -1, ``cls`` unwritten."""
     n = y.size
     if n == 0:
         return 0
@@ -26,20 +30,48 @@ def grade_classes_into(y, cls):
             hi = v
         if v != np.floor(v):
             integral = False
-    if integral and hi - lo < TABLE_MAX_SPAN:
-        m = int(hi - lo) + 1
-        remap = np.zeros(m, dtype=np.int64)
-        for i in range(n):
-            remap[int(y[i] - lo)] = 1
-        c = -1
-        for v in range(m):
-            if remap[v]:
-                c += 1
-            remap[v] = c
-        for i in range(n):
-            cls[i] = remap[int(y[i] - lo)]
-        return c + 1
-    values = np.unique(y)
+    if not (integral and hi - lo < TABLE_MAX_SPAN):
+        return -1
+    m = int(hi - lo) + 1
+    remap = np.zeros(m, dtype=np.int64)
     for i in range(n):
-        cls[i] = np.searchsorted(values, y[i])
-    return values.size
+        remap[int(y[i] - lo)] = 1
+    c = -1
+    for v in range(m):
+        if remap[v]:
+            c += 1
+        remap[v] = c
+    for i in range(n):
+        cls[i] = remap[int(y[i] - lo)]
+    return c + 1
+
+
+@njit(cache=True, nogil=True)
+def ascending_label_order(y):
+    """Rows by label ascending (int32; tied labels in reverse row order): the int32
+    radix order of the labels, reversed in place."""
+    n = y.size
+    order = np.empty(n, dtype=np.int32)
+    descending_order_into(y, order, np.empty(n, dtype=np.int32))
+    for i in range(n // 2):
+        order[i], order[n - 1 - i] = order[n - 1 - i], order[i]
+    return order
+
+
+@njit(cache=True, nogil=True)
+def grade_classes_into(y, cls):
+    """Write into ``cls`` (any integer dtype wide enough) the class of every row,
+    0 = lowest label, and return the class count."""
+    n_cls = table_classes_into(y, cls)
+    if n_cls >= 0:
+        return n_cls
+    order = ascending_label_order(y)
+    c = -1
+    prev = np.inf
+    for p in range(y.size):
+        v = y[order[p]]
+        if v != prev:
+            c += 1
+            prev = v
+        cls[order[p]] = c
+    return c + 1

@@ -3,16 +3,17 @@ pairs, counted exactly in O(n log n) with a Fenwick tree over label classes.
 
 Rows are visited by ascending score, one block of tied scores at a time. Small queries
 get that order from a comparison sort; big ones (group-less data is the normal case)
-from a radix sort of the scores' bits (:mod:`gbrank._kernels._radix`), which at 10^6
-rows costs a few linear passes instead of ~20 comparison levels. Both paths count the
-same integers, so they agree exactly.
+with many distinct labels from the int32 radix order of the scores
+(:mod:`gbrank._kernels._radix`), which at 10^6 rows costs a few linear passes instead
+of ~20 comparison levels; big ones with few labels sort each label's scores and merge.
+All paths count the same integers, so they agree exactly.
 """
 
 import numpy as np
 from numba import njit
 
 from gbrank._kernels._grades import grade_classes_into
-from gbrank._kernels._radix import float_keys_into, radix_sort_pairs
+from gbrank._kernels._radix import descending_order_into
 
 # From this many rows per query the radix path is used (below, its fixed cost of
 # histograms over 2^11 buckets per digit outweighs the comparison sort).
@@ -33,24 +34,27 @@ def _total_pairs(cls, n_cls):
 
 
 @njit(cache=True, nogil=True)
-def _sweep(sorted_keys, cls_sorted, n_cls):
-    """(concordant, score-tied) pairs given classes in ascending score order.
+def _sweep(s, order, cls_sorted, n_cls):
+    """(concordant, score-tied) pairs, visiting rows ``order[0], order[1], …`` (scores
+    ascending); ``cls_sorted[v]`` is the class of row ``order[v]``.
 
-    ``sorted_keys`` are the scores (or keys equal exactly when the scores are) in the
-    same order. Before a block of tied scores is added to the tree, the tree holds every
-    row with a strictly lower score, so for row i the rows with a lower class among
-    them are exactly its concordant partners below it. Pairs inside a block are score
-    ties; those with different labels count 1/2.
+    Before a block of tied scores is added to the tree, the tree holds every row with a
+    strictly lower score, so for row i the rows with a lower class among them are
+    exactly its concordant partners below it. Pairs inside a block are score ties;
+    those with different labels count 1/2.
     """
-    m = cls_sorted.size
-    tree = np.zeros(n_cls + 1, dtype=np.int64)
-    block_count = np.zeros(n_cls, dtype=np.int64)
+    m = order.size
+    # int32 counts (a query has fewer than 2^31 rows): half the memory and cache
+    # footprint when every label is distinct (n_cls = n).
+    tree = np.zeros(n_cls + 1, dtype=np.int32)
+    block_count = np.zeros(n_cls, dtype=np.int32)
     concordant = 0
     tied = 0
     t = 0
     while t < m:
+        top = s[order[t]]
         u = t + 1
-        while u < m and sorted_keys[u] == sorted_keys[t]:
+        while u < m and s[order[u]] == top:
             u += 1
         for v in range(t, u):
             # rows below with a smaller class: prefix sum over classes 0 … c - 1
@@ -79,38 +83,42 @@ def _sweep(sorted_keys, cls_sorted, n_cls):
 @njit(cache=True, nogil=True)
 def _pair_counts_small(y, s):
     """(concordant, score-tied, total) for one query, comparison-sorted."""
-    m = y.size
-    cls = np.empty(m, dtype=np.int64)
+    cls = np.empty(y.size, dtype=np.int64)
     n_cls = grade_classes_into(y, cls)
     total = _total_pairs(cls, n_cls)
     if total == 0:
         return 0, 0, 0
     order = np.argsort(s)
-    cls_sorted = np.empty(m, dtype=np.int64)
-    s_sorted = np.empty(m)
-    for t in range(m):
-        cls_sorted[t] = cls[order[t]]
-        s_sorted[t] = s[order[t]]
-    c, t = _sweep(s_sorted, cls_sorted, n_cls)
+    c, t = _sweep(s, order, cls[order], n_cls)
     return c, t, total
 
 
 @njit(cache=True, nogil=True)
-def _pair_counts_radix(y, s):
-    """(concordant, score-tied, total) for one big query, radix-sorted.
+def _radix_counts(s, cls, n_cls):
+    """(concordant, score-tied) pairs of one big query through the int32 radix order of
+    its scores (reversed in place to ascending). Scratch: the order and its sort buffer,
+    then the classes in that order (one float64 array's worth at a time), beside the
+    caller's int32 classes."""
+    m = s.size
+    order = np.empty(m, dtype=np.int32)
+    descending_order_into(s, order, np.empty(m, dtype=np.int32))
+    for i in range(m // 2):
+        order[i], order[m - 1 - i] = order[m - 1 - i], order[i]
+    cls_sorted = np.empty(m, dtype=np.int32)
+    for v in range(m):
+        cls_sorted[v] = cls[order[v]]
+    return _sweep(s, order, cls_sorted, n_cls)
 
-    Scratch: two uint64 key arrays and two int32 class arrays (3 float64 arrays' worth).
-    """
-    m = y.size
-    cls = np.empty(m, dtype=np.int32)
+
+@njit(cache=True, nogil=True)
+def _pair_counts_radix(y, s):
+    """(concordant, score-tied, total) for one big query, radix-sorted."""
+    cls = np.empty(y.size, dtype=np.int32)
     n_cls = grade_classes_into(y, cls)
     total = _total_pairs(cls, n_cls)
     if total == 0:
         return 0, 0, 0
-    keys = np.empty(m, dtype=np.uint64)
-    float_keys_into(s, keys)
-    radix_sort_pairs(keys, cls, np.empty(m, dtype=np.uint64), np.empty(m, dtype=np.int32))
-    c, t = _sweep(keys, cls, n_cls)
+    c, t = _radix_counts(s, cls, n_cls)
     return c, t, total
 
 
@@ -185,15 +193,16 @@ def _pair_counts_big(y: np.ndarray, s: np.ndarray) -> tuple[int, int, int]:
 
     Scratch: an int32 class per row and one float64 copy of the scores (1.5 float64
     arrays) when the labels take at most ``MERGE_MAX_CLASSES`` values; otherwise the
-    radix path (3 float64 arrays' worth).
+    classes and the int32 radix order with its sort buffer (1.5 arrays' worth).
     """
     cls = np.empty(y.size, dtype=np.int32)
     n_cls = grade_classes_into(y, cls)
-    if n_cls > MERGE_MAX_CLASSES:
-        return _pair_counts_radix(y, s)
     total = _total_pairs(cls, n_cls)
     if total == 0:
         return 0, 0, 0
+    if n_cls > MERGE_MAX_CLASSES:
+        c, t = _radix_counts(s, cls, n_cls)
+        return int(c), int(t), int(total)
     by_class, starts = _scores_by_class(s, cls, n_cls)
     del cls
     for c in range(n_cls):

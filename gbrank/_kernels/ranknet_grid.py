@@ -35,13 +35,27 @@ go to the exact window sum.
 
 numba has no FFT, so deposit and read-back are numba kernels and the convolution
 uses ``scipy.fft`` (pocketfft, O(M log M)) in between.
+
+Memory: the per-grade grids are (grades × M) arrays, about ten of them alive at once.
+With few grades they are small beside the rows and all grades are convolved at once.
+With many (real-valued labels: thousands of distinct values, up to one per row) the
+sums over the other grades are taken as "all rows" minus "own grade": one all-rows
+field; the own-grade sums of grades of at most ``DIRECT_MAX_ROWS`` rows pair by pair
+(exact), those of bigger grades on grids in batches that stay within
+``GRID_CELLS_PER_ROW`` cells per row; rows reached through one int32 class-sorted
+permutation. Worst case (every grade just above ``DIRECT_MAX_ROWS`` rows): n/257 grid
+convolutions.
 """
 
 import numpy as np
 from numba import njit, prange
 
-from gbrank._kernels._grades import grade_classes_into
-from gbrank._kernels._sigmoid import rho_pair
+from gbrank._kernels._grades import (
+    ascending_label_order,
+    grade_classes_into,
+    table_classes_into,
+)
+from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into, rho_pair
 from gbrank._kernels._threads import dispatch
 
 # Chosen by measurement (experiments/bench_ranking.py, accuracy sweep): with cubic
@@ -51,14 +65,6 @@ from gbrank._kernels._threads import dispatch
 TARGET_SIGMA_H = 1.0 / 32.0
 MIN_NODES = 1 << 12
 MAX_NODES = 1 << 19
-
-
-@njit(cache=True, nogil=True)
-def grade_classes(y):
-    """Dense class index per row (0 = lowest label) and the class count."""
-    cls = np.empty(y.size, dtype=np.int64)
-    n_cls = grade_classes_into(y, cls)
-    return cls, n_cls
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -85,15 +91,20 @@ def _cell(si, lo, inv_h, m):
     return c, w0, w1, w2, w3
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _add_row(row, si, lo, inv_h, m):
+    """Deposit score ``si`` on the padded grid ``row`` with its four cubic weights."""
+    j, w0, w1, w2, w3 = _cell(si, lo, inv_h, m)
+    row[j] += w0
+    row[j + 1] += w1
+    row[j + 2] += w2
+    row[j + 3] += w3
+
+
 @njit(cache=True, nogil=True)
 def _deposit_rows(s, cls, lo, inv_h, m, i0, i1, dens):
     for i in range(i0, i1):
-        j, w0, w1, w2, w3 = _cell(s[i], lo, inv_h, m)
-        c = cls[i]
-        dens[c, j] += w0
-        dens[c, j + 1] += w1
-        dens[c, j + 2] += w2
-        dens[c, j + 3] += w3
+        _add_row(dens[cls[i]], s[i], lo, inv_h, m)
 
 
 # The parallel deposit gives each of this many row blocks its own density slab (no
@@ -127,23 +138,6 @@ def deposit(s, cls, n_cls, lo, inv_h, m):
     above the dispatch threshold."""
     return dispatch(_deposit_parallel, _deposit_serial, int(s.size), s, cls, n_cls, lo,
                     inv_h, m)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _interp(field, c, j, w0, w1, w2, w3):
-    return (w0 * field[c, j] + w1 * field[c, j + 1] + w2 * field[c, j + 2]
-            + w3 * field[c, j + 3])
-
-
-@njit(cache=True, nogil=True)
-def read_back(field, s, cls, lo, inv_h):
-    """Cubic interpolation of ``field[cls[i]]`` at s_i (padded grid, as :func:`deposit`)."""
-    m = field.shape[1] - 3
-    out = np.empty(s.size)
-    for i in range(s.size):
-        j, w0, w1, w2, w3 = _cell(s[i], lo, inv_h, m)
-        out[i] = _interp(field, cls[i], j, w0, w1, w2, w3)
-    return out
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -187,6 +181,200 @@ def _read_back_serial(not_own, own, s, cls, lo, inv_h, above, counts, sigma, pul
                       hess):
     for i in range(s.size):
         _read_row(i, not_own, own, s, cls, lo, inv_h, above, counts, sigma, pull, grad, hess)
+
+
+@njit(cache=True, nogil=True)
+def label_runs(y, perm, min_rows):
+    """[start, end) positions in ``perm`` (rows by label ascending) of the grades with
+    more than ``min_rows`` rows, as a (k, 2) array."""
+    n = perm.size
+    out = np.empty((n // (min_rows + 1) + 1, 2), dtype=np.int64)
+    k = 0
+    a = 0
+    while a < n:
+        v = y[perm[a]]
+        b = a + 1
+        while b < n and y[perm[b]] == v:
+            b += 1
+        if b - a > min_rows:
+            out[k, 0] = a
+            out[k, 1] = b
+            k += 1
+        a = b
+    return out[:k]
+
+
+@njit(cache=True, nogil=True)
+def deposit_runs(s, perm, runs, lo, inv_h, m):
+    """:func:`deposit` of the rows of each grade in ``runs`` (:func:`label_runs`), one
+    grid row per grade."""
+    dens = np.zeros((runs.shape[0], m + 3))
+    for r in range(runs.shape[0]):
+        for t in range(runs[r, 0], runs[r, 1]):
+            _add_row(dens[r], s[perm[t]], lo, inv_h, m)
+    return dens
+
+
+@njit(cache=True, nogil=True)
+def deposit_every(s, lo, inv_h, m):
+    """:func:`deposit` of all rows on one grid row (grades ignored)."""
+    dens = np.zeros((1, m + 3))
+    for i in range(s.size):
+        _add_row(dens[0], s[i], lo, inv_h, m)
+    return dens
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _combine(i, above, count, fa, pa, fo, po, sigma, pull, grad, hess):
+    """Row i of a grade of ``count`` rows below ``above`` higher-graded rows, from the
+    φ/ψ sums over all rows (``fa``, ``pa``) and over its own grade, itself included
+    (``fo``, ``po``): the other grades' sums are the difference; ``pull`` adds the own
+    grade's, less the row itself (φ(0) = ½, ψ(0) = ¼)."""
+    g = above - (fa - fo)
+    h = pa - po
+    if pull:
+        g += 0.5 * (count - 1.0) - (fo - 0.5)
+        h += po - 0.25
+    grad[i] = sigma * g
+    hess[i] = sigma * sigma * h
+
+
+@njit(cache=True, nogil=True)
+def _read_back_runs_part(every, own, s, perm, runs, r0, r1, lo, inv_h, sigma, pull, grad,
+                         hess):
+    n = perm.size
+    m = every.shape[1] // 2 - 3
+    for r in range(r0, r1):
+        a = runs[r, 0]
+        b = runs[r, 1]
+        for t in range(a, b):
+            i = perm[t]
+            j, w0, w1, w2, w3 = _cell(s[i], lo, inv_h, m)
+            fa, pa = _interp2(every, 0, j, w0, w1, w2, w3)
+            fo, po = _interp2(own, r, j, w0, w1, w2, w3)
+            _combine(i, float(n - b), float(b - a), fa, pa, fo, po, sigma, pull, grad, hess)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _read_back_runs_parallel(every, own, s, perm, runs, lo, inv_h, sigma, pull, grad, hess):
+    k = runs.shape[0]
+    for part in prange(N_PARTS):
+        _read_back_runs_part(every, own, s, perm, runs, part * k // N_PARTS,
+                             (part + 1) * k // N_PARTS, lo, inv_h, sigma, pull, grad, hess)
+
+
+@njit(cache=True, nogil=True)
+def _read_back_runs_serial(every, own, s, perm, runs, lo, inv_h, sigma, pull, grad, hess):
+    _read_back_runs_part(every, own, s, perm, runs, 0, runs.shape[0], lo, inv_h, sigma,
+                         pull, grad, hess)
+
+
+def read_back_runs(every, own, s, perm, runs, lo, inv_h, sigma, pull, grad, hess) -> None:
+    """:func:`read_back_grad_hess` for the rows of the grades ``runs`` (grid row r of
+    ``own`` for ``runs[r]``), the other grades' sums as all rows' minus the own grade's;
+    grades in parts on threads when there are enough of them and enough rows."""
+    rows = int((runs[:, 1] - runs[:, 0]).sum()) if runs.shape[0] >= N_PARTS else 0
+    dispatch(_read_back_runs_parallel, _read_back_runs_serial, rows, every, own, s, perm,
+             runs, lo, inv_h, sigma, pull, grad, hess)
+
+
+# Grades with at most this many rows get their own-grade sums pair by pair (exact; at
+# most DIRECT_MAX_ROWS pairs per row), the others one grid convolution each (~0.1 ms
+# of FFTs): pair sums cost less below a few hundred rows.
+DIRECT_MAX_ROWS = 256
+
+# Threads take the grades in this many parts.
+N_PARTS = 32
+
+
+@njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
+def _own_sums_fast(et, e):
+    """Σ_u φ and Σ_u ψ of a row (exponential ``et``) against rows with exponentials
+    ``e`` (itself included): φ = e_u / (e_t + e_u), ψ = φ (1 − φ)."""
+    f = 0.0
+    p = 0.0
+    for u in range(e.size):
+        inv = 1.0 / (et + e[u])
+        phi = e[u] * inv
+        f += phi
+        p += phi * (et * inv)
+    return f, p
+
+
+@njit(cache=True, nogil=True)
+def _direct_part(every, y, s, perm, t0, t1, lo, inv_h, sigma, pull, grad, hess):
+    """The grades of at most DIRECT_MAX_ROWS rows whose runs start in ``[t0, t1)`` of
+    ``perm`` (rows by label ascending): own-grade sums pair by pair, ρ from row
+    exponentials when the grade's spread allows, else one exp per pair."""
+    n = perm.size
+    m = every.shape[1] // 2 - 3
+    zs = np.empty(DIRECT_MAX_ROWS)
+    es = np.empty(DIRECT_MAX_ROWS)
+    bits = np.empty(DIRECT_MAX_ROWS, dtype=np.int64)
+    a = t0
+    while a < t1:
+        v = y[perm[a]]
+        b = a + 1
+        while b < n and y[perm[b]] == v:
+            b += 1
+        nc = b - a
+        if nc <= DIRECT_MAX_ROWS:
+            zmax = -np.inf
+            zmin = np.inf
+            for t in range(nc):
+                z = s[perm[a + t]]
+                zs[t] = z
+                zmax = max(zmax, z)
+                zmin = min(zmin, z)
+            fast = sigma * (zmax - zmin) <= MAX_EXP_SPREAD
+            if fast:
+                exp_scaled_into(zs[:nc], sigma, 0.5 * (zmax + zmin), es[:nc], bits[:nc])
+            for t in range(nc):
+                if fast:
+                    fo, po = _own_sums_fast(es[t], es[:nc])
+                else:
+                    fo = 0.0
+                    po = 0.0
+                    for u in range(nc):
+                        phi, one = rho_pair(sigma * (zs[t] - zs[u]))
+                        fo += phi
+                        po += phi * one
+                j, w0, w1, w2, w3 = _cell(zs[t], lo, inv_h, m)
+                fa, pa = _interp2(every, 0, j, w0, w1, w2, w3)
+                _combine(perm[a + t], float(n - b), float(nc), fa, pa, fo, po, sigma, pull,
+                         grad, hess)
+        a = b
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _run_start_at_or_after(y, perm, t):
+    """The first position ≥ t where a run of equal labels starts."""
+    n = perm.size
+    while 0 < t < n and y[perm[t]] == y[perm[t - 1]]:
+        t += 1
+    return t
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _direct_parallel(every, y, s, perm, lo, inv_h, sigma, pull, grad, hess):
+    n = perm.size
+    for part in prange(N_PARTS):
+        t0 = _run_start_at_or_after(y, perm, part * n // N_PARTS)
+        t1 = _run_start_at_or_after(y, perm, (part + 1) * n // N_PARTS)
+        _direct_part(every, y, s, perm, t0, t1, lo, inv_h, sigma, pull, grad, hess)
+
+
+@njit(cache=True, nogil=True)
+def _direct_serial(every, y, s, perm, lo, inv_h, sigma, pull, grad, hess):
+    _direct_part(every, y, s, perm, 0, perm.size, lo, inv_h, sigma, pull, grad, hess)
+
+
+def direct_small_grades(every, y, s, perm, lo, inv_h, sigma, pull, grad, hess) -> None:
+    """Rows of the grades of at most DIRECT_MAX_ROWS rows: own-grade sums pair by pair,
+    the all-rows sums read back from ``every``; parts of the rows (cut at grade
+    boundaries) on threads."""
+    dispatch(_direct_parallel, _direct_serial, int(perm.size), every, y, s, perm, lo, inv_h,
+             sigma, pull, grad, hess)
 
 
 def read_back_grad_hess(not_own, own, s, cls, lo, inv_h, above, counts, sigma, pull, grad,
@@ -252,45 +440,79 @@ def grid_nodes(spread: float, sigma: float, nodes: int | None = None) -> int:
     return max(MIN_NODES, min(MAX_NODES, want))
 
 
+# Grid cells (grades × nodes) per row that one batch of per-grade convolutions may use:
+# about ten arrays of that many cells live at once, so the grids hold at most ~10/64 of
+# an n-row float64 array. At least MIN_BATCH_GRADES grades go in a batch whatever n is.
+GRID_CELLS_PER_ROW = 1.0 / 64.0
+MIN_BATCH_GRADES = 16
+
+
+def _fields(spectrum, step, fres, fpsi, length, mp):
+    """φ and ψ sums per node, interleaved (``[c, 2j]``, ``[c, 2j + 1]``), from the rows'
+    density spectrum and its step part (the suffix sums)."""
+    from scipy import fft  # ~1.6x NumPy's pocketfft here; imported on first use
+
+    field = np.empty((spectrum.shape[0], 2 * mp))
+    field[:, 0::2] = step + fft.irfft(spectrum * fres, n=length, axis=1)[:, :mp]
+    field[:, 1::2] = fft.irfft(spectrum * fpsi, n=length, axis=1)[:, :mp]
+    return field
+
+
 def ranknet_grid_grad_hess(y: np.ndarray, s: np.ndarray, sigma: float, pull: bool,
-                           nodes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """RankNet gradient and Hessian of ONE query by grid convolution (see module doc)."""
-    cls = np.empty(y.size, dtype=np.int32)
-    n_cls = grade_classes_into(y, cls)
-    counts = np.bincount(cls, minlength=n_cls).astype(np.float64)
-    # Rows of grade c see N_{>c} higher-graded rows.
-    above = np.concatenate((np.cumsum(counts[::-1])[::-1][1:], [0.0]))
+                           nodes: int | None = None, batch: int | None = None,
+                           ) -> tuple[np.ndarray, np.ndarray]:
+    """RankNet gradient and Hessian of ONE query by grid convolution (see module doc).
+    ``batch``: grades per batch of convolutions (default from ``GRID_CELLS_PER_ROW``;
+    when every grade fits one batch, the all-at-once form runs)."""
+    from scipy import fft
+
     lo = float(s.min())
     spread = float(s.max()) - lo
     m = grid_nodes(spread, sigma, nodes)
     h = spread / (m - 1) if spread > 0.0 else 1.0
     inv_h = 1.0 / h
-    dens = deposit(s, cls, n_cls, lo, inv_h, m)
-    mp = dens.shape[1]
+    mp = m + 3
     w = min(mp - 1, int(np.ceil(WINDOW / (sigma * h))) + 1)
     length = _fft_length(mp + w + 1)
     kres, kpsi = _kernels(w, length, h, sigma)
-    from scipy import fft  # ~1.6x NumPy's pocketfft here; imported on first use
-
     fres = fft.rfft(kres)
     fpsi = fft.rfft(kpsi)
-    fd = fft.rfft(dens, n=length, axis=1)
-    fnot = fd.sum(axis=0)[None, :] - fd
-    step_own = _suffix_step(dens)
-    step_not = step_own.sum(axis=0)[None, :] - step_own
-    # Σ over rows of other grades; ties="pull" also needs the row's own grade.
-    not_own = np.empty((n_cls, 2 * mp))
-    not_own[:, 0::2] = step_not + fft.irfft(fnot * fres, n=length, axis=1)[:, :mp]
-    not_own[:, 1::2] = fft.irfft(fnot * fpsi, n=length, axis=1)[:, :mp]
-    own = np.zeros((1, 2))
-    if pull:
-        own = np.empty((n_cls, 2 * mp))
-        own[:, 0::2] = step_own + fft.irfft(fd * fres, n=length, axis=1)[:, :mp]
-        own[:, 1::2] = fft.irfft(fd * fpsi, n=length, axis=1)[:, :mp]
+    if batch is None:
+        batch = max(MIN_BATCH_GRADES, int(GRID_CELLS_PER_ROW * y.size / mp))
     grad = np.empty(y.size)
     hess = np.empty(y.size)
-    read_back_grad_hess(not_own, own, s, cls, lo, inv_h, above, counts, float(sigma),
-                        bool(pull), grad, hess)
+    cls = np.empty(y.size, dtype=np.int32)
+    n_cls = table_classes_into(y, cls)  # -1: not small integer grades
+    if 0 <= n_cls <= batch:
+        # All grades at once: the other grades' sums straight from the spectra.
+        counts = np.bincount(cls, minlength=n_cls).astype(np.float64)
+        # Rows of grade c see N_{>c} higher-graded rows.
+        above = np.concatenate((np.cumsum(counts[::-1])[::-1][1:], [0.0]))
+        dens = deposit(s, cls, n_cls, lo, inv_h, m)
+        fd = fft.rfft(dens, n=length, axis=1)
+        step_own = _suffix_step(dens)
+        not_own = _fields(fd.sum(axis=0)[None, :] - fd,
+                          step_own.sum(axis=0)[None, :] - step_own, fres, fpsi, length, mp)
+        own = _fields(fd, step_own, fres, fpsi, length, mp) if pull else np.zeros((1, 2))
+        read_back_grad_hess(not_own, own, s, cls, lo, inv_h, above, counts, float(sigma),
+                            bool(pull), grad, hess)
+        return grad, hess
+    # Many grades: rows by label (each grade one run), all rows' field once; small
+    # grades' own sums pair by pair, the others' own fields batch by batch.
+    del cls
+    perm = ascending_label_order(y)
+    every_dens = deposit_every(s, lo, inv_h, m)
+    every = _fields(fft.rfft(every_dens, n=length, axis=1), _suffix_step(every_dens), fres,
+                    fpsi, length, mp)
+    direct_small_grades(every, y, s, perm, lo, inv_h, float(sigma), bool(pull), grad, hess)
+    big = label_runs(y, perm, DIRECT_MAX_ROWS)
+    for r0 in range(0, big.shape[0], batch):
+        runs = big[r0:r0 + batch]
+        dens = deposit_runs(s, perm, runs, lo, inv_h, m)
+        own = _fields(fft.rfft(dens, n=length, axis=1), _suffix_step(dens), fres, fpsi,
+                      length, mp)
+        read_back_runs(every, own, s, perm, runs, lo, inv_h, float(sigma), bool(pull), grad,
+                       hess)
     return grad, hess
 
 

@@ -332,7 +332,8 @@ class LambdaRank(Objective):
         qw = _EMPTY if queries.weights is None else queries.weights
         grad, hess = _k.lambdarank_grad_hess(y, s, queries.offsets, qw, *self._args(y),
                                              max_step, out=self._output_buffers(y.size))
-        return queries.restore(grad), queries.restore(hess)
+        # With rows permuted into query order, y and s are dead copies: reuse them.
+        return queries.restore(grad, into=s), queries.restore(hess, into=y)
 
     def grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
                   weight: Any = None) -> tuple[np.ndarray, np.ndarray]:

@@ -62,6 +62,12 @@ class RankNet(Objective):
           exact: ≤ 7.4e-9 (max error ÷ max value) at 2·10^4 rows and ≤ 1.3e-9 at
           10^6 rows for spreads 0.1–1,000; 30–40 ms at 10^6 rows for spreads 1–100,
           ~140 ms at 1,000 (experiments/results/bench.md).
+          Real-valued labels (up to one distinct value per row) keep that cost: a
+          grade of at most 256 rows has its own-grade sums taken pair by pair, a bigger
+          one a grid convolution. Peak memory at 10^7 rows: 2.5–2.8 n-row arrays with
+          the outputs (5 grades 0.4 s, 4,000 distinct labels 4.7 s, all distinct 3.5 s);
+          the exact window sum (scores spread over more than ~5·10^4/σ, beyond what the
+          grid resolves) holds 5 and costs ~10 ns per near pair.
         - ``"auto"``: exact for queries of at most ``exact_max_rows`` rows, fast above.
     exact_max_rows : int, default 10_000
         Largest query ``"auto"`` sums exactly (LightGBM's own per-query limit).
@@ -120,7 +126,7 @@ class RankNet(Objective):
             if queries.weights is not None:
                 grad *= queries.weights[0]
                 hess *= queries.weights[0]
-            return queries.restore(grad), queries.restore(hess)
+            return queries.restore(grad, into=s), queries.restore(hess, into=y)
         if big.all():
             grad, hess = np.empty(s.size), np.empty(s.size)
         else:
@@ -136,7 +142,8 @@ class RankNet(Objective):
                 h *= queries.weights[q]
             grad[lo:hi] = g
             hess[lo:hi] = h
-        return queries.restore(grad), queries.restore(hess)
+        # With rows permuted into query order, y and s are dead copies: reuse them.
+        return queries.restore(grad, into=s), queries.restore(hess, into=y)
 
     def loss(self, y: Any, s: Any, group: Any = None, *, qid: Any = None, weight: Any = None,
              at: Any = None) -> float:
