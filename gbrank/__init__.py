@@ -4,10 +4,11 @@ Learning to rank (RankNet, LambdaRank with a selectable IR metric), imbalanced b
 classification (focal loss, an F_beta structured surrogate), and the metrics that
 judge them. Every objective is a numba grad/hess kernel checked by finite differences.
 
-The adapters and helpers below are submodules loaded on first use (PEP 562), so
-``import gbrank`` imports neither booster: ``gbrank.lightgbm``, ``gbrank.xgboost``,
-``gbrank.sklearn``, ``gbrank.datasets``, ``gbrank.gradcheck``, ``gbrank.tuning``,
-``gbrank.dask``.
+The objectives, adapters and helpers below are submodules loaded on first use (PEP
+562), so ``import gbrank`` imports neither booster and no objective kernel:
+``gbrank.objectives`` (and ``gbrank.get_objective``), ``gbrank.lightgbm``,
+``gbrank.xgboost``, ``gbrank.sklearn``, ``gbrank.datasets``, ``gbrank.gradcheck``,
+``gbrank.tuning``, ``gbrank.dask``.
 """
 
 from __future__ import annotations
@@ -15,18 +16,18 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from gbrank import metrics, objectives
+from gbrank import metrics
 from gbrank._proba import predict_proba
-from gbrank._registry import get_metric, get_objective
+from gbrank.metrics import get_metric
 
 # The one place the version is written (pyproject.toml reads it from here).
 __version__ = "0.2.0"
 
-_LAZY_SUBMODULES = ("lightgbm", "xgboost", "sklearn", "datasets", "gradcheck", "tuning",
-                    "dask")
+_LAZY_SUBMODULES = ("objectives", "lightgbm", "xgboost", "sklearn", "datasets", "gradcheck",
+                    "tuning", "dask")
 
-__all__ = ["metrics", "objectives", "predict_proba", "get_metric", "get_objective",
-           "__version__", *_LAZY_SUBMODULES]
+__all__ = ["metrics", "predict_proba", "get_metric", "get_objective", "__version__",
+           *_LAZY_SUBMODULES]
 
 
 def __getattr__(name: str) -> Any:
@@ -34,8 +35,13 @@ def __getattr__(name: str) -> Any:
         module = importlib.import_module(f"gbrank.{name}")
         globals()[name] = module  # later lookups skip this function
         return module
+    if name == "get_objective":
+        from gbrank.objectives import get_objective
+
+        globals()[name] = get_objective
+        return get_objective
     raise AttributeError(f"module 'gbrank' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY_SUBMODULES))
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES) | {"get_objective"})

@@ -71,7 +71,7 @@ def feval(*names: str, threshold: float | None = None) -> _FEval:
     custom objective. A name equal to one of LightGBM's own metrics (``"ndcg@10"``,
     ``"map@5"``) shares its key in ``evals_result``; do not request both.
     """
-    from gbrank._registry import get_metric
+    from gbrank.metrics import get_metric
 
     if not names:
         raise ValueError("feval needs at least one metric name, e.g. feval('ndcg@10')")

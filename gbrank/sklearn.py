@@ -32,7 +32,6 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from gbrank._proba import predict_proba as _sigmoid
-from gbrank._registry import OBJECTIVES, get_metric, get_objective
 from gbrank._validation import (
     as_float_array,
     check_choice,
@@ -43,7 +42,9 @@ from gbrank._validation import (
     check_row_weights,
     query_structure,
 )
-from gbrank.objectives import Objective
+from gbrank.metrics import get_metric
+from gbrank.objectives import Objective, get_objective
+from gbrank.objectives._registry import OBJECTIVES
 
 __all__ = ["GBRanker", "GBClassifier", "make_scorer"]
 

@@ -137,7 +137,7 @@ def metric(*names: str, threshold: float | None = None) -> _XGBMetric:
           mean (and pair accuracy is averaged per query, not pooled).
           ``XGBClassifier(eval_metric=f)`` calls ``f(y, s, sample_weight=w)`` on all rows.
     """
-    from gbrank._registry import get_metric
+    from gbrank.metrics import get_metric
 
     if not names:
         raise ValueError("metric needs at least one metric name, e.g. metric('ndcg@10')")

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from gbrank import metrics
-from gbrank._registry import OBJECTIVES, get_metric
+from gbrank.metrics import get_metric
+from gbrank.objectives._registry import OBJECTIVES
 
 Y = np.array([2, 0, 1, 0, 3, 1, 0, 1, 0, 0], dtype=float)
 S = np.array([0.3, 0.1, 0.2, 0.2, 0.9, -0.4, 0.0, 0.5, 0.1, -1.0])
@@ -75,8 +76,7 @@ def test_objectives_part_lists_every_objective():
 # --- objective part of the registry -------------------------------------------------
 
 def test_get_objective_by_name_and_shorthand():
-    from gbrank._registry import get_objective
-    from gbrank.objectives import FBetaSurrogate, FocalLoss, LambdaRank, RankNet
+    from gbrank.objectives import FBetaSurrogate, FocalLoss, LambdaRank, RankNet, get_objective
 
     assert isinstance(get_objective("ranknet"), RankNet)
     assert isinstance(get_objective("focal", gamma=1.0), FocalLoss)
@@ -87,7 +87,7 @@ def test_get_objective_by_name_and_shorthand():
 
 
 def test_get_objective_errors():
-    from gbrank._registry import get_objective
+    from gbrank.objectives import get_objective
 
     with pytest.raises(ValueError, match="unknown objective 'foo'; valid: ranknet"):
         get_objective("foo")

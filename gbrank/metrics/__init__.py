@@ -6,7 +6,6 @@ Names for adapters (``"ndcg@10"``, ``"fbeta:2"``, ...) are resolved by
 :func:`gbrank.metrics.get_metric`.
 """
 
-from gbrank._registry import Metric, get_metric, metric_names
 from gbrank.metrics._binary import balanced_measure, best_threshold, f1, fbeta
 from gbrank.metrics._ranking import (
     err,
@@ -17,6 +16,7 @@ from gbrank.metrics._ranking import (
     precision_at_k,
     recall_at_k,
 )
+from gbrank.metrics._registry import Metric, get_metric, metric_names
 
 __all__ = [
     "ndcg",

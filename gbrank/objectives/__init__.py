@@ -1,10 +1,13 @@
 """Public objectives: each is a LightGBM objective as it stands and an XGBoost one
-through :func:`gbrank.xgboost.objective`."""
+through :func:`gbrank.xgboost.objective`. Names (``"lambdarank:err"``, ...) are
+resolved by :func:`gbrank.objectives.get_objective`."""
 
 from gbrank.objectives._base import Objective
 from gbrank.objectives._fbeta import FBetaSurrogate
 from gbrank.objectives._focal import FocalLoss
 from gbrank.objectives._lambdarank import LambdaRank
 from gbrank.objectives._ranknet import RankNet
+from gbrank.objectives._registry import get_objective
 
-__all__ = ["Objective", "FocalLoss", "FBetaSurrogate", "RankNet", "LambdaRank"]
+__all__ = ["Objective", "FocalLoss", "FBetaSurrogate", "RankNet", "LambdaRank",
+           "get_objective"]

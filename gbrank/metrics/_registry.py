@@ -1,4 +1,4 @@
-"""The one registry of names adapters accept: ``"ndcg@10"``, ``"map"``, ``"fbeta:2"``, ...
+"""Metric names adapters accept: ``"ndcg@10"``, ``"map"``, ``"fbeta:2"``, ...
 
 ``get_metric(name)`` parses a name into a :class:`Metric`, a callable
 ``(y, s, group=None, weight=None) -> float`` that every adapter (LightGBM ``feval``,
@@ -24,9 +24,8 @@ from typing import Any
 
 from gbrank._validation import check_number, check_threshold
 from gbrank.metrics import _binary, _ranking
-from gbrank.objectives import FBetaSurrogate, FocalLoss, LambdaRank, RankNet
 
-__all__ = ["Metric", "METRICS", "OBJECTIVES", "get_metric", "get_objective", "metric_names"]
+__all__ = ["Metric", "METRICS", "get_metric", "metric_names"]
 
 
 @dataclass(frozen=True)
@@ -83,15 +82,6 @@ METRICS: Mapping[str, tuple[Callable[..., float], str, bool]] = MappingProxyType
     "balanced": (_binary.balanced_measure, "binary", False),
 })
 
-# Objective part of the registry: name -> class. "lambdarank:<metric>" is a shorthand
-# for LambdaRank(metric=<metric>) (see get_objective).
-OBJECTIVES: Mapping[str, type] = MappingProxyType({
-    "ranknet": RankNet,
-    "lambdarank": LambdaRank,
-    "focal": FocalLoss,
-    "fbeta_surrogate": FBetaSurrogate,
-})
-
 _FORMS = (
     "ndcg, ndcg@<k>, err, err@<k>, map, map@<k>, mrr, mrr@<k>, precision, precision@<k>, "
     "recall, recall@<k>, pair_accuracy, f1, fbeta:<beta>, balanced"
@@ -145,33 +135,3 @@ def get_metric(name: str | Metric) -> Metric:
         raise _unknown(name, "bad cut-off in metric" if takes_k else "no @k for metric")
     params: dict[str, Any] = {"k": k} if takes_k else {}
     return Metric(name=key, kind=kind, func=func, params=params)
-
-
-def get_objective(name: str, **params: Any) -> Any:
-    """Build an objective by name: ``"ranknet"``, ``"lambdarank"``, ``"focal"``,
-    ``"fbeta_surrogate"``, or ``"lambdarank:<metric>"`` (``"lambdarank:err"``).
-
-    Keyword arguments go to the constructor (stored as given, scikit-learn style) and
-    are validated here at once, so a bad value fails where it is named.
-
-    Raises
-    ------
-    ValueError
-        For an unknown name, listing the valid ones.
-    """
-    if not isinstance(name, str):
-        raise ValueError(f"objective name must be a string, got {type(name).__name__}")
-    key = name.strip().lower()
-    family, _, metric = key.partition(":")
-    if family not in OBJECTIVES or (metric and family != "lambdarank"):
-        raise ValueError(
-            f"unknown objective {name!r}; valid: {', '.join(OBJECTIVES)}, "
-            "lambdarank:<ndcg|err|map|mrr>"
-        )
-    if metric:
-        if "metric" in params:
-            raise ValueError(f"{name!r} already names the metric; do not also pass metric=")
-        params["metric"] = metric
-    obj = OBJECTIVES[family](**params)
-    obj._params()  # a name with parameters is checked at once (constructors only store)
-    return obj
