@@ -89,4 +89,7 @@ def descending_order_into(s, order, tmp):
         src, dst = dst, src
         passes += 1
     if passes % 2 == 1:
-        order[:] = src
+        # An element loop, not order[:] = src: slice assignment compiles numba's
+        # shape-mismatch error formatting (~2 s of every first compile).
+        for i in range(n):
+            order[i] = src[i]
