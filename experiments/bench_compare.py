@@ -11,10 +11,13 @@ function, the median CPU time of the process over the same calls (all threads; o
 busy machine the steadier of the two), and a checksum of the result so that old and
 new can be seen to agree. Training: LightGBM 100 rounds, 2 threads, no environment
 variables set, two children per side, ``LambdaRank("ndcg")`` ÷ native ``lambdarank`` in
-the same child, and the objective's median time per round inside ``lgb.train`` beside
-its time alone. Memory: peak extra resident memory of one group-less call at 10^7 rows
-(a fresh child per case and side). Prints markdown tables (cells: median of the
-children, then the children's values).
+the same child, the objective's median time per round inside ``lgb.train`` beside its
+time alone, and the floor of LightGBM's custom-objective path (the same rounds'
+gradients recorded, then handed back at no cost). Memory: peak extra resident memory of
+one group-less call at 10^7 rows, every option that changes it (a fresh child per case
+and side). Cold start: best and median of 5 processes per child, beside the floor every
+numba library pays (a trivial cached function). Prints markdown tables (cells: median
+of the children, then the children's values).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import json
 import os
 import subprocess
 import sys
-import time
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -150,12 +153,25 @@ for task in sys.argv[2].split(","):
             return time.perf_counter() - t, b
 
         train("lambdarank")  # warm-up (binning, thread pool)
+        obj.grad_hess(y, np.zeros(y.size), g)  # kernels loaded before the timed run
         t_nat, _ = train("lambdarank")
         t_obj, b = train(fobj)
         s0 = np.random.default_rng(1).standard_normal(y.size)
         alone = timed(lambda: obj.grad_hess(y, s0, g), 9)[0]
+        # The floor of LightGBM's custom-objective path: the same rounds' gradients,
+        # recorded (as float32, what LightGBM keeps) and handed back at no cost.
+        kept = []
+
+        def record(preds, ds):
+            gr, hs = obj(preds, ds)
+            kept.append((gr.astype(np.float32), hs.astype(np.float32)))
+            return kept[-1]
+
+        train(record)
+        rounds = iter(kept)
+        t_replay, _ = train(lambda preds, ds: next(rounds))
         out[task] = (1e3 * t_obj, 1e3 * t_nat, t_obj / t_nat,
-                     1e3 * float(np.median(inside)), alone)
+                     1e3 * float(np.median(inside)), alone, t_replay / t_nat)
 print(json.dumps(out))
 """
 
@@ -172,6 +188,7 @@ print(time.perf_counter() - t, "lightgbm" in sys.modules or "xgboost" in sys.mod
 
 # Peak extra memory of one group-less call at 10^7 rows, in a fresh child per case
 # (the method of bench_scaling.py: VmHWM reset just before the call; outputs count).
+# Labels: grades 0-4 ("graded") or ~4,000 distinct real values ("real").
 MEMORY = r"""
 import ctypes, json, sys
 root, case = sys.argv[1], sys.argv[2]
@@ -179,13 +196,15 @@ sys.path.insert(0, root)
 import numpy as np
 from gbrank import metrics
 from gbrank.objectives import LambdaRank, RankNet
-fn = {"LambdaRank": lambda y, s: LambdaRank().grad_hess(y, s),
-      "RankNet": lambda y, s: RankNet(method="fast").grad_hess(y, s),
-      "pair_accuracy": metrics.pair_accuracy,
-      "ndcg@10": lambda y, s: metrics.ndcg(y, s, k=10)}[case]
+expr, kind = CASES[case]
+fn = eval("lambda y, s: " + expr)
 def data(n):
     rng = np.random.default_rng(0)
-    y = np.minimum(rng.geometric(0.5, n) - 1, 4).astype(np.float64)
+    if kind == "real":
+        y = np.round(rng.uniform(0.0, 4.0, n), 3)
+    else:
+        y = np.minimum(rng.geometric(0.5, n) - 1, 4).astype(np.float64)
+    y = (y > 0).astype(np.float64) if kind == "binary" else y
     return y, y * 0.5 + rng.standard_normal(n)
 fn(*data(300_000))  # kernels loaded, thread pool started
 n = 10**7
@@ -200,7 +219,44 @@ before = kib("VmRSS")
 fn(y, s)
 print(json.dumps((kib("VmHWM") - before) * 1024 / (8.0 * n)))
 """
-MEMORY_CASES = ("LambdaRank", "RankNet", "pair_accuracy", "ndcg@10")
+MEMORY_CASES = {
+    "LambdaRank()": ("LambdaRank().grad_hess(y, s)", "graded"),
+    "LambdaRank(norm=True)": ("LambdaRank(norm=True).grad_hess(y, s)", "graded"),
+    "LambdaRank(weighting=\"ndcg_loss2pp\")":
+        ("LambdaRank(weighting='ndcg_loss2pp').grad_hess(y, s)", "graded"),
+    "LambdaRank(\"err\", truncation=100)":
+        ("LambdaRank('err', truncation=100).grad_hess(y, s)", "graded"),
+    "RankNet(method=\"fast\")": ("RankNet(method='fast').grad_hess(y, s)", "graded"),
+    "RankNet(method=\"fast\"), 4,000 distinct labels":
+        ("RankNet(method='fast').grad_hess(y, s)", "real"),
+    "pair_accuracy": ("metrics.pair_accuracy(y, s)", "graded"),
+    "pair_accuracy, 4,000 distinct labels": ("metrics.pair_accuracy(y, s)", "real"),
+    "ndcg@10": ("metrics.ndcg(y, s, k=10)", "graded"),
+    "ndcg (k=None)": ("metrics.ndcg(y, s, k=None)", "graded"),
+    "best_threshold": ("metrics.best_threshold(y, s)", "binary"),
+}
+
+# Cold start of the floor every numba library pays: a trivial cached function.
+FLOOR = r"""
+import sys, time
+t = time.perf_counter()
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import cold_floor
+cold_floor.total(np.ones(3))
+print(time.perf_counter() - t, False)
+"""
+FLOOR_MODULE = """
+from numba import njit
+
+
+@njit(cache=True)
+def total(a):
+    s = 0.0
+    for x in a:
+        s += x
+    return s
+"""
 
 TASKS = ("ndcg", "pair_accuracy", "ranknet", "lambdarank", "lambdarank_groupless",
          "ranknet_groupless_1", "ranknet_groupless_1000", "fbeta", "training", "cold",
@@ -223,21 +279,34 @@ def _child(root: Path, tasks: list[str]) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _cold(root: Path) -> float:
-    """Whole-process wall time (interpreter start included), best of 5, cache warm."""
+def _cold(root: Path, floor: bool = False) -> tuple[float, float]:
+    """(best, median) over 5 fresh processes, cache warm, of the seconds from before
+    ``import numpy`` to the end of the first ndcg call (``floor``: of a trivial cached
+    numba function instead). Bytecode caching on, as for a user."""
+    env = {k: v for k, v in _env(root).items() if k != "PYTHONDONTWRITEBYTECODE"}
     times = []
-    for _ in range(6):
-        t = time.perf_counter()
-        out = subprocess.run([sys.executable, "-c", COLD], env=_env(root),
-                             capture_output=True, text=True, check=True)
-        times.append(time.perf_counter() - t)
-        assert out.stdout.split()[1] == "False", "a booster was imported"
-    return min(times[1:])  # the first run may (re)write the numba cache
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "cold_floor.py").write_text(FLOOR_MODULE)
+        if floor:
+            env["NUMBA_CACHE_DIR"] = tmp
+        for _ in range(6):
+            out = subprocess.run([sys.executable, "-c", FLOOR if floor else COLD, tmp],
+                                 env=env, capture_output=True, text=True, check=True)
+            seconds, booster = out.stdout.split()
+            assert booster == "False", "a booster was imported"
+            times.append(float(seconds))
+    warm = sorted(times[1:])  # the first run may (re)write the caches
+    return warm[0], warm[len(warm) // 2]
 
 
-def _memory(root: Path, case: str) -> float:
-    out = subprocess.run([sys.executable, "-c", MEMORY, str(root), case], env=_env(root),
-                         capture_output=True, text=True, check=True)
+def _memory(root: Path, case: str) -> float | None:
+    """Peak extra memory in n-row arrays, or None when the child failed (out of memory:
+    the old grid held grades × nodes)."""
+    script = f"CASES = {MEMORY_CASES!r}\n" + MEMORY
+    out = subprocess.run([sys.executable, "-c", script, str(root), case], env=_env(root),
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        return None
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -271,6 +340,8 @@ def main(argv: list[str] | None = None) -> int:
     if "cold" in args.tasks:
         for which in order[:4]:
             res[which].setdefault("cold", []).append(_cold(roots[which]))
+            res.setdefault("floor", {}).setdefault("cold", []).append(
+                _cold(roots[which], floor=True))
             load.append(os.getloadavg()[0])
     if "memory" in args.tasks:
         for case in MEMORY_CASES:
@@ -294,9 +365,12 @@ def main(argv: list[str] | None = None) -> int:
         print("\n| training (250k rows, 100 rounds, 2 threads) | before | after |")
         print("|---|---|---|")
         names = ("LambdaRank training s", "native lambdarank s", "ratio to native",
-                 "objective ms/round inside lgb.train", "objective ms/call alone")
+                 "objective ms/round inside lgb.train", "objective ms/call alone",
+                 "floor: recorded gradients replayed, ratio to native")
         for i, name in enumerate(names):
             scale = 1e-3 if i < 2 else 1.0
+            if i >= len(res["before"]["training"][0]):
+                continue
             b = [v[i] * scale for v in res["before"]["training"]]
             a = [v[i] * scale for v in res["after"]["training"]]
             print(f"| {name} | {_cell(b, '.2f')} | {_cell(a, '.2f')} |")
@@ -304,15 +378,22 @@ def main(argv: list[str] | None = None) -> int:
         print("\n| peak extra memory of one group-less call at 10^7 rows, in n-row float64 "
               "arrays (outputs included) | before | after |")
         print("|---|---:|---:|")
+        def arrays(v):
+            return "failed (out of memory)" if v is None else f"{v:.2f}"
+
         for i, case in enumerate(MEMORY_CASES):
-            print(f"| {case} | {res['before']['memory'][i]:.2f} "
-                  f"| {res['after']['memory'][i]:.2f} |")
+            print(f"| {case} | {arrays(res['before']['memory'][i])} "
+                  f"| {arrays(res['after']['memory'][i])} |")
     if "cold" in args.tasks:
-        print("\n| cold start (process wall: interpreter, import gbrank, first ndcg call; "
-              "cache warm; best of 5) | before | after |")
-        print("|---|---|---|")
-        print(f"| seconds | {_cell(res['before']['cold'], '.3f')} "
-              f"| {_cell(res['after']['cold'], '.3f')} |")
+        print("\n| cold start: import numpy + import gbrank + first ndcg call, cache warm, "
+              "bytecode cached (best / median of 5 processes; per child) | before | after "
+              "| numba floor (trivial cached function) |")
+        print("|---|---|---|---|")
+        for i, name in enumerate(("best s", "median s")):
+            cells = [_cell([v[i] for v in res[w]["cold"]], ".3f")
+                     for w in ("before", "after")]
+            floor = _cell([v[i] for v in res["floor"]["cold"]], ".3f")
+            print(f"| {name} | {cells[0]} | {cells[1]} | {floor} |")
     return 0
 
 
