@@ -44,10 +44,12 @@ CASES = {
 
 
 # Every objective and metric for the memory table: label -> expression of ``y, s``
-# (``yb``: the labels as 0/1, for the binary ones), evaluated in the child.
+# (``yb``: the labels as 0/1, for the binary ones; ``yd``: real-valued labels, every
+# one distinct, grade/2 plus uniform noise), evaluated in the child.
 MEMORY_CASES = {
     "RankNet()": "RankNet().grad_hess(y, s)",
     "RankNet(ties=\"pull\")": "RankNet(ties='pull').grad_hess(y, s)",
+    "RankNet(), every label distinct": "RankNet().grad_hess(yd, s)",
     "LambdaRank(\"ndcg\")": "LambdaRank('ndcg').grad_hess(y, s)",
     "LambdaRank(\"err\")": "LambdaRank('err').grad_hess(y, s)",
     "LambdaRank(\"map\")": "LambdaRank('map').grad_hess(y, s)",
@@ -71,6 +73,7 @@ MEMORY_CASES = {
     "precision_at_k@10": "metrics.precision_at_k(y, s, k=10)",
     "recall_at_k@10": "metrics.recall_at_k(y, s, k=10)",
     "pair_accuracy": "metrics.pair_accuracy(y, s)",
+    "pair_accuracy, every label distinct": "metrics.pair_accuracy(yd, s)",
     "f1": "metrics.f1(yb, s)",
     "fbeta(beta=2)": "metrics.fbeta(yb, s, beta=2.0)",
     "balanced_measure": "metrics.balanced_measure(yb, s)",
@@ -110,7 +113,7 @@ def _memory_callable(name: str):
     env = {"metrics": metrics, "RankNet": RankNet, "LambdaRank": LambdaRank,
            "FocalLoss": FocalLoss, "FBetaSurrogate": FBetaSurrogate}
     code = compile(MEMORY_CASES[name], name, "eval")
-    return lambda y, s: eval(code, env, {"y": y, "s": s, "yb": y})
+    return lambda y, s: eval(code, env, {"y": y, "s": s, "yb": y, "yd": y})
 
 
 def _child_peak(name: str, n: int) -> None:
@@ -124,9 +127,12 @@ def _child_peak(name: str, n: int) -> None:
     memory_case = name in MEMORY_CASES
     fn = _memory_callable(name) if memory_case else _callable(name)
     binary = memory_case and "yb" in MEMORY_CASES[name]
+    distinct = memory_case and "yd" in MEMORY_CASES[name]
 
     def inputs(m: int):
         y, s = _data(m)
+        if distinct:
+            y = y / 2.0 + np.random.default_rng(5).uniform(0.0, 0.5, m)
         return ((y > 0).astype(np.float64) if binary else y), s
 
     # Warm-up above PARALLEL_MIN_ROWS, so that the threaded kernels are loaded and the
@@ -270,7 +276,8 @@ def _memory_table(n: int) -> list[str]:
         f"### Peak extra memory of every objective and metric, one query of {n:,} rows",
         "",
         "Each call in a fresh process, as above (labels: the graded ones, or 1 where "
-        "the grade is positive for the binary objectives and metrics, ~50% positive); "
+        "the grade is positive for the binary objectives and metrics, ~50% positive, or "
+        "real-valued and all distinct where the row says so); "
         "outputs included; the time is that one call's (first call at this size, "
         "kernels already loaded). Bound of issue 12: "
         f"≤ {MEMORY_BOUND_ARRAYS:.0f} n-row float64 arrays; "
