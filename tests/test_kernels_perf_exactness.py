@@ -442,10 +442,16 @@ def test_grid_parallel_deposit_and_read_back_match_serial():
     lo = float(s.min())
     m = grid.grid_nodes(float(np.ptp(s)), 1.0)
     inv_h = (m - 1) / float(np.ptp(s))
-    d_par = grid._deposit_parallel(s, cls, n_cls, lo, inv_h, m)
-    d_ser = grid._deposit_serial(s, cls, n_cls, lo, inv_h, m)
+    slabs = np.full((2, n_cls, m + 3), np.nan)  # both forms must clear their slabs
+    grid._deposit_parallel(s, cls, lo, inv_h, m, slabs)
+    d_par = slabs[0]
+    d_ser = np.full((1, n_cls, m + 3), np.nan)
+    grid._deposit_serial(s, cls, lo, inv_h, m, d_ser)
+    d_ser = d_ser[0]
     np.testing.assert_allclose(d_par, d_ser, rtol=0, atol=1e-12)
     assert d_ser.sum() == pytest.approx(n, rel=1e-12)  # cubic weights sum to 1
+    every = grid.deposit_every(s, lo, inv_h, m)  # all rows on one grid row
+    np.testing.assert_allclose(every[0], d_ser.sum(axis=0), rtol=0, atol=1e-12)
     field = rng.standard_normal((n_cls, 2 * (m + 3)))
     out = []
     for form in (grid._read_back_parallel, grid._read_back_serial):

@@ -50,6 +50,17 @@ def dispatch(parallel, serial, n_rows: int, *args):
     return kernel(*args)
 
 
+
+def fft_workers(n_rows: int) -> int:
+    """Threads for a batched ``scipy.fft`` call on data from ``n_rows`` rows: numba's
+    thread count (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``) at or above
+    :data:`PARALLEL_MIN_ROWS`, where the parallel kernels run too; else one."""
+    if n_rows < PARALLEL_MIN_ROWS:
+        return 1
+    import numba
+
+    return int(numba.get_num_threads())
+
 # Grouped kernels cut their queries into this many chunks of about equal row counts;
 # the parallel form runs the chunks on threads, the serial one loops over them.
 N_CHUNKS = 32

@@ -34,7 +34,12 @@ and so does the error, as h^4, up to σh = ``MAX_GRID_SIGMA_H`` (≈ 8e-7); wide
 go to the exact window sum.
 
 numba has no FFT, so deposit and read-back are numba kernels and the convolution
-uses ``scipy.fft`` (pocketfft, O(M log M)) in between.
+uses ``scipy.fft`` (pocketfft, O(M log M)) in between: one batched forward transform of
+the grade densities, one batched inverse of both kernels' products (on numba's thread
+count above the dispatch threshold), the spectral products and the step part fused in
+numba. Grid-sized arrays are allocated by NumPy and filled by the kernels (see
+:func:`deposit`): at 10^6 rows and spread 1000 (M ≈ 3.3·10^5, five grades) that and the
+fusion took a call from 109–125 to 75–81 ms on the project's machine.
 
 Memory: the per-grade grids are (grades × M) arrays, about ten of them alive at once.
 With few grades they are small beside the rows and all grades are convolved at once.
@@ -56,7 +61,7 @@ from gbrank._kernels._grades import (
     table_classes_into,
 )
 from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into, rho_pair
-from gbrank._kernels._threads import dispatch
+from gbrank._kernels._threads import PARALLEL_MIN_ROWS, dispatch, fft_workers
 
 # Chosen by measurement (experiments/bench_ranking.py, accuracy sweep): with cubic
 # interpolation σh ≤ 1/32 keeps the gradient and Hessian within 1e-8 of exact (max
@@ -103,41 +108,58 @@ def _add_row(row, si, lo, inv_h, m):
 
 @njit(cache=True, nogil=True)
 def _deposit_rows(s, cls, lo, inv_h, m, i0, i1, dens):
+    """Clear ``dens`` and deposit rows ``[i0, i1)`` on it; an empty ``cls`` puts every
+    row on grid row 0."""
+    for c in range(dens.shape[0]):
+        for j in range(dens.shape[1]):
+            dens[c, j] = 0.0
+    graded = cls.size > 0
     for i in range(i0, i1):
-        _add_row(dens[cls[i]], s[i], lo, inv_h, m)
+        _add_row(dens[cls[i]] if graded else dens[0], s[i], lo, inv_h, m)
 
 
 # The parallel deposit gives each of this many row blocks its own density slab (no
-# write races) and adds the slabs up.
+# write races) and adds the slabs up. (Node ranges per thread instead, each thread
+# reading every row, measured 12.6-15.3 ms against 2.4-9.7 ms at 10^6 rows: the test
+# of whether a row falls in a thread's range is a coin flip for the branch predictor.)
 DEPOSIT_BLOCKS = 2
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _deposit_parallel(s, cls, n_cls, lo, inv_h, m):
+def _deposit_parallel(s, cls, lo, inv_h, m, slabs):
     n = s.size
-    slabs = np.zeros((DEPOSIT_BLOCKS, n_cls, m + 3))
-    for b in prange(DEPOSIT_BLOCKS):
-        _deposit_rows(s, cls, lo, inv_h, m, b * n // DEPOSIT_BLOCKS,
-                      (b + 1) * n // DEPOSIT_BLOCKS, slabs[b])
-    dens = slabs[0].copy()
-    for b in range(1, DEPOSIT_BLOCKS):
-        dens += slabs[b]
-    return dens
+    nb = slabs.shape[0]
+    for b in prange(nb):
+        _deposit_rows(s, cls, lo, inv_h, m, b * n // nb, (b + 1) * n // nb, slabs[b])
+    g = slabs.shape[1]
+    mp = slabs.shape[2]
+    for part in prange(nb):  # slabs[0] += the others, node ranges on threads
+        for c in range(g):
+            for j in range(part * mp // nb, (part + 1) * mp // nb):
+                acc = slabs[0, c, j]
+                for b in range(1, nb):
+                    acc += slabs[b, c, j]
+                slabs[0, c, j] = acc
 
 
 @njit(cache=True, nogil=True)
-def _deposit_serial(s, cls, n_cls, lo, inv_h, m):
-    dens = np.zeros((n_cls, m + 3))
-    _deposit_rows(s, cls, lo, inv_h, m, 0, s.size, dens)
-    return dens
+def _deposit_serial(s, cls, lo, inv_h, m, slabs):
+    _deposit_rows(s, cls, lo, inv_h, m, 0, s.size, slabs[0])
 
 
 def deposit(s, cls, n_cls, lo, inv_h, m):
     """Cubic-interpolation deposit of every row on its grade's padded grid row
-    (``m + 3`` nodes: ``m`` over [lo, hi], one below, two above); row blocks on threads
-    above the dispatch threshold."""
-    return dispatch(_deposit_parallel, _deposit_serial, int(s.size), s, cls, n_cls, lo,
-                    inv_h, m)
+    (``m + 3`` nodes: ``m`` over [lo, hi], one below, two above); an empty ``cls``: all
+    rows on one grid row. Row blocks on threads above the dispatch threshold.
+
+    Grid-sized arrays here are allocated by NumPy, not inside numba: NumPy asks the
+    kernel for huge pages, and first-touching numba-allocated 4 KiB pages measured
+    ~2 µs each on this machine (a 10^7-element array: 40 ms against 8.5 ms; a (5, 330k)
+    grid: ~13 ms, a third of a 10^6-row RankNet call at spread 1000)."""
+    blocks = DEPOSIT_BLOCKS if s.size >= PARALLEL_MIN_ROWS else 1
+    slabs = np.empty((blocks, n_cls, m + 3))
+    dispatch(_deposit_parallel, _deposit_serial, int(s.size), s, cls, lo, inv_h, m, slabs)
+    return slabs[0]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -205,23 +227,26 @@ def label_runs(y, perm, min_rows):
 
 
 @njit(cache=True, nogil=True)
-def deposit_runs(s, perm, runs, lo, inv_h, m):
-    """:func:`deposit` of the rows of each grade in ``runs`` (:func:`label_runs`), one
-    grid row per grade."""
-    dens = np.zeros((runs.shape[0], m + 3))
+def _deposit_runs(s, perm, runs, lo, inv_h, m, dens):
+    for c in range(dens.shape[0]):
+        for j in range(dens.shape[1]):
+            dens[c, j] = 0.0
     for r in range(runs.shape[0]):
         for t in range(runs[r, 0], runs[r, 1]):
             _add_row(dens[r], s[perm[t]], lo, inv_h, m)
+
+
+def deposit_runs(s, perm, runs, lo, inv_h, m):
+    """:func:`deposit` of the rows of each grade in ``runs`` (:func:`label_runs`), one
+    grid row per grade."""
+    dens = np.empty((runs.shape[0], m + 3))
+    _deposit_runs(s, perm, runs, lo, inv_h, m, dens)
     return dens
 
 
-@njit(cache=True, nogil=True)
 def deposit_every(s, lo, inv_h, m):
     """:func:`deposit` of all rows on one grid row (grades ignored)."""
-    dens = np.zeros((1, m + 3))
-    for i in range(s.size):
-        _add_row(dens[0], s[i], lo, inv_h, m)
-    return dens
+    return deposit(s, np.empty(0, dtype=np.int32), 1, lo, inv_h, m)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -389,8 +414,9 @@ def read_back_grad_hess(not_own, own, s, cls, lo, inv_h, above, counts, sigma, p
 
 
 @njit(cache=True, nogil=True)
-def _kernels(w, length, h, sigma):
-    """ψ and the residual φ − step at lags d·h, |d| ≤ w, in FFT (wrap-around) order.
+def _kernels_into(w, h, sigma, k):
+    """ψ and the residual φ − step at lags d·h, |d| ≤ w, in FFT (wrap-around) order: rows
+    0 and 1 of one (2, length) array, so one batched FFT transforms both.
 
     φ(x) = 1/(1 + e^{σx}) is the step (1 for x < 0, ½ at 0, 0 for x > 0) plus a
     residual that, like ψ, vanishes beyond |x| = WINDOW/σ (below e^-40). The step's
@@ -398,15 +424,21 @@ def _kernels(w, length, h, sigma):
     whose length then is M + w + 1 instead of 2M. On the grid the split is exact:
     the step and the residual add up to φ at every lag.
     """
-    kres = np.zeros(length)
-    kpsi = np.zeros(length)
+    length = k.shape[1]
+    k[:] = 0.0
     for d in range(-w, w + 1):
         p, q = rho_pair(sigma * d * h)
         step = 1.0 if d < 0 else (0.5 if d == 0 else 0.0)
         idx = d % length
-        kres[idx] = p - step
-        kpsi[idx] = p * q
-    return kres, kpsi
+        k[0, idx] = p - step
+        k[1, idx] = p * q
+
+
+def _kernels(w, length, h, sigma):
+    """:func:`_kernels_into` a NumPy-allocated (2, length) array (see :func:`deposit`)."""
+    k = np.empty((2, length))
+    _kernels_into(w, h, sigma, k)
+    return k
 
 
 def _fft_length(n: int) -> int:
@@ -425,12 +457,6 @@ def _fft_length(n: int) -> int:
     return best
 
 
-def _suffix_step(dens: np.ndarray) -> np.ndarray:
-    """Σ_j dens[j] · step(i − j) per row: the rows above node i, plus half of node i."""
-    above = np.cumsum(dens[:, ::-1], axis=1)[:, ::-1]
-    return above - 0.5 * dens
-
-
 def grid_nodes(spread: float, sigma: float, nodes: int | None = None) -> int:
     """Grid size M for a score range ``spread``: σh ≤ ``TARGET_SIGMA_H`` within
     [MIN_NODES, MAX_NODES] (any size: the FFT length is rounded up to a 5-smooth one)."""
@@ -447,14 +473,57 @@ GRID_CELLS_PER_ROW = 1.0 / 64.0
 MIN_BATCH_GRADES = 16
 
 
-def _fields(spectrum, step, fres, fpsi, length, mp):
-    """φ and ψ sums per node, interleaved (``[c, 2j]``, ``[c, 2j + 1]``), from the rows'
-    density spectrum and its step part (the suffix sums)."""
+@njit(cache=True, nogil=True)
+def _times_kernels(spec, fk, others, out):
+    """The spectra of the densities the fields come from, times both kernels' spectra
+    ``fk`` (rows 0, 1), into ``out``: row c is grade c's φ residual, row g + c its ψ.
+    With ``others`` the density of grade c is that of every other grade (all rows'
+    less its own), otherwise its own."""
+    g, nf = spec.shape
+    for k in range(nf):
+        total = 0j
+        if others:
+            for c in range(g):
+                total += spec[c, k]
+        for c in range(g):
+            v = total - spec[c, k] if others else spec[c, k]
+            out[c, k] = v * fk[0, k]
+            out[g + c, k] = v * fk[1, k]
+
+
+@njit(cache=True, nogil=True)
+def _assemble(dens, conv, others, field):
+    """φ and ψ sums per node, interleaved into ``field`` (``[c, 2j]``, ``[c, 2j + 1]``):
+    the step part of φ (the rows above node j plus half of node j, a suffix sum of the
+    density) plus the convolved residual, and the convolved ψ; densities as in
+    :func:`_times_kernels`."""
+    g, mp = dens.shape
+    above = np.zeros(g)
+    for j in range(mp - 1, -1, -1):
+        total = 0.0
+        if others:
+            for c in range(g):
+                total += dens[c, j]
+        for c in range(g):
+            d = total - dens[c, j] if others else dens[c, j]
+            above[c] += d
+            field[c, 2 * j] = above[c] - 0.5 * d + conv[c, j]
+            field[c, 2 * j + 1] = conv[g + c, j]
+
+
+def _fields(dens, spec, fk, length, others, workers):
+    """φ and ψ sums per node of each grid row's density (or, with ``others``, of all
+    rows' but its own), from the densities and their spectrum ``spec``: one batched
+    inverse FFT for both kernels; multiply, step part and interleaving fused in numba."""
     from scipy import fft  # ~1.6x NumPy's pocketfft here; imported on first use
 
-    field = np.empty((spectrum.shape[0], 2 * mp))
-    field[:, 0::2] = step + fft.irfft(spectrum * fres, n=length, axis=1)[:, :mp]
-    field[:, 1::2] = fft.irfft(spectrum * fpsi, n=length, axis=1)[:, :mp]
+    g, mp = dens.shape
+    prod = np.empty((2 * g, spec.shape[1]), dtype=np.complex128)  # NumPy: see deposit
+    _times_kernels(spec, fk, others, prod)
+    conv = fft.irfft(prod, n=length, axis=1, workers=workers)
+    del prod
+    field = np.empty((g, 2 * mp))
+    _assemble(dens, conv, others, field)
     return field
 
 
@@ -474,9 +543,9 @@ def ranknet_grid_grad_hess(y: np.ndarray, s: np.ndarray, sigma: float, pull: boo
     mp = m + 3
     w = min(mp - 1, int(np.ceil(WINDOW / (sigma * h))) + 1)
     length = _fft_length(mp + w + 1)
-    kres, kpsi = _kernels(w, length, h, sigma)
-    fres = fft.rfft(kres)
-    fpsi = fft.rfft(kpsi)
+    # The FFTs take batches of grid rows; pocketfft spreads a batch over threads.
+    workers = fft_workers(int(y.size))
+    fk = fft.rfft(_kernels(w, length, h, sigma), axis=1, workers=workers)
     if batch is None:
         batch = max(MIN_BATCH_GRADES, int(GRID_CELLS_PER_ROW * y.size / mp))
     grad = np.empty(y.size)
@@ -489,11 +558,10 @@ def ranknet_grid_grad_hess(y: np.ndarray, s: np.ndarray, sigma: float, pull: boo
         # Rows of grade c see N_{>c} higher-graded rows.
         above = np.concatenate((np.cumsum(counts[::-1])[::-1][1:], [0.0]))
         dens = deposit(s, cls, n_cls, lo, inv_h, m)
-        fd = fft.rfft(dens, n=length, axis=1)
-        step_own = _suffix_step(dens)
-        not_own = _fields(fd.sum(axis=0)[None, :] - fd,
-                          step_own.sum(axis=0)[None, :] - step_own, fres, fpsi, length, mp)
-        own = _fields(fd, step_own, fres, fpsi, length, mp) if pull else np.zeros((1, 2))
+        spec = fft.rfft(dens, n=length, axis=1, workers=workers)
+        not_own = _fields(dens, spec, fk, length, True, workers)
+        own = _fields(dens, spec, fk, length, False, workers) if pull else np.zeros((1, 2))
+        del spec
         read_back_grad_hess(not_own, own, s, cls, lo, inv_h, above, counts, float(sigma),
                             bool(pull), grad, hess)
         return grad, hess
@@ -502,15 +570,15 @@ def ranknet_grid_grad_hess(y: np.ndarray, s: np.ndarray, sigma: float, pull: boo
     del cls
     perm = ascending_label_order(y)
     every_dens = deposit_every(s, lo, inv_h, m)
-    every = _fields(fft.rfft(every_dens, n=length, axis=1), _suffix_step(every_dens), fres,
-                    fpsi, length, mp)
+    every = _fields(every_dens, fft.rfft(every_dens, n=length, axis=1, workers=workers), fk,
+                    length, False, workers)
     direct_small_grades(every, y, s, perm, lo, inv_h, float(sigma), bool(pull), grad, hess)
     big = label_runs(y, perm, DIRECT_MAX_ROWS)
     for r0 in range(0, big.shape[0], batch):
         runs = big[r0:r0 + batch]
         dens = deposit_runs(s, perm, runs, lo, inv_h, m)
-        own = _fields(fft.rfft(dens, n=length, axis=1), _suffix_step(dens), fres, fpsi,
-                      length, mp)
+        own = _fields(dens, fft.rfft(dens, n=length, axis=1, workers=workers), fk, length,
+                      False, workers)
         read_back_runs(every, own, s, perm, runs, lo, inv_h, float(sigma), bool(pull), grad,
                        hess)
     return grad, hess
