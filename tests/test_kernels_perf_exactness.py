@@ -399,6 +399,30 @@ def test_cubic_grid_within_1e7_of_exact_at_every_spread(spread, pull):
     assert np.abs(h1 - h0).max() <= 1e-7 * np.abs(h0).max()
 
 
+@pytest.mark.parametrize("pull", [False, True])
+@pytest.mark.parametrize("spread", [1.0, 1000.0])
+def test_cubic_grid_on_threads_matches_serial_and_exact(spread, pull, monkeypatch):
+    """The few-grade path with every threaded part on (two deposit slabs, threaded
+    read-back, FFTs on numba's thread count): the dispatch threshold is lowered."""
+    from gbrank._kernels import _threads
+    from gbrank._kernels.ranknet import ranknet_rows_grad_hess
+    from gbrank._kernels.ranknet_grid import ranknet_grid_grad_hess
+
+    rng = np.random.default_rng(int(spread) + 7 * pull)
+    n = 6000
+    y = rng.integers(0, 5, n).astype(np.float64)
+    s = rng.standard_normal(n) * spread
+    g_ser, h_ser = ranknet_grid_grad_hess(y, s, 1.0, pull)
+    monkeypatch.setattr(_threads, "PARALLEL_MIN_ROWS", 1)
+    assert _threads.fft_workers(n) >= 1
+    g_par, h_par = ranknet_grid_grad_hess(y, s, 1.0, pull)
+    np.testing.assert_allclose(g_par, g_ser, rtol=0, atol=1e-12 * np.abs(g_ser).max())
+    np.testing.assert_allclose(h_par, h_ser, rtol=0, atol=1e-12 * np.abs(h_ser).max())
+    g0, h0 = ranknet_rows_grad_hess(y, s, 1.0, pull)  # every pair, exact
+    assert np.abs(g_par - g0).max() <= 1e-7 * np.abs(g0).max()
+    assert np.abs(h_par - h0).max() <= 1e-7 * np.abs(h0).max()
+
+
 @pytest.mark.parametrize("labels", ["few grades, batched", "two decimals", "all distinct",
                                     "mixed"])
 @pytest.mark.parametrize("threads", [False, True])

@@ -33,7 +33,7 @@ set ``NUMBA_THREADING_LAYER`` themselves.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit
 
 # Below this many rows one core finishes in about a millisecond, and waking a second
 # thread costs more (on a busy machine, milliseconds of waiting for it to be scheduled).
@@ -50,16 +50,12 @@ def dispatch(parallel, serial, n_rows: int, *args):
     return kernel(*args)
 
 
-
 def fft_workers(n_rows: int) -> int:
     """Threads for a batched ``scipy.fft`` call on data from ``n_rows`` rows: numba's
     thread count (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``) at or above
     :data:`PARALLEL_MIN_ROWS`, where the parallel kernels run too; else one."""
-    if n_rows < PARALLEL_MIN_ROWS:
-        return 1
-    import numba
+    return int(get_num_threads()) if n_rows >= PARALLEL_MIN_ROWS else 1
 
-    return int(numba.get_num_threads())
 
 # Grouped kernels cut their queries into this many chunks of about equal row counts;
 # the parallel form runs the chunks on threads, the serial one loops over them.

@@ -39,7 +39,8 @@ the grade densities, one batched inverse of both kernels' products (on numba's t
 count above the dispatch threshold), the spectral products and the step part fused in
 numba. Grid-sized arrays are allocated by NumPy and filled by the kernels (see
 :func:`deposit`): at 10^6 rows and spread 1000 (M ≈ 3.3·10^5, five grades) that and the
-fusion took a call from 109–125 to 75–81 ms on the project's machine.
+fusion took a call from 122–124 to 76–78 ms on the project's machine
+(experiments/results/perf_round2.md, sixth pass).
 
 Memory: the per-grade grids are (grades × M) arrays, about ten of them alive at once.
 With few grades they are small beside the rows and all grades are convolved at once.
@@ -55,13 +56,14 @@ convolutions.
 import numpy as np
 from numba import njit, prange
 
+from gbrank._kernels import _threads
 from gbrank._kernels._grades import (
     ascending_label_order,
     grade_classes_into,
     table_classes_into,
 )
 from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into, rho_pair
-from gbrank._kernels._threads import PARALLEL_MIN_ROWS, dispatch, fft_workers
+from gbrank._kernels._threads import dispatch, fft_workers
 
 # Chosen by measurement (experiments/bench_ranking.py, accuracy sweep): with cubic
 # interpolation σh ≤ 1/32 keeps the gradient and Hessian within 1e-8 of exact (max
@@ -133,7 +135,9 @@ def _deposit_parallel(s, cls, lo, inv_h, m, slabs):
         _deposit_rows(s, cls, lo, inv_h, m, b * n // nb, (b + 1) * n // nb, slabs[b])
     g = slabs.shape[1]
     mp = slabs.shape[2]
-    for part in prange(nb):  # slabs[0] += the others, node ranges on threads
+    # slabs[0] += the others, node ranges on threads. This loop must run after the one
+    # above (numba does not fuse loops whose bodies call functions on arrays).
+    for part in prange(nb):
         for c in range(g):
             for j in range(part * mp // nb, (part + 1) * mp // nb):
                 acc = slabs[0, c, j]
@@ -154,9 +158,12 @@ def deposit(s, cls, n_cls, lo, inv_h, m):
 
     Grid-sized arrays here are allocated by NumPy, not inside numba: NumPy asks the
     kernel for huge pages, and first-touching numba-allocated 4 KiB pages measured
-    ~2 µs each on this machine (a 10^7-element array: 40 ms against 8.5 ms; a (5, 330k)
-    grid: ~13 ms, a third of a 10^6-row RankNet call at spread 1000)."""
-    blocks = DEPOSIT_BLOCKS if s.size >= PARALLEL_MIN_ROWS else 1
+    ~2 µs each on the project's machine (a 10^7-element float64 array: 40 ms against
+    8.5 ms). A 10^6-row call at spread 1000 allocates about ten (5, 3.3·10^5) grids;
+    faulting them page by page was about a third of its time. The slabs come back as
+    ``slabs[0]``, a view: the other slab lives as long as the density (a grid more,
+    small beside the rows: see ``GRID_CELLS_PER_ROW``)."""
+    blocks = DEPOSIT_BLOCKS if s.size >= _threads.PARALLEL_MIN_ROWS else 1
     slabs = np.empty((blocks, n_cls, m + 3))
     dispatch(_deposit_parallel, _deposit_serial, int(s.size), s, cls, lo, inv_h, m, slabs)
     return slabs[0]
@@ -415,13 +422,13 @@ def read_back_grad_hess(not_own, own, s, cls, lo, inv_h, above, counts, sigma, p
 
 @njit(cache=True, nogil=True)
 def _kernels_into(w, h, sigma, k):
-    """ψ and the residual φ − step at lags d·h, |d| ≤ w, in FFT (wrap-around) order: rows
-    0 and 1 of one (2, length) array, so one batched FFT transforms both.
+    """The residual φ − step (row 0 of ``k``) and ψ (row 1) at lags d·h, |d| ≤ w, in FFT
+    (wrap-around) order: one (2, length) array, so one batched FFT transforms both.
 
     φ(x) = 1/(1 + e^{σx}) is the step (1 for x < 0, ½ at 0, 0 for x > 0) plus a
     residual that, like ψ, vanishes beyond |x| = WINDOW/σ (below e^-40). The step's
     convolution is a suffix sum, exact in O(M); only the short kernels need the FFT,
-    whose length then is M + w + 1 instead of 2M. On the grid the split is exact:
+    whose length then is M + w + 4 instead of 2M. On the grid the split is exact:
     the step and the residual add up to φ at every lag.
     """
     length = k.shape[1]

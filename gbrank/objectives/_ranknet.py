@@ -60,8 +60,9 @@ class RankNet(Objective):
           (cubic-interpolation deposit, FFT, read-back with the same weights,
           σ·spacing ≤ 1/32, at most 2^19 nodes): O(n + M log M). Measured against
           exact: ≤ 7.4e-9 (max error ÷ max value) at 2·10^4 rows and ≤ 1.3e-9 at
-          10^6 rows for spreads 0.1–1,000; 30–40 ms at 10^6 rows for spreads 1–100,
-          ~140 ms at 1,000 (experiments/results/bench.md).
+          10^6 rows for spreads 0.1–1,000; on the project's 2-core machine 18–26 ms
+          at 10^6 rows for spreads 0.1–100, 76–83 ms at 1,000
+          (experiments/results/bench.md, perf_round2.md).
           Real-valued labels (up to one distinct value per row) keep that cost: a
           grade of at most 256 rows has its own-grade sums taken pair by pair, a bigger
           one a grid convolution. Peak memory at 10^7 rows: 2.5–2.8 n-row arrays with
