@@ -301,6 +301,32 @@ def test_threaded_equals_serial_and_reference(params, monkeypatch):
     _close(threaded[1], want_h)
 
 
+@pytest.mark.parametrize("params", [dict(metric="ndcg"), dict(metric="ndcg", norm=True),
+                                    dict(metric="err"), dict(metric="map", truncation=10),
+                                    dict(metric="ndcg", weighting="ndcg_loss2")],
+                         ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()))
+def test_long_queries_among_short_ones(params, monkeypatch):
+    """Queries above RANK_SORT_MAX rows among short ones, weighted: the chunk kernel
+    leaves them to the long-query pass after it (the no-sort kernel, or the ranked one
+    for weights that read every rank), serial and on threads (threshold lowered)."""
+    rng = np.random.default_rng(9)
+    sizes = [int(v) for v in rng.integers(1, 40, 40)]
+    sizes[5:5] = [K.RANK_SORT_MAX + 1]
+    sizes[20:20] = [700, 3]
+    sizes.append(1100)
+    y, s = _data(6, sizes)
+    weight = np.repeat(rng.uniform(0.5, 2.0, len(sizes)), sizes)
+    obj = LambdaRank(**params)
+    serial = obj.grad_hess(y, s, sizes, weight=weight)
+    monkeypatch.setattr(_threads, "PARALLEL_MIN_ROWS", 1)
+    threaded = obj.grad_hess(y, s, sizes, weight=weight)
+    np.testing.assert_allclose(threaded[0], serial[0], rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(threaded[1], serial[1], rtol=1e-13, atol=1e-15)
+    want_g, want_h, _ = _reference(y, s, sizes, weight, obj)
+    _close(serial[0], want_g)
+    _close(serial[1], want_h)
+
+
 @pytest.mark.parametrize("n", [2, 5, 17, 100, K.RANK_SORT_MAX, K.RANK_SORT_MAX + 1])
 def test_rank_sort_is_the_stable_descending_order(n):
     rng = np.random.default_rng(n)
