@@ -491,7 +491,8 @@ def _discounts_for(offsets, k, lgb_discount, scheme, every_position):
 @njit(cache=True, nogil=True)
 def _chunk(y, s, offsets, qweights, metric, k, sigma, gain_tab, threshold, norm,
            lgb_discount, scheme, mu, smooth, max_step, disc, q0, q1, grad, hess):
-    """Queries ``q0 … q1 - 1`` into ``grad``/``hess``, scratch allocated once."""
+    """Queries ``q0 … q1 - 1`` into ``grad``/``hess``, scratch allocated once; the long
+    ones (:func:`_long_query_indices`) are left untouched for the pass after it."""
     longest = 0
     for qi in range(q0, q1):
         n = offsets[qi + 1] - offsets[qi]
