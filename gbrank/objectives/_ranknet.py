@@ -65,7 +65,7 @@ class RankNet(Objective):
           (experiments/results/bench.md, perf_round2.md).
           Real-valued labels (up to one distinct value per row) keep that cost: a
           grade of at most 256 rows has its own-grade sums taken pair by pair, a bigger
-          one a grid convolution. Peak memory at 10^7 rows: 2.5–2.8 n-row arrays with
+          one a grid convolution. Peak memory at 10^7 rows: 2.5–2.9 n-row arrays with
           the outputs (5 grades 0.4 s, 4,000 distinct labels 4.7 s, all distinct 3.5 s);
           the exact window sum (scores spread over more than ~5·10^4/σ, beyond what the
           grid resolves) holds 5 and costs ~10 ns per near pair.
