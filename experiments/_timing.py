@@ -15,3 +15,19 @@ def median_time(fn, repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return float(np.median(times))
+
+
+# The floor every numba library pays at cold start: the source of a module with one
+# trivial cached function (written to a temporary directory, imported by the children
+# of bench_metrics.py and bench_compare.py).
+COLD_FLOOR_MODULE = """
+from numba import njit
+
+
+@njit(cache=True)
+def total(a):
+    s = 0.0
+    for x in a:
+        s += x
+    return s
+"""

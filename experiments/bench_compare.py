@@ -31,6 +31,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from _timing import COLD_FLOOR_MODULE
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
@@ -251,17 +253,6 @@ import cold_floor
 cold_floor.total(np.ones(3))
 print(time.perf_counter() - t, False)
 """
-FLOOR_MODULE = """
-from numba import njit
-
-
-@njit(cache=True)
-def total(a):
-    s = 0.0
-    for x in a:
-        s += x
-    return s
-"""
 
 TASKS = ("ndcg", "pair_accuracy", "ranknet", "lambdarank", "lambdarank_groupless",
          "ranknet_groupless_1", "ranknet_groupless_1000", "fbeta", "training", "cold",
@@ -291,7 +282,7 @@ def _cold(root: Path, floor: bool = False) -> tuple[float, float]:
     env = {k: v for k, v in _env(root).items() if k != "PYTHONDONTWRITEBYTECODE"}
     times = []
     with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "cold_floor.py").write_text(FLOOR_MODULE)
+        (Path(tmp) / "cold_floor.py").write_text(COLD_FLOOR_MODULE)
         if floor:
             env["NUMBA_CACHE_DIR"] = tmp
         for _ in range(6):

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _timing import median_time
+from _timing import COLD_FLOOR_MODULE, median_time
 from numba import njit
 
 from gbrank import metrics
@@ -173,18 +173,6 @@ print(t2 - t0, t1 - t0, False)
 """,
 }
 
-_COLD_FLOOR_MODULE = """
-from numba import njit
-
-
-@njit(cache=True)
-def total(a):
-    s = 0.0
-    for x in a:
-        s += x
-    return s
-"""
-
 COLD_RUNS = 7
 
 
@@ -195,7 +183,7 @@ def _cold_start() -> dict[str, dict[str, float]]:
     user), whatever ``PYTHONDONTWRITEBYTECODE`` says here."""
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "cold_floor.py").write_text(_COLD_FLOOR_MODULE)
+        (Path(tmp) / "cold_floor.py").write_text(COLD_FLOOR_MODULE)
         for tool, script in _COLD_SCRIPTS.items():
             if tool == "ranx":
                 try:
