@@ -40,13 +40,19 @@ from numba import get_num_threads, njit
 PARALLEL_MIN_ROWS = 200_000
 
 
+def threaded(n_rows: int) -> bool:
+    """Whether work on ``n_rows`` rows runs on threads: the one rule behind
+    :func:`dispatch`, :func:`fft_workers` and the buffers sized for threads."""
+    return n_rows >= PARALLEL_MIN_ROWS
+
+
 def dispatch(parallel, serial, n_rows: int, *args):
     """Call ``serial(*args)`` below :data:`PARALLEL_MIN_ROWS` rows, else ``parallel(*args)``.
 
     Both must compute the same thing (the same row function under ``range`` /
     ``prange``); the thread count of the process is never changed.
     """
-    kernel = parallel if n_rows >= PARALLEL_MIN_ROWS else serial
+    kernel = parallel if threaded(n_rows) else serial
     return kernel(*args)
 
 
@@ -54,7 +60,7 @@ def fft_workers(n_rows: int) -> int:
     """Threads for a batched ``scipy.fft`` call on data from ``n_rows`` rows: numba's
     thread count (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``) at or above
     :data:`PARALLEL_MIN_ROWS`, where the parallel kernels run too; else one."""
-    return int(get_num_threads()) if n_rows >= PARALLEL_MIN_ROWS else 1
+    return int(get_num_threads()) if threaded(n_rows) else 1
 
 
 # Grouped kernels cut their queries into this many chunks of about equal row counts;

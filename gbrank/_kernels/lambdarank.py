@@ -644,7 +644,7 @@ def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, th
     n = int(y.size)
     grad, hess = (np.empty(n), np.empty(n)) if out is None else out
     nq = offsets.size - 1
-    if (nq == 1 and n >= _threads.PARALLEL_MIN_ROWS
+    if (nq == 1 and _threads.threaded(n)
             and _is_long(n, int(k), int(scheme), bool(lgb_discount))):
         # One long query (group-less data): its blocks of rows on threads.
         disc = _discounts_for(offsets, int(k), bool(lgb_discount), int(scheme), False)
@@ -654,7 +654,7 @@ def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, th
         _weigh_and_bound(grad, hess, 0, n, float(qweights[0]) if qweights.size else 1.0,
                          float(sigma), float(max_step))
         return grad, hess
-    if (nq == 1 and n >= _threads.PARALLEL_MIN_ROWS
+    if (nq == 1 and _threads.threaded(n)
             and _is_ranked(n, int(k), int(metric), int(scheme), bool(lgb_discount))):
         # One long query whose weights read every rank: its blocks of positions on threads.
         ranked_query_grad_hess_parallel(y, s, int(k), float(sigma), gain_tab, bool(norm),

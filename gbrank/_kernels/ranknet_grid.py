@@ -56,14 +56,13 @@ convolutions.
 import numpy as np
 from numba import njit, prange
 
-from gbrank._kernels import _threads
 from gbrank._kernels._grades import (
     ascending_label_order,
     grade_classes_into,
     table_classes_into,
 )
 from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into, rho_pair
-from gbrank._kernels._threads import dispatch, fft_workers
+from gbrank._kernels._threads import dispatch, fft_workers, threaded
 
 # Chosen by measurement (experiments/bench_ranking.py, accuracy sweep): with cubic
 # interpolation σh ≤ 1/32 keeps the gradient and Hessian within 1e-8 of exact (max
@@ -163,7 +162,7 @@ def deposit(s, cls, n_cls, lo, inv_h, m):
     faulting them page by page was about a third of its time. The slabs come back as
     ``slabs[0]``, a view: the other slab lives as long as the density (a grid more,
     small beside the rows: see ``GRID_CELLS_PER_ROW``)."""
-    blocks = DEPOSIT_BLOCKS if s.size >= _threads.PARALLEL_MIN_ROWS else 1
+    blocks = DEPOSIT_BLOCKS if threaded(int(s.size)) else 1
     slabs = np.empty((blocks, n_cls, m + 3))
     dispatch(_deposit_parallel, _deposit_serial, int(s.size), s, cls, lo, inv_h, m, slabs)
     return slabs[0]
