@@ -27,3 +27,15 @@ def descending_order(s):
         descending_order_into(s, order, np.empty(n, dtype=np.int32))
         return order
     return np.argsort(-s, kind="mergesort").astype(np.int32)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def run_end(keys, idx, a):
+    """End (exclusive) of the run of equal keys that starts at position ``a`` of the
+    index ``idx``: the first position after ``a`` whose ``keys[idx[...]]`` differs."""
+    n = idx.size
+    v = keys[idx[a]]
+    b = a + 1
+    while b < n and keys[idx[b]] == v:
+        b += 1
+    return b

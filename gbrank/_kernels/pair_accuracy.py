@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from gbrank._kernels._grades import grade_classes_into
+from gbrank._kernels._order import run_end
 from gbrank._kernels._radix import descending_order_into
 
 # From this many rows per query the radix path is used (below, its fixed cost of
@@ -52,10 +53,7 @@ def _sweep(s, order, cls_sorted, n_cls):
     tied = 0
     t = 0
     while t < m:
-        top = s[order[t]]
-        u = t + 1
-        while u < m and s[order[u]] == top:
-            u += 1
+        u = run_end(s, order, t)
         for v in range(t, u):
             # rows below with a smaller class: prefix sum over classes 0 … c - 1
             j = cls_sorted[v]

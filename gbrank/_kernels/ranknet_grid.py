@@ -61,6 +61,7 @@ from gbrank._kernels._grades import (
     grade_classes_into,
     table_classes_into,
 )
+from gbrank._kernels._order import run_end
 from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into, rho_pair
 from gbrank._kernels._threads import dispatch, fft_workers, threaded
 
@@ -220,10 +221,7 @@ def label_runs(y, perm, min_rows):
     k = 0
     a = 0
     while a < n:
-        v = y[perm[a]]
-        b = a + 1
-        while b < n and y[perm[b]] == v:
-            b += 1
+        b = run_end(y, perm, a)
         if b - a > min_rows:
             out[k, 0] = a
             out[k, 1] = b
@@ -344,10 +342,7 @@ def _direct_part(every, y, s, perm, t0, t1, lo, inv_h, sigma, pull, grad, hess):
     bits = np.empty(DIRECT_MAX_ROWS, dtype=np.int64)
     a = t0
     while a < t1:
-        v = y[perm[a]]
-        b = a + 1
-        while b < n and y[perm[b]] == v:
-            b += 1
+        b = run_end(y, perm, a)
         nc = b - a
         if nc <= DIRECT_MAX_ROWS:
             zmax = -np.inf
