@@ -3,7 +3,7 @@
 import numpy as np
 from numba import njit
 
-from gbrank._kernels._radix import descending_order_into
+from gbrank._kernels._order import ascending_order
 
 # Integer labels spanning fewer values than this map through a table (O(n)); anything
 # else is ranked through the int32 radix order of the labels (one n-row float64 array's
@@ -47,25 +47,13 @@ def table_classes_into(y, cls):
 
 
 @njit(cache=True, nogil=True)
-def ascending_label_order(y):
-    """Rows by label ascending (int32; tied labels in reverse row order): the int32
-    radix order of the labels, reversed in place."""
-    n = y.size
-    order = np.empty(n, dtype=np.int32)
-    descending_order_into(y, order, np.empty(n, dtype=np.int32))
-    for i in range(n // 2):
-        order[i], order[n - 1 - i] = order[n - 1 - i], order[i]
-    return order
-
-
-@njit(cache=True, nogil=True)
 def grade_classes_into(y, cls):
     """Write into ``cls`` (any integer dtype wide enough) the class of every row,
     0 = lowest label, and return the class count."""
     n_cls = table_classes_into(y, cls)
     if n_cls >= 0:
         return n_cls
-    order = ascending_label_order(y)
+    order = ascending_order(y)
     c = -1
     prev = np.inf
     for p in range(y.size):

@@ -29,6 +29,19 @@ def descending_order(s):
     return np.argsort(-s, kind="mergesort").astype(np.int32)
 
 
+@njit(cache=True, nogil=True)
+def ascending_order(keys):
+    """Positions sorted by key ascending, as int32, tied keys in reverse row order: the
+    int32 radix order of :func:`descending_order` reversed in place (scratch: its sort
+    buffer, one int32 array, freed on return)."""
+    n = keys.size
+    order = np.empty(n, dtype=np.int32)
+    descending_order_into(keys, order, np.empty(n, dtype=np.int32))
+    for i in range(n // 2):
+        order[i], order[n - 1 - i] = order[n - 1 - i], order[i]
+    return order
+
+
 @njit(cache=True, nogil=True, inline="always")
 def run_end(keys, idx, a):
     """End (exclusive) of the run of equal keys that starts at position ``a`` of the

@@ -13,8 +13,7 @@ import numpy as np
 from numba import njit
 
 from gbrank._kernels._grades import grade_classes_into
-from gbrank._kernels._order import run_end
-from gbrank._kernels._radix import descending_order_into
+from gbrank._kernels._order import ascending_order, run_end
 
 # From this many rows per query the radix path is used (below, its fixed cost of
 # histograms over 2^11 buckets per digit outweighs the comparison sort).
@@ -98,10 +97,7 @@ def _radix_counts(s, cls, n_cls):
     then the classes in that order (one float64 array's worth at a time), beside the
     caller's int32 classes."""
     m = s.size
-    order = np.empty(m, dtype=np.int32)
-    descending_order_into(s, order, np.empty(m, dtype=np.int32))
-    for i in range(m // 2):
-        order[i], order[m - 1 - i] = order[m - 1 - i], order[i]
+    order = ascending_order(s)
     cls_sorted = np.empty(m, dtype=np.int32)
     for v in range(m):
         cls_sorted[v] = cls[order[v]]

@@ -57,11 +57,10 @@ import numpy as np
 from numba import njit, prange
 
 from gbrank._kernels._grades import (
-    ascending_label_order,
     grade_classes_into,
     table_classes_into,
 )
-from gbrank._kernels._order import run_end
+from gbrank._kernels._order import ascending_order, run_end
 from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into, rho_pair
 from gbrank._kernels._threads import dispatch, fft_workers, threaded
 
@@ -569,7 +568,7 @@ def ranknet_grid_grad_hess(y: np.ndarray, s: np.ndarray, sigma: float, pull: boo
     # Many grades: rows by label (each grade one run), all rows' field once; small
     # grades' own sums pair by pair, the others' own fields batch by batch.
     del cls
-    perm = ascending_label_order(y)
+    perm = ascending_order(y)  # rows by label ascending
     every_dens = deposit_every(s, lo, inv_h, m)
     every = _fields(every_dens, fft.rfft(every_dens, n=length, axis=1, workers=workers), fk,
                     length, False, workers)
