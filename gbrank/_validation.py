@@ -320,10 +320,9 @@ def _qid_structure(qid: Any, n: int) -> tuple[np.ndarray, np.ndarray | None,
                          f"{int(bad[0])}")
     if q.size <= 1:
         return np.array([0, q.size], dtype=np.int64), None, None
+    starts = np.flatnonzero(q[1:] != q[:-1]) + 1  # where runs of equal ids begin
     if np.all(q[1:] >= q[:-1]):  # ascending ids: the runs are the queries
-        starts = np.flatnonzero(q[1:] != q[:-1]) + 1
         return np.concatenate(([0], starts, [n])).astype(np.int64), None, None
-    starts = np.flatnonzero(q[1:] != q[:-1]) + 1
     if starts.size < max(n // 8, 4096):
         # Few runs (their arrays are small beside the rows): is every query one run?
         offsets = np.concatenate(([0], starts, [n])).astype(np.int64)
