@@ -27,10 +27,12 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.metrics._scorer import _Scorer as _SklearnScorer
 from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from gbrank._fields import dmatrix_fields, lightgbm_dataset_fields
 from gbrank._proba import predict_proba as _sigmoid
 from gbrank._validation import (
     as_float_array,
@@ -310,20 +312,28 @@ class _GBBase(BaseEstimator):
 
     def _margins(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "booster_")
-        X = self._validate_X(X, reset=False)
+        X = self._features(self._validate_X(X, reset=False))[0]
         return self._raw(X) + self.init_score_
+
+    def _features(self, X: Any) -> tuple[Any, np.ndarray | None]:
+        """The booster's features of ``X`` and the query ids it carries (none here)."""
+        return X, None
 
     @property
     def feature_importances_(self) -> np.ndarray:
         """Total gain of the splits on each feature, normalised to sum 1 (0s if none)."""
         check_is_fitted(self, "booster_")
         n = self.n_features_in_
+        qid_at = getattr(self, "_qid_at", None)
+        n_booster = n - (qid_at is not None)
         if self.booster == "lightgbm":
             gain = np.asarray(self.booster_.feature_importance("gain"), dtype=np.float64)
         else:
-            names = self.booster_.feature_names or [f"f{i}" for i in range(n)]
+            names = self.booster_.feature_names or [f"f{i}" for i in range(n_booster)]
             score = self.booster_.get_score(importance_type="total_gain")
             gain = np.array([score.get(name, 0.0) for name in names], dtype=np.float64)
+        if qid_at is not None:  # the query-id column of X is no feature
+            gain = np.insert(gain, qid_at, 0.0)
         total = gain.sum()
         return gain / total if total > 0 else gain
 
@@ -357,15 +367,11 @@ class _ValidMetric:
         return float(self.objective.loss(y, s, weight=weight))
 
     def lightgbm(self, preds: Any, data: Any) -> tuple[str, float, bool]:
-        from gbrank.objectives._base import lightgbm_dataset_fields
-
         y, w, g = lightgbm_dataset_fields(data)
         return self.name, self._value(y, preds, g, w), self.higher_is_better
 
     def xgboost(self, preds: Any, dmat: Any) -> tuple[str, float]:
-        from gbrank.xgboost import _dmatrix_fields
-
-        y, w, g = _dmatrix_fields(dmat)
+        y, w, g = dmatrix_fields(dmat)
         return self.name, self._value(y, preds, g, w)
 
 
@@ -375,14 +381,23 @@ class _ValidMetric:
 class GBRanker(_GBBase):
     r"""Learning to rank with a gbrank objective, as a scikit-learn estimator.
 
-    ``fit(X, y)`` is group-less (all rows one query, any size — the seed article's
-    task); ``fit(X, y, qid=qid)`` is grouped, with per-row query ids in any order.
-    ``predict`` returns scores (higher = ranked higher) in the caller's row order;
-    ``score`` returns the ``scoring`` metric (pair accuracy by default, as in the
-    article). Works in ``cross_val_score``, ``learning_curve``, ``GridSearchCV`` (over
-    estimator and ``objective__*`` parameters) and ``Pipeline``; with
+    Query ids travel with ``X``: a column named ``"qid"`` of a DataFrame (XGBoost's
+    ``XGBRanker`` convention), or the column ``qid_col`` names (a column index for
+    arrays), holds each row's query id and is never a feature. Rows of a query need not
+    be adjacent. Every scikit-learn tool then splits, fits and scores whole queries
+    without metadata routing: ``cross_val_score(GBRanker(), X, y, groups=X["qid"],
+    cv=GroupKFold(5), scoring=make_scorer("ndcg@10"))``. Without such a column,
+    ``fit(X, y, qid=qid)`` takes the ids as an argument (with
     ``sklearn.set_config(enable_metadata_routing=True)``, ``set_fit_request(qid=True)``
-    and :func:`make_scorer` route ``qid`` through cross-validation.
+    and :func:`make_scorer` route them through cross-validation), and ``fit(X, y)`` is
+    group-less: all rows are one query, of any size.
+
+    ``predict`` returns scores (higher = ranked higher) in the caller's row order;
+    ``score`` returns the ``scoring`` metric (pair accuracy by default). Works in
+    ``cross_val_score``, ``learning_curve``, ``GridSearchCV`` (over estimator and
+    ``objective__*`` parameters) and ``Pipeline`` (the query-id column must reach the
+    ranker: keep DataFrame output, ``set_output(transform="pandas")``, or name it by
+    index).
 
     Parameters
     ----------
@@ -409,6 +424,11 @@ class GBRanker(_GBBase):
     scoring : str, default "pair_accuracy"
         gbrank metric name (``"ndcg@10"``, ``"err@5"``, ``"map"``, …) used by ``score``
         and early stopping.
+    qid_col : str, int or None, default "qid"
+        The column of ``X`` holding query ids: a DataFrame column name, or a column
+        index (arrays and DataFrames). The default ``"qid"`` is used when ``X`` is a
+        DataFrame with that column and ignored otherwise; any other value must name a
+        column of ``X``. ``None``: ``X`` has no query-id column.
     random_state : int, RandomState or None
         Seeds the validation split and the booster.
     num_leaves, max_depth : int, optional
@@ -441,12 +461,27 @@ class GBRanker(_GBBase):
         Constant added to the booster's raw scores (0 for ranking).
     n_features_in_, feature_names_in_ : as in scikit-learn.
     feature_importances_ : ndarray
-        Normalised total gain per feature.
+        Normalised total gain per column of ``X`` (0 for the query-id column).
 
     Notes
     -----
     Sample weights are query weights: per row, constant within each query (for
     group-less data: all equal), as gbrank's ranking objectives define them.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.model_selection import GroupKFold, cross_val_score
+    >>> from gbrank.datasets import make_ranking
+    >>> from gbrank.sklearn import GBRanker, make_scorer
+    >>> X, y, group = make_ranking(n_queries=60, rows_per_query=20, n_features=5)
+    >>> df = pd.DataFrame(X, columns=[f"f{i}" for i in range(5)])
+    >>> df["qid"] = np.repeat(np.arange(60), 20)
+    >>> scores = cross_val_score(GBRanker("lambdarank", n_estimators=20), df, y,
+    ...                          groups=df["qid"], cv=GroupKFold(3),
+    ...                          scoring=make_scorer("ndcg@10"))
+    >>> scores.shape
+    (3,)
     """
 
     _task = "ranking"
@@ -456,6 +491,7 @@ class GBRanker(_GBBase):
                  learning_rate_decay: float | None = None,
                  early_stopping_rounds: int | None = None,
                  validation_fraction: float | None = 0.1, scoring: str = "pair_accuracy",
+                 qid_col: str | int | None = "qid",
                  random_state: Any = None, num_leaves: int | None = None,
                  max_depth: int | None = None, min_child_samples: int | None = None,
                  subsample: float | None = None, colsample_bytree: float | None = None,
@@ -469,6 +505,7 @@ class GBRanker(_GBBase):
         self.early_stopping_rounds = early_stopping_rounds
         self.validation_fraction = validation_fraction
         self.scoring = scoring
+        self.qid_col = qid_col
         self.random_state = random_state
         self.num_leaves = num_leaves
         self.max_depth = max_depth
@@ -479,9 +516,58 @@ class GBRanker(_GBBase):
         self.n_jobs = n_jobs
         self.booster_params = booster_params
 
+    def _qid_column(self, X: Any) -> int | None:
+        """Position of the query-id column in ``X``, or ``None`` (see ``qid_col``)."""
+        col = self.qid_col
+        if col is None:
+            return None
+        if isinstance(col, (int, np.integer)) and not isinstance(col, bool):
+            width = X.shape[1]
+            if not -width <= col < width:
+                raise ValueError(f"qid_col={col!r} is not a column index of X, which has "
+                                 f"{width} columns")
+            return int(col) % width
+        if not isinstance(col, str):
+            raise ValueError(f"qid_col must be a column name (str), a column index (int) or "
+                             f"None, got {col!r}")
+        if _is_frame(X):
+            names = [str(c) for c in X.columns]
+            if col in names:
+                return names.index(col)
+        if col != "qid":
+            where = (f"columns: {', '.join(map(str, X.columns[:12]))}" if _is_frame(X)
+                     else "X is not a DataFrame; name the column by its index")
+            raise ValueError(f"qid_col={col!r} is not a column of X ({where})")
+        return None
+
+    def _features(self, X: Any) -> tuple[Any, np.ndarray | None]:
+        """``X`` without its query-id column, and that column (``None`` if it has none)."""
+        at = self._qid_column(X)
+        if at is None:
+            return X, None
+        if _is_frame(X):
+            return X.drop(columns=X.columns[at]), X.iloc[:, at].to_numpy()
+        keep = np.delete(np.arange(X.shape[1]), at)
+        ids = X[:, [at]]
+        ids = np.asarray(ids.todense() if hasattr(ids, "todense") else ids).ravel()
+        return X[:, keep], ids
+
+    def _query_ids(self, X: Any, qid: Any) -> tuple[Any, Any]:
+        """Features and query ids from ``X``'s column or the ``qid`` argument (not both,
+        unless they agree)."""
+        X, in_X = self._features(X)
+        if in_X is None:
+            return X, qid
+        if qid is not None and not np.array_equal(np.asarray(qid).ravel(), in_X):
+            raise ValueError(
+                f"query ids given twice, as the qid argument and as column {self.qid_col!r} "
+                "of X, and they differ; pass one of them (qid_col=None ignores the column)")
+        return X, in_X
+
     def fit(self, X: Any, y: Any, *, qid: Any = None, sample_weight: Any = None) -> GBRanker:
         """Fit on features ``X`` and grades ``y`` (non-negative; integers for NDCG/ERR
-        gains), group-less or grouped by per-row ``qid`` (any order).
+        gains), grouped by the query-id column of ``X`` (``qid_col``) or by per-row
+        ``qid`` (any order), or group-less when there is neither.
 
         Returns
         -------
@@ -493,6 +579,8 @@ class GBRanker(_GBBase):
         metric = _ValidMetric(self.scoring, None)  # validates the name before training
         obj = _resolve_objective(self.objective, "ranking", "GBRanker")
         X = self._validate_X(X, reset=True)
+        self._qid_at = self._qid_column(X)
+        X, qid = self._query_ids(X, qid)
         n = X.shape[0]
         y = as_float_array(y, "y")
         if y.size != n:
@@ -531,9 +619,10 @@ class GBRanker(_GBBase):
         return self._margins(X)
 
     def score(self, X: Any, y: Any, *, qid: Any = None) -> float:
-        """The ``scoring`` metric of ``predict(X)`` against grades ``y`` (group-less, or
-        grouped by per-row ``qid``)."""
+        """The ``scoring`` metric of ``predict(X)`` against grades ``y``, per query of
+        ``X``'s query-id column or of ``qid`` (group-less without either)."""
         s = self.predict(X)
+        qid = self._query_ids(self._validate_X(X, reset=False), qid)[1]
         m = get_metric(self.scoring)
         if m.kind == "ranking":
             return float(m.func(y, s, qid=qid, **m.params))
@@ -551,8 +640,17 @@ class GBClassifier(ClassifierMixin, _GBBase):
     (``init_score_ = objective.init_score(y)``), which is added back at prediction,
     so ``predict_proba`` is :math:`\sigma(z)` of the full margin :math:`z` — calibrated
     as far as the loss allows (focal loss with γ > 0 is not a proper scoring rule).
-    ``predict`` thresholds it: ``threshold="auto"`` picks the F_β-best cut on the
-    validation split (threshold moving); a number is a probability threshold.
+    ``predict`` thresholds it: ``threshold="auto"`` picks the F_β-best cut (threshold
+    moving); a number is a probability threshold.
+
+    How ``threshold="auto"`` is chosen: a model is trained on the rows outside a
+    stratified validation split (``validation_fraction`` of each class's rows), and the
+    threshold maximising F_β of its predictions on the split is taken. Without early
+    stopping, the final model is then trained again on every row (same rounds and seed)
+    and keeps that threshold, so no row is lost to the choice; with early stopping the
+    split also chooses the number of rounds and the final model is the one trained
+    without it. With ``validation_fraction=None`` the threshold is chosen on the
+    training predictions.
 
     Parameters
     ----------
@@ -562,10 +660,16 @@ class GBClassifier(ClassifierMixin, _GBBase):
         for XGBoost; margins are then the booster's raw scores).
     threshold : "auto" or float in (0, 1), default "auto"
         Probability above which ``predict`` says the positive class. ``"auto"``: the
-        threshold maximising F_β (``beta``) of the validation split's predictions
-        (the training predictions when ``validation_fraction=None``).
+        threshold maximising F_β (``beta``) on held-out predictions (see above).
     beta : float, default 1.0
         β of the F_β that ``threshold="auto"`` maximises.
+    pos_label : label, optional
+        The positive class: the one the objective's ``alpha``, F_β and the threshold
+        are about, and ``predict_proba``'s column for it is :math:`\sigma(z)`.
+        ``None``: for numeric or boolean labels the larger (1 of {0, 1}, +1 of
+        {−1, +1}, True), as scikit-learn's metrics assume; for other labels (strings)
+        the rarer class in ``y`` (by summed ``sample_weight``; ``classes_[1]`` on a
+        tie), the one an imbalanced classifier looks for. Pass it to be explicit.
     booster, n_estimators, learning_rate, learning_rate_decay, early_stopping_rounds, \
 validation_fraction, random_state, num_leaves, max_depth, min_child_samples, subsample, \
 colsample_bytree, reg_lambda, n_jobs, booster_params
@@ -577,7 +681,9 @@ colsample_bytree, reg_lambda, n_jobs, booster_params
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        The two labels (any type); ``classes_[1]`` is the positive class.
+        The two labels (any type), sorted; ``predict_proba``'s columns follow it.
+    pos_label_ : label
+        The positive class (``pos_label`` or its default).
     threshold_ : float
         Probability threshold ``predict`` uses.
     init_score_ : float
@@ -594,7 +700,8 @@ feature_names_in_, feature_importances_
                  learning_rate_decay: float | None = None,
                  early_stopping_rounds: int | None = None,
                  validation_fraction: float | None = 0.1, threshold: Any = "auto",
-                 beta: float = 1.0, random_state: Any = None, num_leaves: int | None = None,
+                 beta: float = 1.0, pos_label: Any = None, random_state: Any = None,
+                 num_leaves: int | None = None,
                  max_depth: int | None = None, min_child_samples: int | None = None,
                  subsample: float | None = None, colsample_bytree: float | None = None,
                  reg_lambda: float | None = None, n_jobs: int | None = None,
@@ -608,6 +715,7 @@ feature_names_in_, feature_importances_
         self.validation_fraction = validation_fraction
         self.threshold = threshold
         self.beta = beta
+        self.pos_label = pos_label
         self.random_state = random_state
         self.num_leaves = num_leaves
         self.max_depth = max_depth
@@ -659,11 +767,12 @@ feature_names_in_, feature_importances_
                 f"{classes.size} class{'es' if classes.size != 1 else ''}: "
                 f"{classes[:5].tolist()}")
         self.classes_ = classes
-        y01 = (y == classes[1]).astype(np.float64)
+        self.pos_label_ = self._positive_class(y, classes, w)
+        y01 = (y == self.pos_label_).astype(np.float64)
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
-        holdout = p["validation_fraction"] is not None and (
-            p["early_stopping_rounds"] is not None or fixed is None)
+        early = p["early_stopping_rounds"] is not None
+        holdout = p["validation_fraction"] is not None and (early or fixed is None)
         tr, va = np.arange(n), None
         if holdout:  # stratified: each class contributes its share of rows
             held = []
@@ -700,24 +809,51 @@ feature_names_in_, feature_importances_
             Xs, ys, ws = (Xv, yv, wv) if va is not None else (Xt, yt, wt)
             z = self._raw(Xs) + init
             self._margin_threshold = best_threshold(ys, z, beta, weight=ws)[0]
+        if holdout and not early:
+            # The split served only to choose the threshold: the final model learns from
+            # every row, with the same rounds and seed (the threshold, a probability,
+            # carries over). Its validation curve is the one recorded above.
+            curve = self.evals_result_
+            self.init_score_ = 0.0 if isinstance(obj, str) else float(obj.init_score(y01, w))
+            self._train(p, obj, X, y01, None, w, self.init_score_, None, None, None, None,
+                        metric, seed)
+            self.evals_result_ = curve
         self.threshold_ = float(_sigmoid(np.array([self._margin_threshold]))[0])
         return self
 
+    def _positive_class(self, y: np.ndarray, classes: np.ndarray, w: Any) -> Any:
+        """``pos_label``, checked; by default the larger of numeric or boolean labels, the
+        rarer (by summed weight) of other labels."""
+        if self.pos_label is not None:
+            for c in classes:
+                if c == self.pos_label:
+                    return c
+            raise ValueError(f"pos_label={self.pos_label!r} is not one of the classes in y: "
+                             f"{classes.tolist()}")
+        if classes.dtype.kind in "biuf":
+            return classes[1]
+        mass = [float(np.sum(y == c)) if w is None else float(np.sum(w[y == c]))
+                for c in classes]
+        return classes[0] if mass[0] < mass[1] else classes[1]
+
     def decision_function(self, X: Any) -> np.ndarray:
-        """Margin minus the threshold's margin: positive exactly where ``predict`` says
-        ``classes_[1]``."""
-        return self._margins(X) - self._margin_threshold
+        """The positive class's margin minus the threshold's margin, signed as
+        scikit-learn expects: positive exactly where ``predict`` says ``classes_[1]``."""
+        d = self._margins(X) - self._margin_threshold
+        return d if self.pos_label_ == self.classes_[1] else -d
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """``[1 − p, p]`` per row, :math:`p = \\sigma(z)` of the margin including
-        ``init_score_``."""
+        """Probabilities of ``classes_`` per row: :math:`p = \\sigma(z)` for
+        ``pos_label_`` (margin including ``init_score_``), :math:`1 - p` for the other."""
         p = _sigmoid(self._margins(X))
-        return np.column_stack([1.0 - p, p])
+        if self.pos_label_ == self.classes_[1]:
+            return np.column_stack([1.0 - p, p])
+        return np.column_stack([p, 1.0 - p])
 
     def predict(self, X: Any) -> np.ndarray:
-        """``classes_[1]`` where the margin exceeds the threshold, else ``classes_[0]``."""
-        positive = self.decision_function(X) > 0  # raises NotFittedError first
-        return self.classes_[positive.astype(np.intp)]
+        """``pos_label_`` where the margin exceeds the threshold, else the other class."""
+        d = self.decision_function(X)  # raises NotFittedError first
+        return self.classes_[(d > 0).astype(np.intp)]
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -756,14 +892,48 @@ class _MetricScore:
         return f"gbrank:{self.name}"
 
 
+def _qid_from_X(estimator: Any, X: Any) -> Any:
+    """Query ids carried by ``X`` for the ranker that scores it: the column a
+    :class:`GBRanker` names by ``qid_col`` (for a ``Pipeline``, in the data its last
+    step receives), or a DataFrame column ``"qid"`` (XGBoost's convention); ``None`` if
+    there is none."""
+    if hasattr(estimator, "steps") and len(estimator.steps) > 1:
+        final = estimator.steps[-1][1]
+        if isinstance(final, GBRanker):
+            X = estimator[:-1].transform(X)
+        estimator = final
+    if isinstance(estimator, GBRanker):
+        return estimator._features(X)[1]
+    if _is_frame(X) and "qid" in X.columns:
+        return X["qid"].to_numpy()
+    return None
+
+
+class _RankingScorer(_SklearnScorer):
+    """scikit-learn scorer of a ranking metric that reads query ids from ``X`` when none
+    are routed to it, so grouped scoring needs no metadata routing."""
+
+    def _score(self, method_caller: Any, estimator: Any, X: Any, y_true: Any,
+               **kwargs: Any) -> float:
+        if kwargs.get("qid") is None:
+            qid = _qid_from_X(estimator, X)
+            if qid is not None:
+                kwargs["qid"] = qid
+        return super()._score(method_caller, estimator, X, y_true, **kwargs)
+
+
 def make_scorer(name: str) -> Any:
     """A scikit-learn scorer computing a gbrank metric by registry name.
 
     Ranking metrics (``"ndcg@10"``, ``"err@5"``, ``"pair_accuracy"``, …) score
-    ``estimator.predict(X)`` per query; the scorer requests ``qid`` through metadata
-    routing when routing is enabled (``sklearn.set_config(enable_metadata_routing=True)``
-    before calling this), so ``cross_val_score(..., params={"qid": qid})`` hands each
-    fold's ids to it. Without ``qid`` (or with routing off) all rows are one query.
+    ``estimator.predict(X)`` per query. The query ids come from ``X`` itself — the
+    column a :class:`GBRanker` names by ``qid_col`` (at the end of a ``Pipeline``: in
+    the data that step receives), or a DataFrame column ``"qid"`` for other rankers,
+    as XGBoost's ``XGBRanker`` reads it — so ``cross_val_score`` and ``GridSearchCV``
+    score whole queries without metadata routing. With routing enabled
+    (``sklearn.set_config(enable_metadata_routing=True)`` before calling this) the
+    scorer also requests ``qid``, and routed ids take precedence. With neither, all
+    rows are one query.
 
     Binary metrics (``"f1"``, ``"fbeta:2"``, ``"balanced"``) judge
     ``decision_function(X) > 0`` when the estimator has one (:class:`GBClassifier`:
@@ -779,6 +949,12 @@ def make_scorer(name: str) -> Any:
     -------
     scorer
         For ``cross_val_score(scoring=...)``, ``GridSearchCV(scoring=...)``, …
+
+    Examples
+    --------
+    >>> from gbrank.sklearn import make_scorer
+    >>> make_scorer("ndcg@10")
+    make_scorer(ndcg@10, response_method='predict')
     """
     import sklearn
     from sklearn.metrics import make_scorer as _make_scorer
@@ -786,8 +962,12 @@ def make_scorer(name: str) -> Any:
     metric = get_metric(name)
     response = "predict" if metric.kind == "ranking" else ("decision_function", "predict")
     scorer = _make_scorer(_MetricScore(metric.name), response_method=response)
-    if metric.kind == "ranking" and sklearn.get_config().get("enable_metadata_routing"):
-        scorer = scorer.set_score_request(qid=True)
+    if metric.kind == "ranking":
+        ranking = _RankingScorer.__new__(_RankingScorer)
+        ranking.__dict__.update(scorer.__dict__)
+        scorer = ranking
+        if sklearn.get_config().get("enable_metadata_routing"):
+            scorer = scorer.set_score_request(qid=True)
     return scorer
 
 

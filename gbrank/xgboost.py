@@ -10,22 +10,16 @@ resolves to it).
 from __future__ import annotations
 
 import copy
+import sys
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from gbrank._fields import dmatrix_fields
+
 __all__ = ["objective", "metric"]
-
-
-def _dmatrix_fields(dmat: Any) -> tuple[np.ndarray, Any, Any]:
-    """Labels, weights (per query for ranking data) and query sizes of a ``DMatrix``."""
-    y = dmat.get_label()
-    w = dmat.get_weight()
-    w = None if w.size == 0 else w
-    ptr = dmat.get_uint_info("group_ptr")
-    group = np.diff(ptr.astype(np.int64)) if ptr.size >= 2 else None
-    return y, w, group
 
 
 def objective(obj: Any) -> Callable[[np.ndarray, Any], tuple[np.ndarray, np.ndarray]]:
@@ -47,7 +41,7 @@ def objective(obj: Any) -> Callable[[np.ndarray, Any], tuple[np.ndarray, np.ndar
     obj = copy.deepcopy(obj)
 
     def _xgb_objective(preds: np.ndarray, dtrain: Any) -> tuple[np.ndarray, np.ndarray]:
-        y, w, group = _dmatrix_fields(dtrain)
+        y, w, group = dmatrix_fields(dtrain)
         if group is None and obj.loss_blocks == "query":
             _refuse_distributed_groupless(obj)
         # XGBoost copies the gradients into its own buffers before it returns, so the
@@ -79,19 +73,75 @@ def _is_dmatrix(x: Any) -> bool:
     return isinstance(x, xgboost.DMatrix)
 
 
+#: Prefix of every gbrank metric name XGBoost logs (XGBoost has metrics of the same
+#: names, ``ndcg@10``, ``map@5``, whose values would otherwise share one key).
+METRIC_PREFIX = "gbrank_"
+
+# XGBoost callback containers whose early stopping has been pointed at gbrank metrics.
+_DIRECTION_SET: weakref.WeakSet = weakref.WeakSet()
+
+
+def _maximise_in_early_stopping(names: tuple[str, ...]) -> None:
+    """Make XGBoost's early stopping maximise the gbrank metrics ``names``.
+
+    XGBoost guesses the direction from the metric's name (``maximize=None``: only names
+    starting with ``auc``, ``map``, ``ndcg``, ``pre`` are maximised), so it would
+    minimise ``gbrank_err@10``, ``gbrank_pair_accuracy`` or ``gbrank_f1`` and keep the
+    worst round. Every gbrank metric is higher-is-better: the ``EarlyStopping`` callback
+    of the training that evaluates this metric (found through the call stack: XGBoost's
+    ``CallbackContainer`` calls ``Booster.eval_set``, which calls the metric) gets
+    ``maximize=True`` before it first compares scores; an explicit ``maximize=False``
+    watching a gbrank metric is refused. Nothing happens when the layout differs.
+    """
+    frame = sys._getframe(2)
+    container = None
+    for _ in range(8):
+        if frame is None:
+            return
+        owner = frame.f_locals.get("self")
+        if isinstance(getattr(owner, "callbacks", None), list) and hasattr(owner, "history"):
+            container = owner
+            break
+        frame = frame.f_back
+    if container is None:
+        return
+    try:
+        if container in _DIRECTION_SET:
+            return
+        _DIRECTION_SET.add(container)
+    except TypeError:
+        pass
+    from xgboost.callback import EarlyStopping
+
+    for cb in container.callbacks:
+        if not isinstance(cb, EarlyStopping):
+            continue
+        watched = cb.metric_name
+        if watched is not None and watched not in names:
+            continue
+        if cb.maximize is None:
+            cb.maximize = True
+        elif not cb.maximize:
+            raise ValueError(
+                f"early stopping is set to minimise {watched or names[-1]}, a gbrank metric "
+                "(higher is better): pass maximize=True or leave maximize unset")
+
+
 class _XGBMetric:
     """XGBoost metric callable (module-level class: picklable with a fitted estimator)."""
 
     def __init__(self, metrics: tuple[Any, ...]) -> None:
         self.metrics = metrics
+        self.keys = tuple(METRIC_PREFIX + m.name for m in metrics)
         # XGBoost's scikit-learn wrappers name the metric after ``func.__name__``.
-        self.__name__ = ",".join(m.name for m in metrics)
+        self.__name__ = ",".join(self.keys)
 
     def __call__(self, a: Any, b: Any, sample_weight: Any = None) -> Any:
+        _maximise_in_early_stopping(self.keys)
         if _is_dmatrix(b):
-            y, w, group = _dmatrix_fields(b)
-            out = [(m.name, m(y, a, group if m.kind == "ranking" else None, w))
-                   for m in self.metrics]
+            y, w, group = dmatrix_fields(b)
+            out = [(key, m(y, a, group if m.kind == "ranking" else None, w))
+                   for key, m in zip(self.keys, self.metrics, strict=True)]
             return out[0] if len(out) == 1 else out
         if len(self.metrics) != 1:
             raise ValueError(
@@ -125,12 +175,13 @@ def metric(*names: str, threshold: float | None = None) -> _XGBMetric:
         - ``xgb.train(..., custom_metric=f)`` calls ``f(preds, dmatrix)``: labels,
           weights and ``group_ptr`` come from the ``DMatrix`` and the value is exactly
           the gbrank metric (query-weighted mean; pair accuracy pooled). Returns
-          ``(name, value)`` for one name, a list of them for several (XGBoost 3 accepts
-          both). XGBoost's early stopping guesses the direction from the name and would
-          minimise ``err``, ``mrr``, ``pair_accuracy``, ``f1``: pass ``maximize=True``
-          (all gbrank metrics are higher-is-better). Set
-          ``disable_default_eval_metric=1`` when a name equals XGBoost's own metric
-          (``ndcg@10``, ``map@5``), which otherwise shares the key in ``evals_result``.
+          ``("gbrank_<name>", value)`` for one name, a list of them for several
+          (XGBoost 3 accepts both), logged under ``"gbrank_<name>"`` so that no
+          XGBoost metric of the same name (``ndcg@10``, ``map@5``) shares its key.
+          XGBoost's early stopping guesses the direction from a metric's name; every
+          gbrank metric is higher-is-better, so an unset ``maximize`` becomes
+          ``True`` for early stopping that watches a gbrank metric, and
+          ``maximize=False`` there is refused.
         - ``XGBRanker(eval_metric=f)`` (one name only): XGBoost calls ``f(y_q, s_q)``
           once per query and aggregates itself, weighting queries by their size and
           giving single-row queries 1.0, so the logged value differs from the gbrank

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gbrank import metrics
-from gbrank.lightgbm import feval
+from gbrank.lightgbm import feval, metric_key
 
 lgb = pytest.importorskip("lightgbm")
 
@@ -37,10 +37,10 @@ def test_train_feval_values_equal_metrics(rank_data):
     expected = {"ndcg@10": metrics.ndcg(y, pred, g, 10), "err@10": metrics.err(y, pred, g, 10),
                 "map@5": metrics.mean_ap(y, pred, g, 5), "mrr": metrics.mrr(y, pred, g),
                 "pair_accuracy": metrics.pair_accuracy(y, pred, g)}
-    assert set(res["test"]) == set(names)
+    assert set(res["test"]) == {metric_key(n) for n in names}
     for name in names:
-        assert len(res["test"][name]) == 8
-        assert res["test"][name][-1] == expected[name]
+        assert len(res["test"][metric_key(name)]) == 8
+        assert res["test"][metric_key(name)][-1] == expected[name]
 
 
 def test_early_stopping_on_feval(rank_data):
@@ -53,12 +53,12 @@ def test_early_stopping_on_feval(rank_data):
                         feval=feval("pair_accuracy"),
                         callbacks=[lgb.early_stopping(5, verbose=False),
                                    lgb.record_evaluation(res)])
-    hist = res["test"]["pair_accuracy"]
+    hist = res["test"]["gbrank_pair_accuracy"]
     assert len(hist) < 300  # it stopped
     best = int(np.argmax(hist))  # first maximum: strict improvement
     assert booster.best_iteration == best + 1
     assert len(hist) == best + 1 + 5
-    assert booster.best_score["test"]["pair_accuracy"] == max(hist)
+    assert booster.best_score["test"]["gbrank_pair_accuracy"] == max(hist)
     pred = booster.predict(d["X_test"], num_iteration=booster.best_iteration)
     assert metrics.pair_accuracy(d["y_test"], pred, d["g_test"]) == max(hist)
 
@@ -77,14 +77,14 @@ def test_sklearn_ranker_eval_metric_and_early_stopping(rank_data):
               eval_group=[d["g_test"]], eval_metric=feval("ndcg@10", "err@5"),
               callbacks=[lgb.early_stopping(5, first_metric_only=True, verbose=False)])
     hist = model.evals_result_["valid_0"]
-    assert set(hist) == {"ndcg@10", "err@5"}
-    assert len(hist["ndcg@10"]) < 200
+    assert set(hist) == {"gbrank_ndcg@10", "gbrank_err@5"}
+    assert len(hist["gbrank_ndcg@10"]) < 200
     best = model.best_iteration_
-    assert best == int(np.argmax(hist["ndcg@10"])) + 1
+    assert best == int(np.argmax(hist["gbrank_ndcg@10"])) + 1
     # The fitted booster keeps the trees up to the best iteration.
     pred = model.predict(d["X_test"])
-    assert hist["ndcg@10"][best - 1] == metrics.ndcg(d["y_test"], pred, d["g_test"], 10)
-    assert hist["err@5"][best - 1] == metrics.err(d["y_test"], pred, d["g_test"], 5)
+    assert hist["gbrank_ndcg@10"][best - 1] == metrics.ndcg(d["y_test"], pred, d["g_test"], 10)
+    assert hist["gbrank_err@5"][best - 1] == metrics.err(d["y_test"], pred, d["g_test"], 5)
 
 
 def test_binary_metrics_on_probabilities(binary_data):
@@ -99,11 +99,11 @@ def test_binary_metrics_on_probabilities(binary_data):
                         callbacks=[lgb.record_evaluation(res)])
     p = booster.predict(d["X_test"])  # built-in objective: feval sees probabilities
     y = d["y_test"]
-    assert res["test"]["f1"][-1] == metrics.f1(y, p, threshold=0.5)
-    assert res["test"]["fbeta:2"][-1] == metrics.fbeta(y, p, 2.0, threshold=0.5)
-    assert res["test"]["balanced"][-1] == metrics.balanced_measure(y, p, threshold=0.5)
+    assert res["test"]["gbrank_f1"][-1] == metrics.f1(y, p, threshold=0.5)
+    assert res["test"]["gbrank_fbeta:2"][-1] == metrics.fbeta(y, p, 2.0, threshold=0.5)
+    assert res["test"]["gbrank_balanced"][-1] == metrics.balanced_measure(y, p, threshold=0.5)
     # group-less ranking metric: all 500 rows are one query
-    assert res["test"]["pair_accuracy"][-1] == metrics.pair_accuracy(y, p)
+    assert res["test"]["gbrank_pair_accuracy"][-1] == metrics.pair_accuracy(y, p)
 
 
 def test_weights_reach_the_metric(rank_data):
@@ -113,7 +113,7 @@ def test_weights_reach_the_metric(rank_data):
                       weight=np.repeat(wq, d["g_test"])).construct()
     pred = np.random.default_rng(0).normal(size=d["y_test"].size)
     (name, value, higher), = feval("ndcg@5")(pred, dte)
-    assert (name, higher) == ("ndcg@5", True)
+    assert (name, higher) == ("gbrank_ndcg@5", True)
     assert value == metrics.ndcg(d["y_test"], pred, d["g_test"], 5, weight=wq)
     assert value != metrics.ndcg(d["y_test"], pred, d["g_test"], 5)
 
@@ -224,3 +224,130 @@ def test_lightgbm_calls_reuse_output_arrays_and_train_the_same_model(rank_data, 
         d["X_train"], d["y_train"], group=d["g_train"]), 6).predict(d["X_test"])
         for o in (obj, fresh)]
     np.testing.assert_array_equal(preds[0], preds[1])
+
+
+# --- cross-validation folds and metric names ----------------------------------------------
+
+
+def _rank_small(rank_data, n_queries=60):
+    """The first queries of rank.train as a dense array (fast folds)."""
+    d = rank_data
+    g = d["g_train"][:n_queries]
+    n = int(g.sum())
+    return d["X_train"][:n].toarray(), d["y_train"][:n], g
+
+
+def test_lgb_cv_with_a_gbrank_objective_refuses_row_folds(rank_data):
+    from gbrank.objectives import LambdaRank
+
+    X, y, g = _rank_small(rank_data)
+    params = {"objective": LambdaRank(), "metric": "None", "verbose": -1, "num_threads": 1}
+    # LightGBM splits rows for a callable objective: every fold cuts queries.
+    with pytest.raises(ValueError, match=r"cuts \d+ of its parent's 60 queries.*"
+                                         r"gbrank\.lightgbm\.cv"):
+        lgb.cv(params, lgb.Dataset(X, y, group=g), num_boost_round=3, nfold=5)
+    # A built-in objective that does not group folds, judged by a gbrank ranking metric.
+    with pytest.raises(ValueError, match="GroupKFold"):
+        lgb.cv({**params, "objective": "regression"}, lgb.Dataset(X, y, group=g),
+               num_boost_round=3, nfold=5, stratified=False, feval=feval("ndcg@10"))
+
+
+def test_cv_equals_a_hand_loop_over_group_kfold(rank_data):
+    from sklearn.model_selection import GroupKFold
+
+    from gbrank.lightgbm import cv
+    from gbrank.objectives import LambdaRank
+
+    X, y, g = _rank_small(rank_data)
+    params = {"objective": LambdaRank(), "metric": "None", "verbose": -1, "num_threads": 1,
+              "min_data_in_leaf": 5, "deterministic": True}
+    rounds = 6
+    res = cv(params, lgb.Dataset(X, y, group=g), num_boost_round=rounds, nfold=4,
+             feval=feval("ndcg@10"))
+    # The hand loop: whole queries per fold, each part binned like the full data.
+    qid = np.repeat(np.arange(g.size), g)
+    full = lgb.Dataset(X, y, group=g).construct()
+    per_fold = []
+    for tr, te in GroupKFold(n_splits=4).split(X, groups=qid):
+        dtr = lgb.Dataset(X[tr], y[tr], group=np.bincount(qid[tr])[np.unique(qid[tr])],
+                          reference=full)
+        booster = lgb.train(dict(params, objective=LambdaRank()), dtr, rounds)
+        sizes_te = np.bincount(qid[te])[np.unique(qid[te])]
+        per_fold.append([metrics.ndcg(y[te], booster.predict(X[te], num_iteration=i), sizes_te,
+                                      10) for i in range(1, rounds + 1)])
+    np.testing.assert_allclose(res["valid gbrank_ndcg@10-mean"], np.mean(per_fold, axis=0),
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res["valid gbrank_ndcg@10-stdv"], np.std(per_fold, axis=0),
+                               rtol=0, atol=1e-12)
+
+
+def test_cv_without_queries_makes_lgb_cv_folds(binary_data):
+    from gbrank.lightgbm import cv
+    from gbrank.objectives import FocalLoss
+
+    d = binary_data
+    params = {"objective": FocalLoss(max_step=None) if "max_step" in FocalLoss().get_params()
+              else FocalLoss(), "metric": "None", "verbose": -1, "num_threads": 1}
+    for kwargs in ({}, {"stratified": False}, {"stratified": False, "shuffle": False}):
+        ours = cv(params, lgb.Dataset(d["X_train"], d["y_train"]), num_boost_round=4,
+                  feval=feval("f1"), seed=3, **kwargs)
+        theirs = lgb.cv(params, lgb.Dataset(d["X_train"], d["y_train"]), num_boost_round=4,
+                        feval=feval("f1"), seed=3, **kwargs)
+        assert ours == theirs
+
+
+def test_feval_names_never_collide_with_lightgbm_metrics(rank_data):
+    from gbrank.objectives import LambdaRank
+
+    X, y, g = _rank_small(rank_data)
+    n_te = int(g[-10:].sum())
+    dtr = lgb.Dataset(X[:-n_te], y[:-n_te], group=g[:-10])
+    dte = lgb.Dataset(X[-n_te:], y[-n_te:], group=g[-10:], reference=dtr)
+    res: dict = {}
+    params = {"objective": LambdaRank(), "metric": "ndcg", "eval_at": [10], "verbose": -1,
+              "num_threads": 1}
+    with pytest.warns(UserWarning, match="built-in metric.*first_metric_only"):
+        booster = lgb.train(params, dtr, 3, valid_sets=[dte], feval=feval("ndcg@10"),
+                            callbacks=[lgb.early_stopping(20, verbose=False),
+                                       lgb.record_evaluation(res)])
+    log = res["valid_0"]
+    assert set(log) == {"ndcg@10", "gbrank_ndcg@10"}
+    assert len(log["ndcg@10"]) == len(log["gbrank_ndcg@10"]) == 3
+    pred = booster.predict(X[-n_te:], num_iteration=3)
+    assert log["gbrank_ndcg@10"][-1] == metrics.ndcg(y[-n_te:], pred, g[-10:], 10)
+
+
+def _our_warnings(record):
+    return [str(w.message) for w in record if "gbrank" in str(w.message)
+            or "LightGBM" in str(w.message)]
+
+
+def test_lightgbm_estimators_warn_when_a_builtin_metric_leads(rank_data):
+    import warnings
+
+    from gbrank.objectives import FocalLoss, LambdaRank
+
+    X, y, g = _rank_small(rank_data)
+    n_te = int(g[-10:].sum())
+    fit = {"group": g[:-10], "eval_group": [g[-10:]], "eval_metric": feval("ndcg@10"),
+           "callbacks": [lgb.early_stopping(5, first_metric_only=True, verbose=False)]}
+    if "eval_X" in inspect.signature(lgb.LGBMRanker.fit).parameters:
+        fit.update(eval_X=(X[-n_te:],), eval_y=(y[-n_te:],))
+    else:
+        fit.update(eval_set=[(X[-n_te:], y[-n_te:])])
+    # LGBMRanker evaluates ndcg@1..5 first unless told otherwise.
+    with pytest.warns(UserWarning, match="first_metric_only=True stops on ndcg"):
+        lgb.LGBMRanker(objective=LambdaRank(), n_estimators=5, verbose=-1, n_jobs=1).fit(
+            X[:-n_te], y[:-n_te], **fit)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        model = lgb.LGBMRanker(objective=LambdaRank(), n_estimators=5, verbose=-1,
+                               n_jobs=1, metric="None").fit(X[:-n_te], y[:-n_te], **fit)
+    assert not _our_warnings(record)
+    assert list(model.evals_result_["valid_0"]) == ["gbrank_ndcg@10"]
+    # LGBMClassifier's default binary_logloss is computed on raw margins.
+    Xb, yb = _imbalanced()
+    with pytest.warns(UserWarning, match="binary_logloss on raw margins"):
+        lgb.LGBMClassifier(objective=FocalLoss(), n_estimators=3, verbose=-1, n_jobs=1).fit(
+            Xb, yb, **({"eval_X": (Xb,), "eval_y": (yb,)} if "eval_X" in fit else
+                       {"eval_set": [(Xb, yb)]}))

@@ -201,6 +201,100 @@ def test_default_score_receives_qid_when_requested():
         assert score != metrics.pair_accuracy(y[te], fitted.predict(X[te]))
 
 
+# --- query ids as a column of X (no metadata routing) ---------------------------------
+
+
+def _frame_with_qid(X, qid):
+    import pandas as pd
+
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    df["qid"] = qid
+    return df
+
+
+def _hand_cv(make, X, y, qid, folds):
+    """GroupKFold by hand: fit on whole training queries with qid, NDCG@10 per query."""
+    out = []
+    for tr, te in folds:
+        fitted = make().fit(X[tr], y[tr], qid=qid[tr])
+        out.append(metrics.ndcg(y[te], fitted.predict(X[te]), qid=qid[te], k=10))
+    return np.asarray(out)
+
+
+@pytest.mark.parametrize("booster", BOOSTERS)
+def test_qid_column_in_cross_val_score_without_routing(booster):
+    X, y, qid = _grouped()
+    folds = list(GroupKFold(5).split(X, groups=qid))
+    expected = _hand_cv(lambda: GBRanker(booster=booster, **FAST), X, y, qid, folds)
+    scorer = make_scorer("ndcg@10")
+    frame = cross_val_score(GBRanker(booster=booster, **FAST), _frame_with_qid(X, qid), y,
+                            groups=qid, cv=GroupKFold(5), scoring=scorer)
+    array = cross_val_score(GBRanker(booster=booster, qid_col=2, **FAST),
+                            np.insert(X, 2, qid, axis=1), y, groups=qid, cv=GroupKFold(5),
+                            scoring=scorer)
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = cross_val_score(GBRanker(booster=booster, **FAST).set_fit_request(qid=True),
+                                 X, y, cv=GroupKFold(5), scoring=make_scorer("ndcg@10"),
+                                 params={"qid": qid, "groups": qid})
+    np.testing.assert_allclose(frame, expected, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(frame, array)
+    np.testing.assert_array_equal(frame, routed)
+    # Without ids anywhere each fold is one query: another (plausible) number.
+    bare = cross_val_score(GBRanker(booster=booster, **FAST), X, y, groups=qid,
+                           cv=GroupKFold(5), scoring=scorer)
+    assert not np.allclose(bare, expected)
+
+
+def test_qid_column_in_grid_search_and_pipeline():
+    from sklearn.compose import ColumnTransformer
+
+    X, y, qid = _grouped()
+    df = _frame_with_qid(X, qid)
+    grid = {"n_estimators": [5, 15]}
+    gs = GridSearchCV(GBRanker(n_jobs=1, random_state=0), grid, cv=GroupKFold(3),
+                      scoring=make_scorer("ndcg@10")).fit(df, y, groups=qid)
+    folds = list(GroupKFold(3).split(X, groups=qid))
+    for n, mean in zip((5, 15), gs.cv_results_["mean_test_score"], strict=True):
+        hand = _hand_cv(lambda n=n: GBRanker(n_estimators=n, n_jobs=1, random_state=0),
+                        X, y, qid, folds)
+        assert mean == pytest.approx(hand.mean(), abs=1e-12)
+    assert gs.best_estimator_.score(df, y) == metrics.pair_accuracy(
+        y, gs.best_estimator_.predict(df), qid=qid)
+    # A Pipeline whose transformer renames the column: the ranker names it as it sees it.
+    scale = ColumnTransformer([("num", StandardScaler(), [f"f{i}" for i in range(5)])],
+                              remainder="passthrough").set_output(transform="pandas")
+    pipe = make_pipeline(scale, GBRanker(qid_col="remainder__qid", **FAST))
+    piped = cross_val_score(pipe, df, y, groups=qid, cv=GroupKFold(5),
+                            scoring=make_scorer("ndcg@10"))
+    res = cross_validate(pipe, df, y, groups=qid, cv=GroupKFold(5), return_estimator=True,
+                         return_indices=True)
+    for score, fitted, te in zip(piped, res["estimator"], res["indices"]["test"],
+                                 strict=True):
+        assert score == metrics.ndcg(y[te], fitted.predict(df.iloc[te]), qid=qid[te], k=10)
+        assert fitted[-1].feature_importances_.size == 6  # five features and the ids
+        assert fitted[-1].feature_importances_[-1] == 0.0
+
+
+def test_qid_column_errors_and_agreement():
+    X, y, qid = _grouped()
+    df = _frame_with_qid(X, qid)
+    a = GBRanker(**FAST).fit(df, y)
+    b = GBRanker(**FAST).fit(df, y, qid=qid)  # the same ids twice: fine
+    np.testing.assert_array_equal(a.predict(df), b.predict(df))
+    np.testing.assert_array_equal(a.predict(df), GBRanker(**FAST).fit(X, y, qid=qid).predict(X))
+    with pytest.raises(ValueError, match="query ids given twice"):
+        GBRanker(**FAST).fit(df, y, qid=qid[::-1])
+    with pytest.raises(ValueError, match=r"qid_col='query' is not a column of X \(columns:"):
+        GBRanker(qid_col="query", **FAST).fit(df, y)
+    with pytest.raises(ValueError, match="name the column by its index"):
+        GBRanker(qid_col="query", **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="qid_col=9 is not a column index of X"):
+        GBRanker(qid_col=9, **FAST).fit(X, y)
+    # qid_col=None: a column named qid is an ordinary feature.
+    c = GBRanker(qid_col=None, **FAST).fit(df, y)
+    assert c.booster_.num_feature() == 6
+
+
 @pytest.mark.parametrize("booster", BOOSTERS)
 def test_qid_in_any_order_is_grouped_internally(booster):
     X, y, qid = _grouped()
@@ -375,10 +469,49 @@ def test_classifier_string_labels_and_fbeta_surrogate():
     X, y = _binary()
     labels = np.where(y == 1, "fraud", "ok")
     est = GBClassifier(objective=FBetaSurrogate(beta=1.0), **FAST).fit(X, labels)
-    assert est.classes_.tolist() == ["fraud", "ok"]  # sorted: "ok" is the positive class
-    assert set(est.predict(X)) <= {"fraud", "ok"}
-    positive = est.predict_proba(X)[:, 1] > est.threshold_
-    np.testing.assert_array_equal(est.predict(X) == "ok", positive)
+    assert est.classes_.tolist() == ["fraud", "ok"]  # sorted
+    assert est.pos_label_ == "fraud"  # the rarer class (15%), not the alphabetical last
+    positive = est.predict_proba(X)[:, 0] > est.threshold_  # column of classes_[0]
+    np.testing.assert_array_equal(est.predict(X) == "fraud", positive)
+    # scikit-learn's sign convention: decision_function > 0 exactly where classes_[1].
+    np.testing.assert_array_equal(est.decision_function(X) > 0, est.predict(X) == "ok")
+
+
+@pytest.mark.parametrize("booster", BOOSTERS)
+def test_classifier_pos_label(booster):
+    X, y = _binary()
+    labels = np.where(y == 1, "fraud", "ok")
+    kw = dict(booster=booster, threshold=0.5, validation_fraction=None, **FAST)
+    # The same model as on 0/1 labels with fraud = 1, whichever way the strings sort.
+    ref = GBClassifier(**kw).fit(X, y)
+    for pos, other in (("fraud", "ok"), ("a_fraud", "z_ok"), ("z_fraud", "a_ok")):
+        names = np.where(y == 1, pos, other)
+        for est in (GBClassifier(**kw).fit(X, names),
+                    GBClassifier(pos_label=pos, **kw).fit(X, names)):
+            assert est.pos_label_ == pos
+            col = est.classes_.tolist().index(pos)
+            np.testing.assert_array_equal(est.predict_proba(X)[:, col],
+                                          ref.predict_proba(X)[:, 1])
+            np.testing.assert_array_equal(est.predict(X) == pos, ref.predict(X) == 1)
+    # Numeric labels keep scikit-learn's convention (the larger one), even in the majority.
+    flipped = GBClassifier(**kw).fit(X, 1 - y)
+    assert flipped.pos_label_ == 1
+    assert GBClassifier(pos_label=0, **kw).fit(X, 1 - y).pos_label_ == 0
+    with pytest.raises(ValueError, match=r"pos_label='spam' is not one of the classes"):
+        GBClassifier(pos_label="spam", **kw).fit(X, labels)
+
+
+@pytest.mark.parametrize("booster", BOOSTERS)
+def test_auto_threshold_final_model_learns_from_every_row(booster):
+    X, y = _binary()
+    auto = GBClassifier(booster=booster, **FAST).fit(X, y)
+    # The same training on all rows, without any split (fixed threshold).
+    full = GBClassifier(booster=booster, threshold=0.5, **FAST).fit(X, y)
+    np.testing.assert_array_equal(auto.predict_proba(X), full.predict_proba(X))
+    assert auto.init_score_ == full.init_score_ == FocalLoss().init_score(y.astype(float))
+    # The threshold was chosen on held-out rows of a model trained without them.
+    assert auto.threshold_ != 0.5
+    assert "valid" in auto.evals_result_
 
 
 def test_classifier_in_tuned_threshold_cv():

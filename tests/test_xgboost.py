@@ -27,11 +27,12 @@ def test_metric_direct_call_on_dmatrix(rank_data):
     dte.set_weight(wq)  # ranking DMatrix: one weight per query
     pred = np.random.default_rng(0).normal(size=d["y_test"].size).astype(np.float32)
     y, g = d["y_test"], d["g_test"]
-    assert metric("ndcg@10")(pred, dte) == ("ndcg@10", metrics.ndcg(y, pred, g, 10, weight=wq))
+    assert metric("ndcg@10")(pred, dte) == ("gbrank_ndcg@10",
+                                            metrics.ndcg(y, pred, g, 10, weight=wq))
     out = metric("err@5", "pair_accuracy", "map")(pred, dte)
-    assert out == [("err@5", metrics.err(y, pred, g, 5, weight=wq)),
-                   ("pair_accuracy", metrics.pair_accuracy(y, pred, g, weight=wq)),
-                   ("map", metrics.mean_ap(y, pred, g, None, weight=wq))]
+    assert out == [("gbrank_err@5", metrics.err(y, pred, g, 5, weight=wq)),
+                   ("gbrank_pair_accuracy", metrics.pair_accuracy(y, pred, g, weight=wq)),
+                   ("gbrank_map", metrics.mean_ap(y, pred, g, None, weight=wq))]
 
 
 def test_train_custom_metric_logged_and_early_stopping(rank_data):
@@ -43,8 +44,8 @@ def test_train_custom_metric_logged_and_early_stopping(rank_data):
     booster = xgb.train(params, dtr, 300, evals=[(dte, "test")], evals_result=res,
                         custom_metric=metric("ndcg@10", "pair_accuracy"),
                         early_stopping_rounds=5, maximize=True, verbose_eval=False)
-    hist = res["test"]["pair_accuracy"]  # early stopping watches the last metric
-    assert set(res["test"]) == {"ndcg@10", "pair_accuracy"}
+    hist = res["test"]["gbrank_pair_accuracy"]  # early stopping watches the last metric
+    assert set(res["test"]) == {"gbrank_ndcg@10", "gbrank_pair_accuracy"}
     assert len(hist) < 300
     assert booster.best_iteration == int(np.argmax(hist))
     assert len(hist) == booster.best_iteration + 1 + 5
@@ -52,7 +53,7 @@ def test_train_custom_metric_logged_and_early_stopping(rank_data):
     # XGBoost logs "%f" strings: six decimals.
     assert hist[booster.best_iteration] == pytest.approx(
         metrics.pair_accuracy(d["y_test"], pred, d["g_test"]), abs=5e-7)
-    ndcg_hist = res["test"]["ndcg@10"]
+    ndcg_hist = res["test"]["gbrank_ndcg@10"]
     assert ndcg_hist[booster.best_iteration] == pytest.approx(
         metrics.ndcg(d["y_test"], pred, d["g_test"], 10), abs=5e-7)
 
@@ -66,7 +67,7 @@ def test_xgbranker_per_query_protocol(rank_data):
                           callbacks=[xgb.callback.EarlyStopping(rounds=5, maximize=True)])
     model.fit(d["X_train"], d["y_train"], qid=qid_tr,
               eval_set=[(d["X_test"], d["y_test"])], eval_qid=[qid_te], verbose=False)
-    hist = model.evals_result()["validation_0"]["ndcg@10"]
+    hist = model.evals_result()["validation_0"]["gbrank_ndcg@10"]
     assert len(hist) < 200
     best = model.best_iteration
     assert best == int(np.argmax(hist))
@@ -75,7 +76,7 @@ def test_xgbranker_per_query_protocol(rank_data):
     per_q, _ = _ndcg_per_query(d["y_test"], pred, d["g_test"], 10)
     assert hist[best] == pytest.approx(np.average(per_q, weights=d["g_test"]), abs=5e-7)
     # Picklable with its metric.
-    assert pickle.loads(pickle.dumps(model)).eval_metric.__name__ == "ndcg@10"
+    assert pickle.loads(pickle.dumps(model)).eval_metric.__name__ == "gbrank_ndcg@10"
 
 
 def test_xgbclassifier_binary_metric(binary_data):
@@ -85,7 +86,7 @@ def test_xgbclassifier_binary_metric(binary_data):
     w = np.where(d["y_test"] > 0, 2.0, 1.0)
     model.fit(d["X_train"], d["y_train"], eval_set=[(d["X_test"], d["y_test"])],
               sample_weight_eval_set=[w], verbose=False)
-    logged = model.evals_result()["validation_0"]["f1"][-1]
+    logged = model.evals_result()["validation_0"]["gbrank_f1"][-1]
     p = model.predict_proba(d["X_test"])[:, 1]
     assert logged == pytest.approx(metrics.f1(d["y_test"], p, threshold=0.5, weight=w),
                                    abs=5e-7)
@@ -128,3 +129,36 @@ def test_objective_reuses_output_arrays_and_trains_the_same_model(rank_data, mak
     params = {"eta": 0.3, "max_depth": 4, "nthread": 1, "disable_default_eval_metric": 1}
     preds = [xgb.train(params, dtr, 6, obj=o).predict(dte) for o in (wrapped, fresh)]
     np.testing.assert_array_equal(preds[0], preds[1])
+
+
+def test_names_never_collide_with_xgboost_metrics(rank_data):
+    d = rank_data
+    dtr, dte = _dmatrices(d)
+    res: dict = {}
+    params = {"objective": "rank:ndcg", "eval_metric": "ndcg@10", "nthread": 1}
+    booster = xgb.train(params, dtr, 4, evals=[(dte, "test")], evals_result=res,
+                        custom_metric=metric("ndcg@10"), verbose_eval=False)
+    assert set(res["test"]) == {"ndcg@10", "gbrank_ndcg@10"}
+    assert len(res["test"]["ndcg@10"]) == len(res["test"]["gbrank_ndcg@10"]) == 4
+    pred = booster.predict(dte)
+    assert res["test"]["gbrank_ndcg@10"][-1] == pytest.approx(
+        metrics.ndcg(d["y_test"], pred, d["g_test"], 10), abs=5e-7)
+
+
+@pytest.mark.parametrize("name", ["err@10", "pair_accuracy"])
+def test_early_stopping_maximises_gbrank_metrics_without_being_told(rank_data, name):
+    # XGBoost guesses the direction from the name and would minimise these.
+    d = rank_data
+    dtr, dte = _dmatrices(d)
+    res: dict = {}
+    params = {"objective": "rank:ndcg", "eta": 0.5, "max_depth": 6, "nthread": 1,
+              "disable_default_eval_metric": 1}
+    booster = xgb.train(params, dtr, 300, evals=[(dte, "test")], evals_result=res,
+                        custom_metric=metric(name), early_stopping_rounds=5,
+                        verbose_eval=False)
+    hist = res["test"]["gbrank_" + name]
+    assert booster.best_iteration == int(np.argmax(hist))
+    assert len(hist) == booster.best_iteration + 1 + 5
+    with pytest.raises(ValueError, match="minimise gbrank_.*maximize=True"):
+        xgb.train(params, dtr, 20, evals=[(dte, "test")], custom_metric=metric(name),
+                  early_stopping_rounds=5, maximize=False, verbose_eval=False)

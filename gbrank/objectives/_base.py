@@ -21,26 +21,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["Objective", "is_lightgbm_dataset", "lightgbm_dataset_fields"]
+from gbrank._fields import (
+    calling_lightgbm_dataset,
+    check_fold_keeps_queries,
+    is_lightgbm_dataset,
+    lightgbm_dataset_fields,
+    warn_lightgbm_builtin_metrics,
+)
+
+__all__ = ["Objective"]
 
 _MISSING = object()
-
-
-def is_lightgbm_dataset(x: Any) -> bool:
-    """Whether ``x`` looks like a constructed ``lightgbm.Dataset`` (duck typing)."""
-    return hasattr(x, "get_label") and hasattr(x, "get_group") and hasattr(x, "get_weight")
-
-
-def lightgbm_dataset_fields(ds: Any) -> tuple[np.ndarray, Any, Any]:
-    """Labels, weights and query sizes of a constructed ``lightgbm.Dataset`` (empty → None)."""
-    y = ds.get_label()
-    w = ds.get_weight()
-    g = ds.get_group()
-    if w is not None and np.size(w) == 0:
-        w = None
-    if g is not None and np.size(g) == 0:
-        g = None
-    return y, w, g
 
 
 class Objective:
@@ -127,9 +118,21 @@ class Objective:
         :meth:`grad_hess` always returns new arrays.
         """
         if is_lightgbm_dataset(b):
+            self._inspect_lightgbm_dataset(b)
             y, weight, group = lightgbm_dataset_fields(b)
             return self.booster_grad_hess_reusing(y, a, group, weight)
+        self._inspect_lightgbm_dataset(calling_lightgbm_dataset())
         return self.booster_grad_hess_reusing(a, b, group, weight)
+
+    def _inspect_lightgbm_dataset(self, ds: Any) -> None:
+        """Refuse a LightGBM fold that cuts queries (for a loss summed over queries) and
+        warn about built-in metrics LightGBM computes meaninglessly beside a custom
+        objective; each Dataset is inspected once."""
+        if ds is None:
+            return
+        if self.loss_blocks == "query":
+            check_fold_keeps_queries(ds)
+        warn_lightgbm_builtin_metrics(ds)
 
     def booster_grad_hess_reusing(self, y: Any, preds: Any, group: Any = None,
                                   weight: Any = None) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,177 @@
+"""Duck-typed readers of a LightGBM ``Dataset`` and an XGBoost ``DMatrix``.
+
+Objectives, metrics adapters and estimators read labels, weights and query sizes from
+the boosters' data containers here, without importing either booster. This module also
+holds the checks that only the container can answer: whether a LightGBM fold cuts its
+parent's queries, and which built-in metrics the booster evaluates beside gbrank's.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+import weakref
+from typing import Any
+
+import numpy as np
+
+__all__ = ["is_lightgbm_dataset", "lightgbm_dataset_fields", "dmatrix_fields",
+           "check_fold_keeps_queries", "lightgbm_builtin_metrics", "calling_lightgbm_dataset",
+           "warn_lightgbm_builtin_metrics"]
+
+
+def is_lightgbm_dataset(x: Any) -> bool:
+    """Whether ``x`` looks like a constructed ``lightgbm.Dataset`` (duck typing)."""
+    return hasattr(x, "get_label") and hasattr(x, "get_group") and hasattr(x, "get_weight")
+
+
+def lightgbm_dataset_fields(ds: Any) -> tuple[np.ndarray, Any, Any]:
+    """Labels, weights and query sizes of a constructed ``lightgbm.Dataset`` (empty → None)."""
+    y = ds.get_label()
+    w = ds.get_weight()
+    g = ds.get_group()
+    if w is not None and np.size(w) == 0:
+        w = None
+    if g is not None and np.size(g) == 0:
+        g = None
+    return y, w, g
+
+
+def dmatrix_fields(dmat: Any) -> tuple[np.ndarray, Any, Any]:
+    """Labels, weights (per query for ranking data) and query sizes of a ``DMatrix``."""
+    y = dmat.get_label()
+    w = dmat.get_weight()
+    w = None if w.size == 0 else w
+    ptr = dmat.get_uint_info("group_ptr")
+    group = np.diff(ptr.astype(np.int64)) if ptr.size >= 2 else None
+    return y, w, group
+
+
+# Datasets already inspected (a check runs once per Dataset, not once per round).
+_FOLDS_CHECKED: weakref.WeakSet = weakref.WeakSet()
+_METRICS_WARNED: weakref.WeakSet = weakref.WeakSet()
+
+
+def check_fold_keeps_queries(ds: Any) -> None:
+    """Raise ``ValueError`` if ``ds`` is a subset of rows that cuts its parent's queries.
+
+    ``lgb.cv`` builds query-wise folds only for LightGBM's own ranking objective names;
+    with a callable objective (every gbrank objective) it splits rows, and the subset's
+    query sizes become the pieces of each query that fell into the fold. A ranking loss
+    or metric computed on such pieces is a plausible wrong number, so it is refused.
+    A subset of a group-less parent (one query of all rows) is a smaller group-less set,
+    which is what group-less ranking means, and passes.
+    """
+    used = getattr(ds, "used_indices", None)
+    parent = getattr(ds, "reference", None)
+    if used is None or parent is None:
+        return
+    try:
+        if ds in _FOLDS_CHECKED:
+            return
+    except TypeError:  # not weak-referenceable: check every time
+        pass
+    sizes = parent.get_group()
+    if sizes is not None and np.size(sizes) > 1:
+        sizes = np.asarray(sizes, dtype=np.int64)
+        offsets = np.concatenate(([0], np.cumsum(sizes)))
+        rows = np.asarray(used, dtype=np.int64)
+        query = np.searchsorted(offsets, rows, side="right") - 1
+        taken = np.bincount(query, minlength=sizes.size)
+        cut = np.flatnonzero((taken > 0) & (taken < sizes))
+        if cut.size:
+            q = int(cut[0])
+            raise ValueError(
+                f"this LightGBM Dataset is a subset of rows (a cross-validation fold) that "
+                f"cuts {cut.size} of its parent's {sizes.size} queries (first: query {q}, "
+                f"{int(taken[q])} of its {int(sizes[q])} rows), so a ranking loss or metric "
+                "would see pieces of queries. lgb.cv makes query-wise folds only for "
+                "LightGBM's own ranking objectives; with a gbrank objective use "
+                "gbrank.lightgbm.cv (lgb.cv's signature, query-wise folds) or pass "
+                "folds=sklearn.model_selection.GroupKFold(n_splits=...) to lgb.cv")
+    try:
+        _FOLDS_CHECKED.add(ds)
+    except TypeError:
+        pass
+
+
+# LightGBM's names for "no metric" (config.cpp: "na", "null", "custom", "none", "").
+_NO_METRIC = {"", "none", "null", "na", "custom"}
+_METRIC_ALIASES = ("metric", "metrics", "metric_types")
+# Metrics LightGBM computes on probabilities: with a custom objective it applies no link,
+# so they read raw margins as probabilities.
+_PROBABILITY_METRICS = {
+    "binary_logloss", "binary", "binary_error", "multi_logloss", "multiclass", "softmax",
+    "multiclassova", "multiclass_ova", "ova", "ovr", "multi_error", "cross_entropy",
+    "xentropy", "cross_entropy_lambda", "xentlambda", "kullback_leibler", "kldiv",
+}
+
+
+def lightgbm_builtin_metrics(ds: Any) -> list[str]:
+    """LightGBM built-in metric names configured in the parameters a Dataset was trained
+    or validated with (``lgb.train`` copies the booster's parameters into each Dataset)."""
+    params = getattr(ds, "params", None) or {}
+    out: list[str] = []
+    for alias in _METRIC_ALIASES:
+        value = params.get(alias)
+        if value is None:
+            continue
+        values = value.split(",") if isinstance(value, str) else list(value)
+        out.extend(str(v).strip() for v in values if str(v).strip().lower() not in _NO_METRIC)
+    return out
+
+
+def calling_lightgbm_dataset() -> Any:
+    """The Dataset LightGBM's scikit-learn wrapper holds when it calls a gbrank objective
+    or metric as ``f(y, preds, weight, group)``, or ``None``.
+
+    That API hands only arrays to the function; the wrappers
+    (``lightgbm.sklearn._ObjectiveFunctionWrapper`` / ``_EvalFunctionWrapper``) hold the
+    Dataset in their local ``dataset``, two frames up from the caller of this function.
+    Used only to warn about the booster's settings; ``None`` when the layout differs.
+    """
+    try:
+        frame = sys._getframe(2)
+    except ValueError:
+        return None
+    ds = frame.f_locals.get("dataset")
+    return ds if is_lightgbm_dataset(ds) else None
+
+
+def warn_lightgbm_builtin_metrics(ds: Any, gbrank_metric: str | None = None) -> None:
+    """Warn once per Dataset when LightGBM also evaluates built-in metrics.
+
+    ``gbrank_metric``: the name of the gbrank metric being evaluated (a ``feval``), or
+    ``None`` when called from a gbrank objective. Built-in metrics are listed before a
+    ``feval``'s, so ``early_stopping(first_metric_only=True)`` stops on the built-in one
+    (LGBMRanker evaluates ``ndcg@1..5`` and LGBMClassifier ``binary_logloss`` unless
+    ``metric`` is set); with a custom objective LightGBM computes probability metrics on
+    raw margins, which makes their values meaningless.
+    """
+    if ds is None:
+        return
+    try:
+        if ds in _METRICS_WARNED:
+            return
+        _METRICS_WARNED.add(ds)
+    except TypeError:
+        pass
+    builtin = lightgbm_builtin_metrics(ds)
+    if not builtin:
+        return
+    names = ", ".join(builtin)
+    if gbrank_metric is not None:
+        warnings.warn(
+            f"LightGBM also evaluates its built-in metric(s) {names} on this data and lists "
+            f"them before {gbrank_metric}: early stopping with first_metric_only=True stops "
+            f"on {builtin[0]}, not on {gbrank_metric} (without it, on whichever metric "
+            "stalls first). Set metric='None' in the parameters (or the estimator, e.g. "
+            "LGBMRanker(metric='None')) to evaluate only gbrank's metrics.",
+            UserWarning, stacklevel=4)
+    prob = [m for m in builtin if m.lower() in _PROBABILITY_METRICS]
+    if gbrank_metric is None and prob:
+        warnings.warn(
+            f"LightGBM computes {', '.join(prob)} on raw margins when the objective is a "
+            "custom one (it applies no sigmoid or softmax), so those values are not the "
+            "metric. Set metric='None' and evaluate with gbrank.lightgbm.feval(...), or "
+            "use gbrank.sklearn.GBClassifier.", UserWarning, stacklevel=4)
