@@ -11,6 +11,10 @@ the floored or constant one a booster gets). Score-dependent pair weights
 which is the SPEC's "local loss". The loss is evaluated on the block that holds
 ``i`` only (its query, or its row for per-row objectives), so rounding in a large
 total loss does not swamp the differences.
+
+A plain function ``fn(y, s) -> (grad, hess)`` is checked against the loss it
+differentiates, passed as ``loss=``; that loss is one block (all rows) unless it is
+declared a sum over rows (``per_row=True``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from gbrank._validation import as_float_array, check_bool, check_number, query_structure
+from gbrank.objectives._base import Objective, call_function_objective
 
 __all__ = ["GradCheckReport", "check"]
 
@@ -61,10 +66,11 @@ class GradCheckReport:
         return "\n".join(lines)
 
 
-def _blocks(obj: Any, n: int, group: Any) -> np.ndarray:
-    if obj.loss_blocks == "row":
-        return np.arange(n + 1, dtype=np.int64)
-    return query_structure(n, group=group).offsets
+def _error(a: np.ndarray, b: np.ndarray, floor: float) -> tuple[float, int]:
+    diff = np.abs(a - b).ravel()
+    scale = max(float(np.max(np.abs(a))), float(np.max(np.abs(b))), floor)
+    worst = int(np.argmax(diff))
+    return float(diff[worst] / scale), worst
 
 
 def _error(a: np.ndarray, b: np.ndarray, floor: float) -> tuple[float, int]:
@@ -74,20 +80,106 @@ def _error(a: np.ndarray, b: np.ndarray, floor: float) -> tuple[float, int]:
     return float(diff[worst] / scale), worst
 
 
+def _function_name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+def _objective_case(obj: Objective, y: np.ndarray, s: np.ndarray, group: Any,
+                    weight: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
+    """Analytic derivatives, block offsets and ``block_loss(b) -> f(x)`` of an objective."""
+    # Blocks are checked one at a time: defaults taken from the whole data must not
+    # change with the block.
+    obj = obj.bind_data_defaults(y)
+    grad, hess = obj.exact_grad_hess(y, s, group, weight=weight)
+    if obj.loss_blocks == "row":
+        offsets = np.arange(y.size + 1, dtype=np.int64)
+    else:
+        offsets = query_structure(y.size, group=group).offsets
+    w = None if weight is None else as_float_array(weight, "weight")
+    per_query_w = w is not None and obj.loss_blocks == "query" and w.size == offsets.size - 1
+
+    def block_loss(b: int) -> Any:
+        lo, hi = int(offsets[b]), int(offsets[b + 1])
+        yb, sb = y[lo:hi], s[lo:hi].copy()
+        wb = None if w is None else (w[b:b + 1] if per_query_w else w[lo:hi])
+        return lambda x: obj.loss(yb, x, None, weight=wb, at=sb)
+
+    return grad, hess, offsets, block_loss
+
+
+def _function_case(fn: Any, y: np.ndarray, s: np.ndarray, group: Any, loss: Any,
+                   per_row: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
+    """The same for a plain function ``fn`` and its ``loss``."""
+    grad, hess = call_function_objective(fn, y, s, group, name="the checked function")
+    if per_row:
+        offsets = np.arange(y.size + 1, dtype=np.int64)
+    else:
+        offsets = np.array([0, y.size], dtype=np.int64)
+
+    def block_loss(b: int) -> Any:
+        lo, hi = int(offsets[b]), int(offsets[b + 1])
+        yb = y[lo:hi]
+        if group is None:
+            return lambda x: loss(yb, x)
+        return lambda x: loss(yb, x, group)
+
+    return grad, hess, offsets, block_loss
+
+
+def _loss_value(f: Any, x: np.ndarray) -> float:
+    value = f(x)
+    if np.ndim(value) != 0:
+        raise ValueError(f"loss must return one number (the total loss), got an array of "
+                         f"shape {np.shape(value)}; return its sum")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"loss returned {value} at finite scores")
+    return value
+
+
 def check(obj: Any, y: Any, s: Any, group: Any = None, *, qid: Any = None, weight: Any = None,
-          eps: float = 1e-6, hess_eps: float = 1e-4, grad_tol: float = 1e-5,
-          hess_tol: float = 1e-3, hessian: bool = True) -> GradCheckReport:
-    """Compare ``obj``'s gradient and Hessian with central differences of ``obj.loss``.
+          loss: Any = None, per_row: bool = False, eps: float = 1e-6, hess_eps: float = 1e-4,
+          grad_tol: float = 1e-5, hess_tol: float = 1e-3,
+          hessian: bool = True) -> GradCheckReport:
+    r"""Compare a gradient and diagonal Hessian with central differences of their loss.
+
+    For each score :math:`s_i`, with the loss :math:`L` evaluated on the block that
+    holds :math:`i`,
+
+    .. math::
+        g_i \approx \frac{L(s + h e_i) - L(s - h e_i)}{2h}, \qquad
+        H_{ii} \approx \frac{L(s + h' e_i) - 2 L(s) + L(s - h' e_i)}{h'^2},
+
+    and the analytic values are compared with these (relative errors, see
+    :class:`GradCheckReport`).
 
     Parameters
     ----------
-    obj : gbrank objective
+    obj : gbrank objective or callable
+        A gbrank objective (its :meth:`~gbrank.objectives.Objective.exact_grad_hess`
+        against its own ``loss``), or a plain function ``fn(y, s) -> (grad, hess)``
+        returning arrays of the shape of ``s`` — called ``fn(y, s, group)`` when a
+        query structure is given. A LightGBM-style ``fobj(preds, train_set)`` is
+        refused with the wrapper to use.
     y, s : array-like
         Labels and raw scores; ``s`` may be 2-D (n, K) for multiclass objectives.
     group, qid : array-like, optional
-        Query structure as everywhere in gbrank; ``None`` is group-less.
+        Query structure as everywhere in gbrank; ``None`` is group-less. With ``qid``
+        rows are put in query order first (reported indices are in that order) and a
+        plain function receives the query sizes as ``group``.
     weight : array-like, optional
-        Weights as the objective takes them.
+        Weights as a gbrank objective takes them. Not accepted with a plain function,
+        which applies its own weights.
+    loss : callable, optional
+        Required with a plain function, not accepted with a gbrank objective: the loss
+        ``loss(y, s) -> float`` (``loss(y, s, group)`` with a query structure) whose
+        gradient and diagonal Hessian ``fn`` claims to return.
+    per_row : bool, default False
+        With a plain function: ``loss`` is a sum of one term per row, so it is
+        evaluated one row at a time (``loss(y[i:i+1], s[i:i+1])``: O(n) work instead
+        of O(n²), and the rounding of a large total does not blur the differences).
+        Not with a query structure (a per-row loss has none).
+        ``False`` evaluates ``loss`` on all rows: right for any loss.
     eps, hess_eps : float
         Steps for the first and second differences.
     grad_tol, hess_tol : float
@@ -98,11 +190,66 @@ def check(obj: Any, y: Any, s: Any, group: Any = None, *, qid: Any = None, weigh
     Returns
     -------
     GradCheckReport
+        ``ok``, the largest relative errors and the (flat) indices where they occur.
+
+    Notes
+    -----
+    Use it for every new objective, gbrank's or your own, before training with it: a
+    wrong sign or a missing factor trains a plausible but wrong model. A plain
+    function's Hessian is compared as returned; a gbrank objective's true Hessian is
+    compared, not the floored one the booster gets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbrank.gradcheck import check
+    >>> def logistic(y, s):
+    ...     p = 1.0 / (1.0 + np.exp(-s))
+    ...     return p - y, p * (1.0 - p)
+    >>> def logistic_loss(y, s):
+    ...     return float(np.sum(np.logaddexp(0.0, s) - y * s))
+    >>> y = np.array([0.0, 1.0, 1.0, 0.0])
+    >>> s = np.array([-1.0, 0.5, 2.0, 0.3])
+    >>> check(logistic, y, s, loss=logistic_loss, per_row=True).ok
+    True
+    >>> def wrong_sign(y, s):
+    ...     grad, hess = logistic(y, s)
+    ...     return -grad, hess
+    >>> report = check(wrong_sign, y, s, loss=logistic_loss, per_row=True)
+    >>> report.ok, report.worst_grad_index
+    (False, 3)
     """
     for value, name in ((eps, "eps"), (hess_eps, "hess_eps"), (grad_tol, "grad_tol"),
                         (hess_tol, "hess_tol")):
         check_number(value, name, 0.0, low_open=True)
     hessian = check_bool(hessian, "hessian")
+    per_row = check_bool(per_row, "per_row")
+    is_objective = isinstance(obj, Objective)
+    if is_objective:
+        if loss is not None:
+            raise ValueError(f"loss= is for plain functions; {obj!r} is a gbrank objective "
+                             "and is checked against its own loss: drop loss=")
+        if per_row:
+            raise ValueError(f"per_row= is for plain functions; {obj!r} is a gbrank "
+                             "objective and knows its blocks: drop per_row=")
+    elif callable(obj):
+        if loss is None:
+            raise ValueError(
+                f"check({_function_name(obj)}, y, s) needs the loss whose gradient the "
+                "function returns: pass loss=f with f(y, s) -> float (the total loss; "
+                "f(y, s, group) with a query structure), and per_row=True if it is a sum "
+                "of one term per row")
+        if not callable(loss):
+            raise ValueError(f"loss must be a function loss(y, s) -> float, got {loss!r}")
+        if weight is not None:
+            raise ValueError("weight= is for gbrank objectives; a plain function applies "
+                             "its own weights (bind them in fn and loss, e.g. a closure)")
+        if per_row and (group is not None or qid is not None):
+            raise ValueError("per_row=True declares a loss that is a sum over rows, which "
+                             "has no query structure: drop group/qid or per_row")
+    else:
+        raise ValueError(f"obj must be a gbrank objective or a function "
+                         f"fn(y, s) -> (grad, hess), got {obj!r}")
     y = as_float_array(y, "labels")
     s = as_float_array(s, "scores", allow_2d=True)
     if qid is not None:
@@ -110,41 +257,40 @@ def check(obj: Any, y: Any, s: Any, group: Any = None, *, qid: Any = None, weigh
         y, s = queries.apply(y), queries.apply(s)
         group = queries.sizes
         weight = queries.weights
-    # Blocks are checked one at a time: defaults taken from the whole data must not
-    # change with the block.
-    obj = obj.bind_data_defaults(y)
-    grad, hess = obj.exact_grad_hess(y, s, group, weight=weight)
+    elif group is not None and not is_objective:
+        group = query_structure(y.size, group=group).sizes
+    if is_objective:
+        grad, hess, offsets, block_loss = _objective_case(obj, y, s, group, weight)
+        name = repr(obj)
+    else:
+        if s.shape[0] != y.size:
+            raise ValueError(f"labels have {y.size} rows but scores have {s.shape[0]}")
+        grad, hess, offsets, block_loss = _function_case(obj, y, s, group, loss, per_row)
+        name = _function_name(obj)
     grad = np.asarray(grad, dtype=np.float64).reshape(s.shape)
     hess = np.asarray(hess, dtype=np.float64).reshape(s.shape)
 
-    offsets = _blocks(obj, y.size, group)
-    w = None if weight is None else as_float_array(weight, "weight")
-    per_query_w = w is not None and obj.loss_blocks == "query" and w.size == offsets.size - 1
     fd_g = np.zeros_like(s)
     fd_h = np.zeros_like(s)
     loss_scale = 0.0
     for b in range(offsets.size - 1):
         lo, hi = int(offsets[b]), int(offsets[b + 1])
-        yb, sb = y[lo:hi], s[lo:hi].copy()
-        wb = None if w is None else (w[b:b + 1] if per_query_w else w[lo:hi])
-
-        def loss(x: np.ndarray, yb=yb, sb=sb, wb=wb) -> float:
-            return float(obj.loss(yb, x, None, weight=wb, at=sb))
-
-        base = loss(sb)
+        sb = s[lo:hi].copy()
+        f = block_loss(b)
+        base = _loss_value(f, sb)
         loss_scale = max(loss_scale, abs(base))
         for idx in np.ndindex(sb.shape):
             x = sb.copy()
             x[idx] = sb[idx] + eps
-            up = loss(x)
+            up = _loss_value(f, x)
             x[idx] = sb[idx] - eps
-            down = loss(x)
+            down = _loss_value(f, x)
             fd_g[(lo + idx[0],) + idx[1:]] = (up - down) / (2 * eps)
             if hessian:
                 x[idx] = sb[idx] + hess_eps
-                up = loss(x)
+                up = _loss_value(f, x)
                 x[idx] = sb[idx] - hess_eps
-                down = loss(x)
+                down = _loss_value(f, x)
                 fd_h[(lo + idx[0],) + idx[1:]] = (up - 2 * base + down) / hess_eps**2
 
     # Rounding of a loss of size |L| limits what differences can resolve.
@@ -156,5 +302,5 @@ def check(obj: Any, y: Any, s: Any, group: Any = None, *, qid: Any = None, weigh
     ok = g_err <= grad_tol and (h_err is None or h_err <= hess_tol)
     return GradCheckReport(
         ok=bool(ok), grad_error=g_err, hess_error=h_err, grad_tol=grad_tol, hess_tol=hess_tol,
-        n=int(s.size), worst_grad_index=g_at, worst_hess_index=h_at, objective=repr(obj),
+        n=int(s.size), worst_grad_index=g_at, worst_hess_index=h_at, objective=name,
     )

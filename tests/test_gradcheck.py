@@ -101,3 +101,171 @@ def test_bad_steps_and_tolerances_are_named():
         check(RankNet(), y, s, hess_tol=-1.0)
     with pytest.raises(ValueError, match="hessian must be True or False"):
         check(RankNet(), y, s, hessian="yes")
+
+
+# -- plain functions -----------------------------------------------------------------------
+
+
+def _logistic(y, s):
+    p = 1.0 / (1.0 + np.exp(-s))
+    return p - y, p * (1.0 - p)
+
+
+def _logistic_loss(y, s):
+    return float(np.sum(np.logaddexp(0.0, s) - y * s))
+
+
+def _binary_data(n=40, seed=5):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, 2, n).astype(float), rng.standard_normal(n) * 3
+
+
+@pytest.mark.parametrize("per_row", [False, True])
+def test_plain_function_that_is_right_passes(per_row):
+    y, s = _binary_data()
+    report = check(_logistic, y, s, loss=_logistic_loss, per_row=per_row)
+    assert report.ok, str(report)
+    assert report.objective == "_logistic" and report.n == y.size
+
+
+def test_plain_function_with_a_wrong_hessian_fails_at_the_largest_hessian():
+    y, s = _binary_data()
+
+    def forgotten_factor(y, s):  # the factor (1 − p) forgotten: p instead of p(1 − p)
+        g, h = _logistic(y, s)
+        return g, 1.0 / (1.0 + np.exp(-s))
+
+    report = check(forgotten_factor, y, s, loss=_logistic_loss, per_row=True)
+    assert not report.ok
+    assert report.grad_error <= 1e-6  # the gradient is right
+    p = 1.0 / (1.0 + np.exp(-s))
+    wrong = np.abs(p - p * (1.0 - p))  # |returned − true| per row
+    assert report.worst_hess_index == int(np.argmax(wrong))
+    assert report.hess_error == pytest.approx(wrong.max() / p.max(), rel=1e-4)
+    assert "FAILED" in str(report) and f"worst at index {report.worst_hess_index}" in str(report)
+
+
+def test_plain_function_with_a_wrong_gradient_sign_fails_at_the_largest_gradient():
+    y, s = _binary_data()
+
+    def wrong_sign(y, s):
+        g, h = _logistic(y, s)
+        return -g, h
+
+    report = check(wrong_sign, y, s, loss=_logistic_loss)
+    assert not report.ok
+    g = _logistic(y, s)[0]
+    assert report.worst_grad_index == int(np.argmax(np.abs(g)))
+    assert report.grad_error == pytest.approx(2.0, rel=1e-6)  # |−g − g| / max |g|
+    assert report.hess_error <= 1e-3
+
+
+def _pairwise(y, s, group):
+    """Hand-written RankNet: loss Σ_q Σ_{y_i > y_j} log(1 + e^{−(s_i − s_j)})."""
+    g, h, loss = np.zeros_like(s), np.zeros_like(s), 0.0
+    lo = 0
+    for size in group:
+        for i in range(lo, lo + size):
+            for j in range(lo, lo + size):
+                if y[i] > y[j]:
+                    d = s[i] - s[j]
+                    rho = 1.0 / (1.0 + np.exp(d))
+                    loss += np.logaddexp(0.0, -d)
+                    g[i] -= rho
+                    g[j] += rho
+                    h[i] += rho * (1.0 - rho)
+                    h[j] += rho * (1.0 - rho)
+        lo += size
+    return g, h, loss
+
+
+def test_plain_function_receives_the_query_sizes():
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 3, 12).astype(float)
+    s = rng.standard_normal(12)
+    seen = []
+
+    def fn(y, s, group):
+        seen.append(np.asarray(group).tolist())
+        return _pairwise(y, s, group)[:2]
+
+    report = check(fn, y, s, [5, 7], loss=lambda y, s, group: _pairwise(y, s, group)[2])
+    assert report.ok, str(report)
+    assert seen == [[5, 7]]
+    # per-row query ids become sizes (rows in ascending-id order)
+    qid = np.repeat([4, 9], [5, 7])
+    assert check(fn, y, s, qid=qid, loss=lambda y, s, g: _pairwise(y, s, g)[2]).ok
+    assert seen[-1] == [5, 7]
+    # the same function checked group-less would be a different loss: not silently grouped
+    with pytest.raises(TypeError):
+        check(fn, y, s, loss=lambda y, s, group: 0.0)
+
+
+def test_plain_multiclass_function():
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 3, 15).astype(float)
+    s = rng.standard_normal((15, 3))
+
+    def softmax(y, s):
+        p = np.exp(s - s.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        g = p.copy()
+        g[np.arange(y.size), y.astype(int)] -= 1.0
+        return g, p * (1.0 - p)
+
+    def softmax_loss(y, s):
+        m = s.max(axis=1)
+        lse = m + np.log(np.exp(s - m[:, None]).sum(axis=1))
+        return float(np.sum(lse - s[np.arange(y.size), y.astype(int)]))
+
+    assert check(softmax, y, s, loss=softmax_loss, per_row=True).ok
+    report = check(lambda y, s: (softmax(y, s)[0], 2 * softmax(y, s)[1]), y, s,
+                   loss=softmax_loss)
+    assert not report.ok and report.grad_error <= 1e-6
+
+
+def test_plain_function_errors_name_the_fix():
+    y, s = _binary_data(6)
+    with pytest.raises(ValueError, match=r"check\(_logistic, y, s\) needs the loss whose "
+                                         r"gradient the function returns: pass loss=f"):
+        check(_logistic, y, s)
+    with pytest.raises(ValueError, match="loss must be a function"):
+        check(_logistic, y, s, loss=1.0)
+    with pytest.raises(ValueError, match=r"one number \(the total loss\).*shape \(6,\)"):
+        check(_logistic, y, s, loss=lambda y, s: np.logaddexp(0.0, s) - y * s)
+    with pytest.raises(ValueError, match="weight= is for gbrank objectives"):
+        check(_logistic, y, s, loss=_logistic_loss, weight=np.ones(6))
+    with pytest.raises(ValueError, match="per_row=True declares a loss that is a sum "
+                                         "over rows"):
+        check(_logistic, y, s, [3, 3], loss=_logistic_loss, per_row=True)
+    with pytest.raises(ValueError, match="per_row must be True or False"):
+        check(_logistic, y, s, loss=_logistic_loss, per_row="yes")
+    with pytest.raises(ValueError, match=r"returned a Hessian of shape \(3,\); it must have "
+                                         r"the shape of the scores, \(6,\)"):
+        check(lambda y, s: (s, s[:3]), y, s, loss=_logistic_loss)
+    with pytest.raises(ValueError, match="must return a pair"):
+        check(lambda y, s: s, y, s, loss=_logistic_loss)
+    with pytest.raises(ValueError, match="obj must be a gbrank objective or a function"):
+        check("logistic", y, s, loss=_logistic_loss)
+    with pytest.raises(ValueError, match="loss= is for plain functions"):
+        check(RankNet(), y, s, loss=_logistic_loss)
+    with pytest.raises(ValueError, match="per_row= is for plain functions"):
+        check(RankNet(), y, s, per_row=True)
+
+
+def test_lightgbm_style_function_is_refused_with_the_wrapper():
+    lgb = pytest.importorskip("lightgbm")
+    y, s = _binary_data(30)
+
+    def fobj(preds, train_set):
+        return _logistic(train_set.get_label(), preds)
+
+    with pytest.raises(ValueError, match=r"reads a LightGBM Dataset .*labels first"):
+        check(fobj, y, s, loss=_logistic_loss)
+
+    # the wrapper the message proposes works
+    def wrapped(y, s):
+        return fobj(s, lgb.Dataset(np.zeros((len(y), 1)), label=y,
+                                   params={"verbose": -1}).construct())
+
+    assert check(wrapped, y, s, loss=_logistic_loss, per_row=True).ok
