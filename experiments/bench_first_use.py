@@ -1,0 +1,208 @@
+"""First use: the first call of every public objective and metric on an empty numba cache.
+
+What a fresh install, Docker image, CI runner or new Dask worker waits for. Every case
+runs in a fresh process with its own empty ``NUMBA_CACHE_DIR`` (cold: numba compiles
+what the call needs), then again in a fresh process on the cache the first one filled
+(warm: the kernels load from disk). Cases cover the default options and each option
+that selects another kernel (metric, weighting, norm, group-less, threaded sizes,
+num_class, measure). The last rows run every case in one process, and ranx's first
+``evaluate`` (its own numba compilation) is measured in the same run as the peer.
+
+    python experiments/bench_first_use.py           # the table (also a bench.py section)
+    python experiments/bench_first_use.py --only LambdaRank
+
+Times are wall seconds of the call alone (imports excluded; the import line gives
+``import gbrank`` + the objective and metric modules) and CPU seconds of the process
+(compilation is single-threaded: CPU time is the figure a busy machine disturbs least).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+# Data every case can use; no gbrank kernel runs while it is made.
+_SETUP = r"""
+import numpy as np
+rng = np.random.default_rng(0)
+def grouped(n_queries, size):
+    y = rng.integers(0, 5, n_queries * size).astype(np.float64)
+    s = rng.standard_normal(y.size)
+    return y, s, np.full(n_queries, size, dtype=np.int64)
+y, s, g = grouped(20, 100)                       # 2,000 rows in 20 queries
+yb = (rng.random(2000) < 0.05).astype(np.float64)  # binary, 5% positives
+sb = rng.standard_normal(2000)
+yl, sl = rng.integers(0, 5, 20_000).astype(np.float64), rng.standard_normal(20_000)
+yt, st, gt = grouped(2_500, 100)                 # 250,000 rows: the threaded forms
+ym = rng.integers(0, 3, 2000).astype(np.float64)
+sm = rng.standard_normal((2000, 3))
+"""
+
+# (label, statement): one public call each, the options that select another kernel.
+CASES = [
+    ("LambdaRank()", "LambdaRank().grad_hess(y, s, g)"),
+    ("LambdaRank('err')", "LambdaRank('err').grad_hess(y, s, g)"),
+    ("LambdaRank('map')", "LambdaRank('map').grad_hess(y, s, g)"),
+    ("LambdaRank('mrr')", "LambdaRank('mrr').grad_hess(y, s, g)"),
+    ("LambdaRank(norm=True)", "LambdaRank(norm=True).grad_hess(y, s, g)"),
+    ("LambdaRank(weighting='ndcg_loss2pp')",
+     "LambdaRank(weighting='ndcg_loss2pp').grad_hess(y, s, g)"),
+    ("LambdaRank() group-less 20k rows", "LambdaRank().grad_hess(yl, sl)"),
+    ("LambdaRank() 250k rows (threads)", "LambdaRank().grad_hess(yt, st, gt)"),
+    ("RankNet()", "RankNet().grad_hess(y, s, g)"),
+    ("RankNet(ties='pull')", "RankNet(ties='pull').grad_hess(y, s, g)"),
+    ("RankNet() group-less 20k rows (fast mode)", "RankNet().grad_hess(yl, sl)"),
+    ("FocalLoss()", "FocalLoss().grad_hess(yb, sb)"),
+    ("FocalLoss(num_class=3)", "FocalLoss(num_class=3).grad_hess(ym, sm)"),
+    ("FBetaSurrogate()", "FBetaSurrogate(random_state=0).grad_hess(yb, sb)"),
+    ("FBetaSurrogate(measure='balanced')",
+     "FBetaSurrogate(measure='balanced').grad_hess(yb, sb)"),
+    ("ndcg(k=10)", "metrics.ndcg(y, s, g, k=10)"),
+    ("ndcg(k=10) 250k rows (threads)", "metrics.ndcg(yt, st, gt, k=10)"),
+    ("err(k=10)", "metrics.err(y, s, g, k=10)"),
+    ("mean_ap", "metrics.mean_ap(y, s, g, k=10)"),
+    ("mrr", "metrics.mrr(y, s, g)"),
+    ("precision_at_k", "metrics.precision_at_k(y, s, g, k=5)"),
+    ("recall_at_k", "metrics.recall_at_k(y, s, g, k=5)"),
+    ("pair_accuracy", "metrics.pair_accuracy(y, s, g)"),
+    ("pair_accuracy group-less", "metrics.pair_accuracy(yl, sl)"),
+    ("f1", "metrics.f1(yb, sb)"),
+    ("balanced_measure", "metrics.balanced_measure(yb, sb)"),
+    ("best_threshold", "metrics.best_threshold(yb, sb)"),
+]
+
+_CHILD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import gbrank
+from gbrank import metrics
+from gbrank.objectives import FBetaSurrogate, FocalLoss, LambdaRank, RankNet
+t_import = time.perf_counter() - t0
+exec(compile(SETUP, "setup", "exec"))
+c0, w0 = time.process_time(), time.perf_counter()
+for statement in STATEMENTS:
+    exec(statement)
+print(json.dumps({"wall": time.perf_counter() - w0, "cpu": time.process_time() - c0,
+                  "import": t_import}))
+"""
+
+_RANX_CHILD = r"""
+import json, time
+import numpy as np
+from ranx import Qrels, Run, evaluate
+t0 = time.perf_counter()
+c0 = time.process_time()
+evaluate(Qrels({"q": {"a": 3, "b": 1}}), Run({"q": {"a": 0.1, "b": 0.5, "c": 0.3}}),
+         "ndcg@10")
+print(json.dumps({"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}))
+"""
+
+
+def _child(script: str, cache: Path, extra_path: Path | None = None) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["NUMBA_CACHE_DIR"] = str(cache)
+    env["PYTHONPATH"] = str(extra_path or ROOT)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"child failed:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _script(statements: list[str]) -> str:
+    return (f"SETUP = {_SETUP!r}\nSTATEMENTS = {statements!r}\n" + _CHILD)
+
+
+def _size(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def measure(cases: list[tuple[str, str]], root: Path = ROOT, peer: bool = True) -> dict:
+    """Cold and warm first calls per case, all cases in one process, ranx, cache size;
+    ``root``: the checkout whose ``gbrank`` is measured."""
+    out: dict = {"cases": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (label, statement) in enumerate(cases):
+            cache = Path(tmp) / f"case{i}"
+            cold = _child(_script([statement]), cache, root)
+            warm = _child(_script([statement]), cache, root)
+            out["cases"].append({"label": label, "cold": cold, "warm": warm,
+                                 "cache_bytes": _size(cache)})
+            print(f"[first use] {label}: cold {cold['wall']:.2f} s "
+                  f"(cpu {cold['cpu']:.2f}), warm {warm['wall']:.3f} s", flush=True)
+        every = Path(tmp) / "every"
+        statements = [st for _, st in cases]
+        out["all_cold"] = _child(_script(statements), every, root)
+        out["all_warm"] = _child(_script(statements), every, root)
+        out["cache_bytes"] = _size(every)
+        out["ranx"] = None
+        try:
+            if not peer:
+                raise ImportError
+            import ranx  # noqa: F401
+
+            out["ranx"] = _child(_RANX_CHILD, Path(tmp) / "ranx")
+        except ImportError:
+            out["ranx"] = None
+    return out
+
+
+def table(result: dict) -> str:
+    rows = [
+        "## First use (empty numba cache)",
+        "",
+        "Each call in a fresh process with an empty `NUMBA_CACHE_DIR` (cold), then in a "
+        "fresh process on the cache it filled (warm). Seconds of the call alone; CPU "
+        "seconds of the process in brackets (compilation runs on one core).",
+        "",
+        "| first call | cold | warm | cache |",
+        "|---|---:|---:|---:|",
+    ]
+    for c in result["cases"]:
+        rows.append(f"| `{c['label']}` | {c['cold']['wall']:.2f} s "
+                    f"({c['cold']['cpu']:.2f}) | {c['warm']['wall']:.3f} s | "
+                    f"{c['cache_bytes'] / 2**20:.1f} MiB |")
+    a, w = result["all_cold"], result["all_warm"]
+    rows.append(f"| **all of the above, one process** | **{a['wall']:.1f} s** "
+                f"({a['cpu']:.1f}) | {w['wall']:.2f} s | "
+                f"{result['cache_bytes'] / 2**20:.1f} MiB |")
+    if result.get("ranx"):
+        r = result["ranx"]
+        rows.append(f"| ranx `evaluate(..., 'ndcg@10')` (peer) | {r['wall']:.2f} s "
+                    f"({r['cpu']:.2f}) | — | — |")
+    imp = sorted(c["warm"]["import"] for c in result["cases"])
+    rows += ["", f"`import gbrank` and the objective classes: {imp[len(imp) // 2]:.2f} s "
+                 "(median over the warm runs)."]
+    return "\n".join(rows)
+
+
+def run(quick: bool = False) -> str:
+    cases = CASES[:6] + CASES[15:17] if quick else CASES
+    return table(measure(cases))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="run the cases whose label contains this text")
+    parser.add_argument("--json", type=Path, help="also write the raw figures here")
+    parser.add_argument("--root", type=Path, default=ROOT,
+                        help="measure the gbrank of this checkout (default: this one)")
+    args = parser.parse_args(argv)
+    cases = [c for c in CASES if args.only is None or args.only in c[0]]
+    result = measure(cases, args.root.resolve())
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1))
+    print(table(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
