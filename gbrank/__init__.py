@@ -17,8 +17,11 @@ import importlib
 from typing import Any
 
 from gbrank import metrics
+from gbrank._compilation import install_notice, warmup
 from gbrank._proba import predict_proba
 from gbrank.metrics import get_metric
+
+install_notice()  # say so when a kernel takes long to compile (first use on a new cache)
 
 # The one place the version is written (pyproject.toml reads it from here).
 __version__ = "0.2.0"
@@ -26,7 +29,7 @@ __version__ = "0.2.0"
 _LAZY_SUBMODULES = ("objectives", "lightgbm", "xgboost", "sklearn", "datasets", "gradcheck",
                     "tuning", "dask")
 
-__all__ = ["metrics", "predict_proba", "get_metric", "get_objective", "__version__",
+__all__ = ["metrics", "predict_proba", "get_metric", "get_objective", "warmup", "__version__",
            *_LAZY_SUBMODULES]
 
 

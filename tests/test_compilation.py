@@ -1,0 +1,137 @@
+"""gbrank._compilation: the compile notice, warmup, and where numba caches the kernels.
+
+Each test runs a fresh Python process with its own ``NUMBA_CACHE_DIR`` (an empty cache
+is what a new install starts with), so the parent's compiled kernels do not interfere.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "gbrank"
+
+
+def _run(code: str, env_extra: dict[str, str]) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **env_extra}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+_F1 = """
+import numpy as np
+import gbrank, gbrank._compilation as c
+c.NOTICE_DELAY = {delay}
+print(gbrank.metrics.f1(np.array([0.0, 1.0, 1.0]), np.array([-1.0, 2.0, -0.5])))
+"""
+
+
+def test_compile_notice_once_on_an_empty_cache_and_quiet_when_warm(tmp_path):
+    env = {"NUMBA_CACHE_DIR": str(tmp_path)}
+    cold = _run(_F1.format(delay=0.0), env)
+    assert cold.stdout.strip() == str(2 * 1 / (2 * 1 + 0 + 1))  # F1 = 2a/(2a+b+c)
+    lines = [ln for ln in cold.stderr.splitlines() if ln.startswith("gbrank:")]
+    starts = [ln for ln in lines if ln.startswith("gbrank: compiling ")]
+    ends = [ln for ln in lines if ln.startswith("gbrank: compiled ")]
+    assert starts and len(starts) == len(ends)
+    assert "python -m gbrank warmup" in starts[0] and str(tmp_path) in starts[0]
+    warm = _run(_F1.format(delay=0.0), env)
+    assert "gbrank:" not in warm.stderr
+    # A compilation shorter than the delay is not announced.
+    other = tmp_path / "other"
+    quiet = _run(_F1.format(delay=600.0), {"NUMBA_CACHE_DIR": str(other)})
+    assert "gbrank:" not in quiet.stderr
+
+
+def test_notice_goes_to_the_gbrank_logger_when_logging_is_configured(tmp_path):
+    code = ("import logging, sys\n"
+            "logging.basicConfig(stream=sys.stdout, level=logging.INFO, "
+            "format='LOG %(name)s %(message)s')\n" + _F1.format(delay=0.0))
+    proc = _run(code, {"NUMBA_CACHE_DIR": str(tmp_path)})
+    assert "LOG gbrank gbrank: compiling " in proc.stdout
+    assert "gbrank:" not in proc.stderr
+
+
+def test_warmup_compiles_the_serial_and_threaded_forms_once(tmp_path):
+    # Warmup restricted to two steps (the full list takes minutes on an empty cache).
+    code = """
+import numpy as np
+import gbrank._compilation as c
+from gbrank import metrics
+from gbrank._kernels import ndcg
+y = np.arange(400.0) % 3
+g = np.full(40, 10)  # more queries than the threaded form's chunks
+steps = [("ndcg", lambda: metrics.ndcg(y, -y, g, k=5)),
+         ("f1", lambda: metrics.f1(y > 1, y - 1.5))]
+c._steps = lambda: steps
+first = c.warmup(threads=True, verbose=False)
+second = c.warmup(threads=True, verbose=False)
+print(first["compiled"], second["compiled"], len(first["steps"]),
+      len(ndcg._ndcg_serial.signatures), len(ndcg._ndcg_parallel.signatures))
+"""
+    first, second, n_steps, serial, parallel = map(
+        int, _run(code, {"NUMBA_CACHE_DIR": str(tmp_path)}).stdout.split())
+    assert first > 0 and second == 0
+    assert n_steps == 4  # two steps, serial and threaded
+    assert serial >= 1 and parallel >= 1
+    # A new process finds everything in the cache.
+    again = _run(code, {"NUMBA_CACHE_DIR": str(tmp_path)}).stdout.split()
+    assert again[0] == "0"
+
+
+def test_warmup_command_line(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "gbrank", "warmup", "--help"],
+                          capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0 and "--no-threads" in proc.stdout
+    bad = subprocess.run([sys.executable, "-m", "gbrank", "nope"], capture_output=True,
+                         text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+# --- where the compiled kernels go -------------------------------------------------------
+
+_WHERE = "from gbrank._compilation import cache_location; print(cache_location())"
+
+
+def test_cache_beside_the_package_by_default():
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    proc = subprocess.run([sys.executable, "-c", _WHERE], capture_output=True, text=True,
+                          env={**env, "PYTHONPATH": str(ROOT)})
+    assert Path(proc.stdout.strip()) == PACKAGE / "_kernels" / "__pycache__"
+
+
+def test_cache_in_numba_cache_dir_when_set(tmp_path):
+    where = Path(_run(_WHERE, {"NUMBA_CACHE_DIR": str(tmp_path)}).stdout.strip())
+    assert tmp_path in where.parents
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="XDG cache directory")
+def test_cache_in_the_user_cache_when_the_package_is_read_only(tmp_path):
+    # numba tries to create a file beside the package; where that fails (a read-only
+    # install) it caches under the user's cache directory. Simulated for the package
+    # directory only, since permissions do not stop root.
+    code = f"""
+import tempfile
+real = tempfile.TemporaryFile
+def refuse(*args, dir=None, **kwargs):
+    if dir is not None and str(dir).startswith({str(PACKAGE)!r}):
+        raise PermissionError(13, "read-only", dir)
+    return real(*args, dir=dir, **kwargs)
+tempfile.TemporaryFile = refuse
+{_WHERE}
+"""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**env, "PYTHONPATH": str(ROOT),
+                               "XDG_CACHE_HOME": str(tmp_path), "HOME": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    where = Path(proc.stdout.strip())
+    assert tmp_path in where.parents and PACKAGE not in where.parents
