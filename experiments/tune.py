@@ -4,11 +4,12 @@
     python experiments/tune.py --quick            # smoke run, ~2 min
     python experiments/tune.py --data ../shared/data/rank.train --objectives lambdarank:err
     python experiments/tune.py --data train.parquet --label-col rel --qid-col qid
+    python experiments/tune.py --data clicks.csv --label-col clicked --drop-cols user_id,url
     python experiments/tune.py --workers 4 --storage postgresql://user:pw@host/db
 
 Writes ``experiments/results/SUMMARY.md``, PNG plots under ``experiments/results/tune/``,
-the refit best models (booster file + JSON of parameters) under
-``experiments/results/tune/models/``, and the studies to
+the refit best models (booster file, features named by a table's columns, + JSON of
+parameters) under ``experiments/results/tune/models/``, and the studies to
 ``experiments/results/studies.db`` (re-running resumes them; ``--trials`` is the total).
 Bad input ends with one line on stderr and exit code 2.
 
@@ -49,6 +50,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "(default: 20%% of the queries of --data)")
     p.add_argument("--label-col", help="label column of a CSV/Parquet table")
     p.add_argument("--qid-col", help="query-id column of a CSV/Parquet table")
+    p.add_argument("--drop-cols", help="comma-separated columns of a CSV/Parquet table to "
+                   "leave out of the features (default: every column but the label and "
+                   "qid is a feature, and must be numeric)")
     p.add_argument("--task", choices=("ranking", "binary"),
                    help="kind of --data (default: binary for 0/1 labels without queries)")
     p.add_argument("--booster", choices=("lightgbm", "xgboost"), default="lightgbm")
@@ -85,8 +89,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="skip the Dataset-reuse vs rebuild measurement")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     args = p.parse_args(argv)
-    if args.data is None and (args.test_data or args.label_col or args.qid_col):
-        _fail("--test-data, --label-col and --qid-col need --data")
+    if args.data is None and (args.test_data or args.label_col or args.qid_col
+                              or args.drop_cols):
+        _fail("--test-data, --label-col, --qid-col and --drop-cols need --data")
     if args.workers < 1:
         _fail(f"--workers: must be an integer >= 1, got {args.workers}")
     if args.workers > 1 and (args.trials_only or args.report_only):
@@ -97,23 +102,46 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def _load_tasks(args: argparse.Namespace):
     import numpy as np
 
-    from gbrank.datasets import load_data
+    from gbrank.datasets import (
+        TABLE_SUFFIXES,
+        NonNumericColumnsError,
+        load_data,
+        load_letor,
+        load_table,
+    )
     from gbrank.tuning import Task, default_tasks, task_from_arrays
 
     if args.data is None:
         return default_tasks(quick=args.quick)
+    table = args.data.suffix.lower() in TABLE_SUFFIXES
+    drop = [c.strip() for c in (args.drop_cols or "").split(",") if c.strip()] or None
+    if table and not args.label_col:
+        _fail(f"--label-col: {args.data} is a table (CSV/Parquet); name its column of "
+              "labels with --label-col")
+    if not table and (args.label_col or args.qid_col or drop):
+        _fail(f"--label-col, --qid-col and --drop-cols choose columns of a CSV/Parquet "
+              f"table; {args.data} is read as LETOR/SVMlight")
+    if args.test_data is not None and (args.test_data.suffix.lower() in TABLE_SUFFIXES
+                                       ) != table:
+        _fail(f"--test-data: {args.test_data} must be in the format of --data (a table with "
+              "a table, LETOR/SVMlight with LETOR/SVMlight)")
+    names = None
     try:
-        X, y, g = load_data(args.data, label_col=args.label_col, qid_col=args.qid_col)
+        if table:
+            # The table's column names go to every booster the tuner trains and saves.
+            X, y, g, names = load_table(args.data, args.label_col, args.qid_col,
+                                        drop_cols=drop)
+        else:
+            X, y, g = load_data(args.data)
         if args.test_data is None:
             return [task_from_arrays(args.data.name, X, y, g, kind=args.task, seed=args.seed,
-                                     description=f"{args.data}; 20% held out")]
+                                     description=f"{args.data}; 20% held out",
+                                     feature_names=names)]
         n_feat = X.shape[1]
-        if args.data.suffix.lower() in (".csv", ".tsv", ".parquet", ".pq"):
-            Xt, yt, gt = load_data(args.test_data, label_col=args.label_col,
-                                   qid_col=args.qid_col)
+        if table:  # the same features, matched by name
+            Xt, yt, gt, _ = load_table(args.test_data, args.label_col, args.qid_col,
+                                       feature_cols=names)
         else:
-            from gbrank.datasets import load_letor
-
             try:
                 Xt, yt, gt = load_letor(args.test_data, n_features=n_feat)
             except ValueError:
@@ -125,7 +153,11 @@ def _load_tasks(args: argparse.Namespace):
         g = g if g is not None and len(g) > 1 else None
         gt = gt if gt is not None and len(gt) > 1 else None
         return [Task(args.data.name, kind, X, np.asarray(y, float), g, Xt,
-                     np.asarray(yt, float), gt, f"{args.data}; test: {args.test_data}")]
+                     np.asarray(yt, float), gt, f"{args.data}; test: {args.test_data}",
+                     feature_names=names)]
+    except NonNumericColumnsError as exc:
+        _fail(f"--data: {' '.join(exc.problem.split())}; encode them as numbers in the "
+              f"file, or leave them out with --drop-cols {','.join(exc.columns)}")
     except (OSError, ValueError, ImportError, KeyError) as exc:
         msg = " ".join(str(exc).split()) or type(exc).__name__
         _fail(f"--data: {msg}")
@@ -241,6 +273,13 @@ def main(argv: list[str] | None = None) -> int:
                 _fail(f"--objectives: {exc}")
     cfg = _config(args, keys)
     tasks = _load_tasks(args)
+    from gbrank.tuning.cv import check_feature_names
+
+    for t in tasks:
+        try:
+            check_feature_names(t.feature_names, cfg.booster)
+        except ValueError as exc:
+            _fail(f"--data: {exc} (--drop-cols)")
     if keys is not None:
         kinds = {t.kind for t in tasks}
         for k in keys:

@@ -10,8 +10,9 @@ import numpy as np
 
 from gbrank._validation import check_integer, check_number
 
-__all__ = ["load_breast_cancer_imbalanced", "load_data", "load_letor", "load_table",
-           "make_demand_levels", "make_imbalanced", "make_ranking", "shared_data_dir"]
+__all__ = ["NonNumericColumnsError", "load_breast_cancer_imbalanced", "load_data",
+           "load_letor", "load_table", "make_demand_levels", "make_imbalanced",
+           "make_ranking", "shared_data_dir"]
 
 
 def shared_data_dir() -> Path:
@@ -28,7 +29,8 @@ def shared_data_dir() -> Path:
 
 
 def load_letor(path: str | Path, query_path: str | Path | None = None,
-               n_features: int | None = None) -> tuple[Any, np.ndarray, np.ndarray]:
+               n_features: int | None = None, *, return_order: bool = False,
+               ) -> tuple[Any, ...]:
     """Load an SVMlight/LETOR file and its query sizes.
 
     Parameters
@@ -37,32 +39,98 @@ def load_letor(path: str | Path, query_path: str | Path | None = None,
         SVMlight file, label first (``2 qid:10 1:0.5 ...`` or LightGBM's form
         without ``qid``).
     query_path : path, optional
-        One query size per line (LightGBM's ``.query`` file). Default: ``path +
-        ".query"`` if it exists, else the ``qid:`` fields of the file.
+        One query size per line (LightGBM's ``.query`` file; its rows are taken in file
+        order). Default: ``path + ".query"`` if it exists, else the ``qid:`` fields of
+        the file.
     n_features : int, optional
         Width of the feature matrix (to align train and test files).
+    return_order : bool, default False
+        Also return ``order`` (see below).
 
     Returns
     -------
     X : scipy.sparse.csr_matrix
     y : ndarray of float64
     group : ndarray of int64
-        Query sizes in row order.
+        Query sizes in row order. A file with neither a ``.query`` file nor ``qid:``
+        fields, or with ``qid:0`` on every row, has no query structure: one query of
+        all rows.
+    order : ndarray of int64, only with ``return_order=True``
+        The file row (0-based, data lines only) of each returned row.
+
+    Notes
+    -----
+    A query id names one query wherever its rows are in the file: rows of a query need
+    not be adjacent. They are gathered, queries in order of first appearance and rows
+    of a query in file order, so rows may come back in another order than the file's
+    (``qid`` 1, 1, 2, 2, 1 gives rows 0, 1, 4, 2, 3 and ``group`` [3, 2]); ``order``
+    maps them back: ``in_file_order[order] = per_row_result``.
+
+    Either every row has a ``qid:`` field or none has; a file that mixes them is
+    refused, naming the first line without one.
     """
+    X, y, group, order = _read_letor(path, query_path, n_features)
+    if group is None:
+        group = np.array([X.shape[0]], dtype=np.int64)
+    return (X, y, group, order) if return_order else (X, y, group)
+
+
+def _read_letor(path: str | Path, query_path: str | Path | None = None,
+                n_features: int | None = None):
+    """``X, y, group, order`` of :func:`load_letor`, ``group=None`` without query
+    structure. A file sklearn cannot parse raises a ValueError naming it."""
     from sklearn.datasets import load_svmlight_file
 
     path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
     qp = Path(query_path) if query_path is not None else Path(str(path) + ".query")
-    if qp.exists():
-        X, y = load_svmlight_file(str(path), n_features=n_features)
+    try:
+        if qp.exists():
+            X, y = load_svmlight_file(str(path), n_features=n_features)
+            qid = None
+        else:
+            X, y, qid = load_svmlight_file(str(path), n_features=n_features, query_id=True)
+    except ValueError as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"{path}: cannot parse as LETOR/SVMlight: {msg}") from None
+    n = X.shape[0]
+    if n == 0:
+        raise ValueError(f"{path}: no rows")
+    y = np.asarray(y, dtype=np.float64)
+    order = np.arange(n, dtype=np.int64)
+    if qid is None:
         group = np.loadtxt(qp, dtype=np.int64, ndmin=1)
-    else:
-        X, y, qid = load_svmlight_file(str(path), n_features=n_features, query_id=True)
-        starts = np.flatnonzero(np.diff(qid)) + 1
-        group = np.diff(np.concatenate(([0], starts, [qid.size]))).astype(np.int64)
-    if int(group.sum()) != X.shape[0]:
-        raise ValueError(f"{qp}: query sizes sum to {int(group.sum())}, file has {X.shape[0]} rows")
-    return X, y, group
+        if int(group.sum()) != n:
+            raise ValueError(f"{qp}: query sizes sum to {int(group.sum())}, file has {n} rows")
+        return X, y, group, order
+    if qid.size not in (0, n):
+        # sklearn keeps a qid only for the rows that have one.
+        line = _first_line_without_qid(path)
+        where = f"line {line} has" if line is not None else f"{n - qid.size} rows have"
+        raise ValueError(f"{path}: {where} no qid: field while other rows have one; give "
+                         "every row a qid (the rows of one query share it), or none (no "
+                         "query structure)")
+    if qid.size == 0 or not np.any(qid):
+        return X, y, None, order
+    gathered, group = _group_rows(qid)
+    if np.any(gathered != order):
+        X, y, order = X[gathered], y[gathered], gathered
+    return X, y, group, order
+
+
+def _first_line_without_qid(path: Path) -> int | None:
+    """1-based number of the first data line of an SVMlight file without a ``qid:``."""
+    import bz2
+    import gzip
+
+    opener = {".gz": gzip.open, ".bz2": bz2.open}.get(path.suffix.lower(), open)
+    with opener(path, "rt", errors="replace") as fh:
+        for number, line in enumerate(fh, 1):
+            tokens = line.split("#", 1)[0].split()
+            if tokens and not any(t.startswith("qid:") for t in tokens[1:]):
+                return number
+    return None
 
 
 def make_ranking(n_queries: int = 3000, rows_per_query: int = 100, n_features: int = 50,
@@ -212,20 +280,45 @@ def load_breast_cancer_imbalanced(positive_rate: float = 0.05, seed: int = 0,
     return X[keep].astype(np.float64), y[keep]
 
 
-def _group_rows(qid: np.ndarray):
+def _group_rows(qid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Row order that makes each query contiguous (queries in order of first appearance,
-    rows in file order within a query) and the query sizes in that order."""
+    rows in file order within a query) and the query sizes in that order: the one rule
+    by which the loaders gather the rows of a query id."""
     _, first, inverse = np.unique(qid, return_index=True, return_inverse=True)
     rank_of_query = np.argsort(np.argsort(first, kind="stable"), kind="stable")
     key = rank_of_query[inverse.ravel()]
-    order = np.argsort(key, kind="stable")
+    order = np.argsort(key, kind="stable").astype(np.int64, copy=False)
     group = np.bincount(key, minlength=first.size).astype(np.int64)
     return order, group
 
 
+class NonNumericColumnsError(ValueError):
+    """Feature columns of a table that are not numeric.
+
+    Attributes
+    ----------
+    columns : tuple of str
+        Their names.
+    problem : str
+        The message without its advice (which names :func:`load_table`'s parameters),
+        for callers that offer other ways out.
+    """
+
+    def __init__(self, problem: str, columns: list[str]) -> None:
+        self.problem = problem
+        self.columns = tuple(columns)
+        super().__init__(f"{problem}; encode them as numbers in the file, or leave them out "
+                         f"of the features (drop_cols={list(self.columns)!r}, or list the "
+                         "features to use in feature_cols)")
+
+
+# File suffixes that load_data reads as tables (load_table); anything else is LETOR.
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
+
+
 def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
-               feature_cols: list[str] | None = None,
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, list[str]]:
+               feature_cols: list[str] | None = None, *, drop_cols: list[str] | None = None,
+               return_order: bool = False) -> tuple[Any, ...]:
     """Load a CSV (``.csv``, ``.tsv``, ``.txt``) or Parquet (``.parquet``, ``.pq``) table.
 
     Parameters
@@ -235,19 +328,41 @@ def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
     label_col : str
         Column of labels (grades for ranking, 0/1 for binary).
     qid_col : str, optional
-        Column of query ids. Rows of one query need not be contiguous: they are gathered
-        in order of each query's first appearance, file order kept within a query.
-        Without it the data have no query structure (group-less ranking or binary).
+        Column of query ids (numbers or strings, none missing). Rows of one query need
+        not be adjacent: they are gathered, queries in order of first appearance and
+        rows of a query in file order, so rows may come back in another order than the
+        file's (ids 7, 3, 7 give rows 0, 2, 1; ``order`` maps them back). Without it
+        the data have no query structure (group-less ranking or binary).
     feature_cols : list of str, optional
-        Feature columns; default every numeric column other than the label and qid.
+        Feature columns, in this order; default every column other than the label,
+        the qid and ``drop_cols``, in the table's order.
+    drop_cols : list of str, optional
+        Columns left out of the default features (identifiers, text); not with
+        ``feature_cols``.
+    return_order : bool, default False
+        Also return ``order`` (see below).
 
     Returns
     -------
     X : ndarray of float64
+        Missing values are NaN (the boosters' missing values).
     y : ndarray of float64
     group : ndarray of int64 or None
         Query sizes in row order (``None`` without ``qid_col``).
     feature_names : list of str
+        The names of ``X``'s columns.
+    order : ndarray of int64, only with ``return_order=True``
+        The table row (0-based) of each returned row: ``in_file_order[order] =
+        per_row_result``.
+
+    Raises
+    ------
+    NonNumericColumnsError
+        A feature column is not numeric (text, dates): gbrank does not encode such
+        columns; the error names them (a ``ValueError``).
+    ValueError
+        A named column does not exist, the label is not numeric or is missing, a query
+        id is missing, or a column is both a feature and the label or qid.
     """
     import pandas as pd
 
@@ -264,34 +379,68 @@ def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
         raise ImportError(f"{path}: reading Parquet needs pyarrow ({exc})") from None
     except Exception as exc:  # pandas raises many parser types
         raise ValueError(f"{path}: cannot parse as a table: {exc}") from None
+    cols = ", ".join(map(str, df.columns[:12])) + (", ..." if df.shape[1] > 12 else "")
     for name, col in (("label_col", label_col), ("qid_col", qid_col)):
         if col is not None and col not in df.columns:
-            cols = ", ".join(map(str, df.columns[:12]))
             raise ValueError(f"{path}: {name}={col!r} is not a column (columns: {cols})")
+    for name, given in (("feature_cols", feature_cols), ("drop_cols", drop_cols)):
+        unknown = [c for c in given or () if c not in df.columns]
+        if unknown:
+            raise ValueError(f"{path}: {name} names {len(unknown)} column(s) the table does "
+                             f"not have: {unknown!r} (columns: {cols})")
+    if feature_cols is not None and drop_cols:
+        raise ValueError(f"{path}: pass feature_cols or drop_cols, not both")
     if feature_cols is None:
-        feature_cols = [c for c in df.columns if c not in (label_col, qid_col)
-                        and pd.api.types.is_numeric_dtype(df[c])]
+        feature_cols = [c for c in df.columns
+                        if c not in (label_col, qid_col) and c not in (drop_cols or ())]
+    else:
+        feature_cols = list(feature_cols)
+        for name, col in (("label_col", label_col), ("qid_col", qid_col)):
+            if col is not None and col in feature_cols:
+                raise ValueError(f"{path}: feature_cols includes {col!r}, the {name}")
     if not feature_cols:
-        raise ValueError(f"{path}: no numeric feature columns besides {label_col!r}")
+        raise ValueError(f"{path}: no feature columns besides {label_col!r}"
+                         + (f" and {qid_col!r}" if qid_col is not None else ""))
+    text = [c for c in feature_cols if not pd.api.types.is_numeric_dtype(df[c])]
+    if text:
+        first = df[text[0]].dropna()
+        example = f", e.g. {first.iloc[0]!r}" if len(first) else ""
+        raise NonNumericColumnsError(
+            f"{path}: {len(text)} feature column(s) are not numeric: {text!r} "
+            f"({text[0]!r} has dtype {df[text[0]].dtype}{example}); gbrank does not encode "
+            "text or date columns", text)
     y = pd.to_numeric(df[label_col], errors="coerce").to_numpy(np.float64)
     if not np.all(np.isfinite(y)):
         bad = int(np.flatnonzero(~np.isfinite(y))[0])
         raise ValueError(f"{path}: label column {label_col!r} has a non-numeric or missing "
                          f"value (first at row {bad})")
-    X = df[feature_cols].to_numpy(np.float64)
+    X = df[feature_cols].to_numpy(dtype=np.float64, na_value=np.nan)
     group = None
+    order = np.arange(len(df), dtype=np.int64)
     if qid_col is not None:
+        missing = np.flatnonzero(df[qid_col].isna().to_numpy())
+        if missing.size:
+            raise ValueError(f"{path}: qid column {qid_col!r} has {missing.size} missing "
+                             f"value(s) (first at row {int(missing[0])}); every row needs "
+                             "the id of its query")
         order, group = _group_rows(df[qid_col].to_numpy())
         X, y = X[order], y[order]
-    return X, y, group, [str(c) for c in feature_cols]
+    out = (X, y, group, [str(c) for c in feature_cols])
+    return (*out, order) if return_order else out
 
 
 def load_data(path: str | Path, *, label_col: str | None = None, qid_col: str | None = None,
-              query_path: str | Path | None = None,
-              ) -> tuple[Any, np.ndarray, np.ndarray | None]:
+              query_path: str | Path | None = None, feature_cols: list[str] | None = None,
+              drop_cols: list[str] | None = None, return_order: bool = False,
+              ) -> tuple[Any, ...]:
     """Load any supported file by its extension: CSV/TSV/Parquet tables
-    (:func:`load_table`, ``label_col`` required) or LETOR/SVMlight text
-    (:func:`load_letor`: a ``.query`` file beside it, or ``qid:`` fields, or neither).
+    (:func:`load_table`, ``label_col`` required; ``feature_cols`` and ``drop_cols`` as
+    there) or LETOR/SVMlight text (:func:`load_letor`: a ``.query`` file beside it, or
+    ``qid:`` fields, or neither).
+
+    Rows of one query id are gathered as the two loaders describe (queries in order of
+    first appearance, rows of a query in file order); ``return_order=True`` also
+    returns ``order``, the file row of each returned row.
 
     Returns
     -------
@@ -299,31 +448,19 @@ def load_data(path: str | Path, *, label_col: str | None = None, qid_col: str | 
     y : ndarray of float64
     group : ndarray of int64 or None
         ``None`` when the file has no query structure.
+    order : ndarray of int64, only with ``return_order=True``
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
-    if path.suffix.lower() in (".csv", ".tsv", ".parquet", ".pq"):
+    if path.suffix.lower() in TABLE_SUFFIXES:
         if label_col is None:
             raise ValueError(f"{path}: a table needs label_col (the column of labels)")
-        X, y, group, _ = load_table(path, label_col, qid_col)
-        return X, y, group
-    from sklearn.datasets import load_svmlight_file
-
-    qp = Path(query_path) if query_path is not None else Path(str(path) + ".query")
-    try:
-        if qp.exists():
-            return load_letor(path, qp)
-        X, y, qid = load_svmlight_file(str(path), query_id=True)
-    except ValueError as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        if msg.startswith(str(path)):
-            raise
-        raise ValueError(f"{path}: cannot parse as LETOR/SVMlight: {msg}") from None
-    if X.shape[0] == 0:
-        raise ValueError(f"{path}: no rows")
-    if np.all(qid == 0) or np.unique(qid).size == 1 and qid[0] == 0:
-        return X, y.astype(np.float64), None
-    starts = np.flatnonzero(np.diff(qid)) + 1
-    group = np.diff(np.concatenate(([0], starts, [qid.size]))).astype(np.int64)
-    return X, y.astype(np.float64), group
+        X, y, group, _, order = load_table(path, label_col, qid_col, feature_cols,
+                                           drop_cols=drop_cols, return_order=True)
+    else:
+        if feature_cols is not None or drop_cols:
+            raise ValueError(f"{path}: feature_cols and drop_cols choose columns of a table "
+                             "(CSV/Parquet); this is read as LETOR/SVMlight")
+        X, y, group, order = _read_letor(path, query_path)
+    return (X, y, group, order) if return_order else (X, y, group)

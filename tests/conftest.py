@@ -1,7 +1,10 @@
-"""Shared fixtures: the reference data in ../shared/data.
+"""Shared fixtures: the reference data in ../shared/data, and the PostgreSQL server of
+the tests of shared study storage.
 
-Outside CI a test that needs it is skipped when it is absent; in CI (``CI=true``) the
-data must be there, so its absence fails the test instead of hiding it as a skip.
+Outside CI a test that needs either is skipped when it is absent; in CI (``CI=true``)
+it must be there, so its absence fails the test instead of hiding it as a skip.
+PostgreSQL comes from ``GBRANK_TEST_POSTGRES`` (``bash .ci/postgres.sh start`` then
+``source .ci/postgres.env``; ``.ci/run`` does both).
 """
 
 from __future__ import annotations
@@ -40,3 +43,30 @@ def binary_data():
         a = np.loadtxt(_need(f"binary.{part}"), delimiter="\t")
         out[f"X_{part}"], out[f"y_{part}"] = a[:, 1:], a[:, 0]
     return out
+
+
+def _postgres_url() -> str:
+    # Like every optional extra, a missing driver skips (the floors' venv of .ci/run
+    # installs only gbrank[dev]); a missing server skips only outside CI.
+    pytest.importorskip("psycopg2", reason="psycopg2 is not installed: "
+                        "pip install 'gbrank[postgres]'")
+    url = os.environ.get("GBRANK_TEST_POSTGRES")
+    if not url:
+        why = ("GBRANK_TEST_POSTGRES is not set (bash .ci/postgres.sh start && "
+               "source .ci/postgres.env)")
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(why + " (required in CI)")
+        pytest.skip(why)
+    return url  # set but unreachable: the tests fail, the URL was given on purpose
+
+
+@pytest.fixture(scope="module")
+def pg_url() -> str:
+    return _postgres_url()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_url(request, tmp_path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'studies.db'}"
+    return _postgres_url()

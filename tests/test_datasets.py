@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from gbrank.datasets import load_letor, make_ranking
+from gbrank.datasets import load_data, load_letor, make_ranking
 
 
 def test_load_letor_query_file(tmp_path):
@@ -100,3 +100,126 @@ def test_load_breast_cancer_imbalanced():
     k = int(y.sum())
     assert k == round(0.05 * n_benign / 0.95)
     assert X.shape == (n_benign + k, 30)
+
+
+# ---- rows of one query id gathered; columns a table cannot give -----------------------------
+
+# qid 1, 1, 2, 2, 1, 1, 2, 2: two queries of four rows, interleaved. Feature 1 numbers the
+# file's rows (1..8), so a gathered row shows where it came from.
+INTERLEAVED = ("3 qid:1 1:1 2:0.5\n0 qid:1 1:2\n1 qid:2 1:3\n2 qid:2 1:4 2:1.5\n"
+               "# a comment line is not a row\n"
+               "4 qid:1 1:5\n0 qid:1 1:6\n2 qid:2 1:7 # trailing comment\n1 qid:2 1:8\n")
+FILE_Y = [3, 0, 1, 2, 4, 0, 2, 1]
+# Query 1 (first seen) holds file rows 0, 1, 4, 5; query 2 rows 2, 3, 6, 7.
+GATHERED_ORDER = [0, 1, 4, 5, 2, 3, 6, 7]
+GATHERED_X = [[1, 0.5], [2, 0], [5, 0], [6, 0], [3, 0], [4, 1.5], [7, 0], [8, 0]]
+GATHERED_Y = [3, 0, 4, 0, 1, 2, 2, 1]
+
+
+def test_load_letor_gathers_interleaved_query_ids(tmp_path):
+    path = tmp_path / "r.txt"
+    path.write_text(INTERLEAVED)
+    X, y, g, order = load_letor(path, return_order=True)
+    np.testing.assert_array_equal(g, [4, 4])
+    np.testing.assert_array_equal(X.toarray(), GATHERED_X)
+    np.testing.assert_array_equal(y, GATHERED_Y)
+    np.testing.assert_array_equal(order, GATHERED_ORDER)
+    # order maps the rows back to the file's.
+    back = np.empty_like(y)
+    back[order] = y
+    np.testing.assert_array_equal(back, FILE_Y)
+    X2, y2, g2 = load_data(path)
+    np.testing.assert_array_equal(X2.toarray(), GATHERED_X)
+    np.testing.assert_array_equal(y2, GATHERED_Y)
+    np.testing.assert_array_equal(g2, [4, 4])
+
+
+def test_load_letor_contiguous_queries_keep_file_order(tmp_path):
+    path = tmp_path / "r.txt"
+    path.write_text("2 qid:9 1:1\n0 qid:9 1:2\n1 qid:3 1:3\n")  # ids need not ascend
+    X, y, g, order = load_letor(path, return_order=True)
+    np.testing.assert_array_equal(g, [2, 1])
+    np.testing.assert_array_equal(order, [0, 1, 2])
+    np.testing.assert_array_equal(X.toarray().ravel(), [1, 2, 3])
+
+
+def test_query_file_sizes_win_over_qid_fields(tmp_path):
+    # LightGBM's .query file gives sizes of consecutive rows: nothing is gathered.
+    path = tmp_path / "r.txt"
+    path.write_text(INTERLEAVED)
+    (tmp_path / "r.txt.query").write_text("2\n2\n2\n2\n")
+    X, y, g, order = load_letor(path, return_order=True)
+    np.testing.assert_array_equal(g, [2, 2, 2, 2])
+    np.testing.assert_array_equal(order, np.arange(8))
+    np.testing.assert_array_equal(X.toarray()[:, 0], np.arange(1, 9))
+
+
+def test_load_letor_refuses_qid_on_some_rows_only(tmp_path):
+    path = tmp_path / "r.txt"
+    path.write_text("2 qid:1 1:1\n# comment\n0 1:2\n1 qid:1 1:3\n")
+    for load in (load_letor, load_data):
+        with pytest.raises(ValueError, match=r"r\.txt: line 3 has no qid: field while other "
+                                             r"rows have one"):
+            load(path)
+
+
+@pytest.mark.parametrize("text", ["2 qid:0 1:1\n0 qid:0 1:2\n1 qid:0 1:3\n",
+                                  "2 1:1\n0 1:2\n1 1:3\n"])
+def test_no_query_structure_is_one_query(text, tmp_path):
+    path = tmp_path / "r.txt"
+    path.write_text(text)
+    _, y, g = load_letor(path)
+    np.testing.assert_array_equal(g, [3])
+    np.testing.assert_array_equal(y, [2, 0, 1])
+    assert load_data(path)[2] is None
+
+
+def test_load_table_refuses_text_columns_and_names_them(tmp_path):
+    from gbrank.datasets import NonNumericColumnsError, load_table
+
+    path = tmp_path / "t.csv"
+    path.write_text("q,rel,a,city,b,when\n7,2,0.5,Paris,1,2024-01-02\n3,1,,Rome,2,2024-01-03\n"
+                    "7,0,0.3,Oslo,3,2024-01-04\n")
+    with pytest.raises(NonNumericColumnsError, match=r"not numeric: \['city', 'when'\].*"
+                       r"'Paris'.*drop_cols=\['city', 'when'\]") as exc:
+        load_table(path, "rel", "q")
+    assert exc.value.columns == ("city", "when")
+    with pytest.raises(NonNumericColumnsError, match="city"):
+        load_data(path, label_col="rel")
+    X, y, g, names, order = load_table(path, "rel", "q", drop_cols=["city", "when"],
+                                       return_order=True)
+    assert names == ["a", "b"]
+    np.testing.assert_array_equal(X, [[0.5, 1], [0.3, 3], [np.nan, 2]])  # missing -> NaN
+    np.testing.assert_array_equal(y, [2, 0, 1])
+    np.testing.assert_array_equal(g, [2, 1])
+    np.testing.assert_array_equal(order, [0, 2, 1])
+    X2, _, _, names2 = load_table(path, "rel", "q", feature_cols=["b", "a"])
+    assert names2 == ["b", "a"]
+    np.testing.assert_array_equal(X2, X[:, ::-1])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"feature_cols": ["a", "rel"]}, "feature_cols includes 'rel', the label_col"),
+    ({"feature_cols": ["a", "q"]}, "feature_cols includes 'q', the qid_col"),
+    ({"drop_cols": ["nope"]}, r"drop_cols names 1 column\(s\) the table does not have: "
+                              r"\['nope'\]"),
+    ({"feature_cols": ["a"], "drop_cols": ["b"]}, "feature_cols or drop_cols, not both"),
+    ({"drop_cols": ["a", "b"]}, "no feature columns besides 'rel' and 'q'"),
+])
+def test_load_table_column_choices_are_checked(kwargs, match, tmp_path):
+    from gbrank.datasets import load_table
+
+    path = tmp_path / "t.csv"
+    path.write_text("q,rel,a,b\n7,2,0.5,1\n3,1,0.1,2\n")
+    with pytest.raises(ValueError, match=match):
+        load_table(path, "rel", "q", **kwargs)
+
+
+def test_load_table_refuses_missing_query_ids(tmp_path):
+    from gbrank.datasets import load_table
+
+    path = tmp_path / "t.csv"
+    path.write_text("q,rel,a\nx,2,0.5\n,1,0.1\ny,0,0.2\n")
+    with pytest.raises(ValueError, match=r"qid column 'q' has 1 missing value\(s\) \(first "
+                                         r"at row 1\)"):
+        load_table(path, "rel", "q")

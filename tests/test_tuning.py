@@ -151,6 +151,116 @@ def test_load_table_gathers_queries(tmp_path):
     np.testing.assert_array_equal(g2, g)
 
 
+def test_tuner_data_gathers_interleaved_query_ids(tmp_path):
+    """experiments/tune.py --data / --test-data: a query id's rows are one query wherever
+    they are in a LETOR file (queries in order of first appearance)."""
+    tune = _tune_module()
+    train, test = tmp_path / "train.txt", tmp_path / "test.txt"
+    # qid 1, 1, 2, 2, 1, 1, 2, 2; feature 1 numbers the file's rows.
+    train.write_text("".join(f"{lab} qid:{q} 1:{i + 1}\n" for i, (q, lab) in enumerate(
+        zip([1, 1, 2, 2, 1, 1, 2, 2], [3, 0, 1, 2, 4, 0, 2, 1], strict=True))))
+    test.write_text("1 qid:5 1:1\n0 qid:6 1:2\n2 qid:5 1:3\n")
+    [task] = tune._load_tasks(tune.parse_args(["--data", str(train), "--test-data",
+                                               str(test)]))
+    assert task.kind == "ranking"
+    np.testing.assert_array_equal(task.group, [4, 4])
+    np.testing.assert_array_equal(task.X.toarray()[:, 0], [1, 2, 5, 6, 3, 4, 7, 8])
+    np.testing.assert_array_equal(task.y, [3, 0, 4, 0, 1, 2, 2, 1])
+    np.testing.assert_array_equal(task.group_test, [2, 1])
+    np.testing.assert_array_equal(task.X_test.toarray()[:, 0], [1, 3, 2])
+    assert task.feature_names is None  # LETOR columns have no names
+
+
+def test_tuner_table_features_by_name(tmp_path):
+    """A table's columns are the task's feature names (--drop-cols leaves some out); the
+    test table's features are matched by name, whatever its column order."""
+    import pandas as pd
+
+    tune = _tune_module()
+    df = pd.DataFrame({"q": [7, 3, 7, 3, 9, 9, 4, 4], "rel": [1, 0, 2, 1, 0, 2, 1, 0],
+                       "url": list("abcdefgh"), "a": np.arange(8.0), "b": -np.arange(8.0)})
+    df.to_csv(tmp_path / "train.csv", index=False)
+    df[["b", "rel", "a", "q", "url"]].iloc[:4].to_csv(tmp_path / "test.csv", index=False)
+    args = ["--data", str(tmp_path / "train.csv"), "--test-data", str(tmp_path / "test.csv"),
+            "--label-col", "rel", "--qid-col", "q", "--drop-cols", "url"]
+    [task] = tune._load_tasks(tune.parse_args(args))
+    assert task.feature_names == ["a", "b"]
+    np.testing.assert_array_equal(task.group, [2, 2, 2, 2])
+    np.testing.assert_array_equal(task.X[:, 0], [0, 2, 1, 3, 4, 5, 6, 7])
+    np.testing.assert_array_equal(task.X_test, [[0, 0], [2, -2], [1, -1], [3, -3]])
+
+
+@pytest.mark.parametrize("booster", ["lightgbm", "xgboost"])
+def test_check_feature_names_refuses_what_the_booster_would_not_keep(booster, tmp_path):
+    """Each name passes the check exactly when the booster trains with it and its saved
+    model, read back, has it unchanged."""
+    import lightgbm as lgb
+    import xgboost as xgb
+
+    from gbrank.tuning.cv import check_feature_names
+
+    rng = np.random.default_rng(0)
+    X, y = rng.random((60, 2)), rng.integers(0, 2, 60).astype(float)
+
+    def kept(names):
+        try:
+            if booster == "lightgbm":
+                bst = lgb.train({"verbose": -1, "min_data_in_leaf": 5, "num_threads": 1},
+                                lgb.Dataset(X, y, feature_name=names), 2)
+                bst.save_model(str(tmp_path / "m.txt"))
+                return lgb.Booster(model_file=str(tmp_path / "m.txt")).feature_name() == names
+            bst = xgb.train({"nthread": 1}, xgb.DMatrix(X, y, feature_names=names), 2)
+            bst.save_model(str(tmp_path / "m.json"))
+            return xgb.Booster(model_file=str(tmp_path / "m.json")).feature_names == names
+        except (lgb.basic.LightGBMError, ValueError):
+            return False
+
+    verdicts = []
+    for name in ["plain", "a b", "a\tb", "a\nb", "a,b", "a:b", "a[0]", 'a"', "a{", "a<b",
+                 "a>b", "é", "x.y", "", "0"]:
+        try:
+            check_feature_names([name, "other"], booster)
+            passed = True
+        except ValueError as exc:
+            passed = False
+            assert repr(name) in str(exc)
+        verdicts.append((name, passed, kept([name, "other"])))
+    assert [v for v in verdicts if v[1] != v[2]] == []
+    assert any(not v[1] for v in verdicts) and any(v[1] for v in verdicts)
+
+
+@pytest.mark.parametrize("booster, key", [("lightgbm", "native:binary"),
+                                          ("xgboost", "native:binary:logistic")])
+def test_saved_model_carries_the_table_column_names(booster, key, tmp_path):
+    """A CLI run on a CSV with a text column left out (--drop-cols): the refit model file,
+    read back by the booster itself, names its features by the table's columns."""
+    import pandas as pd
+
+    csv = _write_csv(tmp_path / "d.csv", n=600)
+    df = pd.read_csv(csv).rename(columns={"f0": "price", "f3": "click rate"})
+    df.insert(2, "city", np.where(np.arange(len(df)) % 3, "Paris", "Rome"))
+    df.to_csv(csv, index=False)
+    features = [c for c in df.columns if c not in ("label", "city")]
+    if booster == "lightgbm":  # LightGBM would save "click rate" as "click_rate"
+        df.rename(columns={"click rate": "click_rate"}).to_csv(csv, index=False)
+        features[features.index("click rate")] = "click_rate"
+    out = tmp_path / "out"
+    code = _tune_module().main([
+        "--data", str(csv), "--label-col", "label", "--drop-cols", "city",
+        "--booster", booster, "--objectives", key, "--trials", "1", "--max-rounds", "5",
+        "--folds", "2", "--no-throughput", "--quiet", "--out", str(out)])
+    assert code == 0
+    [model] = (out / "tune" / "models").rglob("model.*")
+    if booster == "lightgbm":
+        import lightgbm as lgb
+
+        assert lgb.Booster(model_file=str(model)).feature_name() == features
+    else:
+        import xgboost as xgb
+
+        assert xgb.Booster(model_file=str(model)).feature_names == features
+
+
 # ---- 3: the gate refuses a wrong Hessian ----------------------------------------------------
 
 class HessianOffFocal(FocalLoss):
@@ -189,12 +299,18 @@ def test_tuner_skips_rejected_objective_and_still_runs_the_rest(tmp_path):
 
 # ---- 4: bad input on the command line -------------------------------------------------------
 
-def _main(argv, capsys):
+def _tune_module():
+    """experiments/tune.py, imported (it is a script, not part of the package)."""
     sys.path.insert(0, str(TUNE.parent))
     try:
         import tune
     finally:
         sys.path.remove(str(TUNE.parent))
+    return tune
+
+
+def _main(argv, capsys):
+    tune = _tune_module()
     with pytest.raises(SystemExit) as exc:
         tune.main(argv)
     err = capsys.readouterr().err
@@ -204,9 +320,19 @@ def _main(argv, capsys):
 @pytest.mark.parametrize("case", ["missing", "unparsable", "no_label_col", "no_qid_col",
                                   "unknown_objective", "bad_trials", "bad_timeout",
                                   "bad_folds", "bad_workers", "workers_and_role",
-                                  "bad_storage"])
+                                  "bad_storage", "text_column", "unknown_drop_col",
+                                  "bad_feature_name", "drop_cols_on_letor"])
 def test_bad_input_exits_2_with_one_line(case, tmp_path, capsys):
+    import pandas as pd
+
     csv = _write_csv(tmp_path / "d.csv", n=200)
+    df = pd.read_csv(csv)
+    df.insert(1, "city", np.where(np.arange(len(df)) % 2, "Paris", "Rome"))
+    df.to_csv(tmp_path / "text.csv", index=False)
+    df.drop(columns="city").rename(columns={"f2": "f2:raw"}).to_csv(tmp_path / "name.csv",
+                                                                      index=False)
+    letor = tmp_path / "r.txt"
+    letor.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\n")
     bad = tmp_path / "bad.txt"
     bad.write_text("this is not\nan svmlight file\n")
     argv = {
@@ -221,6 +347,10 @@ def test_bad_input_exits_2_with_one_line(case, tmp_path, capsys):
         "bad_workers": ["--workers", "0"],
         "workers_and_role": ["--workers", "2", "--trials-only"],
         "bad_storage": ["--data", str(csv), "--label-col", "label", "--storage", "nowhere"],
+        "text_column": ["--data", str(tmp_path / "text.csv"), "--label-col", "label"],
+        "unknown_drop_col": ["--data", str(csv), "--label-col", "label", "--drop-cols", "zz"],
+        "bad_feature_name": ["--data", str(tmp_path / "name.csv"), "--label-col", "label"],
+        "drop_cols_on_letor": ["--data", str(letor), "--drop-cols", "f1"],
     }[case]
     code, err = _main(argv + ["--out", str(tmp_path / "out")], capsys)
     assert code == 2
@@ -235,8 +365,16 @@ def test_bad_input_exits_2_with_one_line(case, tmp_path, capsys):
               "bad_folds": "--folds: n_folds must be an integer in [2, inf], got 1",
               "bad_workers": "--workers: must be an integer >= 1, got 0",
               "workers_and_role": "--workers cannot be combined with --trials-only",
-              "bad_storage": "--storage: storage='nowhere' is invalid"}[case]
+              "bad_storage": "--storage: storage='nowhere' is invalid",
+              "text_column": "not numeric: ['city'] ('city' has dtype",
+              "unknown_drop_col": "drop_cols names 1 column(s) the table does not have: "
+                                  "['zz']",
+              "bad_feature_name": "feature name 'f2:raw' contains ':', which lightgbm does "
+                                  "not accept",
+              "drop_cols_on_letor": "r.txt is read as LETOR/SVMlight"}[case]
     assert expect in lines[0]
+    if case == "text_column":  # names the way out
+        assert lines[0].endswith("or leave them out with --drop-cols city")
     assert not (tmp_path / "out" / "SUMMARY.md").exists()
 
 

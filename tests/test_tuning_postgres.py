@@ -3,14 +3,13 @@
 ``experiments/tune.py`` processes sharing a PostgreSQL study (two processes started by
 hand, and ``--workers 2``).
 
-PostgreSQL comes from ``GBRANK_TEST_POSTGRES`` (``bash .ci/postgres.sh start`` then
-``source .ci/postgres.env``; ``.ci/run`` does both). Outside CI its absence skips the
-PostgreSQL tests with that instruction; in CI (``CI=true``) it fails them.
+PostgreSQL comes from ``GBRANK_TEST_POSTGRES`` (the ``pg_url`` and ``any_url`` fixtures
+of ``conftest.py``). Outside CI its absence skips the PostgreSQL tests with that
+instruction; in CI (``CI=true``) it fails them.
 """
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import subprocess
@@ -37,33 +36,6 @@ from gbrank.tuning.storage import _postgres_driver, open_storage, study_lock  # 
 ROOT = Path(__file__).resolve().parents[1]
 TUNE = ROOT / "experiments" / "tune.py"
 S = optuna.trial.TrialState
-
-
-def _postgres_url() -> str:
-    # Like every optional extra, a missing driver skips (the floors' venv of .ci/run
-    # installs only gbrank[dev]); a missing server skips only outside CI.
-    pytest.importorskip("psycopg2", reason="psycopg2 is not installed: "
-                        "pip install 'gbrank[postgres]'")
-    url = os.environ.get("GBRANK_TEST_POSTGRES")
-    if not url:
-        why = ("GBRANK_TEST_POSTGRES is not set (bash .ci/postgres.sh start && "
-               "source .ci/postgres.env)")
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(why + " (required in CI)")
-        pytest.skip(why)
-    return url  # set but unreachable: the tests fail, the URL was given on purpose
-
-
-@pytest.fixture(scope="module")
-def pg_url() -> str:
-    return _postgres_url()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def any_url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'studies.db'}"
-    return _postgres_url()
 
 
 def _unique(prefix: str) -> str:

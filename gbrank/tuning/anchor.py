@@ -33,7 +33,8 @@ def run_anchor(task: Task, folds: list[Fold], time_budget: float, *, max_rounds:
     res = StudyResult(task.name, KEY, "ndcg@10", True, "done")
     n = task.y.size
     ds = lgb.Dataset(task.X, task.y, group=task.lgb_group(task.group, n),
-                     params=dict(LGB_DATASET_PARAMS), free_raw_data=False)
+                     params=dict(LGB_DATASET_PARAMS), feature_name=task.feature_names or "auto",
+                     free_raw_data=False)
     params: dict[str, Any] = {"objective": "lambdarank", "metric": "ndcg", "eval_at": [10],
                               "verbose": -1, "num_threads": n_jobs, "seed": seed}
     t0 = time.perf_counter()

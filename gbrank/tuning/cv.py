@@ -12,12 +12,37 @@ import numpy as np
 from gbrank.tuning.folds import Fold
 from gbrank.tuning.tasks import Task
 
-__all__ = ["FoldData", "TrialResult", "score", "run_cv", "fit_full"]
+__all__ = ["FoldData", "TrialResult", "check_feature_names", "score", "run_cv", "fit_full"]
 
 # Binning is fixed for every trial (the Datasets are built once); feature_pre_filter is
 # off so trials may change min_data_in_leaf on an already constructed Dataset.
 LGB_DATASET_PARAMS = {"max_bin": 255, "min_data_in_bin": 3, "feature_pre_filter": False,
                       "verbose": -1}
+
+
+# Characters in a feature name that each booster refuses, or that do not survive its
+# model file (LightGBM: JSON's punctuation; a line break splits its feature_names line).
+_REFUSED = {"lightgbm": '",:[]{}\n\r', "xgboost": "[]<"}
+
+
+def check_feature_names(names: list[str] | None, booster: str) -> None:
+    """Refuse feature names ``booster`` would reject, or change in its saved model, with
+    a ValueError naming the feature, so that a run fails before its first trial rather
+    than at the refit. LightGBM also writes spaces as ``_`` and cannot store an empty
+    name."""
+    for name in names or ():
+        bad = sorted(set(name) & set(_REFUSED[booster]))
+        if bad:
+            why = (f"contains {''.join(bad)!r}, which {booster} does not accept in a feature "
+                   "name")
+        elif booster == "lightgbm" and " " in name:
+            why = "contains a space, which LightGBM changes to '_' in the saved model"
+        elif booster == "lightgbm" and not name:
+            why = "is empty, which LightGBM does not accept"
+        else:
+            continue
+        raise ValueError(f"feature name {name!r} {why}; rename the column, or leave it out "
+                         "of the features")
 
 
 def score(name: str, y: np.ndarray, s: np.ndarray, group: np.ndarray | None) -> float:
@@ -69,28 +94,33 @@ class FoldData:
         if self.reuse and key in self._cache:
             return self._cache[key]
         Xt, yt, gt, Xv, yv, gv = self.fold_arrays(f)
-        sets = make_sets(self.booster, Xt, yt, gt, Xv, yv, gv, self.n_jobs)
+        sets = make_sets(self.booster, Xt, yt, gt, Xv, yv, gv, self.n_jobs,
+                         self.task.feature_names)
         self.builds += 1
         if self.reuse:
             self._cache[key] = sets
         return sets
 
 
-def make_sets(booster: str, Xt, yt, gt, Xv, yv, gv, n_jobs: int = 2):
+def make_sets(booster: str, Xt, yt, gt, Xv, yv, gv, n_jobs: int = 2,
+              feature_names: list[str] | None = None):
     """Binned training set and validation set (LightGBM ``Dataset`` pair sharing bins, or
-    XGBoost ``DMatrix`` pair), constructed now."""
+    XGBoost ``DMatrix`` pair), constructed now; ``feature_names`` (optional) name the
+    columns."""
     if booster == "lightgbm":
         import lightgbm as lgb
 
         params = dict(LGB_DATASET_PARAMS, num_threads=n_jobs)
-        dt = lgb.Dataset(Xt, yt, group=gt, params=params, free_raw_data=False).construct()
-        dv = lgb.Dataset(Xv, yv, group=gv, reference=dt, params=params,
+        names = feature_names or "auto"
+        dt = lgb.Dataset(Xt, yt, group=gt, params=params, feature_name=names,
+                         free_raw_data=False).construct()
+        dv = lgb.Dataset(Xv, yv, group=gv, reference=dt, params=params, feature_name=names,
                          free_raw_data=False).construct()
         return dt, dv
     import xgboost as xgb
 
-    dt = xgb.DMatrix(Xt, yt, group=gt, nthread=n_jobs)
-    dv = xgb.DMatrix(Xv, yv, group=gv, nthread=n_jobs)
+    dt = xgb.DMatrix(Xt, yt, group=gt, nthread=n_jobs, feature_names=feature_names)
+    dv = xgb.DMatrix(Xv, yv, group=gv, nthread=n_jobs, feature_names=feature_names)
     return dt, dv
 
 
@@ -232,7 +262,8 @@ def fit_full(task: Task, booster: str, booster_params: dict, obj: Any, rounds: i
         import lightgbm as lgb
 
         ds = lgb.Dataset(task.X, task.y, group=g, params=dict(LGB_DATASET_PARAMS),
-                         init_score=None if init is None else np.full(task.y.size, init))
+                         init_score=None if init is None else np.full(task.y.size, init),
+                         feature_name=task.feature_names or "auto")
         params["num_threads"] = n_jobs
         if obj is not None:
             params["objective"] = obj
@@ -241,8 +272,9 @@ def fit_full(task: Task, booster: str, booster_params: dict, obj: Any, rounds: i
         return model, init, s_test
     import xgboost as xgb
 
-    dt = xgb.DMatrix(task.X, task.y, group=g, nthread=n_jobs)
-    dte = xgb.DMatrix(task.X_test, task.y_test, group=gte, nthread=n_jobs)
+    names = task.feature_names
+    dt = xgb.DMatrix(task.X, task.y, group=g, nthread=n_jobs, feature_names=names)
+    dte = xgb.DMatrix(task.X_test, task.y_test, group=gte, nthread=n_jobs, feature_names=names)
     if init is not None:
         dt.set_base_margin(np.full(task.y.size, init))
         dte.set_base_margin(np.full(task.y_test.size, init))

@@ -21,7 +21,7 @@ import numpy as np
 
 from gbrank._validation import check_bool, check_choice, check_integer, check_number
 from gbrank.tuning._deps import require
-from gbrank.tuning.cv import FoldData, fit_full, run_cv, score
+from gbrank.tuning.cv import FoldData, check_feature_names, fit_full, run_cv, score
 from gbrank.tuning.folds import make_folds
 from gbrank.tuning.gate import gate
 from gbrank.tuning.spaces import Candidate, build_objective, candidates_for, suggest_params
@@ -362,7 +362,11 @@ def _jsonable(x: Any) -> Any:
 
 def tune_task(task: Task, cfg: TuneConfig, progress: _Progress | None = None,
               storage: Any = None) -> list[StudyResult]:
-    """Run every candidate study of one task (gate, study, refit, test score, plots)."""
+    """Run every candidate study of one task (gate, study, refit, test score, plots).
+
+    The task's ``feature_names`` must suit ``cfg.booster`` (see
+    :func:`~gbrank.tuning.cv.check_feature_names`): checked before any trial."""
+    check_feature_names(task.feature_names, cfg.booster)
     optuna = require("optuna")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     progress = progress or _Progress(cfg.progress, cfg.worker)

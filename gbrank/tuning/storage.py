@@ -1,7 +1,8 @@
 """Study storage: any SQLAlchemy URL through Optuna's RDBStorage (SQLite by default,
 PostgreSQL for many workers), with heartbeats so a killed run's trials are failed and
 retried instead of staying RUNNING forever, and a per-study lock that lets many
-processes share one trial budget exactly (see :func:`study_lock`)."""
+processes share one trial budget exactly (see :func:`study_lock`). Many processes may
+open one fresh storage at once: its tables are created once (see :func:`open_storage`)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,11 @@ def open_storage(url: str, heartbeat_interval: int = 10, grace_period: int | Non
     ``grace_period`` (default 3 × interval) is failed at the next trial start of any
     worker, and Optuna's retry callback (``RetryHeartbeatStaleTrialCallback``, or
     ``RetryFailedTrialCallback`` before Optuna 4.9) re-queues its parameters (at most
-    ``max_retry`` times)."""
+    ``max_retry`` times).
+
+    Any number of processes may open one storage at the same moment, a fresh one
+    included: the first creates the tables while the others wait (see
+    :func:`_schema_lock`), then each finds them complete."""
     optuna = require("optuna")
     if not isinstance(url, str) or "://" not in url:
         raise ValueError(f"storage={url!r} is invalid: expected an SQLAlchemy URL such as "
@@ -59,26 +64,73 @@ def open_storage(url: str, heartbeat_interval: int = 10, grace_period: int | Non
     engine_kwargs = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {}
     kwargs = {"engine_kwargs": engine_kwargs, "heartbeat_interval": int(heartbeat_interval),
               "grace_period": int(grace_period or 3 * heartbeat_interval)}
+    st = optuna.storages
+    quiet = optuna.exceptions.ExperimentalWarning
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        st = optuna.storages
+        warnings.simplefilter("ignore", quiet)
         if "heartbeat_stale_trial_callback" in inspect.signature(st.RDBStorage).parameters:
             kwargs["heartbeat_stale_trial_callback"] = st.RetryHeartbeatStaleTrialCallback(
                 max_retry=max_retry)  # Optuna >= 4.9
         else:
             kwargs["failed_trial_callback"] = st.RetryFailedTrialCallback(max_retry=max_retry)
-        for attempt in range(4):
-            try:
+    for attempt in range(4):
+        try:
+            # catch_warnings inside the lock: threads of one process then open one
+            # after another too, and never restore each other's (process-wide) filters
+            # while one still constructs.
+            with _schema_lock(url), warnings.catch_warnings():
+                warnings.simplefilter("ignore", quiet)
                 return st.RDBStorage(url, **kwargs)
-            except Exception as exc:
-                # Processes that open a fresh database at the same moment all create its
-                # tables; on PostgreSQL the losers fail on the catalogue's unique index
-                # ("already exists" / duplicate key). The tables exist then: try again.
-                text = str(exc).lower()
-                if attempt == 3 or not ("already exists" in text or "duplicate" in text):
-                    raise
-                time.sleep(0.2 + random.random())
+        except Exception as exc:
+            # A process that does not take the schema lock (plain Optuna, an older
+            # gbrank) may still create the tables beside us; on PostgreSQL the loser
+            # fails on the catalogue's unique index ("already exists" / duplicate key).
+            # The tables exist then: try again.
+            text = str(exc).lower()
+            if attempt == 3 or not ("already exists" in text or "duplicate" in text):
+                raise
+            time.sleep(0.2 + random.random())
     raise AssertionError("unreachable")
+
+
+@contextlib.contextmanager
+def _schema_lock(url: str) -> Iterator[None]:
+    """Hold, while Optuna creates or checks the tables of ``url``, a lock that every
+    :func:`open_storage` of the same database takes.
+
+    Optuna's ``RDBStorage`` checks whether each table and the schema version row exist,
+    then creates what is missing: two processes on a fresh database both see nothing
+    and both create (SQLite: ``UNIQUE constraint failed: alembic_version.version_num``;
+    PostgreSQL: "already exists" or a duplicate key). Under the lock the first creates,
+    the rest find the schema complete.
+
+    * SQLite: ``flock`` on ``<database>.open.lock``. Not ``study_lock``'s file: an
+      open would then wait behind every trial admission, and a process that opened a
+      storage while holding its study lock would wait for itself (``flock`` locks
+      belong to open file descriptions, two opens of one file exclude each other).
+    * PostgreSQL, MySQL/MariaDB: an advisory lock of the database, on a connection of
+      its own, held by the server until released or the connection drops.
+    """
+    from sqlalchemy.engine import make_url
+
+    u = make_url(url)
+    dialect = u.get_backend_name()
+    if dialect == "sqlite":
+        with _file_lock(_beside(u.database, ".open.lock")):
+            yield
+        return
+    if dialect not in _ADVISORY:
+        yield
+        return
+    from sqlalchemy import create_engine
+    from sqlalchemy.pool import NullPool
+
+    engine = create_engine(u, poolclass=NullPool)
+    try:
+        with _advisory_lock(engine, "gbrank: create the tables"):
+            yield
+    finally:
+        engine.dispose()
 
 
 def study_name(task_name: str, fingerprint: str, booster: str, key: str) -> str:
@@ -115,35 +167,60 @@ def study_lock(storage: Any, name: str) -> Iterator[None]:
     """
     engine = getattr(storage, "engine", None)
     dialect = getattr(engine, "name", None)
-    if dialect in ("postgresql", "mysql", "mariadb"):
-        from sqlalchemy import text
-
-        conn = engine.connect()
-        try:
-            if dialect == "postgresql":
-                take, give = "SELECT pg_advisory_lock(:k)", "SELECT pg_advisory_unlock(:k)"
-                key: Any = _key64(name)
-            else:  # MySQL lock names are at most 64 characters
-                take, give = "SELECT GET_LOCK(:k, -1)", "SELECT RELEASE_LOCK(:k)"
-                key = "gbrank-" + hashlib.blake2b(name.encode(), digest_size=16).hexdigest()
-            conn.execute(text(take), {"k": key})
-            conn.commit()
-            try:
-                yield
-            finally:
-                conn.execute(text(give), {"k": key})
-                conn.commit()
-        finally:
-            conn.close()
+    if dialect in _ADVISORY:
+        with _advisory_lock(engine, name):
+            yield
         return
-    path = None
-    if dialect == "sqlite":
-        db = engine.url.database
-        if db and db != ":memory:" and not db.startswith("file::memory:"):
-            path = Path(db).resolve().with_name(Path(db).name + ".lock")
+    path = _beside(engine.url.database, ".lock") if dialect == "sqlite" else None
+    with _file_lock(path):
+        yield
+
+
+# SQLAlchemy dialects with server-side named locks (see _advisory_lock).
+_ADVISORY = ("postgresql", "mysql", "mariadb")
+
+
+@contextlib.contextmanager
+def _advisory_lock(engine: Any, name: str) -> Iterator[None]:
+    """A server-side lock named ``name`` on a connection of ``engine``'s own."""
+    from sqlalchemy import text
+
+    conn = engine.connect()
+    try:
+        if engine.name == "postgresql":
+            take, give = "SELECT pg_advisory_lock(:k)", "SELECT pg_advisory_unlock(:k)"
+            key: Any = _key64(name)
+        else:  # MySQL lock names are at most 64 characters
+            take, give = "SELECT GET_LOCK(:k, -1)", "SELECT RELEASE_LOCK(:k)"
+            key = "gbrank-" + hashlib.blake2b(name.encode(), digest_size=16).hexdigest()
+        conn.execute(text(take), {"k": key})
+        conn.commit()
+        try:
+            yield
+        finally:
+            conn.execute(text(give), {"k": key})
+            conn.commit()
+    finally:
+        conn.close()
+
+
+def _beside(database: str | None, suffix: str) -> Path | None:
+    """``<database><suffix>`` beside an SQLite database file; ``None`` for an in-memory
+    database, and when the file's folder does not exist (SQLite then fails to open the
+    database with its own message)."""
+    if not database or database == ":memory:" or database.startswith("file::memory:"):
+        return None
+    db = Path(database).resolve()
+    return db.with_name(db.name + suffix) if db.parent.is_dir() else None
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path | None) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` (created if missing); nothing for ``None`` or
+    where there is no ``flock`` (Windows: one process needs no lock)."""
     try:
         import fcntl
-    except ImportError:  # Windows: no flock; a single process needs no lock
+    except ImportError:
         fcntl = None
     if path is None or fcntl is None:
         yield

@@ -28,7 +28,9 @@ class Task:
     ``X``, ``y``, ``group`` are the tuning part (cross-validated, then refit on);
     ``X_test``, ``y_test``, ``group_test`` the held-out part, never seen while tuning
     (for grouped ranking: whole queries). ``group`` is ``None`` for binary data and for
-    group-less ranking (the rows are one query).
+    group-less ranking (the rows are one query). ``feature_names`` (one per column of
+    ``X``, e.g. a table's column names) name the features of every booster the tuner
+    trains and saves; ``None``: the boosters' defaults (``Column_0``, ``f0``, ...).
     """
 
     name: str
@@ -41,11 +43,23 @@ class Task:
     group_test: np.ndarray | None
     description: str = ""
     metrics: tuple[str, ...] = field(default=())
+    feature_names: list[str] | None = None
 
     def __post_init__(self) -> None:
         check_choice(self.kind, "kind", ("ranking", "binary"))
         if not self.metrics:
             self.metrics = task_metrics(self.kind)
+        if self.feature_names is not None:
+            names = [str(n) for n in self.feature_names]
+            for part, X in (("X", self.X), ("X_test", self.X_test)):
+                if X.shape[1] != len(names):
+                    raise ValueError(f"{self.name}: {len(names)} feature_names for "
+                                     f"{X.shape[1]} columns of {part}")
+            twice = sorted({n for n in names if names.count(n) > 1})
+            if twice:
+                raise ValueError(f"{self.name}: feature_names must be unique; {twice!r} "
+                                 "occur more than once")
+            self.feature_names = names
 
     @property
     def grouped(self) -> bool:
@@ -76,13 +90,15 @@ def _rows(X: Any, idx: np.ndarray) -> Any:
 
 
 def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str | None = None,
-                     test_size: float = 0.2, seed: int = 0, description: str = "") -> Task:
+                     test_size: float = 0.2, seed: int = 0, description: str = "",
+                     feature_names: list[str] | None = None) -> Task:
     """Split data into a tuning part and a held-out test part.
 
     Grouped ranking: a random ``test_size`` share of the queries is held out (whole
     queries). Group-less ranking: random rows (both parts remain one query each).
     Binary: a stratified random share of the rows. ``kind`` defaults to ``"binary"``
     when the labels are all 0/1 and there is no query structure, else ``"ranking"``.
+    ``feature_names``: see :class:`Task`.
     """
     y = np.asarray(y, dtype=np.float64)
     if group is not None:
@@ -102,7 +118,8 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
         row_q = np.repeat(np.arange(nq), group)
         te = test_q[row_q]
         return Task(name, kind, _rows(X, np.flatnonzero(~te)), y[~te], group[~test_q],
-                    _rows(X, np.flatnonzero(te)), y[te], group[test_q], description)
+                    _rows(X, np.flatnonzero(te)), y[te], group[test_q], description,
+                    feature_names=feature_names)
     n = y.size
     if kind == "binary":
         pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y != 1)
@@ -116,7 +133,8 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
     te = np.zeros(n, bool)
     te[te_idx] = True
     return Task(name, kind, _rows(X, np.flatnonzero(~te)), y[~te], None,
-                _rows(X, np.flatnonzero(te)), y[te], None, description)
+                _rows(X, np.flatnonzero(te)), y[te], None, description,
+                feature_names=feature_names)
 
 
 def default_tasks(quick: bool = False) -> list[Task]:
