@@ -297,6 +297,39 @@ def test_tuner_skips_rejected_objective_and_still_runs_the_rest(tmp_path):
     assert results["native:binary"].n_complete == 1
 
 
+def test_kernels_compile_before_the_study_clock_starts(tmp_path, monkeypatch):
+    # Every kernel-selecting variant of the objective (LambdaRank's norm x weighting)
+    # runs once on the first fold before run_budget starts the study's timeout.
+    from gbrank.tuning import runner
+
+    events: list = []
+    real_grad_hess = LambdaRank.booster_grad_hess
+
+    def record(self, y, preds, group=None, weight=None):
+        events.append(("grad_hess", self.norm, self.weighting, y.size))
+        return real_grad_hess(self, y, preds, group, weight)
+
+    real_budget = runner.run_budget
+
+    def budget(*args, **kwargs):
+        events.append(("budget",))
+        return real_budget(*args, **kwargs)
+
+    monkeypatch.setattr(LambdaRank, "booster_grad_hess", record)
+    monkeypatch.setattr(runner, "run_budget", budget)
+    task = _ranking_task()
+    cfg = TuneConfig(trials=1, max_rounds=3, patience=2, n_folds=2, out_dir=tmp_path,
+                     objectives=["lambdarank:ndcg"], save_models=False, plots=False,
+                     progress=False)
+    tune_task(task, cfg)
+    first = events.index(("budget",))
+    warmed = {(e[1], e[2]) for e in events[:first] if e[0] == "grad_hess"}
+    assert warmed >= {(norm, w) for norm in (False, True)
+                      for w in ("lambdarank", "ndcg_loss1", "ndcg_loss2pp")}
+    fold_rows = make_folds(task, 2, seed=0)[0].train.size
+    assert any(e[0] == "grad_hess" and e[3] == fold_rows for e in events[:first])
+
+
 # ---- 4: bad input on the command line -------------------------------------------------------
 
 def _tune_module():

@@ -24,7 +24,13 @@ from gbrank.tuning._deps import require
 from gbrank.tuning.cv import FoldData, check_feature_names, fit_full, run_cv, score
 from gbrank.tuning.folds import make_folds
 from gbrank.tuning.gate import gate
-from gbrank.tuning.spaces import Candidate, build_objective, candidates_for, suggest_params
+from gbrank.tuning.spaces import (
+    Candidate,
+    build_objective,
+    candidates_for,
+    kernel_variants,
+    suggest_params,
+)
 from gbrank.tuning.storage import default_storage_url, open_storage, study_lock, study_name
 from gbrank.tuning.tasks import Task
 
@@ -414,6 +420,22 @@ def _objective_fn(cand: Candidate, cfg: TuneConfig, data: FoldData):
     return fn
 
 
+def _warm_kernels(task: Task, cand: Candidate, data: FoldData, seed: int) -> None:
+    """Compile, before the study's clock starts, every kernel its trials can run: each
+    kernel-selecting variant of the objective on the first fold's training rows (the
+    serial or threaded form their size selects) and the task's metrics on its
+    validation rows. On an empty numba cache this is most of a first study's time,
+    which would otherwise come out of its ``timeout``."""
+    _, y, group, _, yv, gv = data.fold_arrays(0)
+    rng = np.random.default_rng(seed)
+    for params in kernel_variants(cand):
+        obj = build_objective(cand, params, seed)
+        obj.booster_grad_hess(y, rng.standard_normal(y.size), group)
+    sv = rng.standard_normal(yv.size)
+    for name in task.metrics:
+        score(name, yv, sv, gv)
+
+
 def _one_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, storage: Any,
                fp: str, progress: _Progress) -> StudyResult:
     optuna = require("optuna")
@@ -438,6 +460,8 @@ def _one_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, sto
         study.set_user_attr("objective", cand.key)
         study.set_user_attr("metric", cand.target)
         done0 = sum(_state_counts(study)[:2])
+        if done0 < cfg.trials:
+            _warm_kernels(task, cand, data, cfg.seed)
         t_start = time.perf_counter()
         n_here = 0
 

@@ -312,6 +312,24 @@ def suggest_params(trial: Any, cand: Candidate, booster: str, y_train: Any = Non
     return bp, op
 
 
+def kernel_variants(cand: Candidate) -> list[dict[str, Any]]:
+    """Every combination of the candidate's categorical objective parameters that its
+    trials can draw (LambdaRank's ``norm`` × ``weighting``, RankNet's ``ties``, ...):
+    each may run another compiled kernel, so the tuner compiles them all before a
+    study's clock starts. Conditions on numeric parameters are not followed (a
+    combination more is harmless)."""
+    import itertools
+
+    if cand.is_native:
+        return []
+    have = cand.base.get_params()
+    ctx = {"_metric": have.get("metric")}
+    cats = [p for p in OBJECTIVE_SPACES[cand.family]
+            if p.kind == "cat" and p.name in have and (p.when is None or p.when(ctx))]
+    return [dict(zip([p.name for p in cats], combo, strict=True))
+            for combo in itertools.product(*(p.choices for p in cats))]
+
+
 def build_objective(cand: Candidate, obj_params: dict, seed: int = 0) -> Any:
     """A fresh objective: the candidate's base instance with ``obj_params`` set, and a
     ``random_state`` left at None (e.g. FBetaSurrogate's random mini-batches) set to
