@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 tune: $(STAMP)
-	$(PY) experiments/tune.py $(ARGS)
+	$(PY) -m gbrank tune $(ARGS)
 
 bench: $(STAMP)
 	$(PY) experiments/bench.py $(ARGS)

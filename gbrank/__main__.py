@@ -1,6 +1,7 @@
 """``python -m gbrank <command>`` (also the ``gbrank`` console script).
 
 Commands:
+  tune     tune every objective against the boosters' own (gbrank.tuning.cli)
   warmup   compile every numba kernel now (Docker images, CI caches, Dask workers)
 """
 
@@ -11,8 +12,15 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["tune"]:  # the tuner parses its own flags
+        from gbrank.tuning.cli import main as tune
+
+        return tune(argv[1:])
     parser = argparse.ArgumentParser(prog="gbrank", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("tune", help="tune every objective against the boosters' own "
+                   "(gbrank tune --help)")
     warm = sub.add_parser("warmup", help="compile every numba kernel ahead of time")
     warm.add_argument("--no-threads", action="store_true",
                       help="skip the threaded forms (used from 200,000 rows on)")

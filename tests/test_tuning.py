@@ -1,4 +1,4 @@
-"""The tuner (gbrank.tuning, experiments/tune.py): issue 8's "What it must show" 1–4 plus
+"""The tuner (gbrank.tuning, the `gbrank tune` command line): issue 8's "What it must show" 1–4 plus
 the pieces (folds, spaces, gate, storage names, loaders)."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from gbrank.tuning.spaces import candidate, suggest_params  # noqa: E402
 from gbrank.tuning.storage import open_storage, study_name  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-TUNE = ROOT / "experiments" / "tune.py"
+TUNE = [sys.executable, "-m", "gbrank.tuning"]  # what `gbrank tune` runs
 
 
 def _binary_task(n=1500, seed=0):
@@ -152,7 +152,7 @@ def test_load_table_gathers_queries(tmp_path):
 
 
 def test_tuner_data_gathers_interleaved_query_ids(tmp_path):
-    """experiments/tune.py --data / --test-data: a query id's rows are one query wherever
+    """gbrank tune --data / --test-data: a query id's rows are one query wherever
     they are in a LETOR file (queries in order of first appearance)."""
     tune = _tune_module()
     train, test = tmp_path / "train.txt", tmp_path / "test.txt"
@@ -333,13 +333,10 @@ def test_kernels_compile_before_the_study_clock_starts(tmp_path, monkeypatch):
 # ---- 4: bad input on the command line -------------------------------------------------------
 
 def _tune_module():
-    """experiments/tune.py, imported (it is a script, not part of the package)."""
-    sys.path.insert(0, str(TUNE.parent))
-    try:
-        import tune
-    finally:
-        sys.path.remove(str(TUNE.parent))
-    return tune
+    """The command line of ``gbrank tune``."""
+    from gbrank.tuning import cli
+
+    return cli
 
 
 def _main(argv, capsys):
@@ -388,7 +385,7 @@ def test_bad_input_exits_2_with_one_line(case, tmp_path, capsys):
     code, err = _main(argv + ["--out", str(tmp_path / "out")], capsys)
     assert code == 2
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("tune.py: error: "), err
+    assert len(lines) == 1 and lines[0].startswith("gbrank tune: error: "), err
     expect = {"missing": "no such file", "unparsable": "cannot parse",
               "no_label_col": "label_col='rel' is not a column",
               "no_qid_col": "qid_col='query' is not a column",
@@ -412,7 +409,7 @@ def test_bad_input_exits_2_with_one_line(case, tmp_path, capsys):
 
 
 def test_bad_input_in_a_real_process_has_no_traceback(tmp_path):
-    out = subprocess.run([sys.executable, str(TUNE), "--data", str(tmp_path / "missing.csv"),
+    out = subprocess.run([*TUNE, "--data", str(tmp_path / "missing.csv"),
                           "--label-col", "y"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2
     assert "Traceback" not in out.stderr
@@ -429,13 +426,14 @@ def _numbers(text: str) -> list[float]:
 
 @pytest.mark.slow
 def test_cli_small_run_end_to_end(tmp_path):
-    """A small CLI run on a CSV: summary with numbers, plots, models, resumable storage."""
+    """A small run of `gbrank tune` on a CSV, as a user outside the checkout starts it:
+    summary with numbers, plots, models, resumable storage, all in ./gbrank-results."""
     csv = _write_csv(tmp_path / "d.csv")
-    out = tmp_path / "out"
-    cmd = [sys.executable, str(TUNE), "--data", str(csv), "--label-col", "label",
+    out = tmp_path / "gbrank-results"
+    cmd = [sys.executable, "-m", "gbrank", "tune", "--data", str(csv), "--label-col", "label",
            "--objectives", "focal,native:binary", "--trials", "2", "--max-rounds", "15",
-           "--folds", "2", "--no-throughput", "--out", str(out)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+           "--folds", "2", "--no-throughput"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     summary = (out / "SUMMARY.md").read_text()
     assert "| focal | ap |" in summary and "| native:binary | ap |" in summary
@@ -451,7 +449,7 @@ def test_cli_small_run_end_to_end(tmp_path):
     storage = open_storage(f"sqlite:///{out / 'studies.db'}")
     before = {s.study_name: s.n_trials for s in optuna.get_all_study_summaries(storage)}
     assert sorted(before.values()) == [2, 2]
-    r2 = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    r2 = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert r2.returncode == 0, r2.stderr
     after = {s.study_name: s.n_trials for s in optuna.get_all_study_summaries(storage)}
     assert after == before
@@ -460,7 +458,7 @@ def test_cli_small_run_end_to_end(tmp_path):
 @pytest.mark.slow
 def test_quick_run_end_to_end(tmp_path):
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, str(TUNE), "--quick", "--out", str(out)],
+    r = subprocess.run([*TUNE, "--quick", "--out", str(out)],
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr
     summary = (out / "SUMMARY.md").read_text()
@@ -482,7 +480,7 @@ def test_sigkill_then_resume_keeps_completed_and_retries_stale(tmp_path):
     csv = _write_csv(tmp_path / "d.csv", n=12000)
     out = tmp_path / "out"
     total = 8
-    cmd = [sys.executable, str(TUNE), "--data", str(csv), "--label-col", "label",
+    cmd = [*TUNE, "--data", str(csv), "--label-col", "label",
            "--objectives", "native:binary", "--trials", str(total), "--max-rounds", "300",
            "--folds", "3", "--heartbeat", "1", "--no-throughput", "--quiet",
            "--out", str(out)]

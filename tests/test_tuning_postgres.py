@@ -1,6 +1,6 @@
 """Many tuner processes on one study (issue 11): the shared trial budget of
 ``gbrank.tuning.runner.run_budget`` and its lock, on SQLite and on PostgreSQL, and real
-``experiments/tune.py`` processes sharing a PostgreSQL study (two processes started by
+``gbrank tune`` processes sharing a PostgreSQL study (two processes started by
 hand, and ``--workers 2``).
 
 PostgreSQL comes from ``GBRANK_TEST_POSTGRES`` (the ``pg_url`` and ``any_url`` fixtures
@@ -34,7 +34,7 @@ from gbrank.tuning.runner import (  # noqa: E402
 from gbrank.tuning.storage import _postgres_driver, open_storage, study_lock  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-TUNE = ROOT / "experiments" / "tune.py"
+TUNE = [sys.executable, "-m", "gbrank.tuning"]  # what `gbrank tune` runs
 S = optuna.trial.TrialState
 
 
@@ -183,7 +183,7 @@ def _csv(path: Path, n: int = 3000) -> Path:
 
 
 def _cmd(csv: Path, url: str, out: Path, total: int, *extra: str) -> list[str]:
-    return [sys.executable, str(TUNE), "--data", str(csv), "--label-col", "label",
+    return [*TUNE, "--data", str(csv), "--label-col", "label",
             "--objectives", "native:binary", "--trials", str(total), "--max-rounds", "200",
             "--folds", "3", "--no-throughput", "--storage", url, "--out", str(out), *extra]
 

@@ -1,7 +1,7 @@
 """Optuna studies that tune gbrank objectives against the boosters' own objectives.
 
 Needs the ``tune`` extra (Optuna, matplotlib, pandas): ``pip install 'gbrank[tune]'``.
-The command line is ``experiments/tune.py``; the pieces, one idea per module:
+The command line is ``gbrank tune`` (:mod:`gbrank.tuning.cli`); the pieces, one idea per module:
 
 * :mod:`~gbrank.tuning.tasks` — data with a held-out test split, the embedded defaults;
 * :mod:`~gbrank.tuning.folds` — the shared cross-validation folds;

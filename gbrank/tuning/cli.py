@@ -1,0 +1,331 @@
+"""``gbrank tune``: tune every gbrank objective against the boosters' own, gated by
+gradient checks (also ``python -m gbrank.tuning`` and ``make tune`` in a checkout).
+
+    gbrank tune                    # embedded default data, < 10 min
+    gbrank tune --quick            # smoke run, ~2 min
+    gbrank tune --data ../shared/data/rank.train --objectives lambdarank:err
+    gbrank tune --data train.parquet --label-col rel --qid-col qid
+    gbrank tune --workers 4 --storage postgresql://user:pw@host/db
+
+Writes ``SUMMARY.md``, PNG plots under ``tune/``, the refit best models (booster file +
+JSON of parameters) under ``tune/models/`` and the studies to ``studies.db`` (re-running
+resumes them; ``--trials`` is the total), all in ``--out`` (default ``./gbrank-results``
+in the working directory). Bad input ends with one line on stderr and exit code 2.
+
+Many processes share the studies of one ``--storage`` and its ``--trials`` total exactly
+(:func:`gbrank.tuning.runner.run_budget`). ``--workers N`` starts N worker processes
+(each runs trials only, as ``--trials-only``), waits for them and writes the report
+itself (as ``--report-only``). Processes started by hand on other machines add trials
+with ``--trials-only``; a normal run (or a final ``--report-only``) writes the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+#: Where results go unless ``--out`` says otherwise: beside the user, not the package.
+DEFAULT_OUT = Path("gbrank-results")
+PROG = "gbrank tune"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit code 2, no usage block
+        _fail(message)
+
+
+def _fail(message: str) -> None:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    # No abbreviated flags: --workers' children get the parent's arguments minus it.
+    p = _Parser(prog=PROG, description=" ".join(__doc__.split("\n\n")[0].split()),
+                allow_abbrev=False)
+    p.add_argument("--data", type=Path, help="LETOR/SVMlight (.query file or qid:), CSV or "
+                   "Parquet; default: the embedded synthetic tasks")
+    p.add_argument("--test-data", type=Path, help="held-out file in the same format "
+                   "(default: 20%% of the queries of --data)")
+    p.add_argument("--label-col", help="label column of a CSV/Parquet table")
+    p.add_argument("--qid-col", help="query-id column of a CSV/Parquet table")
+    p.add_argument("--drop-cols", help="comma-separated columns of a CSV/Parquet table to "
+                   "leave out of the features (default: every column but the label and "
+                   "qid is a feature, and must be numeric)")
+    p.add_argument("--task", choices=("ranking", "binary"),
+                   help="kind of --data (default: binary for 0/1 labels without queries)")
+    p.add_argument("--booster", choices=("lightgbm", "xgboost"), default="lightgbm")
+    p.add_argument("--objectives", help="comma-separated: ranknet, lambdarank:ndcg|err|map|mrr, "
+                   "focal, fbeta_surrogate, native:<name> (default: all of the task's kind)")
+    p.add_argument("--trials", type=int, help="total trials per study, counting trials "
+                   "already stored (default 12; 3 with --quick)")
+    p.add_argument("--timeout", type=float, help="seconds per study in this run (default: "
+                   "40 on the embedded data, so the default run stays within 10 minutes; "
+                   "none with --data)")
+    p.add_argument("--folds", type=int, default=3)
+    p.add_argument("--max-rounds", type=int, help="boosting rounds cap (early stopping "
+                   "decides; default 100, 40 with --quick)")
+    p.add_argument("--quick", action="store_true", help="small data, 3 trials, fewer studies")
+    p.add_argument("--storage", help="SQLAlchemy URL (default sqlite:///<out>/studies.db)")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                   help="output folder (SUMMARY.md, tune/, studies.db); default "
+                   "./gbrank-results")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n-jobs", type=int, default=1, help="booster threads per training "
+                   "(default 1; run several processes on one --storage to scale out)")
+    p.add_argument("--workers", type=int, default=1, help="start N worker processes on "
+                   "the same --storage, then write the report (default 1: this process)")
+    role = p.add_mutually_exclusive_group()
+    role.add_argument("--trials-only", action="store_true", help="only add trials to the "
+                      "studies (a worker beside other processes); no refit, plots or summary")
+    role.add_argument("--report-only", action="store_true", help="no new trials: refit, "
+                      "score and report the stored studies")
+    p.add_argument("--worker-id", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--heartbeat", type=int, default=10, help="trial heartbeat in seconds; "
+                   "a killed run's trials are retried after 3 heartbeats")
+    p.add_argument("--anchor", action="store_true", help="also run Optuna's LightGBMTunerCV "
+                   "on native lambdarank with the same time budget (needs gbrank[anchor])")
+    p.add_argument("--no-throughput", action="store_true",
+                   help="skip the Dataset-reuse vs rebuild measurement")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    args = p.parse_args(argv)
+    if args.data is None and (args.test_data or args.label_col or args.qid_col
+                              or args.drop_cols):
+        _fail("--test-data, --label-col, --qid-col and --drop-cols need --data")
+    if args.workers < 1:
+        _fail(f"--workers: must be an integer >= 1, got {args.workers}")
+    if args.workers > 1 and (args.trials_only or args.report_only):
+        _fail("--workers cannot be combined with --trials-only or --report-only")
+    return args
+
+
+def _load_tasks(args: argparse.Namespace):
+    import numpy as np
+
+    from gbrank.datasets import (
+        TABLE_SUFFIXES,
+        NonNumericColumnsError,
+        load_data,
+        load_letor,
+        load_table,
+    )
+    from gbrank.tuning import Task, default_tasks, task_from_arrays
+
+    if args.data is None:
+        return default_tasks(quick=args.quick)
+    table = args.data.suffix.lower() in TABLE_SUFFIXES
+    drop = [c.strip() for c in (args.drop_cols or "").split(",") if c.strip()] or None
+    if table and not args.label_col:
+        _fail(f"--label-col: {args.data} is a table (CSV/Parquet); name its column of "
+              "labels with --label-col")
+    if not table and (args.label_col or args.qid_col or drop):
+        _fail(f"--label-col, --qid-col and --drop-cols choose columns of a CSV/Parquet "
+              f"table; {args.data} is read as LETOR/SVMlight")
+    if args.test_data is not None and (args.test_data.suffix.lower() in TABLE_SUFFIXES
+                                       ) != table:
+        _fail(f"--test-data: {args.test_data} must be in the format of --data (a table with "
+              "a table, LETOR/SVMlight with LETOR/SVMlight)")
+    names = None
+    try:
+        if table:
+            # The table's column names go to every booster the tuner trains and saves.
+            X, y, g, names = load_table(args.data, args.label_col, args.qid_col,
+                                        drop_cols=drop)
+        else:
+            X, y, g = load_data(args.data)
+        if args.test_data is None:
+            return [task_from_arrays(args.data.name, X, y, g, kind=args.task, seed=args.seed,
+                                     description=f"{args.data}; 20% held out",
+                                     feature_names=names)]
+        n_feat = X.shape[1]
+        if table:  # the same features, matched by name
+            Xt, yt, gt, _ = load_table(args.test_data, args.label_col, args.qid_col,
+                                       feature_cols=names)
+        else:
+            try:
+                Xt, yt, gt = load_letor(args.test_data, n_features=n_feat)
+            except ValueError:
+                Xt, yt, gt = load_data(args.test_data)
+        if Xt.shape[1] != n_feat:
+            raise ValueError(f"{args.test_data}: {Xt.shape[1]} features, --data has {n_feat}")
+        kind = args.task or ("binary" if g is None and set(np.unique(y)) <= {0.0, 1.0}
+                             else "ranking")
+        g = g if g is not None and len(g) > 1 else None
+        gt = gt if gt is not None and len(gt) > 1 else None
+        return [Task(args.data.name, kind, X, np.asarray(y, float), g, Xt,
+                     np.asarray(yt, float), gt, f"{args.data}; test: {args.test_data}",
+                     feature_names=names)]
+    except NonNumericColumnsError as exc:
+        _fail(f"--data: {' '.join(exc.problem.split())}; encode them as numbers in the "
+              f"file, or leave them out with --drop-cols {','.join(exc.columns)}")
+    except (OSError, ValueError, ImportError, KeyError) as exc:
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        _fail(f"--data: {msg}")
+
+
+# TuneConfig's field -> the flag that sets it (its checks name the field).
+_FLAGS = {"trials": "--trials", "n_folds": "--folds", "max_rounds": "--max-rounds",
+          "n_jobs": "--n-jobs", "heartbeat": "--heartbeat", "timeout": "--timeout",
+          "booster": "--booster"}
+
+
+def _config(args: argparse.Namespace, keys: list[str] | None):
+    """The run's TuneConfig; a value it refuses ends the run naming the flag."""
+    from gbrank.tuning import TuneConfig
+
+    def given(value, default):
+        return default if value is None else value
+
+    try:
+        return TuneConfig(
+            booster=args.booster, trials=given(args.trials, 3 if args.quick else 12),
+            timeout=given(args.timeout,
+                          40.0 if args.data is None and not args.quick else None),
+            n_folds=args.folds, max_rounds=given(args.max_rounds, 40 if args.quick else 100),
+            patience=10 if args.quick else 15, seed=args.seed, storage=args.storage,
+            out_dir=args.out, quick=args.quick, n_jobs=args.n_jobs, objectives=keys,
+            heartbeat=args.heartbeat, progress=not args.quiet, anchor=args.anchor,
+            run_trials=not args.report_only and args.workers == 1,
+            report=not args.trials_only, worker=args.worker_id)
+    except ValueError as exc:
+        msg = str(exc)
+        field_name = msg.split(" ", 1)[0]
+        _fail(f"{_FLAGS.get(field_name, field_name)}: {msg}")
+
+
+def _without_workers(argv: list[str]) -> list[str]:
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--workers":
+            skip = True
+        elif not a.startswith("--workers="):
+            out.append(a)
+    return out
+
+
+def _run_workers(args: argparse.Namespace, argv: list[str], cfg) -> int:
+    """Start ``--workers`` processes of this script with ``--trials-only`` on one storage,
+    wait for them; 0 if all ended well, else 1 (the report is written either way: a dead
+    worker's running trial is retried by the others once its heartbeat is stale)."""
+    from gbrank.tuning.storage import default_storage_url
+
+    # main() opened the storage (and so created its tables) before the workers race.
+    url = cfg.storage or default_storage_url(cfg.out_dir)
+    child = [sys.executable, "-m", "gbrank.tuning", *_without_workers(argv), "--trials-only"]
+    if not args.storage:  # every worker on the parent's database, wherever --out points
+        child += ["--storage", url]
+    if not args.quiet:
+        print(f"[tune] {args.workers} worker processes on {_redact(url)}", flush=True)
+    procs = [subprocess.Popen([*child, "--worker-id", str(i)]) for i in range(args.workers)]
+    try:
+        codes = [p.wait() for p in procs]
+    except BaseException:  # Ctrl-C or a kill of the parent: take the workers along
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            p.wait()
+        raise
+    bad = [(i, c) for i, c in enumerate(codes) if c != 0]
+    for i, c in bad:
+        print(f"{PROG}: error: worker {i} (pid {procs[i].pid}) exited with code {c}",
+              file=sys.stderr)
+    return 1 if bad else 0
+
+
+def _check_storage(cfg) -> None:
+    """Open the storage once (creating its tables): a wrong URL, a server that does not
+    answer or a missing driver ends the run here, in one line."""
+    from gbrank.tuning.storage import default_storage_url, open_storage
+
+    try:
+        open_storage(cfg.storage or default_storage_url(cfg.out_dir), cfg.heartbeat)
+    except Exception as exc:  # SQLAlchemy's errors carry the driver's message
+        msg = " ".join(str(getattr(exc, "orig", None) or exc).split()) or type(exc).__name__
+        _fail(f"--storage: {_redact(msg)}")
+
+
+def _redact(url: str) -> str:
+    """The URL without its password, for progress lines."""
+    import re
+
+    return re.sub(r"(://[^:/@]+):[^@/]*@", r"\1:***@", url)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    t_start = time.perf_counter()
+    try:
+        from gbrank.tuning import tune
+        from gbrank.tuning.spaces import candidate
+    except ImportError as exc:
+        _fail(str(exc))
+    keys = None
+    if args.objectives:
+        keys = [k.strip() for k in args.objectives.split(",") if k.strip()]
+        for k in keys:
+            try:
+                candidate(k, args.booster)
+            except ValueError as exc:
+                _fail(f"--objectives: {exc}")
+    cfg = _config(args, keys)
+    tasks = _load_tasks(args)
+    from gbrank.tuning.cv import check_feature_names
+
+    for t in tasks:
+        try:
+            check_feature_names(t.feature_names, cfg.booster)
+        except ValueError as exc:
+            _fail(f"--data: {exc} (--drop-cols)")
+    if keys is not None:
+        kinds = {t.kind for t in tasks}
+        for k in keys:
+            if candidate(k, args.booster).kind not in kinds:
+                _fail(f"--objectives: {k!r} is a {candidate(k, args.booster).kind} objective; "
+                      f"the data are {'/'.join(sorted(kinds))}")
+    _check_storage(cfg)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    code = 0
+    if args.workers > 1:
+        code = _run_workers(args, argv, cfg)
+    try:
+        results = tune(tasks, cfg)
+    except ImportError as exc:
+        _fail(str(exc))
+    if not cfg.report:
+        return code
+    throughput = None
+    if not args.no_throughput and args.booster == "lightgbm":
+        from gbrank.tuning.throughput import measure_reuse, throughput_lines
+
+        t = tasks[0]
+        key = "lambdarank:ndcg" if t.kind == "ranking" else "focal"
+        n = 2 if args.quick else 4
+        if not args.quiet:
+            print(f"[tune] throughput: {key} on {t.name}, {n} trials reused vs rebuilt",
+                  flush=True)
+        res = measure_reuse(t, key, n_trials=n, n_folds=cfg.n_folds,
+                            max_rounds=cfg.max_rounds, patience=cfg.patience,
+                            n_jobs=cfg.n_jobs, seed=cfg.seed)
+        throughput = throughput_lines(t, res, key, n)
+    from gbrank.tuning.report import write_summary
+
+    config_line = (f"`{' '.join([PROG, *argv])}`: "
+                   f"{cfg.booster}, {cfg.trials} trials per study (TPE, seed {cfg.seed}, "
+                   f"median pruning), {cfg.n_folds}-fold CV, ≤ {cfg.max_rounds} rounds with "
+                   f"early stopping after {cfg.patience}, {cfg.n_jobs} booster thread(s).")
+    path = write_summary(args.out / "SUMMARY.md", tasks, results, config_line=config_line,
+                         throughput=throughput, wall_seconds=time.perf_counter() - t_start,
+                         plot_dir=args.out / "tune")
+    if not args.quiet:
+        print(f"[tune] wrote {path} in {time.perf_counter() - t_start:.0f} s", flush=True)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
