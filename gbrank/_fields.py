@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["is_lightgbm_dataset", "lightgbm_dataset_fields", "dmatrix_fields",
+__all__ = ["is_lightgbm_dataset", "lightgbm_dataset_fields", "dmatrix_fields", "per_row_weights",
            "check_fold_keeps_queries", "lightgbm_builtin_metrics", "calling_lightgbm_dataset",
            "warn_lightgbm_builtin_metrics"]
 
@@ -45,6 +45,14 @@ def dmatrix_fields(dmat: Any) -> tuple[np.ndarray, Any, Any]:
     ptr = dmat.get_uint_info("group_ptr")
     group = np.diff(ptr.astype(np.int64)) if ptr.size >= 2 else None
     return y, w, group
+
+
+def per_row_weights(w: Any, group: Any, n: int) -> Any:
+    """Weights of every row: a ranking ``DMatrix`` holds one weight per query, which
+    per-row metrics take on each row of the query."""
+    if w is None or group is None or np.size(w) == n:
+        return w
+    return np.repeat(np.asarray(w, dtype=np.float64), np.asarray(group, dtype=np.int64))
 
 
 # Datasets already inspected (a check runs once per Dataset, not once per round).

@@ -29,10 +29,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.metrics._scorer import _Scorer as _SklearnScorer
 from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from gbrank._fields import dmatrix_fields, lightgbm_dataset_fields
+from gbrank._fields import dmatrix_fields, lightgbm_dataset_fields, per_row_weights
 from gbrank._proba import predict_proba as _sigmoid
 from gbrank._validation import (
     as_float_array,
@@ -359,11 +360,14 @@ class _ValidMetric:
             self.name, self.higher_is_better, self.metric = "loss", False, None
         else:
             self.metric = get_metric(scoring)
-            self.name, self.higher_is_better = self.metric.name, True
+            self.name, self.higher_is_better = self.metric.name, self.metric.higher_is_better
 
     def _value(self, y: Any, s: Any, group: Any, weight: Any) -> float:
+        if self.metric is not None and self.metric.kind == "ranking":
+            return self.metric(y, s, group, weight)
+        weight = per_row_weights(weight, group, np.size(y))
         if self.metric is not None:
-            return self.metric(y, s, group if self.metric.kind == "ranking" else None, weight)
+            return self.metric(y, s, None, weight)
         return float(self.objective.loss(y, s, weight=weight))
 
     def lightgbm(self, preds: Any, data: Any) -> tuple[str, float, bool]:
@@ -458,7 +462,8 @@ class GBRanker(_GBBase):
     best_iteration_ : int
         Rounds ``predict`` uses.
     init_score_ : float
-        Constant added to the booster's raw scores (0 for ranking).
+        Constant added to the booster's raw scores: 0 for a ranking loss, the
+        objective's constant start for a calibrated one.
     n_features_in_, feature_names_in_ : as in scikit-learn.
     feature_importances_ : ndarray
         Normalised total gain per column of ``X`` (0 for the query-id column).
@@ -610,13 +615,46 @@ class GBRanker(_GBBase):
         if va is not None:
             Xv, yv, gv, wv = part(va)
         self.objective_ = obj
-        self.init_score_ = 0.0
-        self._train(p, obj, Xt, yt, gt, wt, 0.0, Xv, yv, gv, wv, metric, seed)
+        # A ranking loss ignores a constant; a calibrated one starts from the logit of
+        # the mean target, as a binary objective does.
+        self.init_score_ = 0.0 if isinstance(obj, str) else float(obj.init_score(yt, wt))
+        self._train(p, obj, Xt, yt, gt, wt, self.init_score_, Xv, yv, gv, wv, metric, seed)
         return self
 
     def predict(self, X: Any) -> np.ndarray:
-        """Ranking scores (raw booster output; higher = ranked higher), one per row."""
+        """Ranking scores (raw booster output plus ``init_score_``; higher = ranked
+        higher), one per row."""
         return self._margins(X)
+
+    def _has_probabilities(self) -> bool:
+        """``predict_proba`` exists only for a calibrated objective (see there)."""
+        obj = self.objective
+        try:
+            calibrated = not isinstance(obj, str) and bool(getattr(obj, "probability", False))
+        except ValueError:  # a bad parameter: fit names it
+            calibrated = False
+        if not calibrated:
+            raise AttributeError(
+                f"predict_proba needs a calibrated ranking objective; {obj!r} orders rows "
+                "within a query but leaves the scale of its scores free. Use e.g. "
+                "GBRanker(objective=LambdaRank(calibration=0.1))")
+        return True
+
+    @available_if(_has_probabilities)
+    def predict_proba(self, X: Any) -> np.ndarray:
+        r"""Probability of relevance per row, :math:`\sigma(\text{score})`, for a calibrated
+        objective (``RankNet(calibration=α)``, ``LambdaRank(calibration=α)`` with α > 0,
+        or a :class:`~gbrank.objectives.Combination` with a calibration term); a ranking
+        loss alone leaves the scores' offset and scale free, so the method does not
+        exist there (``AttributeError`` naming the fix).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The probability that each row is relevant (clicked, or its target as
+            ``calibration_target`` maps grades), comparable across queries.
+        """
+        return _sigmoid(self._margins(X))
 
     def score(self, X: Any, y: Any, *, qid: Any = None) -> float:
         """The ``scoring`` metric of ``predict(X)`` against grades ``y``, per query of
@@ -960,8 +998,9 @@ def make_scorer(name: str) -> Any:
     from sklearn.metrics import make_scorer as _make_scorer
 
     metric = get_metric(name)
-    response = "predict" if metric.kind == "ranking" else ("decision_function", "predict")
-    scorer = _make_scorer(_MetricScore(metric.name), response_method=response)
+    response = "predict" if metric.kind != "binary" else ("decision_function", "predict")
+    scorer = _make_scorer(_MetricScore(metric.name), response_method=response,
+                          greater_is_better=metric.higher_is_better)
     if metric.kind == "ranking":
         ranking = _RankingScorer.__new__(_RankingScorer)
         ranking.__dict__.update(scorer.__dict__)

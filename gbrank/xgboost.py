@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from gbrank._fields import dmatrix_fields
+from gbrank._fields import dmatrix_fields, per_row_weights
 
 __all__ = ["objective", "metric"]
 
@@ -81,17 +81,19 @@ METRIC_PREFIX = "gbrank_"
 _DIRECTION_SET: weakref.WeakSet = weakref.WeakSet()
 
 
-def _maximise_in_early_stopping(names: tuple[str, ...]) -> None:
-    """Make XGBoost's early stopping maximise the gbrank metrics ``names``.
+def _direction_in_early_stopping(directions: dict[str, bool]) -> None:
+    """Point XGBoost's early stopping the right way for the gbrank metrics being
+    evaluated (``directions``: logged name → higher is better).
 
     XGBoost guesses the direction from the metric's name (``maximize=None``: only names
     starting with ``auc``, ``map``, ``ndcg``, ``pre`` are maximised), so it would
     minimise ``gbrank_err@10``, ``gbrank_pair_accuracy`` or ``gbrank_f1`` and keep the
-    worst round. Every gbrank metric is higher-is-better: the ``EarlyStopping`` callback
-    of the training that evaluates this metric (found through the call stack: XGBoost's
-    ``CallbackContainer`` calls ``Booster.eval_set``, which calls the metric) gets
-    ``maximize=True`` before it first compares scores; an explicit ``maximize=False``
-    watching a gbrank metric is refused. Nothing happens when the layout differs.
+    worst round. The ``EarlyStopping`` callback of the training that evaluates this
+    metric (found through the call stack: XGBoost's ``CallbackContainer`` calls
+    ``Booster.eval_set``, which calls the metric) gets the metric's own direction before
+    it first compares scores; an explicit ``maximize`` against it is refused. It watches
+    ``metric_name``, or the last metric logged, which is the last gbrank one (custom
+    metrics come after XGBoost's). Nothing happens when the layout differs.
     """
     frame = sys._getframe(2)
     container = None
@@ -113,18 +115,21 @@ def _maximise_in_early_stopping(names: tuple[str, ...]) -> None:
         pass
     from xgboost.callback import EarlyStopping
 
+    last = list(directions)[-1]
     for cb in container.callbacks:
         if not isinstance(cb, EarlyStopping):
             continue
-        watched = cb.metric_name
-        if watched is not None and watched not in names:
+        watched = cb.metric_name or last
+        if watched not in directions:
             continue
+        higher = directions[watched]
         if cb.maximize is None:
-            cb.maximize = True
-        elif not cb.maximize:
+            cb.maximize = higher
+        elif bool(cb.maximize) != higher:
             raise ValueError(
-                f"early stopping is set to minimise {watched or names[-1]}, a gbrank metric "
-                "(higher is better): pass maximize=True or leave maximize unset")
+                f"early stopping is set to {'minimise' if higher else 'maximise'} "
+                f"{watched}, a gbrank metric for which {'higher' if higher else 'lower'} "
+                f"is better: pass maximize={higher} or leave maximize unset")
 
 
 class _XGBMetric:
@@ -137,10 +142,12 @@ class _XGBMetric:
         self.__name__ = ",".join(self.keys)
 
     def __call__(self, a: Any, b: Any, sample_weight: Any = None) -> Any:
-        _maximise_in_early_stopping(self.keys)
+        _direction_in_early_stopping(
+            {k: m.higher_is_better for k, m in zip(self.keys, self.metrics, strict=True)})
         if _is_dmatrix(b):
             y, w, group = dmatrix_fields(b)
-            out = [(key, m(y, a, group if m.kind == "ranking" else None, w))
+            w_rows = per_row_weights(w, group, y.size)
+            out = [(key, m(y, a, group, w) if m.kind == "ranking" else m(y, a, None, w_rows))
                    for key, m in zip(self.keys, self.metrics, strict=True)]
             return out[0] if len(out) == 1 else out
         if len(self.metrics) != 1:
@@ -178,10 +185,10 @@ def metric(*names: str, threshold: float | None = None) -> _XGBMetric:
           ``("gbrank_<name>", value)`` for one name, a list of them for several
           (XGBoost 3 accepts both), logged under ``"gbrank_<name>"`` so that no
           XGBoost metric of the same name (``ndcg@10``, ``map@5``) shares its key.
-          XGBoost's early stopping guesses the direction from a metric's name; every
-          gbrank metric is higher-is-better, so an unset ``maximize`` becomes
-          ``True`` for early stopping that watches a gbrank metric, and
-          ``maximize=False`` there is refused.
+          XGBoost's early stopping guesses the direction from a metric's name; an
+          unset ``maximize`` becomes the gbrank metric's own direction (higher is
+          better, except ``logloss`` and ``ece``) for early stopping that watches
+          it, and a ``maximize`` against it is refused.
         - ``XGBRanker(eval_metric=f)`` (one name only): XGBoost calls ``f(y_q, s_q)``
           once per query and aggregates itself, weighting queries by their size and
           giving single-row queries 1.0, so the logged value differs from the gbrank

@@ -70,7 +70,8 @@ def test_non_string_name():
 
 
 def test_objectives_part_lists_every_objective():
-    assert set(OBJECTIVES) == {"ranknet", "lambdarank", "focal", "fbeta_surrogate"}
+    assert set(OBJECTIVES) == {"ranknet", "lambdarank", "focal", "fbeta_surrogate",
+                               "cross_entropy"}
 
 
 # --- objective part of the registry -------------------------------------------------
@@ -101,11 +102,14 @@ def test_get_objective_errors():
 
 # --- scikit-learn's parameter contract, for every registered objective ----------------
 _NON_DEFAULT = {
-    "ranknet": {"sigma": 2, "ties": "pull", "method": "exact", "exact_max_rows": 50},
+    "ranknet": {"sigma": 2, "ties": "pull", "method": "exact", "exact_max_rows": 50,
+                "calibration": 0.25, "calibration_target": "linear"},
     "lambdarank": {"metric": "err", "truncation": 5, "sigma": 0.5, "label_gain": [0, 1, 3],
-                   "max_grade": 4, "threshold": 2, "norm": True},
+                   "max_grade": 4, "threshold": 2, "norm": True, "calibration": 0.5,
+                   "calibration_target": "binary"},
     "focal": {"gamma": 1, "alpha": 0.25, "hess_floor": 0, "num_class": None},
     "fbeta_surrogate": {"beta": 2, "measure": "balanced", "hess": 3},
+    "cross_entropy": {"target": "exponential", "max_grade": 3, "threshold": 2},
 }
 
 

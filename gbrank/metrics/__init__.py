@@ -7,6 +7,7 @@ Names for adapters (``"ndcg@10"``, ``"fbeta:2"``, ...) are resolved by
 """
 
 from gbrank.metrics._binary import balanced_measure, best_threshold, f1, fbeta
+from gbrank.metrics._calibration import expected_calibration_error, log_loss
 from gbrank.metrics._ranking import (
     err,
     mean_ap,
@@ -30,6 +31,8 @@ __all__ = [
     "f1",
     "balanced_measure",
     "best_threshold",
+    "log_loss",
+    "expected_calibration_error",
     "Metric",
     "get_metric",
     "metric_names",

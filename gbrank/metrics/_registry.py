@@ -10,6 +10,8 @@ XGBoost ``custom_metric``) uses. Forms:
 - ``pair_accuracy``.
 - ``f1``, ``fbeta:<beta>`` (``fbeta:2``), ``balanced`` (the balanced measure); these
   judge ``s > 0`` unless a threshold is given (:meth:`Metric.with_threshold`).
+- ``logloss`` and ``ece`` / ``ece:<bins>`` (10 bins by default): calibration of
+  σ(s) against clicks, rates or mapped grades, per row; lower is better.
 
 Names are case-insensitive; ``Metric.name`` is the canonical lower-case form.
 """
@@ -23,7 +25,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gbrank._validation import check_number, check_threshold
-from gbrank.metrics import _binary, _ranking
+from gbrank.metrics import _binary, _calibration, _ranking
 
 __all__ = ["Metric", "METRICS", "get_metric", "metric_names"]
 
@@ -37,9 +39,10 @@ class Metric:
     name : str
         Canonical name (``"ndcg@10"``), used as the metric's name in booster logs.
     kind : str
-        ``"ranking"`` (uses the query structure) or ``"binary"`` (ignores it).
+        ``"ranking"`` (uses the query structure), ``"binary"`` (judges ``s >
+        threshold`` per row) or ``"pointwise"`` (calibration of σ(s) per row).
     higher_is_better : bool
-        Every gbrank metric is a score: True.
+        False for the calibration metrics (``logloss``, ``ece``), True for the rest.
     func : callable
         The public function in :mod:`gbrank.metrics`.
     params : mapping
@@ -62,7 +65,7 @@ class Metric:
 
     def with_threshold(self, threshold: float) -> Metric:
         """The same binary metric judging ``s > threshold`` (e.g. 0.5 on probabilities).
-        Ranking metrics are returned unchanged."""
+        Ranking and calibration metrics are returned unchanged."""
         threshold = check_threshold(threshold)
         if self.kind != "binary":
             return self
@@ -80,14 +83,18 @@ METRICS: Mapping[str, tuple[Callable[..., float], str, bool]] = MappingProxyType
     "pair_accuracy": (_ranking.pair_accuracy, "ranking", False),
     "f1": (_binary.f1, "binary", False),
     "balanced": (_binary.balanced_measure, "binary", False),
+    "logloss": (_calibration.log_loss, "pointwise", False),
+    "ece": (_calibration.expected_calibration_error, "pointwise", False),
 })
 
 _FORMS = (
     "ndcg, ndcg@<k>, err, err@<k>, map, map@<k>, mrr, mrr@<k>, precision, precision@<k>, "
-    "recall, recall@<k>, pair_accuracy, f1, fbeta:<beta>, balanced"
+    "recall, recall@<k>, pair_accuracy, f1, fbeta:<beta>, balanced, logloss, ece, "
+    "ece:<bins>"
 )
 _AT_K = re.compile(r"^([a-z_]+)@(\d+)$")
 _FBETA = re.compile(r"^fbeta:(.+)$")
+_ECE = re.compile(r"^ece:(\d+)$")
 
 
 def metric_names() -> str:
@@ -121,8 +128,15 @@ def get_metric(name: str | Metric) -> Metric:
             raise _unknown(name, "bad beta in metric") from None
         return Metric(name=key, kind="binary", func=_binary.fbeta,
                       params={"beta": beta})
-    if key == "balanced_measure":
-        key = "balanced"
+    m = _ECE.match(key)
+    if m:
+        bins = int(m.group(1))
+        if bins < 1:
+            raise _unknown(name, "bad number of bins in metric")
+        return Metric(name=key, kind="pointwise", func=_calibration.expected_calibration_error,
+                      params={"n_bins": bins}, higher_is_better=False)
+    if key in ("balanced_measure", "log_loss"):
+        key = {"balanced_measure": "balanced", "log_loss": "logloss"}[key]
     k = None
     family = key
     m = _AT_K.match(key)
@@ -134,4 +148,5 @@ def get_metric(name: str | Metric) -> Metric:
     if m and (not takes_k or k < 1):
         raise _unknown(name, "bad cut-off in metric" if takes_k else "no @k for metric")
     params: dict[str, Any] = {"k": k} if takes_k else {}
-    return Metric(name=key, kind=kind, func=func, params=params)
+    return Metric(name=key, kind=kind, func=func, params=params,
+                  higher_is_better=kind != "pointwise")

@@ -3,6 +3,8 @@ through :func:`gbrank.xgboost.objective`. Names (``"lambdarank:err"``, ...) are
 resolved by :func:`gbrank.objectives.get_objective`."""
 
 from gbrank.objectives._base import Objective
+from gbrank.objectives._combination import Combination
+from gbrank.objectives._cross_entropy import CrossEntropy
 from gbrank.objectives._fbeta import FBetaSurrogate
 from gbrank.objectives._focal import FocalLoss
 from gbrank.objectives._lambdarank import LambdaRank
@@ -10,4 +12,4 @@ from gbrank.objectives._ranknet import RankNet
 from gbrank.objectives._registry import get_objective
 
 __all__ = ["Objective", "FocalLoss", "FBetaSurrogate", "RankNet", "LambdaRank",
-           "get_objective"]
+           "CrossEntropy", "Combination", "get_objective"]

@@ -255,7 +255,7 @@ class Objective:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for name in ("_checked", "_outputs", "_reuse_outputs"):
+        for name in ("_checked", "_outputs", "_reuse_outputs", "_calibrated_cache"):
             state.pop(name, None)
         return state
 

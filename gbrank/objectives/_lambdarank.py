@@ -22,6 +22,8 @@ from gbrank._validation import (
     prepare_ranking,
 )
 from gbrank.objectives._base import Objective
+from gbrank.objectives._combination import CalibrationMixin
+from gbrank.objectives._cross_entropy import CALIBRATION_TARGETS
 
 __all__ = ["LambdaRank"]
 
@@ -38,7 +40,7 @@ def _integer_grades(y: np.ndarray) -> bool:
     return bool(np.all(y == np.floor(y))) and (y.size == 0 or float(y.max()) <= MAX_EXACT_GRADE)
 
 
-class LambdaRank(Objective):
+class LambdaRank(CalibrationMixin, Objective):
     r"""LambdaRank: pairwise logistic loss weighted by the change of an IR metric.
 
     For rows i, j of one query with :math:`l_i > l_j` and min(rank_i, rank_j) ≤ k
@@ -240,7 +242,8 @@ class LambdaRank(Objective):
     def __init__(self, metric: str = "ndcg", truncation: int = 30, sigma: float = 1.0,
                  label_gain: Any = None, max_grade: int | None = None, threshold: float = 1,
                  norm: bool = False, weighting: str = "lambdarank", mu: float = 1.0,
-                 smoothing: float | None = None, max_step: float | None = 16.0) -> None:
+                 smoothing: float | None = None, max_step: float | None = 16.0,
+                 calibration: float = 0.0, calibration_target: str = "auto") -> None:
         self.metric = metric
         self.truncation = truncation
         self.sigma = sigma
@@ -252,6 +255,8 @@ class LambdaRank(Objective):
         self.mu = mu
         self.smoothing = smoothing
         self.max_step = max_step
+        self.calibration = calibration
+        self.calibration_target = calibration_target
 
     # -- validation ---------------------------------------------------------------
     def _validate_params(self) -> SimpleNamespace:
@@ -271,6 +276,9 @@ class LambdaRank(Objective):
                        else check_number(self.smoothing, "smoothing", 0.0, 1.0)),
             max_step=(0.0 if self.max_step is None
                       else check_number(self.max_step, "max_step", 0.0, low_open=True)),
+            calibration=check_number(self.calibration, "calibration", 0.0, 1.0),
+            calibration_target=check_choice(self.calibration_target, "calibration_target",
+                                            CALIBRATION_TARGETS),
         )
         if p.weighting != "lambdarank" and p.metric != "ndcg":
             raise ValueError(f"weighting={p.weighting!r} is an NDCG weighting (LambdaLoss); "
@@ -340,18 +348,27 @@ class LambdaRank(Objective):
         r"""λ-gradients and the booster's diagonal Hessians at ``s``:
         :math:`\max(h_i, \sigma |\lambda_i| / c)`, c = ``max_step`` (the true
         :math:`h_i` when ``max_step=None``; see the class docstring)."""
+        mix = self._calibrated()
+        if mix is not None:
+            return mix.grad_hess(y, s, group, qid=qid, weight=weight)
         return self._grad_hess(y, s, group, qid, weight, self._params().max_step)
 
     def exact_grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
                         weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """λ-gradients and the true diagonal Hessians of the local loss (no
         ``max_step`` bound): what the gradient check compares."""
+        mix = self._calibrated()
+        if mix is not None:
+            return mix.exact_grad_hess(y, s, group, qid=qid, weight=weight)
         return self._grad_hess(y, s, group, qid, weight, 0.0)
 
     def loss(self, y: Any, s: Any, group: Any = None, *, qid: Any = None, weight: Any = None,
              at: Any = None) -> float:
         """Local loss: ranking, |ΔZ| (and norm's rescalings) frozen at ``at`` (default
         ``s``), pair terms log(1 + exp(−σ(s_i − s_j))) at ``s``."""
+        mix = self._calibrated()
+        if mix is not None:
+            return mix.loss(y, s, group, qid=qid, weight=weight, at=at)
         y2, s2, queries = self._prepare(y, s, group, qid, weight)
         if at is None:
             at2 = s2
@@ -362,7 +379,11 @@ class LambdaRank(Objective):
 
     def bind_data_defaults(self, y: Any) -> LambdaRank:
         """A copy with ERR's ``g_max`` fixed at the largest label of ``y`` (``self`` for
-        other metrics or when ``max_grade`` is set)."""
+        other metrics or when ``max_grade`` is set); calibrated, the
+        :class:`~gbrank.objectives.Combination` it stands for, bound."""
+        mix = self._calibrated()
+        if mix is not None:
+            return mix.bind_data_defaults(y)
         p = self._params()
         if p.metric != "err" or p.max_grade is not None:
             return self

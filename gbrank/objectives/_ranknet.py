@@ -12,10 +12,13 @@ from gbrank._kernels import ranknet_grid as _grid
 from gbrank._validation import (
     check_choice,
     check_integer,
+    check_number,
     check_sigma,
     prepare_ranking,
 )
 from gbrank.objectives._base import Objective
+from gbrank.objectives._combination import CalibrationMixin
+from gbrank.objectives._cross_entropy import CALIBRATION_TARGETS
 
 __all__ = ["RankNet"]
 
@@ -25,7 +28,7 @@ _TIES = ("skip", "pull")
 _METHODS = ("auto", "exact", "fast")
 
 
-class RankNet(Objective):
+class RankNet(CalibrationMixin, Objective):
     r"""RankNet: logistic loss on every differently-labelled pair of a query.
 
     For rows i, j of one query with :math:`l_i > l_j`, :math:`\Delta s = s_i - s_j` and
@@ -87,11 +90,14 @@ class RankNet(Objective):
     last_fast_methods_: tuple[str, ...] | list[str] = ()
 
     def __init__(self, sigma: float = 1.0, ties: str = "skip", method: str = "auto",
-                 exact_max_rows: int = 10_000) -> None:
+                 exact_max_rows: int = 10_000, calibration: float = 0.0,
+                 calibration_target: str = "auto") -> None:
         self.sigma = sigma
         self.ties = ties
         self.method = method
         self.exact_max_rows = exact_max_rows
+        self.calibration = calibration
+        self.calibration_target = calibration_target
 
     def _validate_params(self) -> SimpleNamespace:
         return SimpleNamespace(
@@ -99,6 +105,9 @@ class RankNet(Objective):
             pull=check_choice(self.ties, "ties", _TIES) == "pull",
             method=check_choice(self.method, "method", _METHODS),
             exact_max_rows=check_integer(self.exact_max_rows, "exact_max_rows", 1),
+            calibration=check_number(self.calibration, "calibration", 0.0, 1.0),
+            calibration_target=check_choice(self.calibration_target, "calibration_target",
+                                            CALIBRATION_TARGETS),
         )
 
     def _prepare(self, y: Any, s: Any, group: Any, qid: Any, weight: Any):
@@ -107,6 +116,9 @@ class RankNet(Objective):
     def grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
                   weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Gradient and diagonal Hessian of the RankNet loss w.r.t. ``s``."""
+        mix = self._calibrated()
+        if mix is not None:
+            return mix.grad_hess(y, s, group, qid=qid, weight=weight)
         p = self._params()
         y, s, queries = self._prepare(y, s, group, qid, weight)
         pull = p.pull
@@ -149,6 +161,9 @@ class RankNet(Objective):
     def loss(self, y: Any, s: Any, group: Any = None, *, qid: Any = None, weight: Any = None,
              at: Any = None) -> float:
         """Σ_q w_q Σ_pairs C_ij (O(n²) per query; ``at`` is ignored: no frozen weights)."""
+        mix = self._calibrated()
+        if mix is not None:
+            return mix.loss(y, s, group, qid=qid, weight=weight, at=at)
         p = self._params()
         y, s, queries = self._prepare(y, s, group, qid, weight)
         qw = _EMPTY if queries.weights is None else queries.weights

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from gbrank.objectives._cross_entropy import CrossEntropy
 from gbrank.objectives._fbeta import FBetaSurrogate
 from gbrank.objectives._focal import FocalLoss
 from gbrank.objectives._lambdarank import LambdaRank
@@ -21,6 +22,7 @@ OBJECTIVES: Mapping[str, type] = MappingProxyType({
     "lambdarank": LambdaRank,
     "focal": FocalLoss,
     "fbeta_surrogate": FBetaSurrogate,
+    "cross_entropy": CrossEntropy,
 })
 
 
