@@ -10,9 +10,9 @@ import numpy as np
 
 from gbrank._validation import check_integer, check_number
 
-__all__ = ["NonNumericColumnsError", "load_breast_cancer_imbalanced", "load_data",
-           "load_letor", "load_table", "make_demand_levels", "make_imbalanced",
-           "make_ranking", "shared_data_dir"]
+__all__ = ["LETOR_PARTS", "NonNumericColumnsError", "letor_fold", "load_breast_cancer_imbalanced",
+           "load_data", "load_letor", "load_letor_folds", "load_table", "make_demand_levels",
+           "make_imbalanced", "make_ranking", "shared_data_dir"]
 
 
 def shared_data_dir() -> Path:
@@ -73,6 +73,62 @@ def load_letor(path: str | Path, query_path: str | Path | None = None,
     if group is None:
         group = np.array([X.shape[0]], dtype=np.int64)
     return (X, y, group, order) if return_order else (X, y, group)
+
+
+#: The standard LETOR 4.0 rotation: fold k trains on three parts, validates on the
+#: fourth and tests on the fifth (MQ2008/MQ2007 ``readme``: Fold1 = S1-S3 / S4 / S5).
+LETOR_PARTS = ("S1", "S2", "S3", "S4", "S5")
+
+
+def load_letor_folds(folder: str | Path) -> dict[str, tuple[Any, np.ndarray, np.ndarray]]:
+    """Load the five parts of a LETOR 4.0 set (``S1.txt`` … ``S5.txt`` in ``folder``, as
+    MQ2008 and MQ2007 ship) with a common feature width.
+
+    Returns
+    -------
+    dict
+        ``{"S1": (X, y, group), …}``: a CSR matrix, float64 labels and query sizes per
+        part (rows gathered by query as :func:`load_letor` does).
+
+    Examples
+    --------
+    >>> from gbrank.datasets import letor_fold, load_letor_folds  # doctest: +SKIP
+    >>> parts = load_letor_folds("MQ2008")  # doctest: +SKIP
+    >>> train, valid, test = letor_fold(parts, 1)  # doctest: +SKIP
+    """
+    from scipy.sparse import csr_matrix
+
+    folder = Path(folder)
+    missing = [p for p in LETOR_PARTS if not (folder / f"{p}.txt").exists()]
+    if missing:
+        raise FileNotFoundError(f"{folder}: no {', '.join(m + '.txt' for m in missing)} "
+                                "(a LETOR 4.0 folder holds S1.txt … S5.txt)")
+    loaded = {p: load_letor(folder / f"{p}.txt") for p in LETOR_PARTS}
+    width = max(X.shape[1] for X, _, _ in loaded.values())
+    return {p: (csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width)), y, g)
+            for p, (X, y, g) in loaded.items()}
+
+
+def letor_fold(parts: dict[str, tuple[Any, np.ndarray, np.ndarray]], fold: int,
+               ) -> tuple[tuple[Any, np.ndarray, np.ndarray], ...]:
+    """Training, validation and test sets of LETOR fold ``fold`` (1-5): training on the
+    three parts from ``S<fold>`` on (cyclically), validation on the next, test on the
+    last, as the LETOR 4.0 readme lists them.
+
+    Returns
+    -------
+    (train, valid, test)
+        Each ``(X, y, group)``, the training set's parts stacked in order.
+    """
+    from scipy.sparse import vstack
+
+    fold = check_integer(fold, "fold", 1, 5)
+    names = [LETOR_PARTS[(fold - 1 + i) % 5] for i in range(5)]
+    train = [parts[n] for n in names[:3]]
+    stacked = (vstack([X for X, _, _ in train]).tocsr(),
+               np.concatenate([y for _, y, _ in train]),
+               np.concatenate([g for _, _, g in train]))
+    return stacked, parts[names[3]], parts[names[4]]
 
 
 def _read_letor(path: str | Path, query_path: str | Path | None = None,
