@@ -8,6 +8,7 @@ Names for adapters (``"ndcg@10"``, ``"fbeta:2"``, ...) are resolved by
 
 from gbrank.metrics._binary import balanced_measure, best_threshold, f1, fbeta
 from gbrank.metrics._calibration import expected_calibration_error, log_loss
+from gbrank.metrics._clicks import ips_dcg
 from gbrank.metrics._ranking import (
     err,
     mean_ap,
@@ -33,6 +34,7 @@ __all__ = [
     "best_threshold",
     "log_loss",
     "expected_calibration_error",
+    "ips_dcg",
     "Metric",
     "get_metric",
     "metric_names",

@@ -1,0 +1,110 @@
+"""Click logs: gbrank.datasets.simulate_clicks and gbrank.metrics.ips_dcg.
+
+References: hand-worked displays, the click model's own probabilities (large samples
+against their expectation) and the exact expectation of IPS-DCG."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gbrank.datasets import simulate_clicks
+from gbrank.metrics import ips_dcg
+
+
+def _data(n_queries=400, size=15, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 5, n_queries * size).astype(float)
+    weak = y + 3.0 * rng.standard_normal(y.size)
+    return y, np.full(n_queries, size), weak
+
+
+def test_display_is_the_logging_rankers_top_n():
+    y = np.array([0.0, 2.0, 1.0, 0.0, 1.0, 2.0])
+    scores = np.array([0.5, 0.9, 0.5, 0.1, 0.3, 0.2])
+    log = simulate_clicks(y, [4, 2], scores, top_n=3, seed=1)
+    # Query 0: 0.9, then the tie 0.5/0.5 in row order, then 0.1 is cut; query 1: 0.3, 0.2.
+    assert log.rows.tolist() == [1, 0, 2, 4, 5]
+    assert log.position.tolist() == [1, 2, 3, 1, 2]
+    assert log.group.tolist() == [3, 2] and log.qid.tolist() == [0, 0, 0, 1, 1]
+    # Query ids in any order give the same display.
+    perm = np.array([4, 0, 5, 2, 1, 3])
+    qid = np.array([0, 0, 0, 0, 1, 1])[perm]
+    again = simulate_clicks(y[perm], None, scores[perm], qid=qid, top_n=3, seed=1)
+    assert perm[again.rows].tolist() == log.rows.tolist()
+
+
+def test_position_based_click_rates_follow_the_model():
+    y, g, weak = _data()
+    n = 400
+    log = simulate_clicks(y, g, weak, top_n=10, eta=1.0, epsilon_minus=0.1,
+                          epsilon_plus=1.0, n_sessions=n, seed=3)
+    attractive = 0.1 + 0.9 * (2.0 ** y[log.rows] - 1) / 15.0
+    for p in (1, 2, 5, 10):
+        at = log.position == p
+        expected = np.mean(attractive[at]) / p
+        rate = log.clicks[at].mean() / n
+        assert rate == pytest.approx(expected, rel=0.03), p
+    np.testing.assert_allclose(log.examination, 1.0 / np.arange(1, 11))
+    # The same seed, the same log; sessions kept add up to the summed counts.
+    kept = simulate_clicks(y, g, weak, top_n=10, n_sessions=7, sessions="keep", seed=4)
+    summed = simulate_clicks(y, g, weak, top_n=10, n_sessions=7, seed=4)
+    assert kept.group.size == 7 * g.size and set(kept.clicks) <= {0.0, 1.0}
+    per_row = np.zeros(y.size)
+    np.add.at(per_row, kept.rows, kept.clicks)
+    np.testing.assert_array_equal(per_row[summed.rows], summed.clicks)
+
+
+def test_cascade_user_stops_after_a_click():
+    y, g, weak = _data(n_queries=300)
+    kept = simulate_clicks(y, g, weak, user="cascade", n_sessions=5, sessions="keep", seed=5)
+    offsets = np.concatenate(([0], np.cumsum(kept.group)))
+    per_session = np.add.reduceat(kept.clicks, offsets[:-1])
+    assert per_session.max() == 1.0 and per_session.mean() > 0.3
+    # Without stopping every row is read: the click rate no longer falls with position.
+    free = simulate_clicks(y, g, weak, user="cascade", stop_after_click=0.0, n_sessions=200,
+                           seed=6)
+    attractive = 0.1 + 0.9 * (2.0 ** y[free.rows] - 1) / 15.0
+    assert free.clicks.sum() / 200 == pytest.approx(attractive.sum(), rel=0.02)
+
+
+def test_ips_dcg_hand_worked_and_unbiased():
+    # Two queries; ranks by the model, clicks at logged positions with propensities.
+    clicks = np.array([1.0, 0.0, 1.0, 0.0, 2.0])
+    s = np.array([0.2, 0.9, 0.5, 0.3, 0.1])
+    position = np.array([3, 1, 2, 1, 2])
+    rho = np.array([1.0, 0.5, 0.25])
+    # Query 0 ranks rows 1, 2, 0: clicks at ranks 2 (pos 2) and 3 (pos 3).
+    q0 = 1 / 0.5 / np.log2(3) + 1 / 0.25 / np.log2(4)
+    q1 = 2 / 0.5 / np.log2(3)  # rows 3, 4: the 2 clicks at rank 2, logged at position 2
+    assert ips_dcg(clicks, s, position, rho, [3, 2], k=10) == pytest.approx((q0 + q1) / 2)
+    assert ips_dcg(clicks, s, position, rho, [3, 2], k=2) == pytest.approx(
+        (1 / 0.5 / np.log2(3) + q1) / 2)
+    # Expectation under the position-based model: DCG with gains = attractiveness.
+    y, g, weak = _data(n_queries=200, size=12, seed=7)
+    n = 3000
+    log = simulate_clicks(y, g, weak, top_n=8, eta=1.0, n_sessions=n, seed=8)
+    model = y[log.rows] + np.random.default_rng(9).standard_normal(log.rows.size)
+    estimate = ips_dcg(log.clicks / n, model, log.position, log.examination, log.group, k=5)
+    attractive = 0.1 + 0.9 * (2.0 ** y[log.rows] - 1) / 15.0
+    exact = ips_dcg(attractive, model, log.position, np.ones(8), log.group, k=5)
+    assert estimate == pytest.approx(exact, rel=0.02)
+
+
+def test_bad_click_input_is_named():
+    y, g, weak = _data(n_queries=5)
+    with pytest.raises(ValueError, match="needs logging_scores"):
+        simulate_clicks(y, g)
+    with pytest.raises(ValueError, match="epsilon_plus must be"):
+        simulate_clicks(y, g, weak, epsilon_minus=0.5, epsilon_plus=0.2)
+    with pytest.raises(ValueError, match="user must be one of"):
+        simulate_clicks(y, g, weak, user="dbn")
+    c, s = np.array([1.0, 0.0]), np.array([0.1, 0.2])
+    with pytest.raises(ValueError, match="position has 3 entries but there are 2 rows"):
+        ips_dcg(c, s, [1, 2, 3], [1.0, 0.5])
+    with pytest.raises(ValueError, match="integer positions ≥ 1.*first at index 1: 0.0"):
+        ips_dcg(c, s, [1, 0], [1.0, 0.5])
+    with pytest.raises(ValueError, match="position 3 occurs"):
+        ips_dcg(c, s, [1, 3], [1.0, 0.5])
+    with pytest.raises(ValueError, match="position 2 has 0.0"):
+        ips_dcg(c, s, [1, 2], [1.0, 0.0])
