@@ -9,6 +9,7 @@ Names for adapters (``"ndcg@10"``, ``"fbeta:2"``, ...) are resolved by
 from gbrank.metrics._binary import balanced_measure, best_threshold, f1, fbeta
 from gbrank.metrics._calibration import expected_calibration_error, log_loss
 from gbrank.metrics._clicks import ips_dcg
+from gbrank.metrics._multiclass import balanced_accuracy, fbeta_multiclass, multiclass_log_loss
 from gbrank.metrics._ranking import (
     err,
     mean_ap,
@@ -35,6 +36,9 @@ __all__ = [
     "log_loss",
     "expected_calibration_error",
     "ips_dcg",
+    "fbeta_multiclass",
+    "balanced_accuracy",
+    "multiclass_log_loss",
     "Metric",
     "get_metric",
     "metric_names",

@@ -12,6 +12,9 @@ XGBoost ``custom_metric``) uses. Forms:
   judge ``s > 0`` unless a threshold is given (:meth:`Metric.with_threshold`).
 - ``logloss`` and ``ece`` / ``ece:<bins>`` (10 bins by default): calibration of
   σ(s) against clicks, rates or mapped grades, per row; lower is better.
+- multiclass, on (n, K) scores: ``macro_f1``, ``weighted_f1``, ``micro_f1``,
+  ``macro_fbeta:<beta>`` (and ``weighted_``/``micro_``), ``balanced_accuracy``,
+  ``mlogloss`` (lower is better).
 
 Names are case-insensitive; ``Metric.name`` is the canonical lower-case form.
 """
@@ -25,7 +28,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gbrank._validation import check_number, check_threshold
-from gbrank.metrics import _binary, _calibration, _ranking
+from gbrank.metrics import _binary, _calibration, _multiclass, _ranking
 
 __all__ = ["Metric", "METRICS", "get_metric", "metric_names"]
 
@@ -40,9 +43,10 @@ class Metric:
         Canonical name (``"ndcg@10"``), used as the metric's name in booster logs.
     kind : str
         ``"ranking"`` (uses the query structure), ``"binary"`` (judges ``s >
-        threshold`` per row) or ``"pointwise"`` (calibration of σ(s) per row).
+        threshold`` per row), ``"pointwise"`` (calibration of σ(s) per row) or
+        ``"multiclass"`` ((n, K) scores).
     higher_is_better : bool
-        False for the calibration metrics (``logloss``, ``ece``), True for the rest.
+        False for the losses (``logloss``, ``ece``, ``mlogloss``), True for the rest.
     func : callable
         The public function in :mod:`gbrank.metrics`.
     params : mapping
@@ -85,16 +89,22 @@ METRICS: Mapping[str, tuple[Callable[..., float], str, bool]] = MappingProxyType
     "balanced": (_binary.balanced_measure, "binary", False),
     "logloss": (_calibration.log_loss, "pointwise", False),
     "ece": (_calibration.expected_calibration_error, "pointwise", False),
+    "balanced_accuracy": (_multiclass.balanced_accuracy, "multiclass", False),
+    "mlogloss": (_multiclass.multiclass_log_loss, "multiclass", False),
 })
+# Lower is better.
+_LOSSES = {"logloss", "ece", "mlogloss"}
 
 _FORMS = (
     "ndcg, ndcg@<k>, err, err@<k>, map, map@<k>, mrr, mrr@<k>, precision, precision@<k>, "
     "recall, recall@<k>, pair_accuracy, f1, fbeta:<beta>, balanced, logloss, ece, "
-    "ece:<bins>"
+    "ece:<bins>, macro_f1, weighted_f1, micro_f1, macro_fbeta:<beta>, "
+    "weighted_fbeta:<beta>, micro_fbeta:<beta>, balanced_accuracy, mlogloss"
 )
 _AT_K = re.compile(r"^([a-z_]+)@(\d+)$")
 _FBETA = re.compile(r"^fbeta:(.+)$")
 _ECE = re.compile(r"^ece:(\d+)$")
+_AVERAGED = re.compile(r"^(macro|weighted|micro)_(f1|fbeta:(.+))$")
 
 
 def metric_names() -> str:
@@ -128,6 +138,16 @@ def get_metric(name: str | Metric) -> Metric:
             raise _unknown(name, "bad beta in metric") from None
         return Metric(name=key, kind="binary", func=_binary.fbeta,
                       params={"beta": beta})
+    m = _AVERAGED.match(key)
+    if m:
+        beta = 1.0
+        if m.group(3) is not None:
+            try:
+                beta = check_number(float(m.group(3)), "beta", 0.0, low_open=True)
+            except ValueError:
+                raise _unknown(name, "bad beta in metric") from None
+        return Metric(name=key, kind="multiclass", func=_multiclass.fbeta_multiclass,
+                      params={"beta": beta, "average": m.group(1)})
     m = _ECE.match(key)
     if m:
         bins = int(m.group(1))
@@ -149,4 +169,4 @@ def get_metric(name: str | Metric) -> Metric:
         raise _unknown(name, "bad cut-off in metric" if takes_k else "no @k for metric")
     params: dict[str, Any] = {"k": k} if takes_k else {}
     return Metric(name=key, kind=kind, func=func, params=params,
-                  higher_is_better=kind != "pointwise")
+                  higher_is_better=family not in _LOSSES)

@@ -1,0 +1,67 @@
+"""Multiclass metrics against scikit-learn (to 1e-12) and by name through the registry."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn import metrics as skm
+
+from gbrank import get_metric
+from gbrank.metrics import balanced_accuracy, fbeta_multiclass, multiclass_log_loss
+
+
+def _data(n=500, k=5, seed=0, absent=None):
+    rng = np.random.default_rng(seed)
+    y = rng.choice(k, size=n, p=[0.6, 0.2, 0.1, 0.07, 0.03][:k] / np.sum(
+        [0.6, 0.2, 0.1, 0.07, 0.03][:k]))
+    s = rng.standard_normal((n, k)) + 1.5 * np.eye(k)[y]
+    s[::7] = np.round(s[::7])  # ties: argmax takes the lowest class
+    if absent is not None:
+        y[y == absent] = 0
+        s[:, absent] = -10.0
+    return y.astype(float), s, rng.random(n) + 0.2
+
+
+@pytest.mark.parametrize("absent", [None, 3])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_against_scikit_learn(absent, weighted):
+    y, s, w = _data(absent=absent)
+    w = w if weighted else None
+    pred = np.argmax(s, axis=1)
+    for average in ("macro", "weighted", "micro"):
+        for beta in (1.0, 2.0, 0.5):
+            expected = skm.fbeta_score(y, pred, beta=beta, average=average, sample_weight=w,
+                                       zero_division=0)
+            assert fbeta_multiclass(y, s, beta, average, weight=w) == pytest.approx(
+                expected, abs=1e-12)
+    assert balanced_accuracy(y, s, weight=w) == pytest.approx(
+        skm.balanced_accuracy_score(y, pred, sample_weight=w), abs=1e-12)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    assert multiclass_log_loss(y, s, weight=w) == pytest.approx(
+        skm.log_loss(y, p, sample_weight=w, labels=np.arange(s.shape[1])), abs=1e-12)
+
+
+def test_flat_class_major_scores_and_names():
+    y, s, _ = _data(k=3)
+    flat = s.T.ravel()  # LightGBM's layout: class 0's scores, then class 1's, ...
+    assert fbeta_multiclass(y, flat) == fbeta_multiclass(y, s)
+    m = get_metric("macro_fbeta:2")
+    assert (m.kind, m.params) == ("multiclass", {"beta": 2.0, "average": "macro"})
+    assert m(y, s) == fbeta_multiclass(y, s, 2.0)
+    assert get_metric("weighted_f1")(y, s) == fbeta_multiclass(y, s, 1.0, "weighted")
+    assert get_metric("micro_f1")(y, s) == pytest.approx(np.mean(np.argmax(s, 1) == y))
+    assert get_metric("balanced_accuracy").higher_is_better
+    assert not get_metric("mlogloss").higher_is_better
+
+
+def test_bad_multiclass_input():
+    y, s, _ = _data(k=3)
+    with pytest.raises(ValueError, match=r"integers in \[0, 3\).*first at index 0: 3.0"):
+        fbeta_multiclass(np.r_[3.0, y[1:]], s)
+    with pytest.raises(ValueError, match="shape \\(500, K\\) with K ≥ 2"):
+        fbeta_multiclass(y, s[:10])
+    with pytest.raises(ValueError, match="average must be one of"):
+        fbeta_multiclass(y, s, average="samples")
+    with pytest.raises(ValueError, match="bad beta in metric"):
+        get_metric("macro_fbeta:-1")
