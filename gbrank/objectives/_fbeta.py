@@ -8,10 +8,12 @@ from typing import Any
 import numpy as np
 
 from gbrank._kernels import fbeta_surrogate as _k
+from gbrank._kernels._step import inverse_step
 from gbrank._validation import (
     Queries,
     check_choice,
     check_integer,
+    check_max_step,
     check_number,
     prepare_binary,
     query_structure,
@@ -130,12 +132,13 @@ class FBetaSurrogate(Objective):
 
     def __init__(self, beta: float = 1.0, measure: str = "fbeta", hess: float | None = None,
                  batch_size: int | str | None = "auto", random_state: int | None = None,
-                 ) -> None:
+                 max_step: float | None = None) -> None:
         self.beta = beta
         self.measure = measure
         self.hess = hess
         self.batch_size = batch_size
         self.random_state = random_state
+        self.max_step = max_step
 
     def _validate_params(self) -> SimpleNamespace:
         measure = check_choice(self.measure, "measure", tuple(_MEASURES))
@@ -146,6 +149,7 @@ class FBetaSurrogate(Objective):
             batch = _AUTO_BATCH if measure == "fbeta" else None
         else:
             batch = check_integer(self.batch_size, "batch_size", 1, allow_none=True)
+        max_step = check_max_step(self.max_step)
         return SimpleNamespace(
             beta=check_number(self.beta, "beta", 0.0, low_open=True),
             measure=measure,
@@ -154,6 +158,8 @@ class FBetaSurrogate(Objective):
             batch_size=batch,
             random_state=check_integer(self.random_state, "random_state", 0,
                                        allow_none=True),
+            max_step=max_step,
+            inv_step=inverse_step(max_step),
         )
 
     # -- validation -----------------------------------------------------------------------
@@ -243,10 +249,12 @@ class FBetaSurrogate(Objective):
 
     def grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
                   weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
-        """v* − y (±1 units) and the constant ``hess``, both times the query weight."""
+        """v* − y (±1 units) and the constant ``hess``, both times the query weight;
+        with ``max_step``, the Hessian of a row is raised to at least |g| / max_step."""
         grad, _, queries, qw, _ = self._oracle(y, s, group, qid, weight)
         hess = np.empty_like(grad)
-        _k.scale_by_query(grad, queries.offsets, qw, float(self._params().hess), hess)
+        p = self._params()
+        _k.scale_by_query(grad, queries.offsets, qw, float(p.hess), p.inv_step, hess)
         return queries.restore(grad), queries.restore(hess)
 
     def exact_grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,

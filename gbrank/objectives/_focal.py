@@ -8,11 +8,13 @@ from typing import Any
 import numpy as np
 
 from gbrank._kernels import focal as _k
+from gbrank._kernels._step import inverse_step
 from gbrank._validation import (
     as_float_array,
     check_finite,
     check_integer,
     check_lengths,
+    check_max_step,
     check_number,
     check_row_weights,
     prepare_binary,
@@ -22,6 +24,8 @@ from gbrank.objectives._base import Objective
 __all__ = ["FocalLoss"]
 
 _EMPTY = np.empty(0, dtype=np.float64)
+# Chosen by experiments/max_step_study.py; the evidence is in docs/max_step.md.
+_DEFAULT_MAX_STEP = None
 
 
 def _as_rows(x: Any, name: str, float32_ok: bool = False) -> np.ndarray:
@@ -98,11 +102,13 @@ class FocalLoss(Objective):
     loss_blocks = "row"
 
     def __init__(self, gamma: float = 2.0, alpha: Any = None, hess_floor: float = 1e-6,
-                 num_class: int | None = None) -> None:
+                 num_class: int | None = None, max_step: float | None = _DEFAULT_MAX_STEP,
+                 ) -> None:
         self.gamma = gamma
         self.alpha = alpha
         self.hess_floor = hess_floor
         self.num_class = num_class
+        self.max_step = max_step
 
     @property
     def task(self) -> str:  # type: ignore[override]
@@ -129,7 +135,9 @@ class FocalLoss(Objective):
                     f"num_class={k}), got {self.alpha!r}"
                 )
             alpha = np.ascontiguousarray(a)
-        return SimpleNamespace(gamma=gamma, hess_floor=hess_floor, num_class=k, alpha=alpha)
+        max_step = check_max_step(self.max_step)
+        return SimpleNamespace(gamma=gamma, hess_floor=hess_floor, num_class=k, alpha=alpha,
+                               max_step=max_step, inv_step=inverse_step(max_step))
 
     # -- validation -----------------------------------------------------------------------
 
@@ -167,20 +175,21 @@ class FocalLoss(Objective):
 
     # -- protocol --------------------------------------------------------------------------
 
-    def _grad_hess(self, y: Any, s: Any, weight: Any, floor: float | None):
+    def _grad_hess(self, y: Any, s: Any, weight: Any, exact: bool):
         p = self._params()
-        floor = p.hess_floor if floor is None else floor
+        # exact: the true Hessian (no floor: -1, no step bound: 0)
+        floor, inv_step = (-1.0, 0.0) if exact else (p.hess_floor, p.inv_step)
         if p.num_class is not None:
             y, s, w = self._multiclass_inputs(y, s, weight)
             grad = np.empty_like(s)
             hess = np.empty_like(s)
-            _k.multiclass_grad_hess(y, s, w, p.gamma, p.alpha, floor, grad, hess)
+            _k.multiclass_grad_hess(y, s, w, p.gamma, p.alpha, floor, inv_step, grad, hess)
             return grad, hess
         y, s, w = self._binary_inputs(y, s, weight)
         grad = np.empty_like(s)
         hess = np.empty_like(s)
         n_bad, n_zero, n_minus = _k.binary_grad_hess(
-            y, s, w, p.gamma, p.alpha, floor, grad, hess)
+            y, s, w, p.gamma, p.alpha, floor, inv_step, grad, hess)
         if n_bad or (n_zero and n_minus):
             prepare_binary(y.astype(np.float64), s, weight)  # raises the precise message
             raise ValueError("invalid binary labels or scores")  # pragma: no cover
@@ -192,12 +201,12 @@ class FocalLoss(Objective):
 
         ``group``/``qid`` are ignored (the loss is a sum over rows).
         """
-        return self._grad_hess(y, s, weight, None)
+        return self._grad_hess(y, s, weight, exact=False)
 
     def exact_grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
                         weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Gradient and the true second derivative (may be negative for γ > 0)."""
-        return self._grad_hess(y, s, weight, -1.0)
+        return self._grad_hess(y, s, weight, exact=True)
 
     def loss(self, y: Any, s: Any, group: Any = None, *, qid: Any = None, weight: Any = None,
              at: Any = None) -> float:
@@ -259,7 +268,7 @@ class FocalLoss(Objective):
             s = np.ascontiguousarray(np.broadcast_to(c, (k, k)))
             g = np.empty_like(s)
             h = np.empty_like(s)
-            _k.multiclass_grad_hess(labels, s, freq, p.gamma, p.alpha, -1.0, g, h)
+            _k.multiclass_grad_hess(labels, s, freq, p.gamma, p.alpha, -1.0, 0.0, g, h)
             val = _k.multiclass_loss(labels, s, freq, p.gamma, p.alpha)
             return float(val), g.sum(axis=0)
 
@@ -279,7 +288,7 @@ def _binary_constant(w1: float, w0: float, gamma: float) -> float:
 
     def deriv(c: float) -> float:
         s = np.array([c, c])
-        _k.binary_grad_hess(y, s, w, gamma, -1.0, -1.0, g, h)
+        _k.binary_grad_hess(y, s, w, gamma, -1.0, -1.0, 0.0, g, h)
         return float(g.sum())
 
     # The derivative tends to -w1 at -inf and +w0 at +inf; widen until it changes sign.
