@@ -3,6 +3,8 @@ per bound, and where training diverges without one.
 
     python experiments/max_step_study.py             # writes experiments/results/max_step_study.md
     python experiments/max_step_study.py --jobs 2    # fits in 2 processes (1 thread each)
+    python experiments/max_step_study.py --tasks 5class-g2 --seeds 5 6 7 8 9 --grid None 8 16
+                                                     # a subset, printed only
 
 The booster's Hessian of a row is raised to max(h, |g| / max_step), so every leaf value
 (before the learning rate) is at most ``max_step`` in size (docs/max_step.md). Tasks,
@@ -33,6 +35,7 @@ import argparse
 import datetime
 import platform
 import subprocess
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -113,9 +116,10 @@ def _log_loss(y: np.ndarray, raw: np.ndarray) -> float:
     return float(np.mean(lse - raw[np.arange(y.size), y.astype(np.int64)]))
 
 
-def fit_one(key: str, seed: int) -> list[dict]:
+def fit_one(key: str, seed: int, grid_override: tuple | None = None) -> list[dict]:
     """Every max_step of task ``key`` on one seed: metrics, largest |raw score|."""
     _, data, make, metrics, grid = TASKS[key]
+    grid = grid_override or grid
     Xtr, Xte, ytr, yte = data(seed)
     out = []
     for ms in grid:
@@ -156,8 +160,9 @@ def _paired(d: np.ndarray, higher: bool) -> str:
     return f"{d.mean():+.4f} ({better}/{worse})"
 
 
-def table(key: str, records: list[dict]) -> list[str]:
+def table(key: str, records: list[dict], grid_override: tuple | None = None) -> list[str]:
     title, _, _, metrics, grid = TASKS[key]
+    grid = grid_override or grid
     rec = {(r["seed"], r["max_step"]): r for r in records if r["key"] == key}
     seeds = sorted({s for s, _ in rec})
     base = {s: rec[(s, None)] for s in seeds}
@@ -202,23 +207,24 @@ def _commit() -> str:
         return "unknown"
 
 
-def main(jobs: int, keys: list[str]) -> str:
+def main(jobs: int, keys: list[str], seeds=SEEDS, grid: tuple | None = None) -> str:
     t0 = time.perf_counter()
-    work = [(k, s) for k in keys for s in SEEDS]
+    commit = _commit()  # the code the fits run on
+    work = [(k, s, grid) for k in keys for s in seeds]
     records: list[dict] = []
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
             for part in pool.map(fit_one, *zip(*work, strict=True)):
                 records += part
     else:
-        for k, s in work:
-            records += fit_one(k, s)
+        for k, s, g in work:
+            records += fit_one(k, s, g)
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "# max_step: the Newton-step bound of FocalLoss and FBetaSurrogate",
         "",
-        f"{now}, commit {_commit()}. `python experiments/max_step_study.py"
-        + (f" --jobs {jobs}" if jobs > 1 else "") + "`; "
+        f"{now}, commit {commit}. `python experiments/max_step_study.py"
+        + "".join(f" {a}" for a in sys.argv[1:]) + "`; "
         f"LightGBM {lgb.__version__}, Python {platform.python_version()}. "
         f"Wall time {time.perf_counter() - t0:.0f} s.",
         "",
@@ -228,8 +234,10 @@ def main(jobs: int, keys: list[str]) -> str:
             f"{k}={v}" for k, v in PARAMS.items() if k != "verbose") + ".",
         "",
     ]
+    if list(seeds) != list(SEEDS):
+        lines += [f"Seeds {', '.join(map(str, seeds))} (not the default 0–4).", ""]
     for k in keys:
-        lines += table(k, records)
+        lines += table(k, records, grid)
     fit_s = sum(r["seconds"] for r in records)
     lines.append(f"{len(records)} fits, {fit_s:.0f} s of training in all.")
     return "\n".join(lines)
@@ -240,9 +248,14 @@ if __name__ == "__main__":
     ap.add_argument("--jobs", type=int, default=1, help="processes (each fits on 1 thread)")
     ap.add_argument("--tasks", nargs="*", default=list(TASKS), choices=list(TASKS),
                     help="a subset of the tasks (default: all)")
+    ap.add_argument("--seeds", nargs="*", type=int, default=list(SEEDS))
+    ap.add_argument("--grid", nargs="*", default=None,
+                    help="max_step values to fit instead of each task's grid ('None': off)")
     args = ap.parse_args()
-    text = main(args.jobs, args.tasks)
-    if args.tasks == list(TASKS):
+    grid = None if args.grid is None else tuple(
+        None if g.lower() == "none" else float(g) for g in args.grid)
+    text = main(args.jobs, args.tasks, args.seeds, grid)
+    if args.tasks == list(TASKS) and args.seeds == list(SEEDS) and grid is None:
         OUT.parent.mkdir(parents=True, exist_ok=True)
         OUT.write_text(text + "\n")
     print(text)

@@ -86,6 +86,14 @@ class FBetaSurrogate(Objective):
         Seed of those random examples (``None``: drawn once per instance). The
         examples of a query depend on (seed, round, query size) only, so
         :meth:`grad_hess`, :meth:`loss` and the gradient check agree within a round.
+    max_step : float > 0 or None, default None
+        Bound on the Newton step, the rule of ``FocalLoss(max_step=...)``: a row's
+        booster Hessian is raised to :math:`|g| / c`, c = ``max_step``, where that is
+        larger, so every leaf value is at most c in size. The gradient is 0 or ±2
+        (times the query weight), so the step is already at most 2 / ``hess``: a
+        bound c ≥ 2 / ``hess`` changes nothing, and ``None`` (default) adds none. A
+        smaller c raises only the rows that have a gradient, a reweighting rather than
+        a safeguard (``docs/max_step.md``).
 
     Notes
     -----

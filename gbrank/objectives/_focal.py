@@ -24,8 +24,6 @@ from gbrank.objectives._base import Objective
 __all__ = ["FocalLoss"]
 
 _EMPTY = np.empty(0, dtype=np.float64)
-# Chosen by experiments/max_step_study.py; the evidence is in docs/max_step.md.
-_DEFAULT_MAX_STEP = None
 
 
 def _as_rows(x: Any, name: str, float32_ok: bool = False) -> np.ndarray:
@@ -51,7 +49,8 @@ class FocalLoss(Objective):
 
     .. math:: FL(z) = -\alpha_t (1 - p_t)^\gamma \log p_t .
 
-    ``gamma=0, alpha=None`` is exactly the logistic loss (LightGBM's ``binary``).
+    ``gamma=0, alpha=None`` is exactly the logistic loss; with ``max_step=None`` it
+    trains exactly like LightGBM's ``binary`` (see ``max_step``).
     The loss of a data set is :math:`\sum_i w_i FL(z_i)`; per-row weights multiply
     the gradient and the Hessian. Everything is computed in log space
     (:math:`\log p_t = \log\sigma(\pm z)`), finite for any finite margin.
@@ -62,8 +61,9 @@ class FocalLoss(Objective):
     [q (1 + 2\gamma + \gamma \ell) - \gamma^2 p_t \ell]` (derivation in
     ``gbrank/_kernels/focal.py``). For γ > 0 the true second derivative is negative
     in places (min ≈ −0.047 at γ = 2), so :meth:`grad_hess` — what a booster gets —
-    returns ``w · max(h, hess_floor)``, while :meth:`exact_grad_hess` returns the
-    true ``h`` (for gradient checks).
+    returns ``w · max(h, hess_floor)``, raised where needed to bound the Newton step
+    (``max_step``), while :meth:`exact_grad_hess` returns the true ``h`` (for
+    gradient checks).
 
     Multiclass (``num_class=K``): scores are (n, K) raw scores, labels integers in
     ``[0, K)``, :math:`p_t` the softmax probability of the true class and
@@ -87,6 +87,20 @@ class FocalLoss(Objective):
         floored rows.
     num_class : int, optional
         ``None`` (binary) or K ≥ 2 for the softmax multiclass loss.
+    max_step : float > 0 or None, default 16.0
+        Bound on the Newton step. The booster (:meth:`grad_hess`) receives the
+        Hessian :math:`\max(w\,h_f, |w g| / c)`, c = ``max_step``,
+        :math:`h_f = \max(h, \text{hess\_floor})`, elementwise (each of the K entries
+        of a multiclass row), so every leaf value :math:`-\sum g / \sum h` (before the
+        learning rate; an L2 penalty only shrinks it) is at most c in size. Why: a
+        badly misclassified row has a gradient of order 1 but a vanishing or negative
+        true Hessian (floored to ``hess_floor``), and leaves of such rows took
+        unbounded steps: multiclass focal training diverged, and so does logistic
+        loss at 1,000:1. The gradient is unchanged and :meth:`exact_grad_hess`
+        returns the true h. ``None``: no bound, ``w · max(h, hess_floor)``; with
+        γ = 0 and ``alpha=None`` that is exactly LightGBM's ``binary`` (whose step is
+        not bounded either, unless ``max_delta_step`` is set). The default, and the
+        measurements it was chosen on: ``docs/max_step.md``.
 
     Notes
     -----
@@ -94,7 +108,9 @@ class FocalLoss(Objective):
     ``"num_class": K`` for multiclass) or ``LGBMClassifier(objective=FocalLoss(...))``;
     with XGBoost as ``xgb.train(params, dtrain, obj=gbrank.xgboost.objective(obj))``.
     Custom objectives start from raw score 0: set ``init_score=obj.init_score(y)``
-    (repeated per row) on the ``lgb.Dataset`` / ``base_margin`` on the ``DMatrix``,
+    (repeated per row; multiclass: ``np.tile(c, (n, 1))``, an (n, K) array, which
+    LightGBM takes as well as its flat class-major layout) on the ``lgb.Dataset`` /
+    ``base_margin`` on the ``DMatrix``,
     and add the same constant to ``predict(..., raw_score=True)`` output, since
     LightGBM does not store a Dataset's init score in the model.
     """
@@ -102,7 +118,7 @@ class FocalLoss(Objective):
     loss_blocks = "row"
 
     def __init__(self, gamma: float = 2.0, alpha: Any = None, hess_floor: float = 1e-6,
-                 num_class: int | None = None, max_step: float | None = _DEFAULT_MAX_STEP,
+                 num_class: int | None = None, max_step: float | None = 16.0,
                  ) -> None:
         self.gamma = gamma
         self.alpha = alpha
@@ -197,7 +213,8 @@ class FocalLoss(Objective):
 
     def grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
                   weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
-        """Gradient and floored Hessian ``w · max(h, hess_floor)`` w.r.t. the margins.
+        """Gradient and the booster's Hessian w.r.t. the margins: ``w · max(h,
+        hess_floor)``, raised to ``|w g| / max_step`` where that is larger.
 
         ``group``/``qid`` are ignored (the loss is a sum over rows).
         """
