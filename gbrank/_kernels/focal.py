@@ -193,13 +193,13 @@ def binary_grad_hess(y, s, w, gamma, alpha, floor, inv_step, grad, hess):
     """Fill grad/hess in place; a row is positive iff ``y > 0.5`` ({0, 1} or {−1, +1}).
 
     ``w`` empty means unweighted; ``alpha < 0`` means no α weighting; ``floor < 0``
-    means the true Hessian, otherwise ``w · max(h, floor)``; ``inv_step > 0``
-    (:func:`gbrank._kernels._step.inverse_step` of ``max_step``) then raises that to
-    at least ``|w g| / max_step`` (:func:`gbrank._kernels._step.bound_hess`), 0 leaves
-    it. Validation is fused
-    into this pass (it runs every boosting round): returns the counts of invalid
-    rows (non-finite score or label outside {−1, 0, 1}), of 0 labels and of −1
-    labels; the caller raises if any is invalid or 0 and −1 labels are mixed.
+    means the true Hessian, otherwise ``w · max(h, floor)``, which ``inv_step > 0``
+    (:func:`gbrank._kernels._step.inverse_step` of ``max_step``; 0: no bound) raises to
+    at least ``|w g| / max_step`` (:func:`gbrank._kernels._step.bound_hess`).
+    Validation is fused into this pass (it runs every boosting round): returns the
+    counts of invalid rows (non-finite score or label outside {−1, 0, 1}), of 0
+    labels and of −1 labels; the caller raises if any is invalid or 0 and −1 labels
+    are mixed.
     """
     return dispatch(_binary_grad_hess_parallel, _binary_grad_hess_serial, s.size,
                     y, s, w, gamma, alpha, floor, inv_step, grad, hess)
