@@ -104,7 +104,8 @@ def _focal_rows(n: int, repeat: int) -> list[str]:
         t_call32 = median_time(lambda obj=obj: obj.grad_hess(y32, z), repeat)
         t_kernel = median_time(
             lambda obj=obj: focal_kernels.binary_grad_hess(
-                y, z, np.empty(0), obj.gamma, -1.0, obj.hess_floor, g, h),
+                y, z, np.empty(0), obj.gamma, -1.0, obj.hess_floor, obj._params().inv_step,
+                g, h),
             repeat)
         t_np = median_time(lambda gamma=gamma: numpy_focal(y, z, gamma), max(3, repeat // 3))
         t_4t = median_time(lambda gamma=gamma: four_transcendental_focal(y, z, gamma, g, h),

@@ -63,7 +63,7 @@ def _child(kind: str, mode: str, repeat: int) -> float:
         numba.set_num_threads(1)
         try:
             if kind == "focal":
-                fk._binary_grad_hess_parallel(y0, s0, np.empty(0), 2.0, -1.0, 1e-6,
+                fk._binary_grad_hess_parallel(y0, s0, np.empty(0), 2.0, -1.0, 1e-6, 0.0,
                                               np.empty(SMALL), np.empty(SMALL))
             else:
                 fb._oracle_parallel(y0, s0, np.arange(0, SMALL + 1, SMALL // 6), 0, 1.0,

@@ -22,6 +22,7 @@ __all__ = [
     "check_lengths",
     "check_grades",
     "check_number",
+    "check_max_step",
     "check_integer",
     "check_choice",
     "check_bool",
@@ -150,6 +151,18 @@ SIGMA_MAX = 1e6
 def check_sigma(value: Any, name: str = "sigma") -> float:
     """σ of the pairwise objectives: a number in (0, ``SIGMA_MAX``]."""
     return check_number(value, name, 0.0, SIGMA_MAX, low_open=True)
+
+
+def check_max_step(value: Any, name: str = "max_step") -> float | None:
+    """The bound on a booster's Newton step (LambdaRank, FocalLoss, FBetaSurrogate): a
+    finite number > 0, or ``None`` for no bound."""
+    if value is None:
+        return None
+    try:
+        return check_number(value, name, 0.0, low_open=True)
+    except ValueError:
+        raise ValueError(f"{name} must be a finite number in (0, inf) or None, "
+                         f"got {value!r}") from None
 
 
 def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:

@@ -33,7 +33,7 @@ def test_focal_gamma0_reproduces_lightgbm_binary(binary_data, weighted):
     X, y, Xt = binary_data["X_train"], binary_data["y_train"], binary_data["X_test"]
     w = np.random.default_rng(0).random(y.size) + 0.5 if weighted else None
     native = lgb.train({**LGB, "objective": "binary"}, lgb.Dataset(X, y, weight=w), 50)
-    obj = FocalLoss(gamma=0.0, alpha=None)
+    obj = FocalLoss(gamma=0.0, alpha=None, max_step=None)  # native's step is unbounded
     init = obj.init_score(y, w)  # = LightGBM's boost_from_average start
     ds = lgb.Dataset(X, y, weight=w, init_score=np.full(y.size, init))
     custom = lgb.train({**LGB, "objective": obj}, ds, 50)
@@ -45,7 +45,7 @@ def test_focal_gamma0_reproduces_lightgbm_binary(binary_data, weighted):
 
 def test_focal_gamma0_matches_xgboost_binary_logistic():
     X, y = _imbalanced(2000)
-    obj = FocalLoss(gamma=0.0)
+    obj = FocalLoss(gamma=0.0, max_step=None)  # native's step is unbounded
     init = obj.init_score(y)
     rate = y.mean()
     native = xgb.train({**XGB, "objective": "binary:logistic", "base_score": rate},
@@ -97,7 +97,7 @@ def _softmax_logloss(preds, data):
 @pytest.mark.slow
 def test_multiclass_focal_gamma0_equals_numpy_softmax_lightgbm():
     X, y = _imbalanced(n=1500, n_classes=3)
-    obj = FocalLoss(gamma=0.0, num_class=3)
+    obj = FocalLoss(gamma=0.0, num_class=3, max_step=None)  # as the reference: unbounded
     init = np.tile(obj.init_score(y), (y.size, 1))
     params = {**LGB, "num_class": 3}
     ours = lgb.train({**params, "objective": obj}, lgb.Dataset(X, y, init_score=init), 30)
@@ -113,7 +113,7 @@ def test_multiclass_focal_gamma0_equals_numpy_softmax_lightgbm():
 
 def test_multiclass_focal_xgboost():
     X, y = _imbalanced(n=1500, n_classes=3, seed=2)
-    obj = FocalLoss(gamma=0.0, num_class=3)
+    obj = FocalLoss(gamma=0.0, num_class=3, max_step=None)  # as the reference: unbounded
     init = np.tile(obj.init_score(y), (y.size, 1))
     params = {**XGB, "num_class": 3, "disable_default_eval_metric": 1}
     dm = xgb.DMatrix(X, y, base_margin=init)

@@ -286,8 +286,7 @@ def test_cv_without_queries_makes_lgb_cv_folds(binary_data):
     from gbrank.objectives import FocalLoss
 
     d = binary_data
-    params = {"objective": FocalLoss(max_step=None) if "max_step" in FocalLoss().get_params()
-              else FocalLoss(), "metric": "None", "verbose": -1, "num_threads": 1}
+    params = {"objective": FocalLoss(), "metric": "None", "verbose": -1, "num_threads": 1}
     for kwargs in ({}, {"stratified": False}, {"stratified": False, "shuffle": False}):
         ours = cv(params, lgb.Dataset(d["X_train"], d["y_train"]), num_boost_round=4,
                   feval=feval("f1"), seed=3, **kwargs)

@@ -22,10 +22,7 @@ BASE = {"verbose": -1, "num_threads": 1, "deterministic": True, "num_leaves": 15
 
 def _logistic_focal():
     """FocalLoss(gamma=0): the logistic loss, with the Hessian unmodified."""
-    obj = FocalLoss(gamma=0.0)
-    if "max_step" in obj.get_params():
-        obj.set_params(max_step=None)
-    return obj
+    return FocalLoss(gamma=0.0, max_step=None)
 
 
 def _leaf_values(booster):
@@ -109,7 +106,7 @@ def test_multiclass_focal_gamma0_equals_the_softmax_loss_in_numpy():
     # LightGBM's multiclass Hessian carries the factor K/(K − 1); FocalLoss has the true
     # diagonal p(1 − p), so its refit equals that of a NumPy softmax with p(1 − p).
     Xt, yt, X, y = _multiclass_data()
-    obj = FocalLoss(gamma=0.0, num_class=K)
+    obj = FocalLoss(gamma=0.0, num_class=K, max_step=None)
     booster = lgb.train({**BASE, "objective": obj, "num_class": K, "num_leaves": 7},
                         lgb.Dataset(Xt, yt), 10)
 

@@ -107,8 +107,8 @@ _NON_DEFAULT = {
     "lambdarank": {"metric": "err", "truncation": 5, "sigma": 0.5, "label_gain": [0, 1, 3],
                    "max_grade": 4, "threshold": 2, "norm": True, "calibration": 0.5,
                    "calibration_target": "binary"},
-    "focal": {"gamma": 1, "alpha": 0.25, "hess_floor": 0, "num_class": None},
-    "fbeta_surrogate": {"beta": 2, "measure": "balanced", "hess": 3},
+    "focal": {"gamma": 1, "alpha": 0.25, "hess_floor": 0, "num_class": None, "max_step": 4},
+    "fbeta_surrogate": {"beta": 2, "measure": "balanced", "hess": 3, "max_step": 0.5},
     "cross_entropy": {"target": "exponential", "max_grade": 3, "threshold": 2},
 }
 

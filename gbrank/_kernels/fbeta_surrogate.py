@@ -35,6 +35,7 @@ earlier rows first (the SPEC's stable order).
 import numpy as np
 from numba import njit, prange
 
+from gbrank._kernels._step import bound_hess
 from gbrank._kernels._threads import N_CHUNKS, chunk_bounds, dispatch
 
 FBETA = 0
@@ -281,14 +282,22 @@ def oracle_examples(y, s, perm, offsets, beta2, grad):
 
 
 @njit(cache=True, nogil=True)
-def scale_by_query(grad, offsets, qw, h, hess):
+def scale_by_query(grad, offsets, qw, h, inv_step, hess):
     """grad[r] *= w_q and hess[r] = h · w_q for every row r of query q, in place (no
-    n-row array of weights)."""
+    n-row array of weights); ``inv_step > 0`` (``_step.inverse_step(max_step)``) then
+    raises hess[r] to at least |grad[r]| / max_step (``_step.bound_hess``)."""
     for q in range(offsets.size - 1):
         w = qw[q]
-        for r in range(offsets[q], offsets[q + 1]):
-            grad[r] *= w
-            hess[r] = h * w
+        hw = h * w
+        if inv_step > 0.0:
+            for r in range(offsets[q], offsets[q + 1]):
+                g = grad[r] * w
+                grad[r] = g
+                hess[r] = bound_hess(g, hw, inv_step)
+        else:
+            for r in range(offsets[q], offsets[q + 1]):
+                grad[r] *= w
+                hess[r] = hw
 
 
 @njit(cache=True, nogil=True)

@@ -26,6 +26,10 @@ binary formula in u. With π_j = softmax over the other classes (j ≠ c),
 
     g_c = FL'(u),            h_c = FL''(u),
     g_j = −FL'(u) π_j,       h_j = FL''(u) π_j² − FL'(u) π_j (1 − π_j).
+
+The booster's Hessian (binary, and each of the K entries of a multiclass row):
+w·max(h, floor), then raised to at least |w g| / max_step when a step bound is given
+(``_step.bound_hess``), in the same pass, on the values just computed.
 """
 
 import numpy as np
@@ -34,6 +38,7 @@ from numba import njit, prange, types
 from numba.extending import intrinsic
 
 from gbrank._kernels._exp import INV_LN2, LN2_HI, LN2_LO, exp_taylor
+from gbrank._kernels._step import bound_hess
 from gbrank._kernels._threads import dispatch
 
 # A loop without libm calls is vectorised by LLVM (4 rows per AVX2 instruction): 2–3×
@@ -127,7 +132,7 @@ def _derivs(p, q, ell, qg, gamma):
 
 
 @njit(cache=True, nogil=True, inline="always", fastmath=_FASTMATH)
-def _binary_row(i, y, s, w, weighted, gamma, alpha, floor, grad, hess):
+def _binary_row(i, y, s, w, weighted, gamma, alpha, floor, inv_step, grad, hess):
     """One row of :func:`binary_grad_hess`; returns (invalid, is 0 label, is −1 label)."""
     z = s[i]
     yi = y[i]
@@ -145,19 +150,24 @@ def _binary_row(i, y, s, w, weighted, gamma, alpha, floor, grad, hess):
     if floor >= 0.0:
         d2 = d2 if d2 > floor else floor
     wi = w[i] if weighted else 1.0
-    grad[i] = (d1 if pos else -d1) * wi
-    hess[i] = d2 * wi
+    g = (d1 if pos else -d1) * wi
+    h = d2 * wi
+    if inv_step > 0.0:
+        h = bound_hess(g, h, inv_step)
+    grad[i] = g
+    hess[i] = h
     return bad_label + bad_score, is_zero, is_minus
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=_FASTMATH)
-def _binary_grad_hess_parallel(y, s, w, gamma, alpha, floor, grad, hess):
+def _binary_grad_hess_parallel(y, s, w, gamma, alpha, floor, inv_step, grad, hess):
     weighted = w.size > 0
     n_bad = 0
     n_zero = 0
     n_minus = 0
     for i in prange(s.size):
-        b, zr, mn = _binary_row(i, y, s, w, weighted, gamma, alpha, floor, grad, hess)
+        b, zr, mn = _binary_row(i, y, s, w, weighted, gamma, alpha, floor, inv_step,
+                                grad, hess)
         n_bad += b
         n_zero += zr
         n_minus += mn
@@ -165,30 +175,34 @@ def _binary_grad_hess_parallel(y, s, w, gamma, alpha, floor, grad, hess):
 
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH)
-def _binary_grad_hess_serial(y, s, w, gamma, alpha, floor, grad, hess):
+def _binary_grad_hess_serial(y, s, w, gamma, alpha, floor, inv_step, grad, hess):
     weighted = w.size > 0
     n_bad = 0
     n_zero = 0
     n_minus = 0
     for i in range(s.size):
-        b, zr, mn = _binary_row(i, y, s, w, weighted, gamma, alpha, floor, grad, hess)
+        b, zr, mn = _binary_row(i, y, s, w, weighted, gamma, alpha, floor, inv_step,
+                                grad, hess)
         n_bad += b
         n_zero += zr
         n_minus += mn
     return n_bad, n_zero, n_minus
 
 
-def binary_grad_hess(y, s, w, gamma, alpha, floor, grad, hess):
+def binary_grad_hess(y, s, w, gamma, alpha, floor, inv_step, grad, hess):
     """Fill grad/hess in place; a row is positive iff ``y > 0.5`` ({0, 1} or {−1, +1}).
 
     ``w`` empty means unweighted; ``alpha < 0`` means no α weighting; ``floor < 0``
-    means the true Hessian, otherwise ``w · max(h, floor)``. Validation is fused
-    into this pass (it runs every boosting round): returns the counts of invalid
-    rows (non-finite score or label outside {−1, 0, 1}), of 0 labels and of −1
-    labels; the caller raises if any is invalid or 0 and −1 labels are mixed.
+    means the true Hessian, otherwise ``w · max(h, floor)``, which ``inv_step > 0``
+    (:func:`gbrank._kernels._step.inverse_step` of ``max_step``; 0: no bound) raises to
+    at least ``|w g| / max_step`` (:func:`gbrank._kernels._step.bound_hess`).
+    Validation is fused into this pass (it runs every boosting round): returns the
+    counts of invalid rows (non-finite score or label outside {−1, 0, 1}), of 0
+    labels and of −1 labels; the caller raises if any is invalid or 0 and −1 labels
+    are mixed.
     """
     return dispatch(_binary_grad_hess_parallel, _binary_grad_hess_serial, s.size,
-                    y, s, w, gamma, alpha, floor, grad, hess)
+                    y, s, w, gamma, alpha, floor, inv_step, grad, hess)
 
 
 @njit(cache=True, nogil=True, inline="always", fastmath=_FASTMATH)
@@ -235,7 +249,7 @@ def _other_lse(z, c):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _multiclass_row(i, y, s, w, weighted, gamma, alpha, floor, grad, hess):
+def _multiclass_row(i, y, s, w, weighted, gamma, alpha, floor, inv_step, grad, hess):
     k = s.shape[1]
     z = s[i]
     c = int(y[i])
@@ -258,22 +272,26 @@ def _multiclass_row(i, y, s, w, weighted, gamma, alpha, floor, grad, hess):
             h = d2 * pi * pi - d1 * pi * (1.0 - pi)
         if floor >= 0.0 and h < floor:
             h = floor
-        grad[i, j] = scale * g
-        hess[i, j] = scale * h
+        g *= scale
+        h *= scale
+        if inv_step > 0.0:
+            h = bound_hess(g, h, inv_step)
+        grad[i, j] = g
+        hess[i, j] = h
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _multiclass_grad_hess_parallel(y, s, w, gamma, alpha, floor, grad, hess):
+def _multiclass_grad_hess_parallel(y, s, w, gamma, alpha, floor, inv_step, grad, hess):
     weighted = w.size > 0
     for i in prange(s.shape[0]):
-        _multiclass_row(i, y, s, w, weighted, gamma, alpha, floor, grad, hess)
+        _multiclass_row(i, y, s, w, weighted, gamma, alpha, floor, inv_step, grad, hess)
 
 
 @njit(cache=True, nogil=True)
-def _multiclass_grad_hess_serial(y, s, w, gamma, alpha, floor, grad, hess):
+def _multiclass_grad_hess_serial(y, s, w, gamma, alpha, floor, inv_step, grad, hess):
     weighted = w.size > 0
     for i in range(s.shape[0]):
-        _multiclass_row(i, y, s, w, weighted, gamma, alpha, floor, grad, hess)
+        _multiclass_row(i, y, s, w, weighted, gamma, alpha, floor, inv_step, grad, hess)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -314,10 +332,11 @@ def binary_loss(y, s, w, gamma, alpha):
     return dispatch(_binary_loss_parallel, _binary_loss_serial, s.size, y, s, w, gamma, alpha)
 
 
-def multiclass_grad_hess(y, s, w, gamma, alpha, floor, grad, hess):
-    """Softmax focal loss; ``s``, grad, hess are (n, K); ``alpha`` per class or empty."""
+def multiclass_grad_hess(y, s, w, gamma, alpha, floor, inv_step, grad, hess):
+    """Softmax focal loss; ``s``, grad, hess are (n, K); ``alpha`` per class or empty;
+    ``floor`` and ``inv_step`` elementwise, as in :func:`binary_grad_hess`."""
     return dispatch(_multiclass_grad_hess_parallel, _multiclass_grad_hess_serial, s.size,
-                    y, s, w, gamma, alpha, floor, grad, hess)
+                    y, s, w, gamma, alpha, floor, inv_step, grad, hess)
 
 
 def multiclass_loss(y, s, w, gamma, alpha):

@@ -8,10 +8,12 @@ from typing import Any
 import numpy as np
 
 from gbrank._kernels import fbeta_surrogate as _k
+from gbrank._kernels._step import inverse_step
 from gbrank._validation import (
     Queries,
     check_choice,
     check_integer,
+    check_max_step,
     check_number,
     prepare_binary,
     query_structure,
@@ -84,6 +86,14 @@ class FBetaSurrogate(Objective):
         Seed of those random examples (``None``: drawn once per instance). The
         examples of a query depend on (seed, round, query size) only, so
         :meth:`grad_hess`, :meth:`loss` and the gradient check agree within a round.
+    max_step : float > 0 or None, default None
+        Bound on the Newton step, the rule of ``FocalLoss(max_step=...)``: a row's
+        booster Hessian is raised to :math:`|g| / c`, c = ``max_step``, where that is
+        larger, so every leaf value is at most c in size. The gradient is 0 or ±2
+        (times the query weight), so the step is already at most 2 / ``hess``: a
+        bound c ≥ 2 / ``hess`` changes nothing, and ``None`` (default) adds none. A
+        smaller c raises only the rows that have a gradient, a reweighting rather than
+        a safeguard (``docs/max_step.md``).
 
     Notes
     -----
@@ -130,12 +140,13 @@ class FBetaSurrogate(Objective):
 
     def __init__(self, beta: float = 1.0, measure: str = "fbeta", hess: float | None = None,
                  batch_size: int | str | None = "auto", random_state: int | None = None,
-                 ) -> None:
+                 max_step: float | None = None) -> None:
         self.beta = beta
         self.measure = measure
         self.hess = hess
         self.batch_size = batch_size
         self.random_state = random_state
+        self.max_step = max_step
 
     def _validate_params(self) -> SimpleNamespace:
         measure = check_choice(self.measure, "measure", tuple(_MEASURES))
@@ -146,6 +157,7 @@ class FBetaSurrogate(Objective):
             batch = _AUTO_BATCH if measure == "fbeta" else None
         else:
             batch = check_integer(self.batch_size, "batch_size", 1, allow_none=True)
+        max_step = check_max_step(self.max_step)
         return SimpleNamespace(
             beta=check_number(self.beta, "beta", 0.0, low_open=True),
             measure=measure,
@@ -154,6 +166,8 @@ class FBetaSurrogate(Objective):
             batch_size=batch,
             random_state=check_integer(self.random_state, "random_state", 0,
                                        allow_none=True),
+            max_step=max_step,
+            inv_step=inverse_step(max_step),
         )
 
     # -- validation -----------------------------------------------------------------------
@@ -243,10 +257,12 @@ class FBetaSurrogate(Objective):
 
     def grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
                   weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
-        """v* − y (±1 units) and the constant ``hess``, both times the query weight."""
+        """v* − y (±1 units) and the constant ``hess``, both times the query weight;
+        with ``max_step``, the Hessian of a row is raised to at least |g| / max_step."""
         grad, _, queries, qw, _ = self._oracle(y, s, group, qid, weight)
         hess = np.empty_like(grad)
-        _k.scale_by_query(grad, queries.offsets, qw, float(self._params().hess), hess)
+        p = self._params()
+        _k.scale_by_query(grad, queries.offsets, qw, float(p.hess), p.inv_step, hess)
         return queries.restore(grad), queries.restore(hess)
 
     def exact_grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,

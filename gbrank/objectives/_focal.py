@@ -8,11 +8,13 @@ from typing import Any
 import numpy as np
 
 from gbrank._kernels import focal as _k
+from gbrank._kernels._step import inverse_step
 from gbrank._validation import (
     as_float_array,
     check_finite,
     check_integer,
     check_lengths,
+    check_max_step,
     check_number,
     check_row_weights,
     prepare_binary,
@@ -47,7 +49,8 @@ class FocalLoss(Objective):
 
     .. math:: FL(z) = -\alpha_t (1 - p_t)^\gamma \log p_t .
 
-    ``gamma=0, alpha=None`` is exactly the logistic loss (LightGBM's ``binary``).
+    ``gamma=0, alpha=None`` is exactly the logistic loss; with ``max_step=None`` it
+    trains exactly like LightGBM's ``binary`` (see ``max_step``).
     The loss of a data set is :math:`\sum_i w_i FL(z_i)`; per-row weights multiply
     the gradient and the Hessian. Everything is computed in log space
     (:math:`\log p_t = \log\sigma(\pm z)`), finite for any finite margin.
@@ -58,8 +61,9 @@ class FocalLoss(Objective):
     [q (1 + 2\gamma + \gamma \ell) - \gamma^2 p_t \ell]` (derivation in
     ``gbrank/_kernels/focal.py``). For γ > 0 the true second derivative is negative
     in places (min ≈ −0.047 at γ = 2), so :meth:`grad_hess` — what a booster gets —
-    returns ``w · max(h, hess_floor)``, while :meth:`exact_grad_hess` returns the
-    true ``h`` (for gradient checks).
+    returns ``w · max(h, hess_floor)``, raised where needed to bound the Newton step
+    (``max_step``), while :meth:`exact_grad_hess` returns the true ``h`` (for
+    gradient checks).
 
     Multiclass (``num_class=K``): scores are (n, K) raw scores, labels integers in
     ``[0, K)``, :math:`p_t` the softmax probability of the true class and
@@ -83,6 +87,20 @@ class FocalLoss(Objective):
         floored rows.
     num_class : int, optional
         ``None`` (binary) or K ≥ 2 for the softmax multiclass loss.
+    max_step : float > 0 or None, default 16.0
+        Bound on the Newton step. The booster (:meth:`grad_hess`) receives the
+        Hessian :math:`\max(w\,h_f, |w g| / c)`, c = ``max_step``,
+        :math:`h_f = \max(h, \text{hess\_floor})`, elementwise (each of the K entries
+        of a multiclass row), so every leaf value :math:`-\sum g / \sum h` (before the
+        learning rate; an L2 penalty only shrinks it) is at most c in size. Why: a
+        badly misclassified row has a gradient of order 1 but a vanishing or negative
+        true Hessian (floored to ``hess_floor``), and leaves of such rows took
+        unbounded steps: multiclass focal training diverged, and so does logistic
+        loss at 1,000:1. The gradient is unchanged and :meth:`exact_grad_hess`
+        returns the true h. ``None``: no bound, ``w · max(h, hess_floor)``; with
+        γ = 0 and ``alpha=None`` that is exactly LightGBM's ``binary`` (whose step is
+        not bounded either, unless ``max_delta_step`` is set). The default, and the
+        measurements it was chosen on: ``docs/max_step.md``.
 
     Notes
     -----
@@ -90,7 +108,9 @@ class FocalLoss(Objective):
     ``"num_class": K`` for multiclass) or ``LGBMClassifier(objective=FocalLoss(...))``;
     with XGBoost as ``xgb.train(params, dtrain, obj=gbrank.xgboost.objective(obj))``.
     Custom objectives start from raw score 0: set ``init_score=obj.init_score(y)``
-    (repeated per row) on the ``lgb.Dataset`` / ``base_margin`` on the ``DMatrix``,
+    (repeated per row; multiclass: ``np.tile(c, (n, 1))``, an (n, K) array, which
+    LightGBM takes as well as its flat class-major layout) on the ``lgb.Dataset`` /
+    ``base_margin`` on the ``DMatrix``,
     and add the same constant to ``predict(..., raw_score=True)`` output, since
     LightGBM does not store a Dataset's init score in the model.
     """
@@ -98,11 +118,13 @@ class FocalLoss(Objective):
     loss_blocks = "row"
 
     def __init__(self, gamma: float = 2.0, alpha: Any = None, hess_floor: float = 1e-6,
-                 num_class: int | None = None) -> None:
+                 num_class: int | None = None, max_step: float | None = 16.0,
+                 ) -> None:
         self.gamma = gamma
         self.alpha = alpha
         self.hess_floor = hess_floor
         self.num_class = num_class
+        self.max_step = max_step
 
     @property
     def task(self) -> str:  # type: ignore[override]
@@ -129,7 +151,9 @@ class FocalLoss(Objective):
                     f"num_class={k}), got {self.alpha!r}"
                 )
             alpha = np.ascontiguousarray(a)
-        return SimpleNamespace(gamma=gamma, hess_floor=hess_floor, num_class=k, alpha=alpha)
+        max_step = check_max_step(self.max_step)
+        return SimpleNamespace(gamma=gamma, hess_floor=hess_floor, num_class=k, alpha=alpha,
+                               max_step=max_step, inv_step=inverse_step(max_step))
 
     # -- validation -----------------------------------------------------------------------
 
@@ -167,20 +191,21 @@ class FocalLoss(Objective):
 
     # -- protocol --------------------------------------------------------------------------
 
-    def _grad_hess(self, y: Any, s: Any, weight: Any, floor: float | None):
+    def _grad_hess(self, y: Any, s: Any, weight: Any, exact: bool):
         p = self._params()
-        floor = p.hess_floor if floor is None else floor
+        # exact: the true Hessian (no floor: -1, no step bound: 0)
+        floor, inv_step = (-1.0, 0.0) if exact else (p.hess_floor, p.inv_step)
         if p.num_class is not None:
             y, s, w = self._multiclass_inputs(y, s, weight)
             grad = np.empty_like(s)
             hess = np.empty_like(s)
-            _k.multiclass_grad_hess(y, s, w, p.gamma, p.alpha, floor, grad, hess)
+            _k.multiclass_grad_hess(y, s, w, p.gamma, p.alpha, floor, inv_step, grad, hess)
             return grad, hess
         y, s, w = self._binary_inputs(y, s, weight)
         grad = np.empty_like(s)
         hess = np.empty_like(s)
         n_bad, n_zero, n_minus = _k.binary_grad_hess(
-            y, s, w, p.gamma, p.alpha, floor, grad, hess)
+            y, s, w, p.gamma, p.alpha, floor, inv_step, grad, hess)
         if n_bad or (n_zero and n_minus):
             prepare_binary(y.astype(np.float64), s, weight)  # raises the precise message
             raise ValueError("invalid binary labels or scores")  # pragma: no cover
@@ -188,16 +213,17 @@ class FocalLoss(Objective):
 
     def grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
                   weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
-        """Gradient and floored Hessian ``w · max(h, hess_floor)`` w.r.t. the margins.
+        """Gradient and the booster's Hessian w.r.t. the margins: ``w · max(h,
+        hess_floor)``, raised to ``|w g| / max_step`` where that is larger.
 
         ``group``/``qid`` are ignored (the loss is a sum over rows).
         """
-        return self._grad_hess(y, s, weight, None)
+        return self._grad_hess(y, s, weight, exact=False)
 
     def exact_grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
                         weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Gradient and the true second derivative (may be negative for γ > 0)."""
-        return self._grad_hess(y, s, weight, -1.0)
+        return self._grad_hess(y, s, weight, exact=True)
 
     def loss(self, y: Any, s: Any, group: Any = None, *, qid: Any = None, weight: Any = None,
              at: Any = None) -> float:
@@ -259,7 +285,7 @@ class FocalLoss(Objective):
             s = np.ascontiguousarray(np.broadcast_to(c, (k, k)))
             g = np.empty_like(s)
             h = np.empty_like(s)
-            _k.multiclass_grad_hess(labels, s, freq, p.gamma, p.alpha, -1.0, g, h)
+            _k.multiclass_grad_hess(labels, s, freq, p.gamma, p.alpha, -1.0, 0.0, g, h)
             val = _k.multiclass_loss(labels, s, freq, p.gamma, p.alpha)
             return float(val), g.sum(axis=0)
 
@@ -279,7 +305,7 @@ def _binary_constant(w1: float, w0: float, gamma: float) -> float:
 
     def deriv(c: float) -> float:
         s = np.array([c, c])
-        _k.binary_grad_hess(y, s, w, gamma, -1.0, -1.0, g, h)
+        _k.binary_grad_hess(y, s, w, gamma, -1.0, -1.0, 0.0, g, h)
         return float(g.sum())
 
     # The derivative tends to -w1 at -inf and +w0 at +inf; widen until it changes sign.

@@ -16,6 +16,7 @@ from gbrank._validation import (
     check_choice,
     check_integer,
     check_label_gain,
+    check_max_step,
     check_number,
     check_sigma,
     check_threshold,
@@ -274,8 +275,7 @@ class LambdaRank(CalibrationMixin, Objective):
             mu=check_number(self.mu, "mu", 0.0),
             smoothing=(_DEFAULT_SMOOTHING if self.smoothing is None
                        else check_number(self.smoothing, "smoothing", 0.0, 1.0)),
-            max_step=(0.0 if self.max_step is None
-                      else check_number(self.max_step, "max_step", 0.0, low_open=True)),
+            max_step=check_max_step(self.max_step) or 0.0,
             calibration=check_number(self.calibration, "calibration", 0.0, 1.0),
             calibration_target=check_choice(self.calibration_target, "calibration_target",
                                             CALIBRATION_TARGETS),
