@@ -217,7 +217,7 @@ def make_ranking(n_queries: int = 3000, rows_per_query: int = 100, n_features: i
 def make_demand_levels(n_rows: int = 10_000, n_features: int = 20, n_grades: int = 5,
                        noise: float = 0.5, seed: int = 0,
                        ) -> tuple[np.ndarray, np.ndarray]:
-    r"""The seed article's group-less demand-level task: one query, equal-sized grades.
+    r"""A group-less demand-level task: one query of all rows, equal-sized grades.
 
     Each row (a search query in the article) carries a purchase-demand grade
     ``0 .. n_grades-1``; there is no query structure, the whole set is ranked at once.

@@ -8,9 +8,9 @@ For each score ``s_i`` the loss is perturbed by central differences,
 and compared with the objective's :meth:`exact_grad_hess` (the true Hessian, not
 the floored or constant one a booster gets). Score-dependent pair weights
 (LambdaRank's ΔZ) are frozen at the unperturbed scores through ``loss(..., at=s)``,
-which is the SPEC's "local loss". The loss is evaluated on the block that holds
-``i`` only (its query, or its row for per-row objectives), so rounding in a large
-total loss does not swamp the differences.
+which is LambdaRank's "local loss" (``docs/contract.md``). The loss is evaluated on
+the block that holds ``i`` only (its query, or its row for per-row objectives), so
+rounding in a large total loss does not swamp the differences.
 
 A plain function ``fn(y, s) -> (grad, hess)`` is checked against the loss it
 differentiates, passed as ``loss=``; that loss is one block (all rows) unless it is
@@ -183,7 +183,7 @@ def check(obj: Any, y: Any, s: Any, group: Any = None, *, qid: Any = None, weigh
     eps, hess_eps : float
         Steps for the first and second differences.
     grad_tol, hess_tol : float
-        Thresholds for ``ok`` (SPEC: 1e-5 and 1e-3).
+        Thresholds for ``ok`` (the contract's 1e-5 and 1e-3).
     hessian : bool
         Also check the diagonal Hessian.
 

@@ -1,4 +1,4 @@
-"""Binary metrics at a threshold on scores (seed 000): F_beta, F1, balanced measure,
+"""Binary metrics at a threshold on scores: F_beta, F1, balanced measure,
 and the F_beta-optimal threshold.
 
 Predicted positive means ``s > threshold``. Labels are {0, 1} or {-1, +1}; ``weight``

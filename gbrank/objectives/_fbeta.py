@@ -1,4 +1,4 @@
-"""The F_β structured surrogate (seed 000; the SVM-perf construction)."""
+"""The F_β structured surrogate (the structured-SVM construction of SVM-perf)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from gbrank.objectives._base import Objective
 __all__ = ["FBetaSurrogate"]
 
 _MEASURES = {"fbeta": _k.FBETA, "balanced": _k.BALANCED}
-# The defaults of hess=None and batch_size="auto" (issue 10; chosen on seeds the report
+# The defaults of hess=None and batch_size="auto" (chosen on seeds the report
 # does not use, see the class docstring): random examples of 75 rows with a constant
 # Hessian of 4 for F_β, one example per query with a Hessian of 1 otherwise.
 _AUTO_BATCH = 75
@@ -79,9 +79,9 @@ class FBetaSurrogate(Objective):
         examples of about ``batch_size`` rows (⌈n/batch_size⌉ near-equal parts), drawn
         afresh at every boosting round (each call of :meth:`booster_grad_hess`); the
         loss is the sum of their surrogates. ``None``: one example per query (the
-        SPEC surrogate). Needs ``measure="fbeta"``. ``"auto"``: 75 for
+        plain surrogate). Needs ``measure="fbeta"``. ``"auto"``: 75 for
         ``measure="fbeta"``, ``None`` for ``"balanced"`` (which needs both classes in
-        every example). Why, and when not to use it: see Notes.
+        every example). Why: ``docs/evidence.md``.
     random_state : int, optional
         Seed of those random examples (``None``: drawn once per instance). The
         examples of a query depend on (seed, round, query size) only, so
@@ -107,31 +107,23 @@ class FBetaSurrogate(Objective):
     :func:`gbrank.xgboost.objective`. Predict positive where the raw margin is > 0.
     :meth:`init_score` is close to 0; starting from 0 is fine.
 
-    **Why the default trains on random examples** (``experiments/results/
-    binary_quality.md``, issue 10). With the whole training set as one structured
-    example (``batch_size=None``) the surrogate is a hinge with one margin for the
-    data set: its gradient is non-zero only on the few rows the maximiser flips
-    (≤ 1.2% of the rows on a synthetic 1%-positive task after round 1), the training
-    set is separated at a margin of ~0.02 within ~60 rounds, and from then on the
-    gradient is 0 and the trees stop growing. Held out, that lost to LightGBM's
-    ``binary`` + a validation-tuned threshold on F1 (0.340 vs 0.457, 0 of 10 seeds
-    better). Random examples of 75 rows redrawn every round (a margin per row, like a
-    hinge loss, plus bagging-like noise; about 2% of the rows get a gradient every
-    round and training is not separated after 200 rounds) with a constant Hessian of
-    4 — chosen among batch sizes 15/30/75 × Hessians 1/2/4 on seeds other than the
-    reported ones — reached F1 0.482 at the validation-tuned threshold (+0.025 over
-    ``binary`` + tuned threshold, 9 of 10 seeds better; average precision +0.036,
-    9 of 10) and 0.472 at margin 0, i.e. without any threshold tuning, on that task.
+    When to use: on large imbalanced data for F_β at margin 0 without a threshold
+    search; on small data (a few dozen positives) or when the ranking of the rows
+    (average precision) matters, prefer ``FocalLoss`` or LightGBM's ``binary`` with a
+    tuned threshold. The measurements behind the defaults and this advice:
+    ``docs/evidence.md``. ``batch_size=None`` is the plain surrogate, one structured
+    example per query, e.g. to evaluate its subgradient on given margins. Set
+    ``random_state`` for reproducible models.
 
-    **When not to use it.** On small data (18 and 4 test positives: a 2%-positive
-    subsample of LightGBM's ``binary`` example, a 5%-malignant breast-cancer
-    subsample) it stays below ``binary`` + tuned threshold (F1 −0.013 and −0.029), and
-    it is below ``FocalLoss(gamma=2)`` on average precision on every task: prefer
-    ``binary`` or ``FocalLoss`` + a tuned threshold on small data or for ranking
-    quality (AP). Use ``batch_size=None`` to evaluate the SPEC surrogate or its
-    subgradient on given margins. The random examples make training depend on
-    ``random_state`` (``None``: a fresh seed per instance); set it for reproducible
-    models.
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbrank.objectives import FBetaSurrogate
+    >>> y = np.array([1.0, 0.0, 0.0, 1.0])
+    >>> s = np.array([2.0, 1.0, -1.0, -2.0])
+    >>> grad, hess = FBetaSurrogate(batch_size=None).grad_hess(y, s)
+    >>> grad.tolist()  # the positive at -2 is left out (-2), the negative at 1 taken in (+2)
+    [0.0, 2.0, 0.0, -2.0]
     """
 
     task = "binary"

@@ -1,4 +1,4 @@
-"""Focal loss (Lin et al. 2017; seed 001): binary, and softmax multiclass."""
+"""Focal loss (Lin et al. 2017): binary, and softmax multiclass."""
 
 from __future__ import annotations
 
@@ -113,6 +113,17 @@ class FocalLoss(Objective):
     ``base_margin`` on the ``DMatrix``,
     and add the same constant to ``predict(..., raw_score=True)`` output, since
     LightGBM does not store a Dataset's init score in the model.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbrank.objectives import FocalLoss
+    >>> y, z = np.array([1.0, 0.0]), np.array([0.0, 0.0])
+    >>> grad, _ = FocalLoss(gamma=0.0).grad_hess(y, z)  # logistic loss: σ(z) − y
+    >>> grad.tolist()
+    [-0.5, 0.5]
+    >>> round(FocalLoss(gamma=2.0).init_score(np.r_[np.ones(10), np.zeros(90)]), 3)
+    -0.82
     """
 
     loss_blocks = "row"

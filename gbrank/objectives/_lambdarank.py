@@ -1,4 +1,4 @@
-"""LambdaRank (Burges 2010; seed 003): RankNet pairs weighted by |ΔZ| of an IR metric."""
+"""LambdaRank (Burges 2010): RankNet pairs weighted by |ΔZ| of an IR metric."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ _EMPTY = np.empty(0, dtype=np.float64)
 _METRICS = {"ndcg": NDCG, "err": ERR, "map": MAP, "mrr": MRR}
 _WEIGHTINGS = {"lambdarank": _k.LAMBDARANK, "ndcg_loss1": _k.LOSS1, "ndcg_loss2": _k.LOSS2,
                "ndcg_loss2pp": _k.LOSS2PP}
-# smoothing=None: the share of |ΔNDCG| each metric gets by default (issue 10; see the
+# smoothing=None: the share of |ΔNDCG| each metric gets by default (see the
 # class docstring for the measurements behind these numbers).
 _DEFAULT_SMOOTHING = {"ndcg": 0.0, "err": 0.9, "map": 0.75, "mrr": 0.75}
 
@@ -59,7 +59,7 @@ class LambdaRank(CalibrationMixin, Objective):
     :math:`L(s) = \sum_q w_q \sum_{ij} w_{ij} \log(1 + e^{-\sigma (s_i - s_j)})` with
     the ranking and the :math:`w_{ij}` frozen (``loss(..., at=s0)``).
 
-    Metrics Z (SPEC definitions, all @k with k = ``truncation``):
+    Metrics Z (``docs/contract.md``, all @k with k = ``truncation``):
 
     - ``"ndcg"``: gain :math:`2^l - 1` or ``label_gain[l]``, discount
       :math:`1/\log_2(1 + r)` for r ≤ k and 0 beyond,
@@ -71,17 +71,15 @@ class LambdaRank(CalibrationMixin, Objective):
       counts and prefix sums of 1/r over relevant ranks.
     - ``"mrr"``: |ΔRR@k| from the first and second relevant ranks.
 
-    Cost per query: O(n·k) pairs, no approximation at any size. Queries of up to 512
-    rows are sorted; a longer one is not: below rank k each formula reads only the
-    row's own label (its discount is 0, the ERR/MAP prefix terms are those of the first
-    k ranks), so an O(n) selection of the top k suffices, and the extra memory is the
-    two outputs (10^7 rows in one query: 2.2 n-row arrays at peak, 0.2 s on 2 cores).
-    ``norm=True`` with NDCG (LightGBM's untruncated discount), the LambdaLoss
-    weightings and a ``truncation`` above 64 read every row's rank: a long NDCG query
-    is then ordered by an int32 radix sort and its pairs taken in blocks of positions
-    (10^7 rows: 2.5 n-row arrays at peak, 2.5 s on 2 cores, most of it the sort). ERR,
-    MAP and MRR with a ``truncation`` above 64 keep NumPy's full sort (about 8 n-row
-    arrays for a long query).
+    Cost per query: O(n·k) pairs, exact at any size; a query of more than 512 rows is
+    not sorted when the weights read no position below k (an O(n) selection of the top
+    k instead). Memory and speed figures: ``docs/performance.md``.
+
+    When to use: ``LambdaRank()`` for NDCG@k on graded data; ``metric=`` for MAP or MRR
+    (their default smoothing keeps a share of NDCG's signal); for ERR@k prefer
+    ``LambdaRank()``; ``calibration=α`` when the scores must also be probabilities. The
+    measurements behind the defaults are in ``docs/evidence.md``; the contract (every
+    formula and tie rule) in ``docs/contract.md``.
 
     Parameters
     ----------
@@ -110,7 +108,7 @@ class LambdaRank(CalibrationMixin, Objective):
         sigmoid lookup table are not reproduced (differences ~1e-6 relative).
     weighting : {"lambdarank", "ndcg_loss1", "ndcg_loss2", "ndcg_loss2pp"}, default "lambdarank"
         The pair weight :math:`w_{ij}` (Wang et al., CIKM 2018, "The LambdaLoss
-        Framework"; SPEC). With ranks r from the current scores,
+        Framework"). With ranks r from the current scores,
         :math:`D(r) = \log_2(1 + r)`, :math:`G_i = (2^{l_i} - 1)/\mathrm{IDCG@k}`
         (or ``label_gain``), for pairs :math:`l_i > l_j`: ``"lambdarank"``
         :math:`|\Delta Z_{ij}|`; ``"ndcg_loss1"`` :math:`G_i / D(r_i)`;
@@ -121,27 +119,35 @@ class LambdaRank(CalibrationMixin, Objective):
         ``metric="ndcg"``. Same pairs (better-ranked row in the top k), same local
         loss and gradient check as |ΔZ|.
     mu : float, default 1.0
-        μ ≥ 0 of ``"ndcg_loss2pp"``; unused otherwise. allRank's default is 10; held
-        out, μ = 10 lost to LightGBM's native ``lambdarank`` on NDCG@10 on three of
-        four data sets and μ = 1 beat it on all four (see Notes).
+        μ ≥ 0 of ``"ndcg_loss2pp"``; unused otherwise (allRank's default is 10; why 1:
+        ``docs/evidence.md``).
     smoothing : float in [0, 1], optional
         Share α of NDCG's signal mixed into Z's:
         :math:`w_{ij} = (1 - \alpha)|\Delta Z_{ij}| + \alpha |\Delta
         \mathrm{NDCG}_{ij}|` (NDCG gain :math:`2^l - 1`, so it needs integer grades).
         It keeps a dense signal on every pair where |ΔZ| is sparse or saturated
         (MRR, ERR with many relevant rows). ``None`` (default): the metric's share,
-        0 for NDCG, 0.9 for ERR, 0.75 for MAP and MRR (held-out evidence in Notes);
+        0 for NDCG, 0.9 for ERR, 0.75 for MAP and MRR (evidence: ``docs/evidence.md``);
         for MAP and MRR with labels that are not integer grades (which they accept)
-        ``None`` means 0. 0 is pure |ΔZ| (the SPEC objective); 1 is
-        ``LambdaRank("ndcg")``.
+        ``None`` means 0. 0 is pure |ΔZ|; 1 is ``LambdaRank("ndcg")``.
     max_step : float > 0 or None, default 16.0
         Bound on the Newton step, in units of 1/σ. The booster (:meth:`grad_hess`)
         receives the Hessian :math:`\max(h_i, \sigma |\lambda_i| / c)`, c =
         ``max_step``, so every leaf value :math:`-\sum \lambda / \sum h` (before the
         learning rate, and any L2 penalty only shrinks it) is at most c/σ in size. The
         gradient is unchanged and :meth:`exact_grad_hess` returns the true :math:`h_i`.
-        ``None`` passes the true Hessian (the SPEC objective as it stands; LightGBM's
-        native ``lambdarank`` has no such bound). See Notes, "Why max_step".
+        ``None`` passes the true Hessian (LightGBM's native ``lambdarank`` has no such
+        bound). Why 16: ``docs/evidence.md``.
+    calibration : float in [0, 1], default 0
+        Weight α of a pointwise term that makes :math:`\sigma(s)` a probability of
+        relevance: the objective becomes :math:`(1 - \alpha) L_{rank} + \alpha
+        \sum_i \ell(t_i, \sigma(s_i))`, ℓ the cross-entropy of
+        :class:`~gbrank.objectives.CrossEntropy` (a ranking loss alone leaves the
+        scores' offset and scale free). 0: the ranking loss alone.
+    calibration_target : {"auto", "identity", "exponential", "linear", "binary"}
+        How labels become targets in [0, 1] for that term (``CrossEntropy``'s
+        ``target``): clicks and rates as they are, grades mapped (``max_grade`` is
+        its :math:`g_{max}`).
 
     Notes
     -----
@@ -155,86 +161,21 @@ class LambdaRank(CalibrationMixin, Objective):
     :meth:`bind_data_defaults` does so from given labels (the gradient check uses it,
     since it evaluates one query at a time).
 
-    **Why max_step** (measured in ``tests/test_lambdarank_stability.py`` and
-    ``experiments/results/demand_levels.md``). A pair (hi, lo) has
-    :math:`|\lambda| / h = 1/(\sigma(1 - \rho))`: 1/σ to 2/σ while it is ordered, but
-    :math:`\approx e^{\sigma (s_{lo} - s_{hi})}/\sigma` once inverted, where the pair
-    loss is linear and its curvature vanishes. With truncation k a row ranked below k
-    only pairs with the top k. Group-less (one query of 4,000 rows, five grades of 800,
-    k = 30) the top 30 are all grade 4 after a few rounds, so the other 770 grade-4 rows
-    have no pair at all (λ = h = 0). When one grade-3 row climbs into the top 30 they
-    all become the higher side of an inverted pair some 4.7 below it:
-    λ = −0.012, h = 1e-4 each, a Newton step of 110 per row; LightGBM groups ~20 of
-    them in a leaf whose Hessian sum (0.005) passes ``min_sum_hessian_in_leaf``
-    (1e-3): a Newton value of 41, 7.0 after the learning rate 0.17. The next round those rows are
-    inverted against the whole top by tens, h falls to 1e-9, leaf values reach 500, and
-    the training scores spread 4.8 → 2,971 → 35,624 (rounds 10/20/30; held-out pair
-    accuracy 0.429 instead of ~0.79). With the bound (c = 16) the same fit keeps a
-    spread of 21 and reaches 0.817 (LightGBM's native ``lambdarank``: 0.796). On the
-    49 fits of that task that do not diverge (two data seeds × 5 folds × 5 training
-    sizes) the mean pair accuracy per size moved by at most 0.002, and NDCG@10 on
-    LightGBM's ``rank.train`` → ``rank.test`` was identical (0.7404 / 0.7350 at
-    learning rates 0.1 / 0.3). Smaller c (2–8) alters healthy fits, either way, by up
-    to 0.024 NDCG@10. ``norm=True`` (and LightGBM's native objective, which it
-    reproduces) did not diverge on those fits either, even with
-    ``min_sum_hessian_in_leaf=1e-6``: the largest per-row |λ|/h it produced was 26
-    (exact λ's: above 10^7 in the diverging fit). A likely reason, not a guarantee:
-    its 1/(0.01 + |Δs|) weighting favours near-tied pairs, whose ratio is about 2/σ,
-    and :math:`\log_2(1 + S)/S` shrinks the steps; nothing bounds them.
-    ``min_sum_hessian_in_leaf=1`` also rescued the diverging fit (0.807), but a
-    Hessian-sum threshold depends on the scale of |ΔZ| and of the data; the bound does
-    not.
+    σ changes nothing without ``norm``, L1/L2 penalties, ``max_delta_step`` or a
+    binding ``max_step``: λ scales by σ and h by σ², so a Newton tree is the same tree
+    on scores σ times smaller.
 
-    **Why a sparse metric loses on itself** (measured in
-    ``experiments/results/ranking_quality.md``, "Why ERR and MRR lose"). The λ's
-    follow |ΔZ|, and for MRR and ERR |ΔZ| is concentrated on very few pairs:
-
-    - MRR: only pairs that move the first relevant row change RR, 2.5% of the top-30
-      pairs on the MSLR-like set after 50 rounds (5% on LightGBM's example data; NDCG:
-      every pair), and a query's Σ|λ| falls 34-fold in 50 rounds (38 → 1.1) once a
-      relevant row is on top. Later trees are fitted to about one row per query; the
-      rest of the ranking drifts, and held-out MRR itself ends below NDCG's.
-    - ERR: the cascade saturates when a query has many relevant rows. On the
-      MSLR-like set (50 relevant rows of 100) :math:`\prod (1 - R)` over the top 3 is
-      0.06 after 50 rounds, 90% of Σ|ΔERR| sits on 5.5% of the pairs (NDCG: 50%) and
-      half of the λ mass on the three top rows.
-    - MAP at threshold 1: a query whose rows are all relevant has AP = 1 whatever the
-      order and gives no signal: 27% of the queries of LightGBM's example data.
-
-    **Defaults, and what to use instead** (held out: LightGBM, 5-fold CV × 3 seeds
-    on LightGBM's example data, an MSLR-like set, a set with 1–5 relevant rows per
-    query and a group-less task; the shares were chosen on two other seeds). Pure
-    |ΔZ| (``smoothing=0``) had a lower mean Z@10 than ``LambdaRank("ndcg")`` in 11 of
-    those 12 (metric, data) cells (MRR by up to 0.08, ERR by up to 0.23 on the
-    group-less task). With the default shares, judged by "mean paired difference
-    ≥ 0 and ≥ 3 of 5 folds", ``LambdaRank(z)`` wins or ties LightGBM's native
-    ``lambdarank`` in 10 of 12 cells and ``LambdaRank("ndcg")`` in 6:
-
-    - MAP@10: ``LambdaRank("map")`` wins or ties both on three sets; on the
-      few-relevant set it is 0.0006 below ``"ndcg"`` (within noise).
-    - MRR@10: ``LambdaRank("mrr")`` wins or ties both on the few-relevant and
-      group-less sets and ``"ndcg"`` on LightGBM's example data (native: +0.0007 in
-      the mean, 2 of 5 folds). On the MSLR-like set every objective but pure |ΔMRR|
-      scores 0.989–0.996: MRR is saturated there, nothing separates them.
-    - ERR@10: **not won against** ``LambdaRank("ndcg")`` on any set (−0.0003 to
-      −0.031; native is beaten on three). |ΔERR| concentrates on the first relevant
-      rows of the cascade, so any share of it replaces part of NDCG's denser signal
-      by one that generalises worse. For ERR@10 use ``LambdaRank("ndcg")``, or
-      ``RankNet()`` when queries have many relevant rows (best ERR@10 on the
-      MSLR-like and group-less sets).
-    - With many relevant rows per query (MSLR-like, group-less) ``RankNet()`` was the
-      best objective on NDCG@10 and ERR@10 of both.
-
-    Of the LambdaLoss weightings, ``"ndcg_loss2"`` alone loses to plain ``"ndcg"`` and
-    to native ``lambdarank`` on every set (its weight ignores where a pair sits);
-    ``"ndcg_loss2pp"`` with allRank's μ = 10 loses to native ``lambdarank`` on NDCG@10
-    on three of the four sets; with the default μ = 1 it beats it on all four
-    (+0.0013 to +0.027 NDCG@10, 4 of 5 folds each) and ``"ndcg"`` on two:
-    ``LambdaRank(weighting="ndcg_loss2pp")`` is the NDCG objective to try first on
-    grouped data. ``norm=True`` gives no consistent gain for ERR, MAP or MRR. σ
-    changes nothing without ``norm``, L1/L2 penalties, ``max_delta_step`` or a binding
-    ``max_step``: λ scales by σ and h by σ², so a Newton tree is the same tree on
-    scores σ times smaller.
+    Examples
+    --------
+    >>> import lightgbm as lgb
+    >>> from gbrank.datasets import make_ranking
+    >>> from gbrank.objectives import LambdaRank
+    >>> X, y, group = make_ranking(n_queries=30, rows_per_query=20, n_features=5)
+    >>> grad, hess = LambdaRank(metric="ndcg", truncation=10).grad_hess(y, X[:, 0], group)
+    >>> grad.shape, bool((hess >= 0).all())
+    ((600,), True)
+    >>> booster = lgb.train({"objective": LambdaRank(), "verbose": -1},
+    ...                     lgb.Dataset(X, y, group=group), num_boost_round=5)
     """
 
     task = "ranking"

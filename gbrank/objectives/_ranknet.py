@@ -1,4 +1,4 @@
-"""RankNet (Burges et al. 2005; seed 003): the pairwise logistic loss over all pairs."""
+"""RankNet (Burges et al. 2005): the pairwise logistic loss over all pairs."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ class RankNet(CalibrationMixin, Objective):
         ``"skip"``: equal-label pairs do not enter (LightGBM, XGBoost). ``"pull"``: they
         enter with target probability ½, :math:`C = \tfrac12 \sigma\Delta s +
         \log(1 + e^{-\sigma\Delta s})`, pulling their scores together — the form of
-        the seed article's ``ranknet_loss_v2`` (with σ = 1).
+        the form of a common hand-written RankNet objective (``ranknet_loss_v2``, σ = 1).
     method : {"auto", "exact", "fast"}, default "auto"
         How a query's O(n²) pair sums are computed.
 
@@ -75,12 +75,30 @@ class RankNet(CalibrationMixin, Objective):
         - ``"auto"``: exact for queries of at most ``exact_max_rows`` rows, fast above.
     exact_max_rows : int, default 10_000
         Largest query ``"auto"`` sums exactly (LightGBM's own per-query limit).
+    calibration : float in [0, 1], default 0
+        Weight α of a pointwise term that makes :math:`\sigma(s)` a probability of
+        relevance: the objective becomes :math:`(1 - \alpha) L_{rank} + \alpha
+        \sum_i \ell(t_i, \sigma(s_i))`, ℓ the cross-entropy of
+        :class:`~gbrank.objectives.CrossEntropy` (a ranking loss alone leaves the
+        scores' offset and scale free). 0: the ranking loss alone.
+    calibration_target : {"auto", "identity", "exponential", "linear", "binary"}
+        How labels become targets in [0, 1] for that term (``CrossEntropy``'s
+        ``target``): clicks and rates as they are, grades mapped.
 
     Notes
     -----
     Query weights (one per query, or per row constant within each query) multiply
     that query's gradients and Hessians. Labels are only
     compared, so any finite non-negative grades are accepted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbrank.objectives import RankNet
+    >>> y, s = np.array([2.0, 0.0, 1.0]), np.zeros(3)
+    >>> grad, hess = RankNet().grad_hess(y, s)  # one query; each pair has ρ = 1/2
+    >>> grad.tolist(), hess.tolist()
+    ([-1.0, 1.0, 0.0], [0.5, 0.5, 0.5])
     """
 
     task = "ranking"

@@ -52,7 +52,7 @@ def _penalty(p: dict) -> float:
     return max(l1, l2)
 
 
-# σ only rescales the scores when leaf values are plain Newton steps (issue 10: "sigma
+# σ only rescales the scores when leaf values are plain Newton steps ("sigma
 # alone changes nothing"); measured: it matters once an L1/L2 penalty is not negligible
 # or LambdaRank's norm=True rescales the λ's. Search it only then.
 def _sigma_matters(p: dict) -> bool:
@@ -96,7 +96,7 @@ OBJECTIVE_SPACES: dict[str, list[Param]] = {
         Param("truncation", "int", 10, 60, log=True),
         Param("norm", "cat", choices=(False, True)),
         Param("sigma", "float", 0.25, 4.0, log=True, when=_sigma_matters),
-        # LambdaLoss weightings (NDCG only) and the smoothing share (issue 10).
+        # LambdaLoss weightings (NDCG only) and the smoothing share.
         # (ranking_quality.md: NDCG-Loss2 alone lost on every data set, so it is not
         # offered; Loss2++ was best at mu = 1, allRank's 10 lost on three of four.)
         Param("weighting", "cat", choices=("lambdarank", "ndcg_loss1", "ndcg_loss2pp"),
@@ -117,7 +117,7 @@ OBJECTIVE_SPACES: dict[str, list[Param]] = {
         Param("beta", "float", 0.5, 2.0, log=True),
         # The constant Hessian is the inverse step size (default 4 with random examples,
         # 1 with one example); random structured examples of about batch_size rows per
-        # round (issue 10; default 75; None: one example per query, the SPEC surrogate,
+        # round (default 75; None: one example per query, the plain surrogate,
         # which separated the training set and stopped learning on imbalanced data).
         Param("hess", "float", 0.5, 16.0, log=True),
         Param("batch_size", "cat", choices=(None, 15, 30, 75, 150, 300)),
@@ -159,7 +159,7 @@ NATIVE: dict[str, dict[str, NativeSpec]] = {
             Param("scale_pos_weight_on", "cat", choices=(False, True)),)),
     },
     "xgboost": {
-        # XGBoost's pair construction (issue 10 item 3): neither method won on both data
+        # XGBoost's pair construction: neither method won on both data
         # sets of ranking_quality.md ("mean" with 1 partner +0.005 NDCG@10 on one, −0.004
         # on the other), so it is searched, not fixed.
         "rank:ndcg": NativeSpec("rank:ndcg", "ranking", "ndcg@10", (

@@ -141,7 +141,7 @@ def default_tasks(quick: bool = False) -> list[Task]:
     """The embedded default data (no downloads), deterministic:
 
     * ``ranking``: synthetic MSLR-shaped graded relevance with query structure;
-    * ``demand_levels``: the seed article's group-less task (one query, five equal grades);
+    * ``demand_levels``: a group-less demand-level task (one query, five equal grades);
     * ``binary``: synthetic imbalanced binary classification (3% positives).
     """
     from gbrank.datasets import make_demand_levels, make_imbalanced, make_ranking
@@ -157,7 +157,7 @@ def default_tasks(quick: bool = False) -> list[Task]:
                               description=(f"make_demand_levels({n_d} rows, 5 grades, seed 0): "
                                            "one query, group-less; 20% of the rows held out"))
     # Group-less: NDCG@10 saturates near 1 on 600+ rows per grade, so the task also
-    # records NDCG over the whole list (the seed's NDCG@10000) beside pair accuracy.
+    # records NDCG over the whole list (NDCG over every row) beside pair accuracy.
     demand.metrics = ("ndcg@10", "ndcg", "err@10", "map@10", "mrr@10", "pair_accuracy")
     n_b = 5000 if quick else 10000
     Xb, yb = make_imbalanced(n_rows=n_b, positive_rate=0.03, seed=0)
