@@ -340,7 +340,10 @@ class _GBBase(BaseEstimator):
             # Fitted on a DataFrame, given an array (scikit-learn has warned already).
             names = {"feature_names": self.booster_.feature_names,
                      "feature_types": self.booster_.feature_types}
-        dm = xgb.DMatrix(X, enable_categorical=True, missing=np.nan, **names)
+        # As in training: a start given as base_margin replaces the model's base_score.
+        margin = None if self.init_score_ == 0.0 else np.zeros(X.shape[0])
+        dm = xgb.DMatrix(X, enable_categorical=True, missing=np.nan, base_margin=margin,
+                         **names)
         return np.asarray(self.booster_.predict(dm, output_margin=True,
                                                 iteration_range=(0, self.best_iteration_)),
                           dtype=np.float64)
@@ -372,7 +375,9 @@ class _GBBase(BaseEstimator):
                              num_iteration=best)
         from gbrank.xgboost import to_native
 
-        return to_native(self.booster_, obj, init_score=self.init_score_, num_iteration=best)
+        # Training had a base_margin exactly when the start is not 0 (see _train).
+        start = "base_score" if self.init_score_ == 0.0 else self.init_score_
+        return to_native(self.booster_, obj, init_score=start, num_iteration=best)
 
     def save_model(self, path: Any) -> None:
         """Write the fitted model in the booster's own format, for serving without gbrank.

@@ -267,7 +267,7 @@ def test_lightgbm_model_records_the_link_and_keeps_the_start_in_the_first_trees(
     native = lgb_native(model, obj, init_score=start)
     header = native.model_to_string().split("Tree=0")[0]
     assert "objective=binary sigmoid:1" in header.splitlines()
-    assert native.params["objective"] == "binary"
+    assert "[objective: binary]" in native.model_to_string().splitlines()  # its params
     for tree in range(3):
         before = [model.get_leaf_output(tree, j) for j in range(5)]
         after = [native.get_leaf_output(tree, j) for j in range(5)]
@@ -348,6 +348,30 @@ def test_native_objectives_are_saved_as_the_booster_holds_them(tmp_path):
     np.testing.assert_allclose(
         xgb.Booster(model_file=str(tmp_path / "r.json")).predict(xgb.DMatrix(X)),
         rk.predict(X), rtol=0, atol=1e-6)
+
+
+def test_estimators_keep_a_base_score_the_user_sets(tmp_path):
+    """XGBoost: a start given as base_margin replaces base_score, one given by nothing
+    (init_score_ 0, ranking) leaves it in; estimator and saved model agree either way."""
+    params = {"booster_params": {"base_score": 0.3}, "num_leaves": None, "max_depth": 2,
+              "n_estimators": 5, "random_state": 0}
+    clf = GBClassifier(booster="xgboost", **params).fit(X, Y_BIN)
+    assert clf.init_score_ != 0.0
+    clf.save_model(tmp_path / "c.json")
+    np.testing.assert_allclose(
+        xgb.Booster(model_file=str(tmp_path / "c.json")).predict(xgb.DMatrix(X)),
+        clf.predict_proba(X)[:, 1], rtol=0, atol=1e-6)
+    margin = clf.booster_.predict(xgb.DMatrix(X, base_margin=np.full(N, clf.init_score_)),
+                                  output_margin=True)
+    np.testing.assert_allclose(clf.predict_proba(X)[:, 1], gbrank.predict_proba(margin),
+                               rtol=0, atol=1e-6)
+    rk = GBRanker(booster="xgboost", **params).fit(X, Y_RANK, qid=QID)
+    rk.save_model(tmp_path / "r.json")
+    own = rk.booster_.predict(xgb.DMatrix(X), output_margin=True)
+    np.testing.assert_allclose(rk.predict(X), own, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(
+        xgb.Booster(model_file=str(tmp_path / "r.json")).predict(xgb.DMatrix(X)), own,
+        rtol=0, atol=1e-6)
 
 
 # ---- refusals -------------------------------------------------------------------------------
