@@ -388,15 +388,29 @@ class _GBBase(BaseEstimator):
         the booster alone — ``lightgbm.Booster(model_file=path).predict(X)`` or
         ``xgboost.Booster(model_file=path).predict(DMatrix(X))`` — and loaders of its
         files (ONNX converters, Treelite) predict what this estimator does (the class's
-        Notes say what that is). A model trained with
-        ``"native:<name>"`` is written as the booster holds it, when that objective's
-        prediction is the estimator's (refused otherwise).
+        Notes say what that is). A model trained with ``"native:<name>"`` is written as
+        the booster holds it, when that objective's prediction is the estimator's
+        (refused otherwise).
 
         Parameters
         ----------
         path : str or path-like
             LightGBM: a text model (``"model.txt"``). XGBoost: JSON when the name ends
             in ``.json`` (``"model.json"``), else the format XGBoost picks by suffix.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import lightgbm as lgb
+        >>> from gbrank.datasets import make_imbalanced
+        >>> from gbrank.sklearn import GBClassifier
+        >>> X, y = make_imbalanced(n_rows=1000, positive_rate=0.1, seed=0)
+        >>> clf = GBClassifier(n_estimators=10, random_state=0).fit(X, y)
+        >>> path = os.path.join(tempfile.mkdtemp(), "model.txt")
+        >>> clf.save_model(path)
+        >>> proba = lgb.Booster(model_file=path).predict(X)
+        >>> bool(np.allclose(proba, clf.predict_proba(X)[:, 1], rtol=0, atol=1e-12))
+        True
         """
         booster = self._native_booster()
         if self.booster == "xgboost":

@@ -216,10 +216,6 @@ def __getattr__(name: str) -> Any:
 # XGBoost's own objective for each non-identity link, and the base_score at which it
 # adds nothing.
 _LINK_OBJECTIVE = {"binary": ("binary:logistic", 0.5), "multiclass": ("multi:softprob", 0.0)}
-#: Attributes of an exported model: the objective it was trained with, its start, and
-#: (for a GBClassifier) the decision threshold and positive label.
-EXPORT_ATTRIBUTES = ("gbrank_objective", "gbrank_init_score", "gbrank_threshold",
-                     "gbrank_pos_label")
 
 
 def _ranking_objective(obj: Any) -> str:
@@ -317,9 +313,10 @@ def to_native(booster: Any, objective: Any, *, init_score: Any = None,
     attributes ``gbrank_objective`` and ``gbrank_init_score`` record the export, and a
     model carrying them is refused (its start is inside already). XGBoost holds leaf
     values and sums trees in float32, so the start is stored rounded to float32: the
-    exported scores agree with ``predict(output_margin=True) + init_score`` to float32
-    precision (about 1e-7 relative). Linear models (``booster='gblinear'``) and vector
-    leaves (``multi_strategy='multi_output_tree'``) are refused.
+    exported raw scores agree with the booster's margins on data carrying the training
+    ``base_margin`` to float32 precision (about 1e-7 relative). Linear models
+    (``booster='gblinear'``) and vector leaves (``multi_strategy='multi_output_tree'``)
+    are refused.
 
     Parameters
     ----------
