@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The fast tests against the lowest versions pyproject.toml declares (every ">=" floor
-# pinned with "==" through a pip constraints file), in a venv of their own. The dask
-# extra is included (its floor is tested); postgres is not (psycopg2 2.9.0 has no wheel
-# for new Pythons; those tests skip there and run in the main venv).
+# pinned with "==" through a pip constraints file), in a venv of their own. dev brings the
+# core and the extras tune, lightgbm, xgboost (all); the dask extra is added (its floor is
+# tested); postgres is not (psycopg2 2.9.0 has no wheel for new Pythons; those tests skip
+# there and run in the main venv), nor the experiment tools anchor and bench
+# (tests/test_install.py checks this list).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 venv="${GBRANK_MIN_VENV:-/tmp/gbrank-min-venv}"

@@ -1,10 +1,16 @@
 """Smoke test of an installed gbrank (run from outside the checkout, see .ci/wheel.sh).
 
+    python smoke.py core   # the wheel alone: no booster installed
+    python smoke.py        # with gbrank[lightgbm]
+
 Checks what a user of the wheel meets first: the lazy submodules, no booster imported
 by ``import gbrank``, a metric and an objective compiled and cached by numba although
-the package directory is read-only, and one LightGBM round trip.
+the package directory is read-only, and one LightGBM round trip; with the core alone,
+that objectives, metrics and gradient checks work and LightGBM's adapter names the
+extra to install.
 """
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -12,6 +18,25 @@ from pathlib import Path
 import numpy as np
 
 import gbrank
+
+if sys.argv[1:] == ["core"]:
+    missing = [m for m in ("lightgbm", "xgboost") if importlib.util.find_spec(m) is None]
+    assert missing == ["lightgbm", "xgboost"], f"the core wheel installed {missing}"
+    from gbrank.gradcheck import check
+    from gbrank.objectives import FocalLoss
+
+    y = np.array([0.0, 1.0, 0.0, 1.0])
+    s = np.array([-1.0, 0.5, 0.2, 2.0])
+    assert 0.0 <= gbrank.metrics.f1(y, s) <= 1.0
+    assert check(FocalLoss(), y, s).ok
+    try:
+        gbrank.lightgbm.cv({}, None)
+    except ImportError as exc:
+        assert "pip install 'gbrank[lightgbm]'" in str(exc), exc
+        print(f"core only: objectives, metrics, gradcheck work; LightGBM: {exc}")
+    else:
+        raise AssertionError("gbrank.lightgbm.cv ran without LightGBM")
+    sys.exit(0)
 
 here = Path(gbrank.__file__).resolve().parent
 assert "site-packages" in str(here), f"gbrank imported from {here}, not the wheel"

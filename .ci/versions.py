@@ -3,7 +3,8 @@
 from importlib.metadata import PackageNotFoundError, version
 
 for name in ("numpy", "numba", "scipy", "scikit-learn", "lightgbm", "xgboost", "optuna",
-             "pandas", "pyarrow", "matplotlib", "pytrec-eval-terrier"):
+             "pandas", "pyarrow", "matplotlib", "pytrec-eval-terrier", "onnxmltools",
+             "onnxruntime", "treelite"):
     try:
         print(f"  {name}=={version(name)}")
     except PackageNotFoundError:

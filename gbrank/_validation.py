@@ -29,6 +29,7 @@ __all__ = [
     "check_threshold",
     "check_label_gain",
     "check_row_weights",
+    "check_start_score",
     "query_structure",
     "prepare_ranking",
     "prepare_binary",
@@ -256,6 +257,33 @@ def check_finite(a: np.ndarray, name: str) -> None:
             f"{name} contain {flat.size} NaN/inf value(s) (first at index {where}: "
             f"{float(a[first])!r})"
         )
+
+
+def check_start_score(value: Any, num_class: int, n_rows: int | None = None,
+                      name: str = "init_score") -> np.ndarray:
+    """The raw score a model starts from: a number, or one per class ``(num_class,)``
+    when ``num_class > 1``; with ``n_rows``, also one per row (``(n_rows,)``, or
+    ``(n_rows, num_class)``).
+
+    Returns a float64 array: ``(num_class,)`` for a constant start (a number repeated
+    per class), else the per-row array as given.
+    """
+    if np.ndim(value) == 0:
+        number = value.item() if isinstance(value, np.ndarray) else value
+        return np.full(num_class, check_number(number, name))
+    a = as_float_array(value, name, allow_2d=num_class > 1)
+    check_finite(a, name)
+    if a.shape == (num_class,):
+        return a
+    if n_rows is not None and a.shape == ((n_rows,) if num_class == 1 else (n_rows, num_class)):
+        return a
+    shapes = ["a number"]
+    if num_class > 1:
+        shapes.append(f"one per class {(num_class,)}")
+    if n_rows is not None:
+        shapes.append(f"one per row {(n_rows,) if num_class == 1 else (n_rows, num_class)}")
+    valid = shapes[0] if len(shapes) == 1 else ", ".join(shapes[:-1]) + ", or " + shapes[-1]
+    raise ValueError(f"{name} must be {valid}; got shape {a.shape}")
 
 
 def check_grades(y: np.ndarray, *, integer: bool, max_grade: int | None = MAX_EXACT_GRADE,

@@ -33,6 +33,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from gbrank._deps import require
 from gbrank._fields import dmatrix_fields, lightgbm_dataset_fields, per_row_weights
 from gbrank._proba import predict_proba as _sigmoid
 from gbrank._validation import (
@@ -88,6 +89,40 @@ def _resolve_objective(objective: Any, task: str, estimator: str) -> Objective |
             f"objectives ({valid}, or an instance of one)"
         )
     return obj
+
+
+# Objectives of the boosters whose prediction is the estimator's: sigmoid of the raw
+# score (GBClassifier.predict_proba) or the raw score itself (GBRanker.predict).
+_NATIVE_LINKS = {
+    ("lightgbm", "binary"): ("binary sigmoid:1", "cross_entropy"),
+    ("lightgbm", "ranking"): ("lambdarank", "rank_xendcg", "regression", "regression_l1",
+                              "huber", "fair", "quantile", "mape"),
+    ("xgboost", "binary"): ("binary:logistic", "reg:logistic"),
+    ("xgboost", "ranking"): ("rank:ndcg", "rank:map", "rank:pairwise", "reg:squarederror",
+                             "reg:absoluteerror", "reg:pseudohubererror",
+                             "reg:quantileerror", "binary:logitraw"),
+}
+
+
+def _check_native_link(booster: str, model: Any, name: str, task: str) -> None:
+    """Refuse to save a model trained with the booster's own objective ``name`` when the
+    booster's prediction is not what the estimator predicts."""
+    if booster == "lightgbm":
+        header = model.model_to_string(num_iteration=1).split("Tree=")[0]
+        line = next((x for x in header.splitlines() if x.startswith("objective=")), "")
+        recorded = line[len("objective="):]
+    else:
+        import json
+
+        recorded = json.loads(model.save_config())["learner"]["objective"]["name"]
+    valid = _NATIVE_LINKS[(booster, task)]
+    if recorded not in valid:
+        what = ("the sigmoid of the raw score (predict_proba)" if task == "binary"
+                else "the raw score (predict)")
+        raise ValueError(
+            f"objective='native:{name}' makes {booster} predict with its objective "
+            f"{recorded!r}, not {what}; a saved model would predict something else. "
+            f"Objectives whose prediction is {what}: {', '.join(valid)}")
 
 
 class _GBBase(BaseEstimator):
@@ -217,7 +252,7 @@ class _GBBase(BaseEstimator):
         extra = dict(self.booster_params or {})
         evals_result: dict[str, Any] = {}
         if p["booster"] == "lightgbm":
-            import lightgbm as lgb
+            lgb = require("lightgbm")
 
             # feature_pre_filter=False: LightGBM otherwise drops every feature a leaf
             # of min_data_in_leaf rows cannot split (small data, or a grid search over
@@ -248,7 +283,7 @@ class _GBBase(BaseEstimator):
             best = booster.best_iteration if booster.best_iteration > 0 \
                 else booster.current_iteration()
         else:
-            import xgboost as xgb
+            xgb = require("xgboost")
 
             from gbrank.xgboost import objective as xgb_objective
 
@@ -299,14 +334,17 @@ class _GBBase(BaseEstimator):
             return np.asarray(self.booster_.predict(X, raw_score=True,
                                                     num_iteration=self.best_iteration_),
                               dtype=np.float64)
-        import xgboost as xgb
+        xgb = require("xgboost")
 
         names = {}
         if not _is_frame(X) and self.booster_.feature_names is not None:
             # Fitted on a DataFrame, given an array (scikit-learn has warned already).
             names = {"feature_names": self.booster_.feature_names,
                      "feature_types": self.booster_.feature_types}
-        dm = xgb.DMatrix(X, enable_categorical=True, missing=np.nan, **names)
+        # As in training: a start given as base_margin replaces the model's base_score.
+        margin = None if self.init_score_ == 0.0 else np.zeros(X.shape[0])
+        dm = xgb.DMatrix(X, enable_categorical=True, missing=np.nan, base_margin=margin,
+                         **names)
         return np.asarray(self.booster_.predict(dm, output_margin=True,
                                                 iteration_range=(0, self.best_iteration_)),
                           dtype=np.float64)
@@ -319,6 +357,70 @@ class _GBBase(BaseEstimator):
     def _features(self, X: Any) -> tuple[Any, np.ndarray | None]:
         """The booster's features of ``X`` and the query ids it carries (none here)."""
         return X, None
+
+    # -- export -------------------------------------------------------------------------
+    def _native_booster(self) -> Any:
+        """The fitted model as a booster that predicts on its own (see ``save_model``)."""
+        check_is_fitted(self, "booster_")
+        obj, best = self.objective_, self.best_iteration_
+        if isinstance(obj, str):  # the booster's own objective: its start is inside
+            _check_native_link(self.booster, self.booster_, obj, self._task)
+            if self.booster == "lightgbm":
+                lgb = require("lightgbm")
+                return lgb.Booster(model_str=self.booster_.model_to_string(num_iteration=best))
+            return self.booster_[:best]
+        if self.booster == "lightgbm":
+            from gbrank.lightgbm import to_native
+
+            return to_native(self.booster_, obj, init_score=self.init_score_,
+                             num_iteration=best)
+        from gbrank.xgboost import to_native
+
+        # Training had a base_margin exactly when the start is not 0 (see _train).
+        start = "base_score" if self.init_score_ == 0.0 else self.init_score_
+        return to_native(self.booster_, obj, init_score=start, num_iteration=best)
+
+    def save_model(self, path: Any) -> None:
+        """Write the fitted model in the booster's own format, for serving without gbrank.
+
+        The file holds the trees of the ``best_iteration_`` rounds, the constant start
+        ``init_score_`` inside them and the objective's link as the model's objective
+        (:func:`gbrank.lightgbm.to_native`, :func:`gbrank.xgboost.to_native`), so that
+        the booster alone — ``lightgbm.Booster(model_file=path).predict(X)`` or
+        ``xgboost.Booster(model_file=path).predict(DMatrix(X))`` — and loaders of its
+        files (ONNX converters, Treelite) predict what this estimator does (the class's
+        Notes say what that is). A model trained with ``"native:<name>"`` is written as
+        the booster holds it, when that objective's prediction is the estimator's
+        (refused otherwise).
+
+        Parameters
+        ----------
+        path : str or path-like
+            LightGBM: a text model (``"model.txt"``). XGBoost: JSON when the name ends
+            in ``.json`` (``"model.json"``), else the format XGBoost picks by suffix.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import lightgbm as lgb
+        >>> from gbrank.datasets import make_imbalanced
+        >>> from gbrank.sklearn import GBClassifier
+        >>> X, y = make_imbalanced(n_rows=1000, positive_rate=0.1, seed=0)
+        >>> clf = GBClassifier(n_estimators=10, random_state=0).fit(X, y)
+        >>> path = os.path.join(tempfile.mkdtemp(), "model.txt")
+        >>> clf.save_model(path)
+        >>> proba = lgb.Booster(model_file=path).predict(X)
+        >>> bool(np.allclose(proba, clf.predict_proba(X)[:, 1], rtol=0, atol=1e-12))
+        True
+        """
+        booster = self._native_booster()
+        if self.booster == "xgboost":
+            booster.set_attr(**self._export_attributes())
+        booster.save_model(str(path))
+
+    def _export_attributes(self) -> dict[str, str]:
+        """What an XGBoost model file carries beyond the model, as its attributes."""
+        return {}
 
     @property
     def feature_importances_(self) -> np.ndarray:
@@ -472,6 +574,11 @@ class GBRanker(_GBBase):
     -----
     Sample weights are query weights: per row, constant within each query (for
     group-less data: all equal), as gbrank's ranking objectives define them.
+
+    ``save_model(path)`` writes a model whose own prediction is ``predict``'s score
+    (objective ``lambdarank`` for LightGBM; ``rank:ndcg``, ``rank:map`` or
+    ``rank:pairwise`` for XGBoost). Its features are the columns of ``X`` without the
+    query-id column (``qid_col``), in the same order.
 
     Examples
     --------
@@ -729,6 +836,18 @@ colsample_bytree, reg_lambda, n_jobs, booster_params
     booster_, objective_, evals_result_, best_iteration_, n_features_in_, \
 feature_names_in_, feature_importances_
         As in :class:`GBRanker`.
+
+    Notes
+    -----
+    ``save_model(path)`` writes a model whose own prediction is ``predict_proba``'s
+    probability of ``pos_label_`` (:math:`\sigma(z)`, the start ``init_score_``
+    included; objective ``binary sigmoid:1`` for LightGBM, ``binary:logistic`` for
+    XGBoost), whichever column of ``classes_`` that is. The decision
+    ``predict`` makes — ``pos_label_`` where that probability exceeds
+    ``threshold_`` — is not part of a booster's model: apply ``threshold_`` where the
+    model is served. LightGBM's file has no place for it; XGBoost's carries it as the
+    attributes ``gbrank_threshold`` and ``gbrank_pos_label`` (JSON text), read with
+    ``Booster.attr``.
     """
 
     _task = "binary"
@@ -873,6 +992,17 @@ feature_names_in_, feature_importances_
         mass = [float(np.sum(y == c)) if w is None else float(np.sum(w[y == c]))
                 for c in classes]
         return classes[0] if mass[0] < mass[1] else classes[1]
+
+    def _export_attributes(self) -> dict[str, str]:
+        import json
+
+        label = self.pos_label_.item() if isinstance(self.pos_label_, np.generic) \
+            else self.pos_label_
+        try:
+            label = json.dumps(label)
+        except TypeError:
+            label = json.dumps(str(label))
+        return {"gbrank_threshold": repr(float(self.threshold_)), "gbrank_pos_label": label}
 
     def decision_function(self, X: Any) -> np.ndarray:
         """The positive class's margin minus the threshold's margin, signed as
@@ -1022,7 +1152,7 @@ def _xgb_ranker_class() -> type:
     global _XGB_RANKER
     if _XGB_RANKER is not None:
         return _XGB_RANKER
-    import xgboost as _xgb
+    _xgb = require("xgboost")
 
     from gbrank.xgboost import objective as _xgb_objective
 

@@ -575,3 +575,39 @@ def test_trials_only_then_report_only_share_the_stored_study(tmp_path):
     assert Path(report.model_path).exists() and 0.0 < report.test["ap"] <= 1.0
     with pytest.raises(ValueError, match="nothing to do"):
         TuneConfig(run_trials=False, report=False)
+
+
+@pytest.mark.parametrize("booster, kind, key", [("lightgbm", "binary", "focal"),
+                                                ("xgboost", "ranking", "lambdarank:ndcg")])
+def test_saved_best_model_is_served_by_the_booster_alone(booster, kind, key, tmp_path):
+    """The refit best model of a gbrank objective is written exported: the plain booster
+    predicts, from the file alone, the tuner's test scores through the link (σ of raw
+    score + start for binary, the raw score for ranking), recomputed here by a refit."""
+    import json
+
+    from gbrank import predict_proba
+    from gbrank.objectives import get_objective
+    from gbrank.tuning.cv import fit_full
+
+    pytest.importorskip(booster)
+    task = _binary_task(n=800) if kind == "binary" else _ranking_task(nq=30, rows=10)
+    cfg = TuneConfig(booster=booster, trials=1, max_rounds=8, patience=4, n_folds=2,
+                     out_dir=tmp_path, objectives=[key], plots=False, progress=False)
+    res = {r.key: r for r in tune_task(task, cfg)}[key]  # (the native baseline too)
+    meta = json.loads((Path(res.model_path).parent / "params.json").read_text())
+    assert meta["served_max_abs_diff"] <= 1e-6
+    assert "start (init_score) is in the trees" in meta["usage"] or kind == "ranking"
+    obj = get_objective(key).set_params(**meta["objective_params"])
+    _, init, s_test = fit_full(task, booster, meta["booster_params"], obj,
+                               meta["num_boost_round"])
+    expected = predict_proba(s_test) if kind == "binary" else s_test
+    if booster == "lightgbm":
+        import lightgbm as lgb
+
+        served = lgb.Booster(model_file=res.model_path).predict(task.X_test)
+    else:
+        import xgboost as xgb
+
+        served = xgb.Booster(model_file=res.model_path).predict(xgb.DMatrix(task.X_test))
+    assert (init is None) == (kind == "ranking")
+    np.testing.assert_allclose(served, expected, rtol=0, atol=1e-6)

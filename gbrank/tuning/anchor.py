@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from gbrank.tuning._deps import require
+from gbrank._deps import require
 from gbrank.tuning.cv import LGB_DATASET_PARAMS, score
 from gbrank.tuning.folds import Fold
 from gbrank.tuning.runner import StudyResult
@@ -25,9 +25,9 @@ def run_anchor(task: Task, folds: list[Fold], time_budget: float, *, max_rounds:
     """Tune native ``lambdarank`` with ``LightGBMTunerCV`` for ``time_budget`` seconds on
     ``folds``; score each fold's booster with gbrank's metrics (so its fold values pair
     with the studies'), refit on the tuning part and score the test split."""
-    import lightgbm as lgb
+    lgb = require("lightgbm")
 
-    oi = require("optuna_integration", extra="anchor")
+    oi = require("optuna_integration")
     optuna = require("optuna")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     res = StudyResult(task.name, KEY, "ndcg@10", True, "done")

@@ -194,6 +194,8 @@ def _config(args: argparse.Namespace, keys: list[str] | None):
         msg = str(exc)
         field_name = msg.split(" ", 1)[0]
         _fail(f"{_FLAGS.get(field_name, field_name)}: {msg}")
+    except ImportError as exc:  # the booster is not installed
+        _fail(f"--booster {args.booster}: {exc}")
 
 
 def _without_workers(argv: list[str]) -> list[str]:

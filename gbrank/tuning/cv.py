@@ -9,10 +9,12 @@ from typing import Any
 
 import numpy as np
 
+from gbrank._deps import require
 from gbrank.tuning.folds import Fold
 from gbrank.tuning.tasks import Task
 
-__all__ = ["FoldData", "TrialResult", "check_feature_names", "score", "run_cv", "fit_full"]
+__all__ = ["FoldData", "TrialResult", "check_feature_names", "score", "run_cv", "fit_full",
+           "save_native"]
 
 # Binning is fixed for every trial (the Datasets are built once); feature_pre_filter is
 # off so trials may change min_data_in_leaf on an already constructed Dataset.
@@ -108,7 +110,7 @@ def make_sets(booster: str, Xt, yt, gt, Xv, yv, gv, n_jobs: int = 2,
     XGBoost ``DMatrix`` pair), constructed now; ``feature_names`` (optional) name the
     columns."""
     if booster == "lightgbm":
-        import lightgbm as lgb
+        lgb = require("lightgbm")
 
         params = dict(LGB_DATASET_PARAMS, num_threads=n_jobs)
         names = feature_names or "auto"
@@ -117,7 +119,7 @@ def make_sets(booster: str, Xt, yt, gt, Xv, yv, gv, n_jobs: int = 2,
         dv = lgb.Dataset(Xv, yv, group=gv, reference=dt, params=params, feature_name=names,
                          free_raw_data=False).construct()
         return dt, dv
-    import xgboost as xgb
+    xgb = require("xgboost")
 
     dt = xgb.DMatrix(Xt, yt, group=gt, nthread=n_jobs, feature_names=feature_names)
     dv = xgb.DMatrix(Xv, yv, group=gv, nthread=n_jobs, feature_names=feature_names)
@@ -137,7 +139,7 @@ class _Pruned(Exception):
 
 
 def _train_lgb(params, obj, dt, dv, yv, gv, init, target, max_rounds, patience, on_iter):
-    import lightgbm as lgb
+    lgb = require("lightgbm")
 
     p = dict(params)
     if obj is not None:
@@ -167,7 +169,7 @@ def _predict_lgb(booster, X, best, init):
 
 
 def _train_xgb(params, obj, dt, dv, yv, gv, init, target, max_rounds, patience, on_iter):
-    import xgboost as xgb
+    xgb = require("xgboost")
 
     p = dict(params)
     fobj = None
@@ -259,7 +261,7 @@ def fit_full(task: Task, booster: str, booster_params: dict, obj: Any, rounds: i
     gte = task.lgb_group(task.group_test, task.y_test.size)
     params = dict(booster_params)
     if booster == "lightgbm":
-        import lightgbm as lgb
+        lgb = require("lightgbm")
 
         ds = lgb.Dataset(task.X, task.y, group=g, params=dict(LGB_DATASET_PARAMS),
                          init_score=None if init is None else np.full(task.y.size, init),
@@ -270,7 +272,7 @@ def fit_full(task: Task, booster: str, booster_params: dict, obj: Any, rounds: i
         model = lgb.train(params, ds, num_boost_round=rounds)
         s_test = model.predict(task.X_test, raw_score=True) + (init or 0.0)
         return model, init, s_test
-    import xgboost as xgb
+    xgb = require("xgboost")
 
     names = task.feature_names
     dt = xgb.DMatrix(task.X, task.y, group=g, nthread=n_jobs, feature_names=names)
@@ -287,3 +289,40 @@ def fit_full(task: Task, booster: str, booster_params: dict, obj: Any, rounds: i
         params.pop("objective", None)
     model = xgb.train(params, dt, num_boost_round=rounds, obj=fobj)
     return model, init, model.predict(dte, output_margin=True)
+
+
+def save_native(model: Any, booster: str, obj: Any, init: float | None, path: Any,
+                X_test: Any, s_test: np.ndarray, kind: str,
+                feature_names: list[str] | None = None) -> float:
+    """Write a model from :func:`fit_full` so that the booster alone predicts with it, and
+    prove it on the test split.
+
+    A gbrank objective's model is exported (:func:`gbrank.lightgbm.to_native`,
+    :func:`gbrank.xgboost.to_native`: the start ``init`` and the link inside); a native
+    one is written as it is. The file is loaded back by the plain booster, and its
+    test predictions are compared with the tuner's raw test scores ``s_test`` through
+    the link (sigmoid for binary tasks, none for ranking). Returns the largest
+    absolute difference; a difference beyond float32 precision raises ``RuntimeError``.
+    """
+    from gbrank import predict_proba
+
+    if obj is not None:
+        if booster == "lightgbm":
+            from gbrank.lightgbm import to_native
+        else:
+            from gbrank.xgboost import to_native
+        model = to_native(model, obj, init_score=init)
+    model.save_model(str(path))
+    if booster == "lightgbm":
+        lgb = require("lightgbm")
+        served = lgb.Booster(model_file=str(path)).predict(X_test)
+    else:
+        xgb = require("xgboost")
+        served = xgb.Booster(model_file=str(path)).predict(
+            xgb.DMatrix(X_test, feature_names=feature_names))
+    expected = predict_proba(s_test) if kind == "binary" else np.asarray(s_test, np.float64)
+    diff = float(np.max(np.abs(np.asarray(served, np.float64) - expected), initial=0.0))
+    if not diff <= 1e-5 * max(1.0, float(np.max(np.abs(expected), initial=0.0))):
+        raise RuntimeError(f"the saved model {path} predicts up to {diff:g} away from the "
+                           "tuner's scores on the test split")
+    return diff

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from gbrank.tuning._deps import require
+from gbrank._deps import require
 
 __all__ = ["study_plots", "comparison_plot"]
 

@@ -19,9 +19,16 @@ from typing import Any
 
 import numpy as np
 
+from gbrank._deps import require
 from gbrank._validation import check_bool, check_choice, check_integer, check_number
-from gbrank.tuning._deps import require
-from gbrank.tuning.cv import FoldData, check_feature_names, fit_full, run_cv, score
+from gbrank.tuning.cv import (
+    FoldData,
+    check_feature_names,
+    fit_full,
+    run_cv,
+    save_native,
+    score,
+)
 from gbrank.tuning.folds import make_folds
 from gbrank.tuning.gate import gate
 from gbrank.tuning.spaces import (
@@ -35,6 +42,22 @@ from gbrank.tuning.storage import default_storage_url, open_storage, study_lock,
 from gbrank.tuning.tasks import Task
 
 __all__ = ["TuneConfig", "StudyResult", "run_budget", "tune", "tune_task"]
+
+
+# How a saved best model is served: the booster alone, the start and the link inside.
+_SERVING_USAGE = {
+    "lightgbm": {
+        "binary": "probability = lightgbm.Booster(model_file='model.txt').predict(X); the "
+                  "start (init_score) is in the trees",
+        "ranking": "score = lightgbm.Booster(model_file='model.txt').predict(X)",
+    },
+    "xgboost": {
+        "binary": "probability = xgboost.Booster(model_file='model.json')"
+                  ".predict(xgboost.DMatrix(X)); the start (init_score) is in the trees",
+        "ranking": "score = xgboost.Booster(model_file='model.json')"
+                   ".predict(xgboost.DMatrix(X))",
+    },
+}
 
 
 @dataclass
@@ -80,6 +103,7 @@ class TuneConfig:
     def __post_init__(self) -> None:
         # Checked here, once, for the CLI and the importable engine alike.
         check_choice(self.booster, "booster", ("lightgbm", "xgboost"))
+        require(self.booster)  # before any work: an ImportError naming the extra
         for name, low in (("trials", 1), ("n_folds", 2), ("max_rounds", 1), ("patience", 1),
                           ("n_jobs", 1), ("heartbeat", 1)):
             check_integer(getattr(self, name), name, low)
@@ -520,7 +544,8 @@ def _one_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, sto
         mdir = Path(cfg.out_dir) / "tune" / "models" / name.replace(":", "_")
         mdir.mkdir(parents=True, exist_ok=True)
         mpath = mdir / ("model.txt" if cfg.booster == "lightgbm" else "model.json")
-        model.save_model(str(mpath))
+        served = save_native(model, cfg.booster, obj, init, mpath, task.X_test,
+                             s_test, task.kind, task.feature_names)
         meta = {
             "study": name, "task": task.name, "objective": cand.key,
             "objective_class": None if obj is None else type(obj).__name__,
@@ -528,10 +553,8 @@ def _one_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, sto
             "booster": cfg.booster, "booster_params": bp, "num_boost_round": res.rounds,
             "init_score": init, "metric": cand.target,
             "cv": {"mean": res.best_value, "folds": res.folds}, "test": res.test,
-            "usage": ("raw score = model.predict(X, raw_score=True) + init_score"
-                      if cfg.booster == "lightgbm" else
-                      "raw score = booster.predict(DMatrix(X, base_margin=init_score), "
-                      "output_margin=True)"),
+            "usage": _SERVING_USAGE[cfg.booster][task.kind],
+            "served_max_abs_diff": served,
         }
         (mdir / "params.json").write_text(json.dumps(_jsonable(meta), indent=2))
         res.model_path = str(mpath)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from gbrank.tuning._deps import require
+from gbrank._deps import require
 
 __all__ = ["default_storage_url", "open_storage", "study_lock", "study_name"]
 

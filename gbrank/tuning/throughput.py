@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from gbrank.tuning._deps import require
+from gbrank._deps import require
 from gbrank.tuning.cv import FoldData, run_cv
 from gbrank.tuning.folds import make_folds
 from gbrank.tuning.spaces import build_objective, candidate, suggest_params
