@@ -5,6 +5,7 @@ A booster trained with a custom objective holds raw scores that start at 0 (Ligh
 or at its ``base_score`` (XGBoost), and records no link. gbrank's predictions are
 
 - ranking (RankNet, LambdaRank): the raw score, plus the start (0 by default);
+  calibrated (``calibration`` > 0): :math:`\sigma(z)`, served as a binary model;
 - binary (FocalLoss, FBetaSurrogate): :math:`\\sigma(z)`, ``z`` = raw score + start;
 - multiclass (``FocalLoss(num_class=K)``): the softmax of the K raw scores + starts.
 
@@ -63,6 +64,10 @@ def native_target(objective: Any, init_score: Any, hint: str | None) -> NativeTa
             f"got {objective!r}. A plain gradient function does not say how its scores "
             "become predictions, so its model cannot be exported")
     task = obj.task
+    if task == "ranking" and getattr(obj, "probability", False):
+        # A calibrated ranker's σ(score) is a probability (and ranks as the score does):
+        # it is served as a binary model.
+        task = "binary"
     k = int(obj._params().num_class) if task == "multiclass" else 1
     if init_score is None:
         if task != "ranking" and hint is not None:

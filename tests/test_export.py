@@ -44,8 +44,8 @@ QID = np.repeat(np.arange(20), N // 20)
 SMALL = {"n_estimators": 12, "num_leaves": 7, "random_state": 0}
 
 # Per booster: GBClassifier with FocalLoss and FBetaSurrogate, FocalLoss(num_class=3),
-# GBRanker with three objectives and with a DataFrame.
-EXPORTED = 14
+# GBRanker with three objectives, calibrated, and with a DataFrame.
+EXPORTED = 16
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
@@ -116,6 +116,11 @@ def _cases(tmp) -> dict:
                                                                                qid=QID)
             add(f"{booster}-GBRanker-{label}", booster, "ranking", rk.save_model,
                 rk.predict(X_NEW))
+        # A calibrated ranker is served as a binary model: its probabilities.
+        rk = GBRanker(LambdaRank(calibration=0.3), booster=booster,
+                      **{**SMALL, **extra}).fit(X, Y_RANK, qid=QID)
+        add(f"{booster}-GBRanker-calibrated", booster, "binary", rk.save_model,
+            rk.predict_proba(X_NEW))
     # Feature names from a DataFrame whose query-id column is no feature.
     pd = pytest.importorskip("pandas")
     names = [f"f{i}" for i in range(F)]
