@@ -5,7 +5,7 @@ A booster trained with a custom objective holds raw scores that start at 0 (Ligh
 or at its ``base_score`` (XGBoost), and records no link. gbrank's predictions are
 
 - ranking (RankNet, LambdaRank): the raw score, plus the start (0 by default);
-  calibrated (``calibration`` > 0): :math:`\sigma(z)`, served as a binary model;
+  calibrated (``calibration`` > 0): :math:`\\sigma(z)`, served as a binary model;
 - binary (FocalLoss, FBetaSurrogate): :math:`\\sigma(z)`, ``z`` = raw score + start;
 - multiclass (``FocalLoss(num_class=K)``): the softmax of the K raw scores + starts.
 

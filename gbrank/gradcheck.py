@@ -24,8 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from gbrank._validation import as_float_array, check_bool, check_number, query_structure
-from gbrank.objectives._base import Objective, call_function_objective
+from gbrank._validation import (
+    as_float_array,
+    call_function_objective,
+    check_bool,
+    check_number,
+    query_structure,
+)
+from gbrank.objectives import Objective
 
 __all__ = ["GradCheckReport", "check"]
 

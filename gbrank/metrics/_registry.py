@@ -60,6 +60,13 @@ class Metric:
     params: dict[str, Any] = field(default_factory=dict, hash=False)
     higher_is_better: bool = True
 
+    @property
+    def key(self) -> str:
+        """The name boosters log the metric under: ``"gbrank_" + name``. LightGBM and
+        XGBoost have metrics called ``ndcg@10`` or ``map@5`` of their own, whose values
+        would otherwise share one key in ``evals_result`` and early stopping."""
+        return "gbrank_" + self.name
+
     def __call__(self, y: Any, s: Any, group: Any = None, weight: Any = None) -> float:
         """Value on labels ``y``, scores ``s``; ranking metrics read ``group`` (sizes) and
         per-query or per-row ``weight``; binary metrics ignore ``group``, weights per row."""

@@ -28,55 +28,10 @@ from gbrank._fields import (
     lightgbm_dataset_fields,
     warn_lightgbm_builtin_metrics,
 )
-from gbrank._validation import check_finite
 
-__all__ = ["Objective", "call_function_objective"]
+__all__ = ["Objective"]
 
 _MISSING = object()
-
-
-# Attribute names a LightGBM-style ``fobj(preds, train_set)`` reads from its second
-# argument; handed an array there instead, it fails with an AttributeError naming one.
-_DATASET_READERS = ("get_label", "get_weight", "get_group", "get_init_score", "get_field",
-                    "get_data")
-
-
-def call_function_objective(fn: Any, y: np.ndarray, s: np.ndarray, group: Any = None,
-                            name: str = "objective") -> tuple[np.ndarray, np.ndarray]:
-    """Gradient and Hessian from a plain function ``fn(y, s) -> (grad, hess)``.
-
-    ``fn`` is called ``fn(y, s)``, or ``fn(y, s, group)`` when ``group`` (query sizes)
-    is given. Both results must be finite and have the shape of ``s``; they are
-    returned as float64 arrays. A LightGBM-style ``fobj(preds, train_set)`` is
-    recognised by the ``AttributeError`` it raises and refused with the fix.
-    """
-    args = (y, s) if group is None else (y, s, group)
-    try:
-        out = fn(*args)
-    except AttributeError as exc:
-        if any(attr in str(exc) for attr in _DATASET_READERS):
-            raise ValueError(
-                f"{name} {getattr(fn, '__qualname__', fn)!r} reads a LightGBM Dataset "
-                f"({exc}); gbrank calls a plain function as fn(y, s) -> (grad, hess), "
-                "labels first. Wrap a LightGBM-style fobj(preds, train_set), e.g. "
-                "lambda y, s: fobj(s, lightgbm.Dataset(np.zeros((len(y), 1)), label=y, "
-                "params={'verbose': -1}).construct())"
-            ) from exc
-        raise
-    try:
-        grad, hess = out
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must return a pair (grad, hess), got "
-                         f"{type(out).__name__}") from None
-    arrays = []
-    for value, what in ((grad, "gradient"), (hess, "Hessian")):
-        a = np.asarray(value, dtype=np.float64)
-        if a.shape != s.shape:
-            raise ValueError(f"{name} returned a {what} of shape {a.shape}; it must have "
-                             f"the shape of the scores, {s.shape}")
-        check_finite(a, f"{name}'s {what} values")
-        arrays.append(a)
-    return arrays[0], arrays[1]
 
 
 class Objective:

@@ -1,0 +1,121 @@
+"""feval: gbrank metrics as LightGBM evaluation functions, under names of their own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gbrank._fields import (
+    calling_lightgbm_dataset,
+    check_fold_keeps_queries,
+    is_lightgbm_dataset,
+    lightgbm_dataset_fields,
+    warn_lightgbm_builtin_metrics,
+)
+
+
+def metric_key(name: str) -> str:
+    """The name under which a booster logs the gbrank metric ``name`` (in
+    ``evals_result``, ``lgb.cv``'s result and early-stopping messages):
+    ``"gbrank_" + canonical name``, e.g. ``metric_key("NDCG@10") == "gbrank_ndcg@10"``."""
+    from gbrank.metrics import get_metric
+
+    return get_metric(name).key
+
+
+class _FEval:
+    """LightGBM metric callable for ``lgb.train(feval=...)`` and the sklearn API.
+
+    ``lgb.train`` calls ``f(preds, eval_data)``; ``LGBMRanker.fit(eval_metric=f)`` counts
+    the parameters of ``f`` and, seeing exactly four, calls ``f(y_true, y_pred, weight,
+    group)``. Both return a list of ``(name, value, True)``.
+    """
+
+    def __init__(self, metrics: tuple[Any, ...]) -> None:
+        self.metrics = metrics
+
+    def __call__(self, a: Any, b: Any, weight: Any = None, group: Any = None,
+                 ) -> list[tuple[str, float, bool]]:
+        if is_lightgbm_dataset(b):
+            preds, ds = a, b
+            y, weight, group = lightgbm_dataset_fields(b)
+        else:
+            y, preds = a, b
+            ds = calling_lightgbm_dataset()
+        if ds is not None:
+            if any(m.kind == "ranking" for m in self.metrics):
+                check_fold_keeps_queries(ds)
+            warn_lightgbm_builtin_metrics(ds, self.metrics[0].key)
+        return [
+            (m.key, m(y, preds, group if m.kind == "ranking" else None,
+                                       weight),
+             m.higher_is_better)
+            for m in self.metrics
+        ]
+
+    def __repr__(self) -> str:
+        return f"feval({', '.join(repr(m.name) for m in self.metrics)})"
+
+
+def feval(*names: str, threshold: float | None = None) -> _FEval:
+    """A LightGBM evaluation function computing gbrank metrics by name.
+
+    Parameters
+    ----------
+    *names : str
+        Registry names (:func:`gbrank.metrics.get_metric`): ``"ndcg@10"``, ``"err@10"``,
+        ``"map@5"``, ``"mrr"``, ``"pair_accuracy"``, ``"f1"``, ``"fbeta:2"``, ...
+    threshold : float, optional
+        Threshold for binary metrics (prediction ``s > threshold``). Default 0, right
+        for raw margins (custom objectives); with LightGBM's built-in ``binary``
+        objective ``feval`` receives probabilities, so pass 0.5.
+
+    Returns
+    -------
+    callable
+        Use as ``lgb.train(..., feval=f)`` (query sizes from ``Dataset.get_group()``,
+        weights from ``get_weight()``) or ``LGBMRanker().fit(..., eval_metric=f)``.
+        It returns one ``("gbrank_<name>", value, True)`` per name; early stopping
+        maximises them.
+        Ranking metrics use the query structure (none: all rows are one query, any
+        size); binary metrics ignore it.
+
+    Notes
+    -----
+    Each value is logged as ``"gbrank_<name>"`` (:func:`metric_key`), never under the
+    name of one of LightGBM's own metrics (``ndcg@10``, ``map@5``), so both can be
+    recorded side by side. LightGBM lists its built-in metrics first: when any is
+    configured (``params["metric"]``, or the defaults of ``LGBMRanker`` and
+    ``LGBMClassifier``) this function warns once, because
+    ``early_stopping(first_metric_only=True)`` would stop on the built-in metric; set
+    ``metric="None"`` to evaluate only gbrank's. Ranking metrics refuse a
+    cross-validation fold that cuts queries (see :func:`cv`).
+
+    Predictions reaching ``feval`` are transformed by LightGBM's built-in objectives
+    (irrelevant for ranking metrics, which only order scores) and raw margins with a
+    custom objective.
+
+    Examples
+    --------
+    >>> import lightgbm as lgb
+    >>> from gbrank.datasets import make_ranking
+    >>> from gbrank.lightgbm import feval
+    >>> from gbrank.objectives import LambdaRank
+    >>> X, y, group = make_ranking(n_queries=40, rows_per_query=20, n_features=5)
+    >>> train = lgb.Dataset(X[:600], y[:600], group=group[:30])
+    >>> valid = lgb.Dataset(X[600:], y[600:], group=group[30:], reference=train)
+    >>> log = {}
+    >>> booster = lgb.train({"objective": LambdaRank(), "metric": "None", "verbosity": -1},
+    ...                     train, num_boost_round=5, valid_sets=[valid],
+    ...                     feval=feval("ndcg@10", "err@10"),
+    ...                     callbacks=[lgb.record_evaluation(log)])
+    >>> sorted(log["valid_0"])
+    ['gbrank_err@10', 'gbrank_ndcg@10']
+    """
+    from gbrank.metrics import get_metric
+
+    if not names:
+        raise ValueError("feval needs at least one metric name, e.g. feval('ndcg@10')")
+    metrics = tuple(get_metric(n) for n in names)
+    if threshold is not None:
+        metrics = tuple(m.with_threshold(threshold) for m in metrics)
+    return _FEval(metrics)

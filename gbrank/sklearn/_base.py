@@ -1,0 +1,452 @@
+"""What GBRanker and GBClassifier share: parameters, data checks, the validation metric
+and the training of the booster."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from gbrank._deps import require
+from gbrank._fields import dmatrix_fields, lightgbm_dataset_fields, per_row_weights
+from gbrank._validation import (
+    check_choice,
+    check_integer,
+    check_number,
+    query_structure,
+)
+from gbrank.metrics import get_metric
+from gbrank.objectives import Objective, get_objective
+from gbrank.objectives._registry import OBJECTIVES
+
+_BOOSTERS = ("lightgbm", "xgboost")
+_NATIVE = "native:"
+
+
+# --- parameters shared by both estimators ------------------------------------------------
+
+
+def _is_frame(X: Any) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def _resolve_objective(objective: Any, task: str, estimator: str) -> Objective | str:
+    """A fresh objective object (registry name or a clone of the instance given), or the
+    booster's own objective name for ``"native:<name>"``; checks the task."""
+    from sklearn.base import clone
+
+    if isinstance(objective, str):
+        if objective.startswith(_NATIVE) and len(objective) > len(_NATIVE):
+            return objective[len(_NATIVE):]
+        obj = get_objective(objective)
+    elif isinstance(objective, Objective):
+        obj = clone(objective)
+        obj._params()  # validate now: a bad parameter fails at fit, named
+    else:
+        raise ValueError(
+            f"objective must be a registry name ({', '.join(OBJECTIVES)}, "
+            f"lambdarank:<metric>, or native:<booster objective>) or a gbrank objective "
+            f"instance, got {objective!r}"
+        )
+    if obj.task != task:
+        valid = ", ".join(n for n, c in OBJECTIVES.items() if c.task == task) \
+            if task == "ranking" else "focal, fbeta_surrogate"
+        raise ValueError(
+            f"objective {objective!r} is a {obj.task} objective; {estimator} takes {task} "
+            f"objectives ({valid}, or an instance of one)"
+        )
+    return obj
+
+
+# Objectives of the boosters whose prediction is the estimator's: sigmoid of the raw
+# score (GBClassifier.predict_proba) or the raw score itself (GBRanker.predict).
+_NATIVE_LINKS = {
+    ("lightgbm", "binary"): ("binary sigmoid:1", "cross_entropy"),
+    ("lightgbm", "ranking"): ("lambdarank", "rank_xendcg", "regression", "regression_l1",
+                              "huber", "fair", "quantile", "mape"),
+    ("xgboost", "binary"): ("binary:logistic", "reg:logistic"),
+    ("xgboost", "ranking"): ("rank:ndcg", "rank:map", "rank:pairwise", "reg:squarederror",
+                             "reg:absoluteerror", "reg:pseudohubererror",
+                             "reg:quantileerror", "binary:logitraw"),
+}
+
+
+def _check_native_link(booster: str, model: Any, name: str, task: str) -> None:
+    """Refuse to save a model trained with the booster's own objective ``name`` when the
+    booster's prediction is not what the estimator predicts."""
+    if booster == "lightgbm":
+        header = model.model_to_string(num_iteration=1).split("Tree=")[0]
+        line = next((x for x in header.splitlines() if x.startswith("objective=")), "")
+        recorded = line[len("objective="):]
+    else:
+        import json
+
+        recorded = json.loads(model.save_config())["learner"]["objective"]["name"]
+    valid = _NATIVE_LINKS[(booster, task)]
+    if recorded not in valid:
+        what = ("the sigmoid of the raw score (predict_proba)" if task == "binary"
+                else "the raw score (predict)")
+        raise ValueError(
+            f"objective='native:{name}' makes {booster} predict with its objective "
+            f"{recorded!r}, not {what}; a saved model would predict something else. "
+            f"Objectives whose prediction is {what}: {', '.join(valid)}")
+
+
+class _GBBase(BaseEstimator):
+    """Training machinery shared by :class:`GBRanker` and :class:`GBClassifier`."""
+
+    _task = "ranking"
+
+    # -- validation of the estimator's own parameters (at fit) -----------------------
+    def _check_params(self) -> dict[str, Any]:
+        p = {
+            "booster": check_choice(self.booster, "booster", _BOOSTERS),
+            "n_estimators": check_integer(self.n_estimators, "n_estimators", 1),
+            "learning_rate": check_number(self.learning_rate, "learning_rate", 0.0,
+                                          low_open=True),
+            "decay": None if self.learning_rate_decay is None else check_number(
+                self.learning_rate_decay, "learning_rate_decay", 0.0, 1.0, low_open=True),
+            "early_stopping_rounds": check_integer(
+                self.early_stopping_rounds, "early_stopping_rounds", 1, allow_none=True),
+            "validation_fraction": None if self.validation_fraction is None else check_number(
+                self.validation_fraction, "validation_fraction", 0.0, 1.0, low_open=True,
+                high_open=True),
+        }
+        if p["early_stopping_rounds"] is not None and p["validation_fraction"] is None:
+            raise ValueError("early_stopping_rounds needs a validation split: set "
+                             "validation_fraction to a number in (0, 1), not None")
+        bp = self.booster_params
+        if bp is not None and not isinstance(bp, dict):
+            raise ValueError(f"booster_params must be a dict or None, got {bp!r}")
+        if bp and "objective" in bp:
+            raise ValueError("booster_params must not set 'objective'; use the objective "
+                             "parameter (a gbrank objective or 'native:<name>')")
+        return p
+
+    def _tree_params(self, booster: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        leaves = check_integer(self.num_leaves, "num_leaves", 2, allow_none=True)
+        depth = check_integer(self.max_depth, "max_depth", 1, allow_none=True)
+        child = check_integer(self.min_child_samples, "min_child_samples", 0, allow_none=True)
+        sub = None if self.subsample is None else check_number(
+            self.subsample, "subsample", 0.0, 1.0, low_open=True)
+        col = None if self.colsample_bytree is None else check_number(
+            self.colsample_bytree, "colsample_bytree", 0.0, 1.0, low_open=True)
+        l2 = None if self.reg_lambda is None else check_number(self.reg_lambda, "reg_lambda", 0.0)
+        jobs = check_integer(self.n_jobs, "n_jobs", allow_none=True)
+        if jobs is None:
+            # scikit-learn's convention: None is one thread. (A booster's own default,
+            # all cores, oversubscribes under cross_val_score(n_jobs=...) and on a busy
+            # machine; OpenMP's spinning threads then make training many times slower.)
+            jobs = 1
+        if jobs < 0:
+            import os
+
+            jobs = max(1, (os.cpu_count() or 1) + 1 + jobs)  # joblib's convention
+        if jobs == 0:
+            raise ValueError("n_jobs must be a non-zero integer or None, got 0")
+        if booster == "lightgbm":
+            names = {"num_leaves": leaves, "max_depth": depth, "min_data_in_leaf": child,
+                     "feature_fraction": col, "lambda_l2": l2, "num_threads": jobs}
+            if sub is not None:
+                names.update(bagging_fraction=sub, bagging_freq=1 if sub < 1.0 else 0)
+        else:
+            if child is not None:
+                raise ValueError(
+                    "min_child_samples has no XGBoost counterpart (XGBoost limits leaves by "
+                    "Hessian sum): leave it None and pass booster_params="
+                    "{'min_child_weight': ...}")
+            names = {"max_leaves": leaves, "max_depth": depth, "subsample": sub,
+                     "colsample_bytree": col, "reg_lambda": l2, "nthread": jobs}
+        out.update({k: v for k, v in names.items() if v is not None})
+        return out
+
+    def set_params(self, **params: Any) -> Any:
+        """Set parameters; ``objective__<name>`` sets a parameter of the objective
+        instance (a name such as ``"focal"`` has none: pass an instance)."""
+        nested = sorted(k for k in params if k.startswith("objective__"))
+        obj = params.get("objective", self.objective)
+        if nested and not isinstance(obj, Objective):
+            raise ValueError(
+                f"{nested[0]} sets a parameter of an objective instance, but objective is "
+                f"{obj!r}; pass an instance, e.g. objective=gbrank.objectives.FocalLoss()")
+        return super().set_params(**params)
+
+    # -- data ---------------------------------------------------------------------------
+    def _validate_X(self, X: Any, reset: bool) -> Any:
+        if _is_frame(X):
+            # Keep DataFrames: LightGBM and XGBoost read categorical columns from them.
+            validate_data(self, X, reset=reset, skip_check_array=True)
+            if X.shape[0] == 0:
+                raise ValueError("X has 0 rows; at least 1 is required")
+            return X
+        return validate_data(self, X, reset=reset, accept_sparse=["csr", "csc"],
+                             dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")
+
+    def _split(self, n_rows: int, offsets: np.ndarray, frac: float | None, holdout: bool,
+               rng: np.random.RandomState) -> tuple[np.ndarray, np.ndarray | None]:
+        """Row indices (in query order) of the training and validation parts: whole
+        queries when grouped, rows when group-less (one query)."""
+        if not holdout:
+            return np.arange(n_rows), None
+        nq = offsets.size - 1
+        if nq == 1:
+            n_val = int(round(frac * n_rows))
+            if n_val < 1 or n_rows - n_val < 1:
+                raise ValueError(
+                    f"validation_fraction={self.validation_fraction!r} of {n_rows} rows "
+                    "leaves an empty training or validation part")
+            perm = rng.permutation(n_rows)
+            return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+        n_val = int(round(frac * nq))
+        if n_val < 1 or nq - n_val < 1:
+            raise ValueError(
+                f"validation_fraction={self.validation_fraction!r} of {nq} queries leaves "
+                "an empty training or validation part (whole queries are held out)")
+        held = np.zeros(nq, dtype=bool)
+        held[rng.permutation(nq)[:n_val]] = True
+        row_held = np.repeat(held, np.diff(offsets))
+        return np.flatnonzero(~row_held), np.flatnonzero(row_held)
+
+    # -- training -------------------------------------------------------------------------
+    def _train(self, p: dict[str, Any], obj: Objective | str, X: Any, y: np.ndarray,
+               sizes: np.ndarray | None, w: np.ndarray | None, init: float,
+               Xv: Any, yv: Any, sizes_v: Any, wv: Any, metric: Any, seed: int) -> None:
+        """Train ``self.booster_``; set ``evals_result_`` and ``best_iteration_``."""
+        custom = not isinstance(obj, str)
+        lr, decay = p["learning_rate"], p["decay"]
+        n_rounds, stop = p["n_estimators"], p["early_stopping_rounds"]
+        extra = dict(self.booster_params or {})
+        evals_result: dict[str, Any] = {}
+        if p["booster"] == "lightgbm":
+            lgb = require("lightgbm")
+
+            # feature_pre_filter=False: LightGBM otherwise drops every feature a leaf
+            # of min_data_in_leaf rows cannot split (small data, or a grid search over
+            # min_child_samples), and with a custom objective and no feature left it
+            # aborts ("Check failed: num_features() > 0").
+            params = {"objective": obj, "learning_rate": lr, "verbosity": -1, "seed": seed,
+                      "metric": "None", "feature_pre_filter": False,
+                      **self._tree_params("lightgbm"), **extra}
+            init_tr = None if init == 0.0 else np.full(y.size, init)
+            dtrain = lgb.Dataset(X, y, group=sizes, weight=w, init_score=init_tr,
+                                 free_raw_data=True)
+            valid_sets, callbacks = [], []
+            if decay is not None:
+                callbacks.append(lgb.reset_parameter(
+                    learning_rate=lambda i: lr * decay ** i))
+            if Xv is not None:
+                init_v = None if init == 0.0 else np.full(len(yv), init)
+                valid_sets = [lgb.Dataset(Xv, yv, group=sizes_v, weight=wv, init_score=init_v,
+                                          reference=dtrain)]
+                callbacks.append(lgb.record_evaluation(evals_result))
+                if stop is not None:
+                    callbacks.append(lgb.early_stopping(stop, first_metric_only=True,
+                                                        verbose=False))
+            booster = lgb.train(params, dtrain, num_boost_round=n_rounds,
+                                valid_sets=valid_sets, valid_names=["valid"][:len(valid_sets)],
+                                feval=metric.lightgbm if valid_sets else None,
+                                callbacks=callbacks)
+            best = booster.best_iteration if booster.best_iteration > 0 \
+                else booster.current_iteration()
+        else:
+            xgb = require("xgboost")
+
+            from gbrank.xgboost import objective as xgb_objective
+
+            params = {"eta": lr, "seed": seed, "verbosity": 0,
+                      "disable_default_eval_metric": 1, **self._tree_params("xgboost"),
+                      **extra}
+            if custom:
+                params.setdefault("base_score", 0.0)  # the start is init_score_ (margin)
+            else:
+                params["objective"] = obj  # XGBoost picks its own base_score
+            qw = w
+            if w is not None and sizes is not None:  # XGBoost: one weight per query
+                qw = query_structure(y.size, group=sizes, weight=w).weights
+
+            def dmat(Xi: Any, yi: Any, gi: Any, wi: Any) -> Any:
+                margin = None if init == 0.0 else np.full(len(yi), init)
+                return xgb.DMatrix(Xi, yi, group=gi, weight=wi, base_margin=margin,
+                                   enable_categorical=True, missing=np.nan,
+                                   nthread=params.get("nthread"))
+
+            evals, callbacks = [], []
+            if decay is not None:
+                callbacks.append(xgb.callback.LearningRateScheduler(
+                    lambda i: lr * decay ** i))
+            if Xv is not None:
+                qwv = wv
+                if wv is not None and sizes_v is not None:
+                    qwv = query_structure(len(yv), group=sizes_v, weight=wv).weights
+                evals = [(dmat(Xv, yv, sizes_v, qwv), "valid")]
+            booster = xgb.train(params, dmat(X, y, sizes, qw), num_boost_round=n_rounds,
+                                evals=evals, evals_result=evals_result,
+                                obj=xgb_objective(obj) if custom else None,
+                                custom_metric=metric.xgboost if evals else None,
+                                maximize=metric.higher_is_better if evals else None,
+                                early_stopping_rounds=stop if evals else None,
+                                callbacks=callbacks or None, verbose_eval=False)
+            if evals and stop is not None:
+                best = int(booster.best_iteration) + 1
+            else:
+                best = int(booster.num_boosted_rounds())
+        self.booster_ = booster
+        self.evals_result_ = evals_result
+        self.best_iteration_ = int(best)
+
+    def _raw(self, X: Any) -> np.ndarray:
+        """Raw margins of the first ``best_iteration_`` trees (without ``init_score_``)."""
+        if self.booster == "lightgbm":
+            return np.asarray(self.booster_.predict(X, raw_score=True,
+                                                    num_iteration=self.best_iteration_),
+                              dtype=np.float64)
+        xgb = require("xgboost")
+
+        names = {}
+        if not _is_frame(X) and self.booster_.feature_names is not None:
+            # Fitted on a DataFrame, given an array (scikit-learn has warned already).
+            names = {"feature_names": self.booster_.feature_names,
+                     "feature_types": self.booster_.feature_types}
+        # As in training: a start given as base_margin replaces the model's base_score.
+        margin = None if self.init_score_ == 0.0 else np.zeros(X.shape[0])
+        dm = xgb.DMatrix(X, enable_categorical=True, missing=np.nan, base_margin=margin,
+                         **names)
+        return np.asarray(self.booster_.predict(dm, output_margin=True,
+                                                iteration_range=(0, self.best_iteration_)),
+                          dtype=np.float64)
+
+    def _margins(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "booster_")
+        X = self._features(self._validate_X(X, reset=False))[0]
+        return self._raw(X) + self.init_score_
+
+    def _features(self, X: Any) -> tuple[Any, np.ndarray | None]:
+        """The booster's features of ``X`` and the query ids it carries (none here)."""
+        return X, None
+
+    # -- export -------------------------------------------------------------------------
+    def _native_booster(self) -> Any:
+        """The fitted model as a booster that predicts on its own (see ``save_model``)."""
+        check_is_fitted(self, "booster_")
+        obj, best = self.objective_, self.best_iteration_
+        if isinstance(obj, str):  # the booster's own objective: its start is inside
+            _check_native_link(self.booster, self.booster_, obj, self._task)
+            if self.booster == "lightgbm":
+                lgb = require("lightgbm")
+                return lgb.Booster(model_str=self.booster_.model_to_string(num_iteration=best))
+            return self.booster_[:best]
+        if self.booster == "lightgbm":
+            from gbrank.lightgbm import to_native
+
+            return to_native(self.booster_, obj, init_score=self.init_score_,
+                             num_iteration=best)
+        from gbrank.xgboost import to_native
+
+        # Training had a base_margin exactly when the start is not 0 (see _train).
+        start = "base_score" if self.init_score_ == 0.0 else self.init_score_
+        return to_native(self.booster_, obj, init_score=start, num_iteration=best)
+
+    def save_model(self, path: Any) -> None:
+        """Write the fitted model in the booster's own format, for serving without gbrank.
+
+        The file holds the trees of the ``best_iteration_`` rounds, the constant start
+        ``init_score_`` inside them and the objective's link as the model's objective
+        (:func:`gbrank.lightgbm.to_native`, :func:`gbrank.xgboost.to_native`), so that
+        the booster alone — ``lightgbm.Booster(model_file=path).predict(X)`` or
+        ``xgboost.Booster(model_file=path).predict(DMatrix(X))`` — and loaders of its
+        files (ONNX converters, Treelite) predict what this estimator does (the class's
+        Notes say what that is). A model trained with ``"native:<name>"`` is written as
+        the booster holds it, when that objective's prediction is the estimator's
+        (refused otherwise).
+
+        Parameters
+        ----------
+        path : str or path-like
+            LightGBM: a text model (``"model.txt"``). XGBoost: JSON when the name ends
+            in ``.json`` (``"model.json"``), else the format XGBoost picks by suffix.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import lightgbm as lgb
+        >>> from gbrank.datasets import make_imbalanced
+        >>> from gbrank.sklearn import GBClassifier
+        >>> X, y = make_imbalanced(n_rows=1000, positive_rate=0.1, seed=0)
+        >>> clf = GBClassifier(n_estimators=10, random_state=0).fit(X, y)
+        >>> path = os.path.join(tempfile.mkdtemp(), "model.txt")
+        >>> clf.save_model(path)
+        >>> proba = lgb.Booster(model_file=path).predict(X)
+        >>> bool(np.allclose(proba, clf.predict_proba(X)[:, 1], rtol=0, atol=1e-12))
+        True
+        """
+        booster = self._native_booster()
+        if self.booster == "xgboost":
+            booster.set_attr(**self._export_attributes())
+        booster.save_model(str(path))
+
+    def _export_attributes(self) -> dict[str, str]:
+        """What an XGBoost model file carries beyond the model, as its attributes."""
+        return {}
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Total gain of the splits on each feature, normalised to sum 1 (0s if none)."""
+        check_is_fitted(self, "booster_")
+        n = self.n_features_in_
+        qid_at = getattr(self, "_qid_at", None)
+        n_booster = n - (qid_at is not None)
+        if self.booster == "lightgbm":
+            gain = np.asarray(self.booster_.feature_importance("gain"), dtype=np.float64)
+        else:
+            names = self.booster_.feature_names or [f"f{i}" for i in range(n_booster)]
+            score = self.booster_.get_score(importance_type="total_gain")
+            gain = np.array([score.get(name, 0.0) for name in names], dtype=np.float64)
+        if qid_at is not None:  # the query-id column of X is no feature
+            gain = np.insert(gain, qid_at, 0.0)
+        total = gain.sum()
+        return gain / total if total > 0 else gain
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        tags.input_tags.categorical = True
+        tags.target_tags.required = True
+        return tags
+
+
+class _ValidMetric:
+    """Validation metric for both boosters (module-level: picklable).
+
+    ``lightgbm``/``xgboost`` are the callables each booster takes. Ranking: a gbrank
+    metric by name (groups from the Dataset/DMatrix). Classification: the objective's
+    own loss (lower is better)."""
+
+    def __init__(self, scoring: str | None, objective: Any) -> None:
+        self.objective = objective
+        if scoring is None:
+            self.name, self.higher_is_better, self.metric = "loss", False, None
+        else:
+            self.metric = get_metric(scoring)
+            self.name, self.higher_is_better = self.metric.name, self.metric.higher_is_better
+
+    def _value(self, y: Any, s: Any, group: Any, weight: Any) -> float:
+        if self.metric is not None and self.metric.kind == "ranking":
+            return self.metric(y, s, group, weight)
+        weight = per_row_weights(weight, group, np.size(y))
+        if self.metric is not None:
+            return self.metric(y, s, None, weight)
+        return float(self.objective.loss(y, s, weight=weight))
+
+    def lightgbm(self, preds: Any, data: Any) -> tuple[str, float, bool]:
+        y, w, g = lightgbm_dataset_fields(data)
+        return self.name, self._value(y, preds, g, w), self.higher_is_better
+
+    def xgboost(self, preds: Any, dmat: Any) -> tuple[str, float]:
+        y, w, g = dmatrix_fields(dmat)
+        return self.name, self._value(y, preds, g, w)
+
+

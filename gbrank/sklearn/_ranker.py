@@ -1,0 +1,314 @@
+"""GBRanker: learning to rank with a gbrank objective as a scikit-learn estimator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils.metaestimators import available_if
+
+from gbrank._proba import predict_proba as _sigmoid
+from gbrank._validation import (
+    as_float_array,
+    check_finite,
+    check_grades,
+    check_row_weights,
+    query_structure,
+)
+from gbrank.metrics import get_metric
+from gbrank.sklearn._base import _GBBase, _is_frame, _resolve_objective, _ValidMetric
+
+__all__ = ["GBRanker"]
+
+
+class GBRanker(_GBBase):
+    r"""Learning to rank with a gbrank objective, as a scikit-learn estimator.
+
+    Query ids travel with ``X``: a column named ``"qid"`` of a DataFrame (XGBoost's
+    ``XGBRanker`` convention), or the column ``qid_col`` names (a column index for
+    arrays), holds each row's query id and is never a feature. Rows of a query need not
+    be adjacent. Every scikit-learn tool then splits, fits and scores whole queries
+    without metadata routing: ``cross_val_score(GBRanker(), X, y, groups=X["qid"],
+    cv=GroupKFold(5), scoring=make_scorer("ndcg@10"))``. Without such a column,
+    ``fit(X, y, qid=qid)`` takes the ids as an argument (with
+    ``sklearn.set_config(enable_metadata_routing=True)``, ``set_fit_request(qid=True)``
+    and :func:`make_scorer` route them through cross-validation), and ``fit(X, y)`` is
+    group-less: all rows are one query, of any size.
+
+    ``predict`` returns scores (higher = ranked higher) in the caller's row order;
+    ``score`` returns the ``scoring`` metric (pair accuracy by default). Works in
+    ``cross_val_score``, ``learning_curve``, ``GridSearchCV`` (over estimator and
+    ``objective__*`` parameters) and ``Pipeline`` (the query-id column must reach the
+    ranker: keep DataFrame output, ``set_output(transform="pandas")``, or name it by
+    index).
+
+    Parameters
+    ----------
+    objective : str or gbrank objective, default "ranknet"
+        A registry name (``"ranknet"``, ``"lambdarank"``, ``"lambdarank:err"``, …), a
+        gbrank ranking objective instance (cloned at fit), or ``"native:<name>"`` for
+        the booster's own objective (``"native:lambdarank"`` for LightGBM,
+        ``"native:rank:pairwise"`` for XGBoost).
+    booster : {"lightgbm", "xgboost"}, default "lightgbm"
+    n_estimators : int, default 100
+        Boosting rounds (the most; early stopping may use fewer).
+    learning_rate : float, default 0.1
+        Shrinkage η of round 0.
+    learning_rate_decay : float in (0, 1], optional
+        Round ``i`` uses :math:`\eta \cdot \text{decay}^i` (the article's
+        ``0.2 * 0.99 ** i``); ``None`` keeps η constant.
+    early_stopping_rounds : int, optional
+        Stop when the ``scoring`` metric on the validation split has not improved for
+        this many rounds; ``predict`` then uses the best round. ``None``: no early
+        stopping and no validation split.
+    validation_fraction : float in (0, 1), default 0.1
+        Share held out for early stopping: of the rows when group-less, of the whole
+        queries when grouped; drawn from ``random_state``.
+    scoring : str, default "pair_accuracy"
+        gbrank metric name (``"ndcg@10"``, ``"err@5"``, ``"map"``, …) used by ``score``
+        and early stopping.
+    qid_col : str, int or None, default "qid"
+        The column of ``X`` holding query ids: a DataFrame column name, or a column
+        index (arrays and DataFrames). The default ``"qid"`` is used when ``X`` is a
+        DataFrame with that column and ignored otherwise; any other value must name a
+        column of ``X``. ``None``: ``X`` has no query-id column.
+    random_state : int, RandomState or None
+        Seeds the validation split and the booster.
+    num_leaves, max_depth : int, optional
+        Tree size (LightGBM ``num_leaves``/``max_depth``; XGBoost ``max_leaves``/
+        ``max_depth``). ``None``: the booster's default.
+    min_child_samples : int, optional
+        LightGBM's ``min_data_in_leaf`` (no XGBoost counterpart: an error there).
+    subsample, colsample_bytree : float in (0, 1], optional
+        Row subsampling per round and feature subsampling per tree.
+    reg_lambda : float, optional
+        L2 regularisation of leaf values.
+    n_jobs : int, optional
+        Booster threads. ``None`` means 1 (scikit-learn's convention, not the
+        boosters' all-cores default); ``-1`` all cores, ``-2`` all but one, ….
+    booster_params : dict, optional
+        Anything else, passed to the booster as is (``monotone_constraints``,
+        ``max_bin``, ``max_cat_to_onehot``, …).
+
+    Attributes
+    ----------
+    booster_ : lightgbm.Booster or xgboost.Booster
+    objective_ : gbrank objective or str
+        The objective trained with (a clone of ``objective``).
+    evals_result_ : dict
+        Validation curve per round, ``{"valid": {metric: [...]}}`` (empty without a
+        validation split).
+    best_iteration_ : int
+        Rounds ``predict`` uses.
+    init_score_ : float
+        Constant added to the booster's raw scores: 0 for a ranking loss, the
+        objective's constant start for a calibrated one.
+    n_features_in_, feature_names_in_ : as in scikit-learn.
+    feature_importances_ : ndarray
+        Normalised total gain per column of ``X`` (0 for the query-id column).
+
+    Notes
+    -----
+    Sample weights are query weights: per row, constant within each query (for
+    group-less data: all equal), as gbrank's ranking objectives define them.
+
+    ``save_model(path)`` writes a model whose own prediction is ``predict``'s score
+    (objective ``lambdarank`` for LightGBM; ``rank:ndcg``, ``rank:map`` or
+    ``rank:pairwise`` for XGBoost). Its features are the columns of ``X`` without the
+    query-id column (``qid_col``), in the same order.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.model_selection import GroupKFold, cross_val_score
+    >>> from gbrank.datasets import make_ranking
+    >>> from gbrank.sklearn import GBRanker, make_scorer
+    >>> X, y, group = make_ranking(n_queries=60, rows_per_query=20, n_features=5)
+    >>> df = pd.DataFrame(X, columns=[f"f{i}" for i in range(5)])
+    >>> df["qid"] = np.repeat(np.arange(60), 20)
+    >>> scores = cross_val_score(GBRanker("lambdarank", n_estimators=20), df, y,
+    ...                          groups=df["qid"], cv=GroupKFold(3),
+    ...                          scoring=make_scorer("ndcg@10"))
+    >>> scores.shape
+    (3,)
+    """
+
+    _task = "ranking"
+
+    def __init__(self, objective: Any = "ranknet", booster: str = "lightgbm",
+                 n_estimators: int = 100, learning_rate: float = 0.1,
+                 learning_rate_decay: float | None = None,
+                 early_stopping_rounds: int | None = None,
+                 validation_fraction: float | None = 0.1, scoring: str = "pair_accuracy",
+                 qid_col: str | int | None = "qid",
+                 random_state: Any = None, num_leaves: int | None = None,
+                 max_depth: int | None = None, min_child_samples: int | None = None,
+                 subsample: float | None = None, colsample_bytree: float | None = None,
+                 reg_lambda: float | None = None, n_jobs: int | None = None,
+                 booster_params: dict[str, Any] | None = None) -> None:
+        self.objective = objective
+        self.booster = booster
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.learning_rate_decay = learning_rate_decay
+        self.early_stopping_rounds = early_stopping_rounds
+        self.validation_fraction = validation_fraction
+        self.scoring = scoring
+        self.qid_col = qid_col
+        self.random_state = random_state
+        self.num_leaves = num_leaves
+        self.max_depth = max_depth
+        self.min_child_samples = min_child_samples
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.reg_lambda = reg_lambda
+        self.n_jobs = n_jobs
+        self.booster_params = booster_params
+
+    def _qid_column(self, X: Any) -> int | None:
+        """Position of the query-id column in ``X``, or ``None`` (see ``qid_col``)."""
+        col = self.qid_col
+        if col is None:
+            return None
+        if isinstance(col, (int, np.integer)) and not isinstance(col, bool):
+            width = X.shape[1]
+            if not -width <= col < width:
+                raise ValueError(f"qid_col={col!r} is not a column index of X, which has "
+                                 f"{width} columns")
+            return int(col) % width
+        if not isinstance(col, str):
+            raise ValueError(f"qid_col must be a column name (str), a column index (int) or "
+                             f"None, got {col!r}")
+        if _is_frame(X):
+            names = [str(c) for c in X.columns]
+            if col in names:
+                return names.index(col)
+        if col != "qid":
+            where = (f"columns: {', '.join(map(str, X.columns[:12]))}" if _is_frame(X)
+                     else "X is not a DataFrame; name the column by its index")
+            raise ValueError(f"qid_col={col!r} is not a column of X ({where})")
+        return None
+
+    def _features(self, X: Any) -> tuple[Any, np.ndarray | None]:
+        """``X`` without its query-id column, and that column (``None`` if it has none)."""
+        at = self._qid_column(X)
+        if at is None:
+            return X, None
+        if _is_frame(X):
+            return X.drop(columns=X.columns[at]), X.iloc[:, at].to_numpy()
+        keep = np.delete(np.arange(X.shape[1]), at)
+        ids = X[:, [at]]
+        ids = np.asarray(ids.todense() if hasattr(ids, "todense") else ids).ravel()
+        return X[:, keep], ids
+
+    def _query_ids(self, X: Any, qid: Any) -> tuple[Any, Any]:
+        """Features and query ids from ``X``'s column or the ``qid`` argument (not both,
+        unless they agree)."""
+        X, in_X = self._features(X)
+        if in_X is None:
+            return X, qid
+        if qid is not None and not np.array_equal(np.asarray(qid).ravel(), in_X):
+            raise ValueError(
+                f"query ids given twice, as the qid argument and as column {self.qid_col!r} "
+                "of X, and they differ; pass one of them (qid_col=None ignores the column)")
+        return X, in_X
+
+    def fit(self, X: Any, y: Any, *, qid: Any = None, sample_weight: Any = None) -> GBRanker:
+        """Fit on features ``X`` and grades ``y`` (non-negative; integers for NDCG/ERR
+        gains), grouped by the query-id column of ``X`` (``qid_col``) or by per-row
+        ``qid`` (any order), or group-less when there is neither.
+
+        Returns
+        -------
+        self
+        """
+        if y is None:
+            raise ValueError("GBRanker requires y to be passed, but the target y is None")
+        p = self._check_params()
+        metric = _ValidMetric(self.scoring, None)  # validates the name before training
+        obj = _resolve_objective(self.objective, "ranking", "GBRanker")
+        X = self._validate_X(X, reset=True)
+        self._qid_at = self._qid_column(X)
+        X, qid = self._query_ids(X, qid)
+        n = X.shape[0]
+        y = as_float_array(y, "y")
+        if y.size != n:
+            raise ValueError(f"y has {y.size} entries but X has {n} rows")
+        check_finite(y, "y")
+        check_grades(y, integer=False, max_grade=None, name="y")
+        w = check_row_weights(sample_weight, n, "sample_weight")
+        # qid in any order (ids of any sortable type): grouped by the one query rule.
+        queries = query_structure(n, qid=qid, weight=w)
+        order = np.arange(n) if queries.order is None else queries.order
+        rng = check_random_state(self.random_state)
+        seed = int(rng.randint(np.iinfo(np.int32).max))
+        tr, va = self._split(n, queries.offsets, p["validation_fraction"],
+                             p["early_stopping_rounds"] is not None, rng)
+        sizes = np.diff(queries.offsets)
+
+        def part(idx: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, Any]:
+            rows = order[idx]
+            # Queries stay contiguous: idx is increasing within the query order.
+            qs = np.repeat(np.arange(sizes.size), sizes)[idx]
+            part_sizes = np.bincount(qs, minlength=sizes.size)
+            return (_safe_indexing(X, rows), y[rows], part_sizes[part_sizes > 0],
+                    None if w is None else w[rows])
+
+        Xt, yt, gt, wt = part(tr)
+        Xv = yv = gv = wv = None
+        if va is not None:
+            Xv, yv, gv, wv = part(va)
+        self.objective_ = obj
+        # A ranking loss ignores a constant; a calibrated one starts from the logit of
+        # the mean target, as a binary objective does.
+        self.init_score_ = 0.0 if isinstance(obj, str) else float(obj.init_score(yt, wt))
+        self._train(p, obj, Xt, yt, gt, wt, self.init_score_, Xv, yv, gv, wv, metric, seed)
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Ranking scores (raw booster output plus ``init_score_``; higher = ranked
+        higher), one per row."""
+        return self._margins(X)
+
+    def _has_probabilities(self) -> bool:
+        """``predict_proba`` exists only for a calibrated objective (see there)."""
+        obj = self.objective
+        try:
+            calibrated = not isinstance(obj, str) and bool(getattr(obj, "probability", False))
+        except ValueError:  # a bad parameter: fit names it
+            calibrated = False
+        if not calibrated:
+            raise AttributeError(
+                f"predict_proba needs a calibrated ranking objective; {obj!r} orders rows "
+                "within a query but leaves the scale of its scores free. Use e.g. "
+                "GBRanker(objective=LambdaRank(calibration=0.1))")
+        return True
+
+    @available_if(_has_probabilities)
+    def predict_proba(self, X: Any) -> np.ndarray:
+        r"""Probability of relevance per row, :math:`\sigma(\text{score})`, for a calibrated
+        objective (``RankNet(calibration=α)``, ``LambdaRank(calibration=α)`` with α > 0,
+        or a :class:`~gbrank.objectives.Combination` with a calibration term); a ranking
+        loss alone leaves the scores' offset and scale free, so the method does not
+        exist there (``AttributeError`` naming the fix).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The probability that each row is relevant (clicked, or its target as
+            ``calibration_target`` maps grades), comparable across queries.
+        """
+        return _sigmoid(self._margins(X))
+
+    def score(self, X: Any, y: Any, *, qid: Any = None) -> float:
+        """The ``scoring`` metric of ``predict(X)`` against grades ``y``, per query of
+        ``X``'s query-id column or of ``qid`` (group-less without either)."""
+        s = self.predict(X)
+        qid = self._query_ids(self._validate_X(X, reset=False), qid)[1]
+        m = get_metric(self.scoring)
+        if m.kind == "ranking":
+            return float(m.func(y, s, qid=qid, **m.params))
+        return float(m(y, s))
+
+

@@ -1,0 +1,145 @@
+"""metric: gbrank metrics as XGBoost evaluation functions, under names of their own."""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from typing import Any
+
+from gbrank._deps import require
+from gbrank._fields import dmatrix_fields, per_row_weights
+
+
+def _is_dmatrix(x: Any) -> bool:
+    xgboost = require("xgboost")
+
+    return isinstance(x, xgboost.DMatrix)
+
+
+
+# XGBoost callback containers whose early stopping has been pointed at gbrank metrics.
+_DIRECTION_SET: weakref.WeakSet = weakref.WeakSet()
+
+
+def _direction_in_early_stopping(directions: dict[str, bool]) -> None:
+    """Point XGBoost's early stopping the right way for the gbrank metrics being
+    evaluated (``directions``: logged name → higher is better).
+
+    XGBoost guesses the direction from the metric's name (``maximize=None``: only names
+    starting with ``auc``, ``map``, ``ndcg``, ``pre`` are maximised), so it would
+    minimise ``gbrank_err@10``, ``gbrank_pair_accuracy`` or ``gbrank_f1`` and keep the
+    worst round. The ``EarlyStopping`` callback of the training that evaluates this
+    metric (found through the call stack: XGBoost's ``CallbackContainer`` calls
+    ``Booster.eval_set``, which calls the metric) gets the metric's own direction before
+    it first compares scores; an explicit ``maximize`` against it is refused. It watches
+    ``metric_name``, or the last metric logged, which is the last gbrank one (custom
+    metrics come after XGBoost's). Nothing happens when the layout differs.
+    """
+    frame = sys._getframe(2)
+    container = None
+    for _ in range(8):
+        if frame is None:
+            return
+        owner = frame.f_locals.get("self")
+        if isinstance(getattr(owner, "callbacks", None), list) and hasattr(owner, "history"):
+            container = owner
+            break
+        frame = frame.f_back
+    if container is None:
+        return
+    try:
+        if container in _DIRECTION_SET:
+            return
+        _DIRECTION_SET.add(container)
+    except TypeError:
+        pass
+    EarlyStopping = require("xgboost.callback").EarlyStopping
+
+    last = list(directions)[-1]
+    for cb in container.callbacks:
+        if not isinstance(cb, EarlyStopping):
+            continue
+        watched = cb.metric_name or last
+        if watched not in directions:
+            continue
+        higher = directions[watched]
+        if cb.maximize is None:
+            cb.maximize = higher
+        elif bool(cb.maximize) != higher:
+            raise ValueError(
+                f"early stopping is set to {'minimise' if higher else 'maximise'} "
+                f"{watched}, a gbrank metric for which {'higher' if higher else 'lower'} "
+                f"is better: pass maximize={higher} or leave maximize unset")
+
+
+class _XGBMetric:
+    """XGBoost metric callable (module-level class: picklable with a fitted estimator)."""
+
+    def __init__(self, metrics: tuple[Any, ...]) -> None:
+        self.metrics = metrics
+        self.keys = tuple(m.key for m in metrics)
+        # XGBoost's scikit-learn wrappers name the metric after ``func.__name__``.
+        self.__name__ = ",".join(self.keys)
+
+    def __call__(self, a: Any, b: Any, sample_weight: Any = None) -> Any:
+        _direction_in_early_stopping(
+            {k: m.higher_is_better for k, m in zip(self.keys, self.metrics, strict=True)})
+        if _is_dmatrix(b):
+            y, w, group = dmatrix_fields(b)
+            w_rows = per_row_weights(w, group, y.size)
+            out = [(key, m(y, a, group, w) if m.kind == "ranking" else m(y, a, None, w_rows))
+                   for key, m in zip(self.keys, self.metrics, strict=True)]
+            return out[0] if len(out) == 1 else out
+        if len(self.metrics) != 1:
+            raise ValueError(
+                "XGBoost's scikit-learn API takes one metric per callable; got "
+                f"{[m.name for m in self.metrics]}: use metric(name) for a single name"
+            )
+        return self.metrics[0](a, b, None, sample_weight)
+
+    def __repr__(self) -> str:
+        return f"metric({', '.join(repr(m.name) for m in self.metrics)})"
+
+
+def metric(*names: str, threshold: float | None = None) -> _XGBMetric:
+    """An XGBoost evaluation function computing gbrank metrics by name.
+
+    Parameters
+    ----------
+    *names : str
+        Registry names (:func:`gbrank.metrics.get_metric`): ``"ndcg@10"``, ``"err@5"``,
+        ``"map"``, ``"mrr"``, ``"pair_accuracy"``, ``"f1"``, ``"fbeta:2"``, ...
+    threshold : float, optional
+        Threshold for binary metrics (``s > threshold``). Default 0, right for margins
+        (custom objectives); with XGBoost's built-in ``binary:logistic`` the metric sees
+        probabilities, so pass 0.5.
+
+    Returns
+    -------
+    callable
+        Two ways to use it:
+
+        - ``xgb.train(..., custom_metric=f)`` calls ``f(preds, dmatrix)``: labels,
+          weights and ``group_ptr`` come from the ``DMatrix`` and the value is exactly
+          the gbrank metric (query-weighted mean; pair accuracy pooled). Returns
+          ``("gbrank_<name>", value)`` for one name, a list of them for several
+          (XGBoost 3 accepts both), logged under ``"gbrank_<name>"`` so that no
+          XGBoost metric of the same name (``ndcg@10``, ``map@5``) shares its key.
+          XGBoost's early stopping guesses the direction from a metric's name; an
+          unset ``maximize`` becomes the gbrank metric's own direction (higher is
+          better, except ``logloss`` and ``ece``) for early stopping that watches
+          it, and a ``maximize`` against it is refused.
+        - ``XGBRanker(eval_metric=f)`` (one name only): XGBoost calls ``f(y_q, s_q)``
+          once per query and aggregates itself, weighting queries by their size and
+          giving single-row queries 1.0, so the logged value differs from the gbrank
+          mean (and pair accuracy is averaged per query, not pooled).
+          ``XGBClassifier(eval_metric=f)`` calls ``f(y, s, sample_weight=w)`` on all rows.
+    """
+    from gbrank.metrics import get_metric
+
+    if not names:
+        raise ValueError("metric needs at least one metric name, e.g. metric('ndcg@10')")
+    metrics = [get_metric(n) for n in names]
+    if threshold is not None:
+        metrics = [m.with_threshold(threshold) for m in metrics]
+    return _XGBMetric(tuple(metrics))

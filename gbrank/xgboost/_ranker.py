@@ -1,0 +1,112 @@
+"""XGBRanker: XGBoost's scikit-learn ranker, accepting gbrank objectives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gbrank._deps import require
+
+_XGB_RANKER: Any = None
+
+
+def xgb_ranker_class() -> type:
+    """``xgboost.XGBRanker`` subclass accepting gbrank objectives, built on first use (it
+    subclasses XGBoost's class, so defining it imports XGBoost)."""
+    global _XGB_RANKER
+    if _XGB_RANKER is not None:
+        return _XGB_RANKER
+    _xgb = require("xgboost")
+
+    from gbrank.xgboost._objective import objective as _xgb_objective
+
+    class XGBRanker(_xgb.XGBRanker):
+        """``xgboost.XGBRanker`` that also accepts a gbrank objective.
+
+        XGBoost's own ``XGBRanker`` refuses callable objectives ("custom objective
+        function not supported by XGBRanker"). This subclass takes a gbrank objective
+        (``XGBRanker(objective=LambdaRank(metric="err"), n_estimators=100)``) and trains
+        it with ``xgb.train(params, dtrain, obj=gbrank.xgboost.objective(obj))``; string
+        objectives (``"rank:ndcg"``, ...) go to XGBoost's ``fit`` unchanged.
+
+        With a gbrank objective, ``fit`` builds the ``DMatrix`` from ``X, y`` and
+        ``group`` (query sizes) or ``qid`` (per-row ids; rows of a query must be
+        contiguous, as XGBoost requires), ``sample_weight`` (one weight per query, as in
+        XGBoost), and the same for ``eval_set`` / ``eval_group`` / ``eval_qid`` /
+        ``sample_weight_eval_set``. ``eval_metric`` may be an XGBoost metric name, a list
+        of them, or :func:`gbrank.xgboost.metric` (called as ``f(preds, dmatrix)``).
+        ``base_score`` defaults to 0 (gbrank ranking objectives start at 0, as LightGBM
+        does). The booster's ``objective`` parameter is set to ``"rank:pairwise"`` only
+        so that XGBoost treats the model as a ranker (raw-margin predictions); the
+        gradients come from the gbrank objective. ``predict`` returns raw margins.
+        For group-less data, grouping in any row order and scikit-learn's model
+        selection, prefer :class:`GBRanker` with ``booster="xgboost"``.
+        """
+
+        def __init__(self, *, objective: Any = "rank:ndcg", **kwargs: Any) -> None:
+            custom = hasattr(objective, "grad_hess")
+            super().__init__(objective="rank:pairwise" if custom else objective, **kwargs)
+            self.objective = objective
+
+        def get_xgb_params(self) -> dict[str, Any]:
+            # scikit-learn's deep get_params expands the objective's own parameters
+            # ("objective__sigma", ...); they are not booster parameters.
+            params = super().get_xgb_params()
+            return {k: v for k, v in params.items() if not k.startswith("objective__")}
+
+        def fit(self, X: Any, y: Any, *, group: Any = None, qid: Any = None,
+                sample_weight: Any = None, eval_set: Any = None, eval_group: Any = None,
+                eval_qid: Any = None, sample_weight_eval_set: Any = None,
+                verbose: Any = False, xgb_model: Any = None, **kwargs: Any) -> Any:
+            """Fit; see the class docstring (other XGBoost ``fit`` arguments with a
+            string objective only)."""
+            obj = self.objective
+            if not hasattr(obj, "grad_hess"):
+                return super().fit(X, y, group=group, qid=qid, sample_weight=sample_weight,
+                                   eval_set=eval_set, eval_group=eval_group,
+                                   eval_qid=eval_qid,
+                                   sample_weight_eval_set=sample_weight_eval_set,
+                                   verbose=verbose, xgb_model=xgb_model, **kwargs)
+            if kwargs:
+                raise ValueError(f"XGBRanker.fit with a gbrank objective does not take "
+                                 f"{sorted(kwargs)}")
+            if group is None and qid is None:
+                raise ValueError("Either `group` or `qid` is required for ranking task")
+
+            def dmat(Xi: Any, yi: Any, gi: Any, qi: Any, wi: Any) -> Any:
+                return _xgb.DMatrix(Xi, yi, group=gi, qid=qi, weight=wi,
+                                    missing=self.missing,
+                                    enable_categorical=self.enable_categorical,
+                                    nthread=self.n_jobs, feature_types=self.feature_types)
+
+            dtrain = dmat(X, y, group, qid, sample_weight)
+            evals = []
+            for i, (Xe, ye) in enumerate(eval_set or []):
+                ge = None if eval_group is None else eval_group[i]
+                qe = None if eval_qid is None else eval_qid[i]
+                we = None if sample_weight_eval_set is None else sample_weight_eval_set[i]
+                evals.append((dmat(Xe, ye, ge, qe, we), f"validation_{i}"))
+            params = self.get_xgb_params()
+            params["objective"] = "rank:pairwise"
+            if params.get("base_score") is None:
+                params["base_score"] = 0.0
+            custom_metric = None
+            em = params.pop("eval_metric", None)
+            if callable(em):
+                custom_metric = em
+                params["disable_default_eval_metric"] = 1
+            elif em is not None:
+                params["eval_metric"] = em
+            evals_result: dict = {}
+            self._Booster = _xgb.train(
+                params, dtrain, num_boost_round=self.get_num_boosting_rounds(),
+                evals=evals, evals_result=evals_result, obj=_xgb_objective(obj),
+                custom_metric=custom_metric, verbose_eval=verbose, xgb_model=xgb_model,
+                early_stopping_rounds=self.early_stopping_rounds, callbacks=self.callbacks,
+            )
+            self._set_evaluation_result(evals_result)
+            return self
+
+    XGBRanker.__module__ = "gbrank.xgboost"
+    XGBRanker.__qualname__ = "XGBRanker"
+    _XGB_RANKER = XGBRanker
+    return XGBRanker
