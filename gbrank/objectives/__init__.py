@@ -9,7 +9,14 @@ from gbrank.objectives._fbeta import FBetaSurrogate
 from gbrank.objectives._focal import FocalLoss
 from gbrank.objectives._lambdarank import LambdaRank
 from gbrank.objectives._ranknet import RankNet
-from gbrank.objectives._registry import get_objective
+from gbrank.objectives._registry import (
+    OBJECTIVES,
+    REGISTRY,
+    ObjectiveEntry,
+    get_objective,
+    objective_names,
+)
 
 __all__ = ["Objective", "FocalLoss", "FBetaSurrogate", "RankNet", "LambdaRank",
-           "CrossEntropy", "Combination", "get_objective"]
+           "CrossEntropy", "Combination", "get_objective", "objective_names", "REGISTRY",
+           "OBJECTIVES", "ObjectiveEntry"]

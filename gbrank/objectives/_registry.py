@@ -1,9 +1,16 @@
-"""Objective names adapters and the tuner accept: ``"ranknet"``, ``"lambdarank"``,
-``"lambdarank:err"``, ``"focal"``, ``"fbeta_surrogate"``."""
+"""Objective names adapters, estimators and the tuner accept, with what each objective
+is for: ``"ranknet"``, ``"lambdarank"``, ``"lambdarank:err"``, ``"focal"``,
+``"fbeta_surrogate"``, ``"cross_entropy"``.
+
+Each name carries its class, the constructor arguments the name fixes, its task and the
+metric it exists for (the one a tuner judges it by). Users of the names read them here;
+they do not list them again.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -13,22 +20,59 @@ from gbrank.objectives._focal import FocalLoss
 from gbrank.objectives._lambdarank import LambdaRank
 from gbrank.objectives._ranknet import RankNet
 
-__all__ = ["OBJECTIVES", "get_objective"]
+__all__ = ["OBJECTIVES", "REGISTRY", "ObjectiveEntry", "get_objective", "objective_names"]
 
-# name -> class. "lambdarank:<metric>" is a shorthand
-# for LambdaRank(metric=<metric>) (see get_objective).
-OBJECTIVES: Mapping[str, type] = MappingProxyType({
-    "ranknet": RankNet,
-    "lambdarank": LambdaRank,
-    "focal": FocalLoss,
-    "fbeta_surrogate": FBetaSurrogate,
-    "cross_entropy": CrossEntropy,
+
+@dataclass(frozen=True)
+class ObjectiveEntry:
+    """What a registry name stands for.
+
+    Attributes
+    ----------
+    cls : type
+        The objective class.
+    params : mapping
+        Constructor arguments the name fixes (``"lambdarank:err"``: ``metric="err"``).
+    task : str
+        ``"ranking"`` or ``"binary"`` (``FocalLoss(num_class=K)`` is multiclass by its
+        parameter).
+    target : str
+        The metric the objective exists for, by name (a gbrank metric name, or ``"ap"``,
+        the average precision the tuner computes with scikit-learn).
+    """
+
+    cls: type
+    params: Mapping[str, Any] = field(default_factory=dict)
+    task: str = "ranking"
+    target: str = "ndcg@10"
+
+
+REGISTRY: Mapping[str, ObjectiveEntry] = MappingProxyType({
+    "ranknet": ObjectiveEntry(RankNet, {}, "ranking", "pair_accuracy"),
+    "lambdarank": ObjectiveEntry(LambdaRank, {}, "ranking", "ndcg@10"),
+    "lambdarank:ndcg": ObjectiveEntry(LambdaRank, {"metric": "ndcg"}, "ranking", "ndcg@10"),
+    "lambdarank:err": ObjectiveEntry(LambdaRank, {"metric": "err"}, "ranking", "err@10"),
+    "lambdarank:map": ObjectiveEntry(LambdaRank, {"metric": "map"}, "ranking", "map@10"),
+    "lambdarank:mrr": ObjectiveEntry(LambdaRank, {"metric": "mrr"}, "ranking", "mrr@10"),
+    "focal": ObjectiveEntry(FocalLoss, {}, "binary", "ap"),
+    "fbeta_surrogate": ObjectiveEntry(FBetaSurrogate, {}, "binary", "f1"),
+    "cross_entropy": ObjectiveEntry(CrossEntropy, {}, "binary", "logloss"),
 })
+
+# name -> class, for the names without a ":<metric>" part.
+OBJECTIVES: Mapping[str, type] = MappingProxyType(
+    {name: entry.cls for name, entry in REGISTRY.items() if ":" not in name})
+
+
+def objective_names(task: str | None = None) -> tuple[str, ...]:
+    """Registry names, of one task (``"ranking"``, ``"binary"``) or all."""
+    return tuple(n for n, e in REGISTRY.items() if task is None or e.task == task)
 
 
 def get_objective(name: str, **params: Any) -> Any:
     """Build an objective by name: ``"ranknet"``, ``"lambdarank"``, ``"focal"``,
-    ``"fbeta_surrogate"``, or ``"lambdarank:<metric>"`` (``"lambdarank:err"``).
+    ``"fbeta_surrogate"``, ``"cross_entropy"``, or ``"lambdarank:<metric>"``
+    (``"lambdarank:err"``).
 
     Keyword arguments go to the constructor (stored as given, scikit-learn style) and
     are validated here at once, so a bad value fails where it is named.
@@ -37,6 +81,12 @@ def get_objective(name: str, **params: Any) -> Any:
     ------
     ValueError
         For an unknown name, listing the valid ones.
+
+    Examples
+    --------
+    >>> from gbrank.objectives import get_objective
+    >>> get_objective("lambdarank:err", truncation=10).metric
+    'err'
     """
     if not isinstance(name, str):
         raise ValueError(f"objective name must be a string, got {type(name).__name__}")

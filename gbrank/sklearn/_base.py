@@ -18,8 +18,7 @@ from gbrank._validation import (
     query_structure,
 )
 from gbrank.metrics import get_metric
-from gbrank.objectives import Objective, get_objective
-from gbrank.objectives._registry import OBJECTIVES
+from gbrank.objectives import Objective, get_objective, objective_names
 
 _BOOSTERS = ("lightgbm", "xgboost")
 _NATIVE = "native:"
@@ -46,16 +45,14 @@ def _resolve_objective(objective: Any, task: str, estimator: str) -> Objective |
         obj._params()  # validate now: a bad parameter fails at fit, named
     else:
         raise ValueError(
-            f"objective must be a registry name ({', '.join(OBJECTIVES)}, "
-            f"lambdarank:<metric>, or native:<booster objective>) or a gbrank objective "
+            f"objective must be a registry name ({', '.join(objective_names())}, "
+            f"or native:<booster objective>) or a gbrank objective "
             f"instance, got {objective!r}"
         )
     if obj.task != task:
-        valid = ", ".join(n for n, c in OBJECTIVES.items() if c.task == task) \
-            if task == "ranking" else "focal, fbeta_surrogate"
         raise ValueError(
             f"objective {objective!r} is a {obj.task} objective; {estimator} takes {task} "
-            f"objectives ({valid}, or an instance of one)"
+            f"objectives ({', '.join(objective_names(task))}, or an instance of one)"
         )
     return obj
 

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gbrank.objectives import REGISTRY
+
 __all__ = ["Candidate", "Param", "BOOSTER_SPACES", "OBJECTIVE_SPACES", "NATIVE", "TARGETS",
            "candidate", "candidates_for", "family_of", "known_keys"]
 
@@ -124,16 +126,11 @@ OBJECTIVE_SPACES: dict[str, list[Param]] = {
     ],
 }
 
-# The metric each gbrank objective exists for (the study maximises it).
-TARGETS: dict[str, str] = {
-    "ranknet": "pair_accuracy",
-    "lambdarank:ndcg": "ndcg@10",
-    "lambdarank:err": "err@10",
-    "lambdarank:map": "map@10",
-    "lambdarank:mrr": "mrr@10",
-    "focal": "ap",
-    "fbeta_surrogate": "f1",
-}
+# The gbrank objectives the tuner has a search space for, each judged by the metric it
+# exists for (the objective registry says which).
+TARGETS: dict[str, str] = {key: REGISTRY[key].target for key in (
+    "ranknet", "lambdarank:ndcg", "lambdarank:err", "lambdarank:map", "lambdarank:mrr",
+    "focal", "fbeta_surrogate")}
 
 
 @dataclass(frozen=True)
@@ -217,7 +214,7 @@ def candidate(key: str, booster: str = "lightgbm", obj: Any = None) -> Candidate
 
     if obj is not None:
         fam = family_of(obj)
-        kind = "binary" if fam in ("focal", "fbeta_surrogate") else "ranking"
+        kind = obj.task
         target = TARGETS.get(fam if fam != "lambdarank" else f"lambdarank:{obj.metric}",
                              "ndcg@10" if kind == "ranking" else "ap")
         return Candidate(key, kind, target, base=obj)
@@ -231,9 +228,7 @@ def candidate(key: str, booster: str = "lightgbm", obj: Any = None) -> Candidate
     if key not in TARGETS:
         raise ValueError(f"unknown objective {key!r}; valid: " + ", ".join(known_keys(booster)))
     base = gbrank.get_objective(key)
-    fam = family_of(base)
-    kind = "binary" if fam in ("focal", "fbeta_surrogate") else "ranking"
-    return Candidate(key, kind, TARGETS[key], base=base)
+    return Candidate(key, REGISTRY[key].task, TARGETS[key], base=base)
 
 
 DEFAULT_OBJECTIVES = {
