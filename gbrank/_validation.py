@@ -26,6 +26,7 @@ __all__ = [
     "check_integer",
     "check_choice",
     "check_bool",
+    "check_beta",
     "check_threshold",
     "check_label_gain",
     "check_row_weights",
@@ -172,6 +173,11 @@ def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
     if not (isinstance(value, str) and value in choices):
         raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
     return value
+
+
+def check_beta(value: Any, name: str = "beta") -> float:
+    """β of an F_β: a finite number > 0."""
+    return check_number(value, name, 0.0, low_open=True)
 
 
 def check_bool(value: Any, name: str) -> bool:

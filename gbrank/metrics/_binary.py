@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from gbrank._kernels.binary import best_fbeta_cut, confusion
-from gbrank._validation import check_number, check_threshold, prepare_binary
+from gbrank._validation import check_beta, check_threshold, prepare_binary
 
 __all__ = ["fbeta", "f1", "balanced_measure", "best_threshold"]
 
@@ -20,7 +20,7 @@ _NO_WEIGHT = np.empty(0, dtype=np.float64)
 
 
 def _check_beta(beta: Any) -> float:
-    return check_number(beta, "beta", 0.0, low_open=True)
+    return check_beta(beta)
 
 
 def _counts(y: Any, s: Any, threshold: Any, weight: Any) -> tuple[float, float, float, float]:

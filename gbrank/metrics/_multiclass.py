@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from gbrank._validation import as_float_array, check_choice, check_finite, check_number
+from gbrank._validation import as_float_array, check_beta, check_choice, check_finite
 
 __all__ = ["fbeta_multiclass", "balanced_accuracy", "multiclass_log_loss"]
 
@@ -84,7 +84,7 @@ def fbeta_multiclass(y: Any, s: Any, beta: float = 1.0, average: str = "macro", 
     >>> round(fbeta_multiclass(y, s), 6)  # F1 per class: 1, 0, 0.8
     0.6
     """
-    b2 = check_number(beta, "beta", 0.0, low_open=True) ** 2
+    b2 = check_beta(beta) ** 2
     average = check_choice(average, "average", ("macro", "weighted", "micro"))
     y, s, w = _inputs(y, s, weight)
     k = s.shape[1]

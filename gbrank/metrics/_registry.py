@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from gbrank._validation import check_number, check_threshold
+from gbrank._validation import check_beta, check_threshold
 from gbrank.metrics import _binary, _calibration, _multiclass, _ranking
 
 __all__ = ["Metric", "METRICS", "get_metric", "metric_names"]
@@ -140,7 +140,7 @@ def get_metric(name: str | Metric) -> Metric:
     m = _FBETA.match(key)
     if m:
         try:
-            beta = check_number(float(m.group(1)), "beta", 0.0, low_open=True)
+            beta = check_beta(float(m.group(1)))
         except ValueError:
             raise _unknown(name, "bad beta in metric") from None
         return Metric(name=key, kind="binary", func=_binary.fbeta,
@@ -150,7 +150,7 @@ def get_metric(name: str | Metric) -> Metric:
         beta = 1.0
         if m.group(3) is not None:
             try:
-                beta = check_number(float(m.group(3)), "beta", 0.0, low_open=True)
+                beta = check_beta(float(m.group(3)))
             except ValueError:
                 raise _unknown(name, "bad beta in metric") from None
         return Metric(name=key, kind="multiclass", func=_multiclass.fbeta_multiclass,

@@ -11,6 +11,7 @@ from gbrank._kernels import fbeta_surrogate as _k
 from gbrank._kernels._step import inverse_step
 from gbrank._validation import (
     Queries,
+    check_beta,
     check_choice,
     check_integer,
     check_max_step,
@@ -151,7 +152,7 @@ class FBetaSurrogate(Objective):
             batch = check_integer(self.batch_size, "batch_size", 1, allow_none=True)
         max_step = check_max_step(self.max_step)
         return SimpleNamespace(
-            beta=check_number(self.beta, "beta", 0.0, low_open=True),
+            beta=check_beta(self.beta),
             measure=measure,
             hess=(_AUTO_HESS[batch is not None] if self.hess is None
                   else check_number(self.hess, "hess", 0.0, low_open=True)),

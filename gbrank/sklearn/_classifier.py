@@ -13,6 +13,7 @@ from sklearn.utils.validation import column_or_1d
 
 from gbrank._proba import predict_proba as _sigmoid
 from gbrank._validation import (
+    check_beta,
     check_choice,
     check_finite,
     check_number,
@@ -151,7 +152,7 @@ feature_names_in_, feature_importances_
             raise ValueError("GBClassifier requires y to be passed, but the target y is None")
         p = self._check_params()
         fixed = self._check_threshold_param()
-        beta = check_number(self.beta, "beta", 0.0, low_open=True)
+        beta = check_beta(self.beta)
         obj = _resolve_objective(self.objective, "binary", "GBClassifier")
         X = self._validate_X(X, reset=True)
         n = X.shape[0]

@@ -113,6 +113,7 @@ def _load_tasks(args: argparse.Namespace):
         load_table,
     )
     from gbrank.tuning import Task, default_tasks, task_from_arrays
+    from gbrank.tuning.tasks import infer_kind
 
     if args.data is None:
         return default_tasks(quick=args.quick)
@@ -151,8 +152,7 @@ def _load_tasks(args: argparse.Namespace):
                 Xt, yt, gt = load_data(args.test_data)
         if Xt.shape[1] != n_feat:
             raise ValueError(f"{args.test_data}: {Xt.shape[1]} features, --data has {n_feat}")
-        kind = args.task or ("binary" if g is None and set(np.unique(y)) <= {0.0, 1.0}
-                             else "ranking")
+        kind = args.task or infer_kind(y, g)
         g = g if g is not None and len(g) > 1 else None
         gt = gt if gt is not None and len(gt) > 1 else None
         return [Task(args.data.name, kind, X, np.asarray(y, float), g, Xt,

@@ -10,7 +10,7 @@ import numpy as np
 
 from gbrank._validation import check_choice, check_number
 
-__all__ = ["Task", "default_tasks", "task_from_arrays", "task_metrics"]
+__all__ = ["Task", "default_tasks", "infer_kind", "task_from_arrays", "task_metrics"]
 
 RANKING_METRICS = ("ndcg@10", "err@10", "map@10", "mrr@10", "pair_accuracy")
 BINARY_METRICS = ("ap", "f1")
@@ -89,6 +89,12 @@ def _rows(X: Any, idx: np.ndarray) -> Any:
     return X[idx]
 
 
+def infer_kind(y: Any, group: Any) -> str:
+    """``"binary"`` for 0/1 labels without query structure, else ``"ranking"``."""
+    y = np.asarray(y, dtype=np.float64)
+    return "binary" if group is None and set(np.unique(y)) <= {0.0, 1.0} else "ranking"
+
+
 def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str | None = None,
                      test_size: float = 0.2, seed: int = 0, description: str = "",
                      feature_names: list[str] | None = None) -> Task:
@@ -106,7 +112,7 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
         if group.size < 2:
             group = None
     if kind is None:
-        kind = "binary" if group is None and set(np.unique(y)) <= {0.0, 1.0} else "ranking"
+        kind = infer_kind(y, group)
     test_size = check_number(test_size, "test_size", 0.0, 1.0, low_open=True, high_open=True)
     rng = np.random.default_rng(seed)
     if group is not None:
