@@ -67,11 +67,13 @@ class Metric:
         would otherwise share one key in ``evals_result`` and early stopping."""
         return "gbrank_" + self.name
 
-    def __call__(self, y: Any, s: Any, group: Any = None, weight: Any = None) -> float:
-        """Value on labels ``y``, scores ``s``; ranking metrics read ``group`` (sizes) and
-        per-query or per-row ``weight``; binary metrics ignore ``group``, weights per row."""
+    def __call__(self, y: Any, s: Any, group: Any = None, weight: Any = None, *,
+                 qid: Any = None) -> float:
+        """Value on labels ``y``, scores ``s``; ranking metrics read the query structure
+        (``group`` sizes or per-row ``qid``) and per-query or per-row ``weight``; the
+        others ignore it and take one weight per row."""
         if self.kind == "ranking":
-            return self.func(y, s, group, weight=weight, **self.params)
+            return self.func(y, s, group, qid=qid, weight=weight, **self.params)
         return self.func(y, s, weight=weight, **self.params)
 
     def with_threshold(self, threshold: float) -> Metric:

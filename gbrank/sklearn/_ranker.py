@@ -306,9 +306,6 @@ class GBRanker(_GBBase):
         ``X``'s query-id column or of ``qid`` (group-less without either)."""
         s = self.predict(X)
         qid = self._query_ids(self._validate_X(X, reset=False), qid)[1]
-        m = get_metric(self.scoring)
-        if m.kind == "ranking":
-            return float(m.func(y, s, qid=qid, **m.params))
-        return float(m(y, s))
+        return float(get_metric(self.scoring)(y, s, qid=qid))
 
 

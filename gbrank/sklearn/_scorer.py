@@ -23,10 +23,7 @@ class _MetricScore:
 
     def __call__(self, y_true: Any, y_score: Any, qid: Any = None,
                  sample_weight: Any = None) -> float:
-        m = get_metric(self.name)
-        if m.kind == "ranking":
-            return float(m.func(y_true, y_score, qid=qid, weight=sample_weight, **m.params))
-        return float(m(y_true, y_score, None, sample_weight))
+        return float(get_metric(self.name)(y_true, y_score, weight=sample_weight, qid=qid))
 
     def __repr__(self) -> str:
         return f"gbrank:{self.name}"
