@@ -10,7 +10,13 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from gbrank._deps import require
-from gbrank._fields import dmatrix_fields, lightgbm_dataset_fields, per_row_weights
+from gbrank._fields import (
+    dmatrix_fields,
+    is_lightgbm_dataset,
+    lightgbm_dataset_fields,
+    per_row_weights,
+)
+from gbrank._train import Validation, train
 from gbrank._validation import (
     check_choice,
     check_integer,
@@ -211,12 +217,10 @@ class _GBBase(BaseEstimator):
     def _train(self, p: dict[str, Any], obj: Objective | str, X: Any, y: np.ndarray,
                sizes: np.ndarray | None, w: np.ndarray | None, init: float,
                Xv: Any, yv: Any, sizes_v: Any, wv: Any, metric: Any, seed: int) -> None:
-        """Train ``self.booster_``; set ``evals_result_`` and ``best_iteration_``."""
-        custom = not isinstance(obj, str)
+        """Train ``self.booster_`` through the one training loop (:mod:`gbrank._train`);
+        set ``evals_result_`` and ``best_iteration_``."""
         lr, decay = p["learning_rate"], p["decay"]
-        n_rounds, stop = p["n_estimators"], p["early_stopping_rounds"]
         extra = dict(self.booster_params or {})
-        evals_result: dict[str, Any] = {}
         if p["booster"] == "lightgbm":
             lgb = require("lightgbm")
 
@@ -224,75 +228,44 @@ class _GBBase(BaseEstimator):
             # of min_data_in_leaf rows cannot split (small data, or a grid search over
             # min_child_samples), and with a custom objective and no feature left it
             # aborts ("Check failed: num_features() > 0").
-            params = {"objective": obj, "learning_rate": lr, "verbosity": -1, "seed": seed,
+            params = {"learning_rate": lr, "verbosity": -1, "seed": seed,
                       "metric": "None", "feature_pre_filter": False,
                       **self._tree_params("lightgbm"), **extra}
             init_tr = None if init == 0.0 else np.full(y.size, init)
             dtrain = lgb.Dataset(X, y, group=sizes, weight=w, init_score=init_tr,
                                  free_raw_data=True)
-            valid_sets, callbacks = [], []
-            if decay is not None:
-                callbacks.append(lgb.reset_parameter(
-                    learning_rate=lambda i: lr * decay ** i))
+            dvalid = None
             if Xv is not None:
                 init_v = None if init == 0.0 else np.full(len(yv), init)
-                valid_sets = [lgb.Dataset(Xv, yv, group=sizes_v, weight=wv, init_score=init_v,
-                                          reference=dtrain)]
-                callbacks.append(lgb.record_evaluation(evals_result))
-                if stop is not None:
-                    callbacks.append(lgb.early_stopping(stop, first_metric_only=True,
-                                                        verbose=False))
-            booster = lgb.train(params, dtrain, num_boost_round=n_rounds,
-                                valid_sets=valid_sets, valid_names=["valid"][:len(valid_sets)],
-                                feval=metric.lightgbm if valid_sets else None,
-                                callbacks=callbacks)
-            best = booster.best_iteration if booster.best_iteration > 0 \
-                else booster.current_iteration()
+                dvalid = lgb.Dataset(Xv, yv, group=sizes_v, weight=wv, init_score=init_v,
+                                     reference=dtrain)
         else:
             xgb = require("xgboost")
-
-            from gbrank.xgboost import objective as xgb_objective
 
             params = {"eta": lr, "seed": seed, "verbosity": 0,
                       "disable_default_eval_metric": 1, **self._tree_params("xgboost"),
                       **extra}
-            if custom:
+            if not isinstance(obj, str):
                 params.setdefault("base_score", 0.0)  # the start is init_score_ (margin)
-            else:
-                params["objective"] = obj  # XGBoost picks its own base_score
-            qw = w
-            if w is not None and sizes is not None:  # XGBoost: one weight per query
-                qw = query_structure(y.size, group=sizes, weight=w).weights
 
             def dmat(Xi: Any, yi: Any, gi: Any, wi: Any) -> Any:
+                if wi is not None and gi is not None:  # XGBoost: one weight per query
+                    wi = query_structure(len(yi), group=gi, weight=wi).weights
                 margin = None if init == 0.0 else np.full(len(yi), init)
                 return xgb.DMatrix(Xi, yi, group=gi, weight=wi, base_margin=margin,
                                    enable_categorical=True, missing=np.nan,
                                    nthread=params.get("nthread"))
 
-            evals, callbacks = [], []
-            if decay is not None:
-                callbacks.append(xgb.callback.LearningRateScheduler(
-                    lambda i: lr * decay ** i))
-            if Xv is not None:
-                qwv = wv
-                if wv is not None and sizes_v is not None:
-                    qwv = query_structure(len(yv), group=sizes_v, weight=wv).weights
-                evals = [(dmat(Xv, yv, sizes_v, qwv), "valid")]
-            booster = xgb.train(params, dmat(X, y, sizes, qw), num_boost_round=n_rounds,
-                                evals=evals, evals_result=evals_result,
-                                obj=xgb_objective(obj) if custom else None,
-                                custom_metric=metric.xgboost if evals else None,
-                                maximize=metric.higher_is_better if evals else None,
-                                early_stopping_rounds=stop if evals else None,
-                                callbacks=callbacks or None, verbose_eval=False)
-            if evals and stop is not None:
-                best = int(booster.best_iteration) + 1
-            else:
-                best = int(booster.num_boosted_rounds())
-        self.booster_ = booster
-        self.evals_result_ = evals_result
-        self.best_iteration_ = int(best)
+            dtrain = dmat(X, y, sizes, w)
+            dvalid = None if Xv is None else dmat(Xv, yv, sizes_v, wv)
+        trained = train(
+            p["booster"], params, obj, dtrain, dvalid, rounds=p["n_estimators"],
+            validation=None if dvalid is None else metric.validation(),
+            early_stopping=p["early_stopping_rounds"] if dvalid is not None else None,
+            learning_rates=None if decay is None else (lambda i: lr * decay ** i))
+        self.booster_ = trained.model
+        self.evals_result_ = trained.evals_result
+        self.best_iteration_ = trained.best_iteration
 
     def _raw(self, X: Any) -> np.ndarray:
         """Raw margins of the first ``best_iteration_`` trees (without ``init_score_``)."""
@@ -438,12 +411,14 @@ class _ValidMetric:
             return self.metric(y, s, None, weight)
         return float(self.objective.loss(y, s, weight=weight))
 
-    def lightgbm(self, preds: Any, data: Any) -> tuple[str, float, bool]:
-        y, w, g = lightgbm_dataset_fields(data)
-        return self.name, self._value(y, preds, g, w), self.higher_is_better
+    def value(self, preds: Any, data: Any) -> float:
+        """The metric of ``preds`` on a LightGBM ``Dataset`` or XGBoost ``DMatrix``."""
+        y, w, g = (lightgbm_dataset_fields(data) if is_lightgbm_dataset(data)
+                   else dmatrix_fields(data))
+        return self._value(y, preds, g, w)
 
-    def xgboost(self, preds: Any, dmat: Any) -> tuple[str, float]:
-        y, w, g = dmatrix_fields(dmat)
-        return self.name, self._value(y, preds, g, w)
+    def validation(self) -> Validation:
+        """This metric as the training loop's :class:`~gbrank._train.Validation`."""
+        return Validation(self.name, self.value, self.higher_is_better)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from gbrank._deps import require
+from gbrank._train import train
 from gbrank.tuning.cv import LGB_DATASET_PARAMS, score
 from gbrank.tuning.folds import Fold
 from gbrank.tuning.runner import StudyResult
@@ -59,8 +60,8 @@ def run_anchor(task: Task, folds: list[Fold], time_budget: float, *, max_rounds:
             res.folds[m].append(score(m, task.y[f.valid], s, f.group_valid))
     res.best_value = float(np.mean(res.folds["ndcg@10"]))
     res.best_params = dict(tuner.best_params)
-    model = lgb.train(dict(tuner.best_params, verbose=-1, num_threads=n_jobs), ds,
-                      num_boost_round=best_it)
+    model = train("lightgbm", dict(tuner.best_params, verbose=-1, num_threads=n_jobs), None,
+                  ds, rounds=best_it).model
     s_test = model.predict(task.X_test)
     res.test = {m: score(m, task.y_test, s_test, task.group_test) for m in task.metrics}
     res.message = (f"LightGBMTunerCV, {res.n_complete} trials in {res.seconds:.0f} s "

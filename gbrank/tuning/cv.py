@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from gbrank._deps import require
+from gbrank._train import Validation, start_data, train
 from gbrank.tuning.folds import Fold
 from gbrank.tuning.tasks import Task
 
@@ -138,70 +139,19 @@ class _Pruned(Exception):
     pass
 
 
-def _train_lgb(params, obj, dt, dv, yv, gv, init, target, max_rounds, patience, on_iter):
-    lgb = require("lightgbm")
-
-    p = dict(params)
-    if obj is not None:
-        p["objective"] = obj
-        dt.set_init_score(np.full(dt.num_data(), init) if init is not None else None)
-        dv.set_init_score(np.full(dv.num_data(), init) if init is not None else None)
-
-    def feval(preds, data):
-        return target, score(target, yv, preds, gv), True
-
-    def cb(env):
-        for _, name, value, _ in env.evaluation_result_list:
-            if name == target:
-                on_iter(env.iteration, value)
-
-    booster = lgb.train(p, dt, num_boost_round=max_rounds, valid_sets=[dv],
-                        valid_names=["valid"], feval=feval,
-                        callbacks=[lgb.early_stopping(patience, first_metric_only=True,
-                                                      verbose=False), cb])
-    best = booster.best_iteration or booster.current_iteration()
-    return booster, int(best)
+def _fold_validation(target: str, yv: np.ndarray, gv: Any) -> Validation:
+    """The study's metric on a fold's validation rows (their labels and queries, in the
+    order the validation set holds them)."""
+    return Validation(target, lambda preds, data: score(target, yv, preds, gv), True)
 
 
-def _predict_lgb(booster, X, best, init):
-    s = booster.predict(X, num_iteration=best, raw_score=True)
-    return s + (init if init is not None else 0.0)
-
-
-def _train_xgb(params, obj, dt, dv, yv, gv, init, target, max_rounds, patience, on_iter):
-    xgb = require("xgboost")
-
-    p = dict(params)
-    fobj = None
-    if obj is not None:
-        from gbrank.xgboost import objective as xgb_objective
-
-        fobj = xgb_objective(obj)
-        p.pop("objective", None)
-        if init is not None:
-            dt.set_base_margin(np.full(dt.num_row(), init))
-            dv.set_base_margin(np.full(dv.num_row(), init))
-
-    def metric(preds, data):
-        return target, score(target, yv, preds, gv)
-
-    class _CB(xgb.callback.TrainingCallback):
-        def after_iteration(self, model, epoch, evals_log):
-            on_iter(epoch, evals_log["valid"][target][-1])
-            return False
-
-    booster = xgb.train(p, dt, num_boost_round=max_rounds, evals=[(dv, "valid")], obj=fobj,
-                        custom_metric=metric, verbose_eval=False,
-                        callbacks=[xgb.callback.EarlyStopping(
-                            rounds=patience, metric_name=target, data_name="valid",
-                            maximize=True, save_best=False), _CB()])
-    best = getattr(booster, "best_iteration", None)
-    best = booster.num_boosted_rounds() - 1 if best is None else int(best)
-    return booster, best + 1
-
-
-def _predict_xgb(booster, dmat, best):
-    return booster.predict(dmat, output_margin=True, iteration_range=(0, best))
+def _predict(booster: str, model: Any, X: Any, dv: Any, best: int, init: Any) -> np.ndarray:
+    """Raw scores of the first ``best`` rounds plus the start: LightGBM from ``X``,
+    XGBoost from the validation ``DMatrix`` (which carries the start as its margin)."""
+    if booster == "lightgbm":
+        s = model.predict(X, num_iteration=best, raw_score=True)
+        return s + (init if init is not None else 0.0)
+    return model.predict(dv, output_margin=True, iteration_range=(0, best))
 
 
 def run_cv(data: FoldData, booster_params: dict, obj: Any, target: str, *,
@@ -233,16 +183,15 @@ def run_cv(data: FoldData, booster_params: dict, obj: Any, target: str, *,
                 report(f * max_rounds + it, value)
 
         params = dict(booster_params)
-        if data.booster == "lightgbm":
-            params["num_threads"] = data.n_jobs
-            bst, best = _train_lgb(params, obj, dt, dv, yv, gv, init, target, max_rounds,
-                                   patience, on_iter)
-            s = _predict_lgb(bst, _rows(task.X, fold.valid), best, init)
-        else:
-            params["nthread"] = data.n_jobs
-            bst, best = _train_xgb(params, obj, dt, dv, yv, gv, init, target, max_rounds,
-                                   patience, on_iter)
-            s = _predict_xgb(bst, dv, best)
+        params["num_threads" if data.booster == "lightgbm" else "nthread"] = data.n_jobs
+        if obj is not None:
+            start_data(data.booster, dt, init)
+            start_data(data.booster, dv, init)
+        trained = train(data.booster, params, obj, dt, dv, rounds=max_rounds,
+                        validation=_fold_validation(target, yv, gv),
+                        early_stopping=patience, on_iteration=on_iter)
+        best = trained.best_iteration
+        s = _predict(data.booster, trained.model, _rows(task.X, fold.valid), dv, best, init)
         iters.append(best)
         for m in task.metrics:
             folds[m].append(score(m, yv, s, gv))
@@ -260,16 +209,14 @@ def fit_full(task: Task, booster: str, booster_params: dict, obj: Any, rounds: i
     g = task.lgb_group(task.group, task.y.size)
     gte = task.lgb_group(task.group_test, task.y_test.size)
     params = dict(booster_params)
+    params["num_threads" if booster == "lightgbm" else "nthread"] = n_jobs
     if booster == "lightgbm":
         lgb = require("lightgbm")
 
         ds = lgb.Dataset(task.X, task.y, group=g, params=dict(LGB_DATASET_PARAMS),
                          init_score=None if init is None else np.full(task.y.size, init),
                          feature_name=task.feature_names or "auto")
-        params["num_threads"] = n_jobs
-        if obj is not None:
-            params["objective"] = obj
-        model = lgb.train(params, ds, num_boost_round=rounds)
+        model = train(booster, params, obj, ds, rounds=rounds).model
         s_test = model.predict(task.X_test, raw_score=True) + (init or 0.0)
         return model, init, s_test
     xgb = require("xgboost")
@@ -278,16 +225,9 @@ def fit_full(task: Task, booster: str, booster_params: dict, obj: Any, rounds: i
     dt = xgb.DMatrix(task.X, task.y, group=g, nthread=n_jobs, feature_names=names)
     dte = xgb.DMatrix(task.X_test, task.y_test, group=gte, nthread=n_jobs, feature_names=names)
     if init is not None:
-        dt.set_base_margin(np.full(task.y.size, init))
-        dte.set_base_margin(np.full(task.y_test.size, init))
-    params["nthread"] = n_jobs
-    fobj = None
-    if obj is not None:
-        from gbrank.xgboost import objective as xgb_objective
-
-        fobj = xgb_objective(obj)
-        params.pop("objective", None)
-    model = xgb.train(params, dt, num_boost_round=rounds, obj=fobj)
+        start_data(booster, dt, init)
+        start_data(booster, dte, init)
+    model = train(booster, params, obj, dt, rounds=rounds).model
     return model, init, model.predict(dte, output_margin=True)
 
 

@@ -1,0 +1,183 @@
+"""The one booster training loop: the estimators (``gbrank.sklearn``), the tuner's
+cross-validation and refits, and its ``LightGBMTunerCV`` anchor train through it.
+
+What it fixes once for both boosters:
+
+- the objective: a gbrank objective goes to LightGBM as ``params["objective"]`` and to
+  XGBoost as ``obj=gbrank.xgboost.objective(...)``; a booster objective name goes into
+  the parameters;
+- the constant start: the caller's data carry it (``init_score`` / ``base_margin``,
+  :func:`start_data`), and predictions add it back;
+- early stopping on one validation metric (a gbrank metric or any function), in its
+  own direction, with the best round kept: LightGBM's ``best_iteration`` when it
+  stopped, else every round; XGBoost's ``best_iteration + 1`` when early stopping ran,
+  else every round;
+- an optional learning-rate schedule and a per-round report of the validation value
+  (the tuner's pruning).
+
+Callers keep their own parameters and random streams; the loop adds none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gbrank._deps import require
+
+__all__ = ["Trained", "Validation", "start_data", "train"]
+
+
+@dataclass(frozen=True)
+class Validation:
+    """How the validation set is judged.
+
+    ``value(raw_predictions, data)`` returns the metric of the booster's raw predictions
+    on the validation data (``data`` is the booster's ``Dataset`` / ``DMatrix``, for
+    metrics that read labels, groups and weights from it); it is logged under ``name``.
+    """
+
+    name: str
+    value: Callable[[np.ndarray, Any], float]
+    higher_is_better: bool = True
+
+
+@dataclass
+class Trained:
+    """A trained booster, the number of rounds to predict with, and the validation curve
+    (``{"valid": {name: [...]}}``, empty without validation data)."""
+
+    model: Any
+    best_iteration: int
+    evals_result: dict = field(default_factory=dict)
+
+
+def start_data(booster: str, data: Any, init: Any) -> None:
+    """Set the constant start of a constructed ``Dataset`` / ``DMatrix`` to ``init`` (a
+    number, or one per class); ``None`` removes a LightGBM start and leaves a
+    ``DMatrix`` as it is."""
+    if booster == "lightgbm":
+        data.set_init_score(None if init is None else _tiled(init, data.num_data()))
+    elif init is not None:  # XGBoost cannot remove a margin; data without one keep none
+        data.set_base_margin(_tiled(init, data.num_row()))
+
+
+def _tiled(init: Any, n: int) -> np.ndarray:
+    c = np.asarray(init, dtype=np.float64)
+    return np.full(n, float(c)) if c.ndim == 0 else np.tile(c, (n, 1))
+
+
+def train(booster: str, params: dict[str, Any], objective: Any, dtrain: Any,
+          dvalid: Any = None, *, rounds: int, validation: Validation | None = None,
+          early_stopping: int | None = None,
+          learning_rates: Callable[[int], float] | None = None,
+          on_iteration: Callable[[int, float], Any] | None = None) -> Trained:
+    """Train ``booster`` ("lightgbm" or "xgboost") for at most ``rounds`` rounds.
+
+    Parameters
+    ----------
+    booster : {"lightgbm", "xgboost"}
+    params : dict
+        The booster's parameters, as the caller chose them (learning rate, tree shape,
+        seed, threads, ...); not modified.
+    objective : gbrank objective, str or None
+        A gbrank objective instance, a booster objective name, or ``None`` (the name is
+        in ``params``).
+    dtrain, dvalid : Dataset / DMatrix
+        Constructed training data (and optional validation data), carrying their start
+        (:func:`start_data`).
+    rounds : int
+    validation : Validation, optional
+        The metric on ``dvalid`` (required with ``dvalid``).
+    early_stopping : int, optional
+        Stop when ``validation`` has not improved for this many rounds.
+    learning_rates : callable, optional
+        ``round -> learning rate``.
+    on_iteration : callable, optional
+        ``(round, validation value)`` after every round; it may raise to stop training
+        (an Optuna ``TrialPruned``).
+
+    Returns
+    -------
+    Trained
+    """
+    if dvalid is not None and validation is None:
+        raise ValueError("validation data need a Validation (the metric that judges them)")
+    evals_result: dict[str, Any] = {}
+    if booster == "lightgbm":
+        lgb = require("lightgbm")
+        p = dict(params)
+        if objective is not None:
+            p["objective"] = objective
+        callbacks: list[Any] = []
+        feval = None
+        if learning_rates is not None:
+            callbacks.append(lgb.reset_parameter(learning_rate=learning_rates))
+        if dvalid is not None:
+            v = validation
+
+            def feval(preds: np.ndarray, data: Any) -> tuple[str, float, bool]:
+                return v.name, v.value(preds, data), v.higher_is_better
+
+            callbacks.append(lgb.record_evaluation(evals_result))
+            if early_stopping is not None:
+                callbacks.append(lgb.early_stopping(early_stopping, first_metric_only=True,
+                                                    verbose=False))
+            if on_iteration is not None:
+                def report(env: Any, name: str = v.name) -> None:
+                    for _, metric, value, _ in env.evaluation_result_list:
+                        if metric == name:
+                            on_iteration(env.iteration, value)
+
+                callbacks.append(report)
+        valid_sets = [] if dvalid is None else [dvalid]
+        model = lgb.train(p, dtrain, num_boost_round=rounds, valid_sets=valid_sets,
+                          valid_names=["valid"][:len(valid_sets)], feval=feval,
+                          callbacks=callbacks)
+        best = model.best_iteration if model.best_iteration > 0 else model.current_iteration()
+        return Trained(model, int(best), evals_result)
+    xgb = require("xgboost")
+    p = dict(params)
+    fobj = None
+    if objective is not None and not isinstance(objective, str):
+        from gbrank.xgboost import objective as xgb_objective
+
+        fobj = xgb_objective(objective)
+        p.pop("objective", None)
+    elif objective is not None:
+        p["objective"] = objective
+    callbacks = []
+    if learning_rates is not None:
+        callbacks.append(xgb.callback.LearningRateScheduler(learning_rates))
+    evals: list[Any] = []
+    metric = None
+    if dvalid is not None:
+        v = validation
+        evals = [(dvalid, "valid")]
+
+        def metric(preds: np.ndarray, data: Any) -> tuple[str, float]:
+            return v.name, v.value(preds, data)
+
+        if early_stopping is not None:
+            callbacks.append(xgb.callback.EarlyStopping(
+                rounds=early_stopping, metric_name=v.name, data_name="valid",
+                maximize=v.higher_is_better, save_best=False))
+        if on_iteration is not None:
+            class _Report(xgb.callback.TrainingCallback):
+                def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
+                    on_iteration(epoch, evals_log["valid"][v.name][-1])
+                    return False
+
+            callbacks.append(_Report())
+    model = xgb.train(p, dtrain, num_boost_round=rounds, evals=evals,
+                      evals_result=evals_result, obj=fobj, custom_metric=metric,
+                      callbacks=callbacks or None, verbose_eval=False)
+    if evals and early_stopping is not None and getattr(model, "best_iteration", None) \
+            is not None:
+        best = int(model.best_iteration) + 1
+    else:
+        best = int(model.num_boosted_rounds())
+    return Trained(model, best, evals_result)
