@@ -32,11 +32,11 @@ from pathlib import Path
 
 import lightgbm as lgb
 import numpy as np
+from _paths import shared_data_dir
 from sklearn.datasets import load_breast_cancer, make_classification
 from sklearn.metrics import average_precision_score
 from sklearn.model_selection import train_test_split
 
-from gbrank.datasets import shared_data_dir
 from gbrank.metrics import best_threshold, f1
 from gbrank.objectives import FBetaSurrogate, FocalLoss
 

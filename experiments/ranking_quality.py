@@ -45,8 +45,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _paths import shared_data_dir
 
-from gbrank.datasets import load_letor, make_ranking, shared_data_dir
+from gbrank.datasets import load_letor, make_ranking
 from gbrank.metrics import err, mean_ap, mrr, ndcg
 from gbrank.objectives import LambdaRank, RankNet
 

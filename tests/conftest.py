@@ -10,11 +10,19 @@ PostgreSQL comes from ``GBRANK_TEST_POSTGRES`` (``bash .ci/postgres.sh start`` t
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from gbrank.datasets import load_letor, shared_data_dir
+from gbrank.datasets import load_letor
+
+
+def shared_data_dir() -> Path:
+    """The reference data: ``$GBRANK_DATA`` when set, else ``../shared/data`` beside the
+    checkout."""
+    env = os.environ.get("GBRANK_DATA")
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def _need(name: str):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -244,7 +245,8 @@ def plot(results: list[dict], alphas: tuple[float, ...], path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from gbrank.datasets import shared_data_dir
+    sys.path.insert(0, str(HERE.parent))
+    from _paths import shared_data_dir
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=shared_data_dir() / "MQ2008")

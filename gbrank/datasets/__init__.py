@@ -1,0 +1,23 @@
+"""Data for ranking and imbalanced classification: loaders of LETOR/SVMlight files and
+tables (CSV, Parquet), synthetic generators, and click simulation for learning from
+click logs."""
+
+from gbrank.datasets._clicks import ClickLog, simulate_clicks
+from gbrank.datasets._letor import LETOR_PARTS, letor_fold, load_letor, load_letor_folds
+from gbrank.datasets._synthetic import (
+    load_breast_cancer_imbalanced,
+    make_demand_levels,
+    make_imbalanced,
+    make_ranking,
+)
+from gbrank.datasets._tables import (
+    TABLE_SUFFIXES,
+    NonNumericColumnsError,
+    load_data,
+    load_table,
+)
+
+__all__ = ["LETOR_PARTS", "TABLE_SUFFIXES", "ClickLog", "NonNumericColumnsError",
+           "letor_fold", "load_breast_cancer_imbalanced", "load_data", "load_letor",
+           "load_letor_folds", "load_table", "make_demand_levels", "make_imbalanced",
+           "make_ranking", "simulate_clicks"]

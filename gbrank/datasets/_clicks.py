@@ -1,0 +1,184 @@
+"""Click logs simulated from graded data (position-based and cascade users)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gbrank._validation import check_integer, check_number
+
+
+@dataclass(frozen=True)
+class ClickLog:
+    """Simulated clicks on the rows a logging ranker displayed (see :func:`simulate_clicks`).
+
+    Every array has one entry per logged row: a displayed row, once (``sessions="sum"``)
+    or once per session (``sessions="keep"``), grouped by query (or by query and
+    session) in display order.
+
+    Attributes
+    ----------
+    rows : ndarray of int64
+        Index of the row in the data given to the simulation.
+    group : ndarray of int64
+        Sizes of the logged queries (sessions when kept), in row order.
+    qid : ndarray of int64
+        The query (index into the input queries) of every logged row.
+    position : ndarray of int64
+        1-based display rank under the logging ranker.
+    clicks : ndarray of float64
+        Clicks: 0/1 per session, or the number of sessions that clicked the row.
+    n_sessions : int
+        Sessions simulated per query.
+    examination : ndarray of float64
+        P(examined | position) of the position-based user for positions 1…top_n (the
+        true propensities; a cascade user's examination depends on the clicks above).
+    """
+
+    rows: np.ndarray
+    group: np.ndarray
+    qid: np.ndarray
+    position: np.ndarray
+    clicks: np.ndarray
+    n_sessions: int
+    examination: np.ndarray
+
+
+def simulate_clicks(y: Any, group: Any = None, logging_scores: Any = None, *, qid: Any = None,
+                    top_n: int = 10, user: str = "position", eta: float = 1.0,
+                    epsilon_minus: float = 0.1, epsilon_plus: float = 1.0,
+                    max_grade: int | None = None, stop_after_click: float = 1.0,
+                    n_sessions: int = 1, sessions: str = "sum", seed: int = 0) -> ClickLog:
+    r"""Clicks of simulated users on the top of each query, for learning and evaluating
+    position-debiased ranking on graded data (the protocol of the unbiased
+    learning-to-rank literature).
+
+    A logging ranker (``logging_scores``, e.g. a weak model's predictions) orders each
+    query — scores descending, ties by row order — and displays its top ``top_n``
+    rows. A row of grade l at display position p is clicked in a session when it is
+    examined and found attractive; attractiveness is
+
+    .. math:: \epsilon^- + (\epsilon^+ - \epsilon^-)\frac{2^l - 1}{2^{g_{max}} - 1},
+
+    and examination follows the ``user`` model:
+
+    - ``"position"`` (position-based model): examined with probability
+      :math:`(1/p)^\eta`, independently of everything else;
+    - ``"cascade"``: the user reads from the top; after a click they stop with
+      probability ``stop_after_click`` (1: the classic cascade model, at most one click)
+      and otherwise read on to the end of the list.
+
+    One random stream (``seed``) draws every session of every query, so a simulation is
+    reproducible and a larger ``n_sessions`` extends, not replaces, a smaller one only
+    when nothing else changes.
+
+    Parameters
+    ----------
+    y : array-like
+        True grades (non-negative integers).
+    group, qid : array-like, optional
+        Query structure as everywhere in gbrank (neither: one query).
+    logging_scores : array-like
+        Scores of the logging ranker, one per row.
+    top_n : int, default 10
+        Rows displayed per query.
+    user : {"position", "cascade"}, default "position"
+    eta : float, default 1.0
+        Severity η ≥ 0 of the position bias (position-based user).
+    epsilon_minus, epsilon_plus : float, default 0.1 and 1.0
+        Click probabilities of an examined row of the lowest and the top grade
+        (click noise; ``0 ≤ ε⁻ ≤ ε⁺ ≤ 1``).
+    max_grade : int, optional
+        :math:`g_{max}`; default the largest grade in ``y``.
+    stop_after_click : float, default 1.0
+        Cascade user: probability of stopping after a click.
+    n_sessions : int, default 1
+        Sessions per query.
+    sessions : {"sum", "keep"}, default "sum"
+        ``"sum"``: one logged row per displayed row with its number of clicks over the
+        sessions; ``"keep"``: one logged query per session with 0/1 clicks.
+    seed : int, default 0
+
+    Returns
+    -------
+    ClickLog
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbrank.datasets import make_ranking, simulate_clicks
+    >>> X, y, group = make_ranking(n_queries=50, rows_per_query=20, n_features=5)
+    >>> weak = X[:, 0] + np.random.default_rng(0).standard_normal(y.size)
+    >>> log = simulate_clicks(y, group, weak, top_n=10, eta=1.0, n_sessions=5)
+    >>> log.rows.size, int(log.position.max())
+    (500, 10)
+    """
+    from gbrank._validation import check_choice, prepare_ranking
+
+    y_arr = np.asarray(y, dtype=np.float64) if y is not None else None
+    if logging_scores is None:
+        raise ValueError("simulate_clicks needs logging_scores: the scores of the ranker "
+                         "whose top rows the users saw")
+    y_q, s_q, queries = prepare_ranking(y_arr, logging_scores, group, qid, None,
+                                        integer_grades=True)
+    top_n = check_integer(top_n, "top_n", 1)
+    user = check_choice(user, "user", ("position", "cascade"))
+    eta = check_number(eta, "eta", 0.0)
+    eps_minus = check_number(epsilon_minus, "epsilon_minus", 0.0, 1.0)
+    eps_plus = check_number(epsilon_plus, "epsilon_plus", eps_minus, 1.0)
+    stop = check_number(stop_after_click, "stop_after_click", 0.0, 1.0)
+    n_sessions = check_integer(n_sessions, "n_sessions", 1)
+    sessions = check_choice(sessions, "sessions", ("sum", "keep"))
+    top = float(y_q.max()) if max_grade is None else float(
+        check_integer(max_grade, "max_grade", 0))
+    if y_q.size and float(y_q.max()) > top:
+        raise ValueError(f"max_grade={max_grade} is below the largest grade {y_q.max()!r}")
+    order_in = np.arange(y_q.size) if queries.order is None else queries.order
+    # The displayed rows, per query in display order.
+    shown, pos, qix = [], [], []
+    offsets = queries.offsets
+    for q in range(queries.n_queries):
+        lo, hi = int(offsets[q]), int(offsets[q + 1])
+        rank = np.argsort(-s_q[lo:hi], kind="stable")[:top_n]
+        shown.append(lo + rank)
+        pos.append(np.arange(1, rank.size + 1))
+        qix.append(np.full(rank.size, q))
+    shown_q = np.concatenate(shown) if shown else np.empty(0, dtype=np.int64)
+    position = np.concatenate(pos) if pos else np.empty(0, dtype=np.int64)
+    query = np.concatenate(qix) if qix else np.empty(0, dtype=np.int64)
+    attractive = eps_minus + (eps_plus - eps_minus) * (
+        np.expm1(y_q[shown_q] * np.log(2.0)) / np.expm1(top * np.log(2.0)) if top > 0
+        else np.zeros(shown_q.size))
+    examination = (1.0 / np.arange(1, top_n + 1)) ** eta
+    rng = np.random.default_rng(seed)
+    clicks = np.empty((n_sessions, shown_q.size))
+    sizes = np.array([p.size for p in pos], dtype=np.int64)
+    for t in range(n_sessions):
+        if user == "position":
+            seen = rng.random(shown_q.size) < examination[position - 1]
+            clicks[t] = seen & (rng.random(shown_q.size) < attractive)
+        else:
+            u_click, u_stop = rng.random(shown_q.size), rng.random(shown_q.size)
+            reading = np.ones(queries.n_queries, dtype=bool)
+            for p in range(1, top_n + 1):
+                at = np.flatnonzero(position == p)  # one row per query long enough
+                q_at = query[at]
+                c = reading[q_at] & (u_click[at] < attractive[at])
+                clicks[t, at] = c
+                reading[q_at[c & (u_stop[at] < stop)]] = False
+    rows = order_in[shown_q]
+    if sessions == "sum":
+        return ClickLog(rows=rows, group=sizes, qid=query, position=position,
+                        clicks=clicks.sum(axis=0), n_sessions=n_sessions,
+                        examination=examination)
+    starts = np.concatenate(([0], np.cumsum(sizes)))
+    take = np.concatenate([np.arange(starts[q], starts[q + 1])
+                           for q in range(queries.n_queries) for _ in range(n_sessions)]
+                          ) if shown_q.size else np.empty(0, dtype=np.int64)
+    session_of = np.concatenate([np.full(sizes[q], t) for q in range(queries.n_queries)
+                                 for t in range(n_sessions)]) if shown_q.size else take
+    return ClickLog(rows=rows[take], group=np.repeat(sizes, n_sessions), qid=query[take],
+                    position=position[take], clicks=clicks[session_of, take],
+                    n_sessions=n_sessions, examination=examination)

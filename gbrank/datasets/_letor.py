@@ -1,0 +1,172 @@
+"""LETOR / SVMlight files: one file, or the five parts of a LETOR 4.0 set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gbrank._validation import check_integer
+from gbrank.datasets._tables import _group_rows
+
+
+def load_letor(path: str | Path, query_path: str | Path | None = None,
+               n_features: int | None = None, *, return_order: bool = False,
+               ) -> tuple[Any, ...]:
+    """Load an SVMlight/LETOR file and its query sizes.
+
+    Parameters
+    ----------
+    path : path
+        SVMlight file, label first (``2 qid:10 1:0.5 ...`` or LightGBM's form
+        without ``qid``).
+    query_path : path, optional
+        One query size per line (LightGBM's ``.query`` file; its rows are taken in file
+        order). Default: ``path + ".query"`` if it exists, else the ``qid:`` fields of
+        the file.
+    n_features : int, optional
+        Width of the feature matrix (to align train and test files).
+    return_order : bool, default False
+        Also return ``order`` (see below).
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix
+    y : ndarray of float64
+    group : ndarray of int64
+        Query sizes in row order. A file with neither a ``.query`` file nor ``qid:``
+        fields, or with ``qid:0`` on every row, has no query structure: one query of
+        all rows.
+    order : ndarray of int64, only with ``return_order=True``
+        The file row (0-based, data lines only) of each returned row.
+
+    Notes
+    -----
+    A query id names one query wherever its rows are in the file: rows of a query need
+    not be adjacent. They are gathered, queries in order of first appearance and rows
+    of a query in file order, so rows may come back in another order than the file's
+    (``qid`` 1, 1, 2, 2, 1 gives rows 0, 1, 4, 2, 3 and ``group`` [3, 2]); ``order``
+    maps them back: ``in_file_order[order] = per_row_result``.
+
+    Either every row has a ``qid:`` field or none has; a file that mixes them is
+    refused, naming the first line without one.
+    """
+    X, y, group, order = _read_letor(path, query_path, n_features)
+    if group is None:
+        group = np.array([X.shape[0]], dtype=np.int64)
+    return (X, y, group, order) if return_order else (X, y, group)
+
+
+#: The standard LETOR 4.0 rotation: fold k trains on three parts, validates on the
+#: fourth and tests on the fifth (MQ2008/MQ2007 ``readme``: Fold1 = S1-S3 / S4 / S5).
+LETOR_PARTS = ("S1", "S2", "S3", "S4", "S5")
+
+
+def load_letor_folds(folder: str | Path) -> dict[str, tuple[Any, np.ndarray, np.ndarray]]:
+    """Load the five parts of a LETOR 4.0 set (``S1.txt`` … ``S5.txt`` in ``folder``, as
+    MQ2008 and MQ2007 ship) with a common feature width.
+
+    Returns
+    -------
+    dict
+        ``{"S1": (X, y, group), …}``: a CSR matrix, float64 labels and query sizes per
+        part (rows gathered by query as :func:`load_letor` does).
+
+    Examples
+    --------
+    >>> from gbrank.datasets import letor_fold, load_letor_folds  # doctest: +SKIP
+    >>> parts = load_letor_folds("MQ2008")  # doctest: +SKIP
+    >>> train, valid, test = letor_fold(parts, 1)  # doctest: +SKIP
+    """
+    from scipy.sparse import csr_matrix
+
+    folder = Path(folder)
+    missing = [p for p in LETOR_PARTS if not (folder / f"{p}.txt").exists()]
+    if missing:
+        raise FileNotFoundError(f"{folder}: no {', '.join(m + '.txt' for m in missing)} "
+                                "(a LETOR 4.0 folder holds S1.txt … S5.txt)")
+    loaded = {p: load_letor(folder / f"{p}.txt") for p in LETOR_PARTS}
+    width = max(X.shape[1] for X, _, _ in loaded.values())
+    return {p: (csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width)), y, g)
+            for p, (X, y, g) in loaded.items()}
+
+
+def letor_fold(parts: dict[str, tuple[Any, np.ndarray, np.ndarray]], fold: int,
+               ) -> tuple[tuple[Any, np.ndarray, np.ndarray], ...]:
+    """Training, validation and test sets of LETOR fold ``fold`` (1-5): training on the
+    three parts from ``S<fold>`` on (cyclically), validation on the next, test on the
+    last, as the LETOR 4.0 readme lists them.
+
+    Returns
+    -------
+    (train, valid, test)
+        Each ``(X, y, group)``, the training set's parts stacked in order.
+    """
+    from scipy.sparse import vstack
+
+    fold = check_integer(fold, "fold", 1, 5)
+    names = [LETOR_PARTS[(fold - 1 + i) % 5] for i in range(5)]
+    train = [parts[n] for n in names[:3]]
+    stacked = (vstack([X for X, _, _ in train]).tocsr(),
+               np.concatenate([y for _, y, _ in train]),
+               np.concatenate([g for _, _, g in train]))
+    return stacked, parts[names[3]], parts[names[4]]
+
+
+def _read_letor(path: str | Path, query_path: str | Path | None = None,
+                n_features: int | None = None):
+    """``X, y, group, order`` of :func:`load_letor`, ``group=None`` without query
+    structure. A file sklearn cannot parse raises a ValueError naming it."""
+    from sklearn.datasets import load_svmlight_file
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    qp = Path(query_path) if query_path is not None else Path(str(path) + ".query")
+    try:
+        if qp.exists():
+            X, y = load_svmlight_file(str(path), n_features=n_features)
+            qid = None
+        else:
+            X, y, qid = load_svmlight_file(str(path), n_features=n_features, query_id=True)
+    except ValueError as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"{path}: cannot parse as LETOR/SVMlight: {msg}") from None
+    n = X.shape[0]
+    if n == 0:
+        raise ValueError(f"{path}: no rows")
+    y = np.asarray(y, dtype=np.float64)
+    order = np.arange(n, dtype=np.int64)
+    if qid is None:
+        group = np.loadtxt(qp, dtype=np.int64, ndmin=1)
+        if int(group.sum()) != n:
+            raise ValueError(f"{qp}: query sizes sum to {int(group.sum())}, file has {n} rows")
+        return X, y, group, order
+    if qid.size not in (0, n):
+        # sklearn keeps a qid only for the rows that have one.
+        line = _first_line_without_qid(path)
+        where = f"line {line} has" if line is not None else f"{n - qid.size} rows have"
+        raise ValueError(f"{path}: {where} no qid: field while other rows have one; give "
+                         "every row a qid (the rows of one query share it), or none (no "
+                         "query structure)")
+    if qid.size == 0 or not np.any(qid):
+        return X, y, None, order
+    gathered, group = _group_rows(qid)
+    if np.any(gathered != order):
+        X, y, order = X[gathered], y[gathered], gathered
+    return X, y, group, order
+
+
+def _first_line_without_qid(path: Path) -> int | None:
+    """1-based number of the first data line of an SVMlight file without a ``qid:``."""
+    import bz2
+    import gzip
+
+    opener = {".gz": gzip.open, ".bz2": bz2.open}.get(path.suffix.lower(), open)
+    with opener(path, "rt", errors="replace") as fh:
+        for number, line in enumerate(fh, 1):
+            tokens = line.split("#", 1)[0].split()
+            if tokens and not any(t.startswith("qid:") for t in tokens[1:]):
+                return number
+    return None

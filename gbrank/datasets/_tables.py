@@ -1,0 +1,196 @@
+"""Tables (CSV, TSV, Parquet) and loading any supported file by its extension."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def _group_rows(qid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row order that makes each query contiguous (queries in order of first appearance,
+    rows in file order within a query) and the query sizes in that order: the one rule
+    by which the loaders gather the rows of a query id."""
+    _, first, inverse = np.unique(qid, return_index=True, return_inverse=True)
+    rank_of_query = np.argsort(np.argsort(first, kind="stable"), kind="stable")
+    key = rank_of_query[inverse.ravel()]
+    order = np.argsort(key, kind="stable").astype(np.int64, copy=False)
+    group = np.bincount(key, minlength=first.size).astype(np.int64)
+    return order, group
+
+
+class NonNumericColumnsError(ValueError):
+    """Feature columns of a table that are not numeric.
+
+    Attributes
+    ----------
+    columns : tuple of str
+        Their names.
+    problem : str
+        The message without its advice (which names :func:`load_table`'s parameters),
+        for callers that offer other ways out.
+    """
+
+    def __init__(self, problem: str, columns: list[str]) -> None:
+        self.problem = problem
+        self.columns = tuple(columns)
+        super().__init__(f"{problem}; encode them as numbers in the file, or leave them out "
+                         f"of the features (drop_cols={list(self.columns)!r}, or list the "
+                         "features to use in feature_cols)")
+
+
+# File suffixes that load_data reads as tables (load_table); anything else is LETOR.
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
+
+
+def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
+               feature_cols: list[str] | None = None, *, drop_cols: list[str] | None = None,
+               return_order: bool = False) -> tuple[Any, ...]:
+    """Load a CSV (``.csv``, ``.tsv``, ``.txt``) or Parquet (``.parquet``, ``.pq``) table.
+
+    Parameters
+    ----------
+    path : path
+        The table; CSV needs a header row (the column names).
+    label_col : str
+        Column of labels (grades for ranking, 0/1 for binary).
+    qid_col : str, optional
+        Column of query ids (numbers or strings, none missing). Rows of one query need
+        not be adjacent: they are gathered, queries in order of first appearance and
+        rows of a query in file order, so rows may come back in another order than the
+        file's (ids 7, 3, 7 give rows 0, 2, 1; ``order`` maps them back). Without it
+        the data have no query structure (group-less ranking or binary).
+    feature_cols : list of str, optional
+        Feature columns, in this order; default every column other than the label,
+        the qid and ``drop_cols``, in the table's order.
+    drop_cols : list of str, optional
+        Columns left out of the default features (identifiers, text); not with
+        ``feature_cols``.
+    return_order : bool, default False
+        Also return ``order`` (see below).
+
+    Returns
+    -------
+    X : ndarray of float64
+        Missing values are NaN (the boosters' missing values).
+    y : ndarray of float64
+    group : ndarray of int64 or None
+        Query sizes in row order (``None`` without ``qid_col``).
+    feature_names : list of str
+        The names of ``X``'s columns.
+    order : ndarray of int64, only with ``return_order=True``
+        The table row (0-based) of each returned row: ``in_file_order[order] =
+        per_row_result``.
+
+    Raises
+    ------
+    NonNumericColumnsError
+        A feature column is not numeric (text, dates): gbrank does not encode such
+        columns; the error names them (a ``ValueError``).
+    ValueError
+        A named column does not exist, the label is not numeric or is missing, a query
+        id is missing, or a column is both a feature and the label or qid.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            df = pd.read_parquet(path)
+        else:
+            df = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",")
+    except ImportError as exc:
+        raise ImportError(f"{path}: reading Parquet needs pyarrow ({exc})") from None
+    except Exception as exc:  # pandas raises many parser types
+        raise ValueError(f"{path}: cannot parse as a table: {exc}") from None
+    cols = ", ".join(map(str, df.columns[:12])) + (", ..." if df.shape[1] > 12 else "")
+    for name, col in (("label_col", label_col), ("qid_col", qid_col)):
+        if col is not None and col not in df.columns:
+            raise ValueError(f"{path}: {name}={col!r} is not a column (columns: {cols})")
+    for name, given in (("feature_cols", feature_cols), ("drop_cols", drop_cols)):
+        unknown = [c for c in given or () if c not in df.columns]
+        if unknown:
+            raise ValueError(f"{path}: {name} names {len(unknown)} column(s) the table does "
+                             f"not have: {unknown!r} (columns: {cols})")
+    if feature_cols is not None and drop_cols:
+        raise ValueError(f"{path}: pass feature_cols or drop_cols, not both")
+    if feature_cols is None:
+        feature_cols = [c for c in df.columns
+                        if c not in (label_col, qid_col) and c not in (drop_cols or ())]
+    else:
+        feature_cols = list(feature_cols)
+        for name, col in (("label_col", label_col), ("qid_col", qid_col)):
+            if col is not None and col in feature_cols:
+                raise ValueError(f"{path}: feature_cols includes {col!r}, the {name}")
+    if not feature_cols:
+        raise ValueError(f"{path}: no feature columns besides {label_col!r}"
+                         + (f" and {qid_col!r}" if qid_col is not None else ""))
+    text = [c for c in feature_cols if not pd.api.types.is_numeric_dtype(df[c])]
+    if text:
+        first = df[text[0]].dropna()
+        example = f", e.g. {first.iloc[0]!r}" if len(first) else ""
+        raise NonNumericColumnsError(
+            f"{path}: {len(text)} feature column(s) are not numeric: {text!r} "
+            f"({text[0]!r} has dtype {df[text[0]].dtype}{example}); gbrank does not encode "
+            "text or date columns", text)
+    y = pd.to_numeric(df[label_col], errors="coerce").to_numpy(np.float64)
+    if not np.all(np.isfinite(y)):
+        bad = int(np.flatnonzero(~np.isfinite(y))[0])
+        raise ValueError(f"{path}: label column {label_col!r} has a non-numeric or missing "
+                         f"value (first at row {bad})")
+    X = df[feature_cols].to_numpy(dtype=np.float64, na_value=np.nan)
+    group = None
+    order = np.arange(len(df), dtype=np.int64)
+    if qid_col is not None:
+        missing = np.flatnonzero(df[qid_col].isna().to_numpy())
+        if missing.size:
+            raise ValueError(f"{path}: qid column {qid_col!r} has {missing.size} missing "
+                             f"value(s) (first at row {int(missing[0])}); every row needs "
+                             "the id of its query")
+        order, group = _group_rows(df[qid_col].to_numpy())
+        X, y = X[order], y[order]
+    out = (X, y, group, [str(c) for c in feature_cols])
+    return (*out, order) if return_order else out
+
+
+def load_data(path: str | Path, *, label_col: str | None = None, qid_col: str | None = None,
+              query_path: str | Path | None = None, feature_cols: list[str] | None = None,
+              drop_cols: list[str] | None = None, return_order: bool = False,
+              ) -> tuple[Any, ...]:
+    """Load any supported file by its extension: CSV/TSV/Parquet tables
+    (:func:`load_table`, ``label_col`` required; ``feature_cols`` and ``drop_cols`` as
+    there) or LETOR/SVMlight text (:func:`load_letor`: a ``.query`` file beside it, or
+    ``qid:`` fields, or neither).
+
+    Rows of one query id are gathered as the two loaders describe (queries in order of
+    first appearance, rows of a query in file order); ``return_order=True`` also
+    returns ``order``, the file row of each returned row.
+
+    Returns
+    -------
+    X : ndarray or scipy.sparse.csr_matrix
+    y : ndarray of float64
+    group : ndarray of int64 or None
+        ``None`` when the file has no query structure.
+    order : ndarray of int64, only with ``return_order=True``
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    if path.suffix.lower() in TABLE_SUFFIXES:
+        if label_col is None:
+            raise ValueError(f"{path}: a table needs label_col (the column of labels)")
+        X, y, group, _, order = load_table(path, label_col, qid_col, feature_cols,
+                                           drop_cols=drop_cols, return_order=True)
+    else:
+        if feature_cols is not None or drop_cols:
+            raise ValueError(f"{path}: feature_cols and drop_cols choose columns of a table "
+                             "(CSV/Parquet); this is read as LETOR/SVMlight")
+        from gbrank.datasets._letor import _read_letor
+
+        X, y, group, order = _read_letor(path, query_path)
+    return (X, y, group, order) if return_order else (X, y, group)
