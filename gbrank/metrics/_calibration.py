@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from gbrank._kernels.cross_entropy import cross_entropy_loss
+from gbrank._targets import TARGETS, relevance_targets
 from gbrank._validation import (
     as_float_array,
     check_choice,
@@ -29,9 +30,7 @@ _EMPTY = np.empty(0, dtype=np.float64)
 
 def _targets(y: Any, s: Any, weight: Any, target: str, max_grade: Any,
              threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    from gbrank.objectives._cross_entropy import CALIBRATION_TARGETS, relevance_targets
-
-    target = check_choice(target, "target", CALIBRATION_TARGETS)
+    target = check_choice(target, "target", TARGETS)
     y = as_float_array(y, "labels")
     s = as_float_array(s, "scores")
     check_lengths(y, s)

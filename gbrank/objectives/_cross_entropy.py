@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 
 from gbrank._kernels import cross_entropy as _k
+from gbrank._targets import TARGETS as _TARGETS
+from gbrank._targets import relevance_targets
 from gbrank._validation import (
-    MAX_EXACT_GRADE,
     as_float_array,
     check_choice,
     check_finite,
@@ -20,47 +21,9 @@ from gbrank._validation import (
 )
 from gbrank.objectives._base import Objective
 
-__all__ = ["CALIBRATION_TARGETS", "CrossEntropy", "relevance_targets"]
+__all__ = ["CrossEntropy"]
 
 _EMPTY = np.empty(0, dtype=np.float64)
-_TARGETS = ("auto", "identity", "exponential", "linear", "binary")
-#: ``calibration_target`` of the ranking objectives: the same mappings.
-CALIBRATION_TARGETS = _TARGETS
-
-
-def relevance_targets(y: np.ndarray, target: str, max_grade: float | None,
-                      threshold: float) -> np.ndarray:
-    """Labels as probabilities of relevance in [0, 1] (see :class:`CrossEntropy`)."""
-    if target == "auto":
-        target = "identity" if (y.size == 0 or (y.min() >= 0.0 and y.max() <= 1.0)) \
-            else "exponential"
-    if target == "identity":
-        bad = np.flatnonzero((y < 0.0) | (y > 1.0))
-        if bad.size:
-            raise ValueError(
-                f"labels must lie in [0, 1] to be targets as they are (clicks, rates); "
-                f"{bad.size} do not (first at index {bad[0]}: {y[bad[0]]!r}). Map grades "
-                "with target='exponential', 'linear' or 'binary'")
-        return y
-    if target == "binary":
-        return (y >= threshold).astype(np.float64)
-    bad = np.flatnonzero(y < 0.0)
-    if bad.size:
-        raise ValueError(f"grades must be non-negative; {bad.size} are not (first at index "
-                         f"{bad[0]}: {y[bad[0]]!r})")
-    top = (float(y.max()) if y.size else 0.0) if max_grade is None else float(max_grade)
-    if y.size and float(y.max()) > top:
-        raise ValueError(f"max_grade={max_grade} is below the largest label {y.max()!r}")
-    if top == 0.0:
-        return np.zeros_like(y)
-    if target == "linear":
-        return y / top
-    if top > MAX_EXACT_GRADE:
-        raise ValueError(f"exponential targets need grades up to {MAX_EXACT_GRADE}, got "
-                         f"{top!r}; use target='linear'")
-    return np.expm1(y * np.log(2.0)) / np.expm1(top * np.log(2.0))
-
-
 class CrossEntropy(Objective):
     r"""Cross-entropy of :math:`\sigma(s)` against targets :math:`t \in [0, 1]`.
 

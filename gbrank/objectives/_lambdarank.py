@@ -9,6 +9,7 @@ import numpy as np
 
 from gbrank._kernels import lambdarank as _k
 from gbrank._kernels.delta import ERR, MAP, MRR, NDCG
+from gbrank._targets import TARGETS as CALIBRATION_TARGETS
 from gbrank._validation import (
     MAX_EXACT_GRADE,
     as_float_array,
@@ -24,7 +25,6 @@ from gbrank._validation import (
 )
 from gbrank.objectives._base import Objective
 from gbrank.objectives._combination import CalibrationMixin
-from gbrank.objectives._cross_entropy import CALIBRATION_TARGETS
 
 __all__ = ["LambdaRank"]
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from gbrank._kernels import ranknet as _k
 from gbrank._kernels import ranknet_grid as _grid
+from gbrank._targets import TARGETS as CALIBRATION_TARGETS
 from gbrank._validation import (
     check_choice,
     check_integer,
@@ -18,7 +19,6 @@ from gbrank._validation import (
 )
 from gbrank.objectives._base import Objective
 from gbrank.objectives._combination import CalibrationMixin
-from gbrank.objectives._cross_entropy import CALIBRATION_TARGETS
 
 __all__ = ["RankNet"]
 
