@@ -134,10 +134,6 @@ class TrialResult:
     seconds: float
 
 
-class _Pruned(Exception):
-    pass
-
-
 def _train_lgb(params, obj, dt, dv, yv, gv, init, target, max_rounds, patience, on_iter):
     lgb = require("lightgbm")
 
