@@ -70,6 +70,40 @@ def test_best_threshold_against_brute_force(case, beta):
     assert not np.any(s == t) or not np.any(s[s == t] > t)
 
 
+@settings(max_examples=100, deadline=None)
+@given(case=binary_cases(), threshold=st.sampled_from([-1.0, 0.0, 0.5]))
+def test_confusion_counts_build_f1_fbeta_and_balanced(case, threshold):
+    from gbrank.metrics._binary import _counts
+
+    y, s, w = case
+    counts = metrics.confusion_counts(y, s, threshold, weight=w)
+    assert tuple(counts) == tuple(_counts(y, s, threshold, w))
+    tp, fp, fn, tn = counts
+    assert (counts.tp, counts.fp, counts.fn, counts.tn) == (tp, fp, fn, tn)
+    assert tp + fp + fn + tn == pytest.approx(y.size if w is None else float(np.sum(w)),
+                                              rel=1e-12)
+    f1 = 1.0 if tp + fp + fn == 0.0 else 2 * tp / (2 * tp + fp + fn)
+    assert f1 == metrics.f1(y, s, threshold, weight=w)
+    for beta in (0.5, 2.0):
+        num = (1.0 + beta * beta) * tp
+        den = num + fp + beta * beta * fn
+        assert (1.0 if den == 0.0 else num / den) == metrics.fbeta(y, s, beta, threshold,
+                                                                   weight=w)
+    recall = 1.0 if tp + fn == 0.0 else tp / (tp + fn)
+    specificity = 1.0 if tn + fp == 0.0 else tn / (tn + fp)
+    assert 0.5 * (recall + specificity) == metrics.balanced_measure(y, s, threshold,
+                                                                    weight=w)
+
+
+def test_confusion_counts_validate_like_f1():
+    assert metrics.confusion_counts([1, -1, -1, 1], [0.3, -0.2, 0.1, -1.0]) == (1.0, 1.0,
+                                                                              1.0, 1.0)
+    with pytest.raises(ValueError, match="binary labels must be"):
+        metrics.confusion_counts([0, 2], [0.1, 0.2])
+    with pytest.raises(ValueError, match=r"threshold must be a finite number"):
+        metrics.confusion_counts([0, 1], [0.1, 0.2], threshold=float("nan"))
+
+
 def test_best_threshold_midpoints_and_ends():
     y = np.array([1, 1, 0, 0])
     t, v = metrics.best_threshold(y, np.array([4.0, 3.0, 2.0, 1.0]))

@@ -23,7 +23,12 @@ from hypothesis import strategies as st
 
 from gbrank import metrics
 from gbrank._kernels._topk import top_k_order
-from gbrank.metrics._ranking import _ndcg_per_query, _recall_per_query, _rr_per_query
+from gbrank.metrics._ranking import (
+    _ndcg_per_query,
+    _pair_counts,
+    _recall_per_query,
+    _rr_per_query,
+)
 
 # ---------------------------------------------------------------- random cases
 
@@ -124,6 +129,65 @@ def test_pair_accuracy_against_brute_force(case):
     expected = ref_pair_accuracy(y, s, group, qid, weight)
     assert metrics.pair_accuracy(y, s, group, qid=qid, weight=weight) == pytest.approx(
         expected, rel=1e-12)
+
+
+# ---------------------------------------------------------------- per-partition statistics
+
+def _weighted_mean(values, weights):
+    """The metrics' own mean over queries (plain, or weighted by query)."""
+    if weights is None:
+        return float(np.mean(values))
+    return float(np.dot(weights, values) / np.sum(weights))
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=ranking_cases(), k=KS, gain=st.sampled_from(["exponential", "linear"]))
+def test_ndcg_per_query_builds_ndcg(case, k, gain):
+    y, s, group, qid, weight = case
+    per_query = metrics.ndcg_per_query(y, s, group, k, qid=qid, weight=weight, gain=gain)
+    values, queries = _ndcg_per_query(y, s, group, k, qid=qid, weight=weight, gain=gain)
+    np.testing.assert_array_equal(per_query.values, values)
+    assert (per_query.weights is None) == (queries.weights is None) == (weight is None)
+    if weight is not None:
+        np.testing.assert_array_equal(per_query.weights, queries.weights)
+    assert per_query.values.size == queries.n_queries
+    assert _weighted_mean(*per_query) == metrics.ndcg(y, s, group, k, qid=qid,
+                                                      weight=weight, gain=gain)
+
+
+def test_ndcg_per_query_label_gain_and_order():
+    # Queries come in row order when contiguous; label_gain is passed through.
+    y, s = [2, 0, 1, 0, 1], [0.3, 0.9, 0.1, 0.2, 0.8]
+    lg = [0.0, 1.0, 5.0]
+    per_query = metrics.ndcg_per_query(y, s, qid=[9, 9, 9, 4, 4], k=2, label_gain=lg)
+    by_group = metrics.ndcg_per_query(y, s, group=[3, 2], k=2, label_gain=lg)
+    np.testing.assert_array_equal(per_query.values, by_group.values)
+    assert per_query.values[1] == 1.0 and per_query.weights is None
+    assert float(np.mean(per_query.values)) == metrics.ndcg(y, s, [3, 2], 2, lg)
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=ranking_cases(max_size=20))
+def test_pair_counts_build_pair_accuracy(case):
+    y, s, group, qid, weight = case
+    counts = metrics.pair_counts(y, s, group, qid=qid, weight=weight)
+    good, pairs, queries = _pair_counts(y, s, group, qid=qid, weight=weight)
+    np.testing.assert_array_equal(counts.good, good)
+    np.testing.assert_array_equal(counts.pairs, pairs)
+    assert (counts.weights is None) == (weight is None)
+    w = np.ones(good.size) if counts.weights is None else counts.weights
+    np.testing.assert_array_equal(w, np.ones(good.size) if queries.weights is None
+                                  else queries.weights)
+    den = float(np.sum(counts.pairs * w))
+    expected = 1.0 if den == 0.0 else float(np.sum(counts.good * w)) / den
+    assert expected == metrics.pair_accuracy(y, s, group, qid=qid, weight=weight)
+
+
+def test_statistics_validate_like_their_metrics():
+    with pytest.raises(ValueError, match="labels have 2 rows but scores have 3"):
+        metrics.pair_counts([0, 1], [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="k must be an integer"):
+        metrics.ndcg_per_query([0, 1], [0.1, 0.2], k=0)
 
 
 @settings(max_examples=80, deadline=None)

@@ -300,7 +300,7 @@ def test_tuner_skips_rejected_objective_and_still_runs_the_rest(tmp_path):
 def test_kernels_compile_before_the_study_clock_starts(tmp_path, monkeypatch):
     # Every kernel-selecting variant of the objective (LambdaRank's norm x weighting)
     # runs once on the first fold before run_budget starts the study's timeout.
-    from gbrank.tuning import runner
+    from gbrank.tuning import study
 
     events: list = []
     real_grad_hess = LambdaRank.booster_grad_hess
@@ -309,14 +309,14 @@ def test_kernels_compile_before_the_study_clock_starts(tmp_path, monkeypatch):
         events.append(("grad_hess", self.norm, self.weighting, y.size))
         return real_grad_hess(self, y, preds, group, weight)
 
-    real_budget = runner.run_budget
+    real_budget = study.run_budget
 
     def budget(*args, **kwargs):
         events.append(("budget",))
         return real_budget(*args, **kwargs)
 
     monkeypatch.setattr(LambdaRank, "booster_grad_hess", record)
-    monkeypatch.setattr(runner, "run_budget", budget)
+    monkeypatch.setattr(study, "run_budget", budget)
     task = _ranking_task()
     cfg = TuneConfig(trials=1, max_rounds=3, patience=2, n_folds=2, out_dir=tmp_path,
                      objectives=["lambdarank:ndcg"], save_models=False, plots=False,

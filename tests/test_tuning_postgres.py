@@ -1,5 +1,5 @@
-"""Many tuner processes on one study (issue 11): the shared trial budget of
-``gbrank.tuning.runner.run_budget`` and its lock, on SQLite and on PostgreSQL, and real
+"""Many tuner processes on one study: the shared trial budget of
+``gbrank.tuning.budget.run_budget`` and its lock, on SQLite and on PostgreSQL, and real
 ``gbrank tune`` processes sharing a PostgreSQL study (two processes started by
 hand, and ``--workers 2``).
 
@@ -23,14 +23,14 @@ import pytest
 
 optuna = pytest.importorskip("optuna")
 
-from gbrank.tuning.runner import (  # noqa: E402
+from gbrank.tuning.budget import (  # noqa: E402
     ADMITTED,
     SURPLUS,
     WORKER,
-    _seeded_tpe,
-    _state_counts,
     run_budget,
+    state_counts,
 )
+from gbrank.tuning.sampler import seeded_tpe  # noqa: E402
 from gbrank.tuning.storage import _postgres_driver, open_storage, study_lock  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,7 +116,7 @@ def test_threads_share_the_total_exactly(any_url):
     def worker(i: int) -> None:
         storage = open_storage(any_url, heartbeat_interval=1)
         study = optuna.load_study(study_name=name, storage=storage,
-                                  sampler=_seeded_tpe(0, n_startup_trials=3))
+                                  sampler=seeded_tpe(0, n_startup_trials=3))
         rng = random.Random(i)
 
         def objective(trial):
@@ -145,7 +145,7 @@ def test_threads_share_the_total_exactly(any_url):
         # Each worker's return value is the number of trials it ran (admitted).
         assert sum(ran.values()) == sum(ADMITTED in t.user_attrs for t in trials)
         assert len(ran) == n_workers
-        complete, pruned, failed = _state_counts(study)
+        complete, pruned, failed = state_counts(study)
         assert complete + pruned == total
         assert failed == sum(t.state == S.FAIL and not t.user_attrs.get(SURPLUS)
                              for t in trials)
@@ -159,7 +159,7 @@ def test_threads_share_the_total_exactly(any_url):
 
 def test_seeded_tpe_is_reproducible_and_differs_by_trial():
     def run():
-        study = optuna.create_study(sampler=_seeded_tpe(7, n_startup_trials=3))
+        study = optuna.create_study(sampler=seeded_tpe(7, n_startup_trials=3))
         study.optimize(lambda t: t.suggest_float("x", 0, 1) ** 2, n_trials=8)
         return [t.params["x"] for t in study.trials]
 

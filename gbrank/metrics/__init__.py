@@ -3,7 +3,9 @@
 Ranking metrics take ``group`` (query sizes) or ``qid=`` (per-row ids) and return
 the (query-weighted) mean over queries; binary metrics judge ``s > threshold``.
 Names for adapters (``"ndcg@10"``, ``"fbeta:2"``, ...) are resolved by
-:func:`gbrank.metrics.get_metric`.
+:func:`gbrank.metrics.get_metric`. The per-partition statistics that metrics are built
+from (:func:`ndcg_per_query`, :func:`pair_counts`, :func:`confusion_counts`) serve code
+that merges partial results, such as :mod:`gbrank.dask`.
 """
 
 from gbrank.metrics._binary import balanced_measure, best_threshold, f1, fbeta
@@ -20,6 +22,14 @@ from gbrank.metrics._ranking import (
     recall_at_k,
 )
 from gbrank.metrics._registry import Metric, get_metric, metric_names
+from gbrank.metrics._statistics import (
+    ConfusionCounts,
+    PairCounts,
+    QueryValues,
+    confusion_counts,
+    ndcg_per_query,
+    pair_counts,
+)
 
 __all__ = [
     "ndcg",
@@ -42,4 +52,10 @@ __all__ = [
     "Metric",
     "get_metric",
     "metric_names",
+    "ndcg_per_query",
+    "pair_counts",
+    "confusion_counts",
+    "QueryValues",
+    "PairCounts",
+    "ConfusionCounts",
 ]

@@ -13,7 +13,7 @@ from gbrank._deps import require
 from gbrank._train import train
 from gbrank.tuning.cv import LGB_DATASET_PARAMS, score
 from gbrank.tuning.folds import Fold
-from gbrank.tuning.runner import StudyResult
+from gbrank.tuning.results import StudyResult
 from gbrank.tuning.tasks import Task
 
 __all__ = ["run_anchor"]

@@ -13,7 +13,7 @@ resumes them; ``--trials`` is the total), all in ``--out`` (default ``./gbrank-r
 in the working directory). Bad input ends with one line on stderr and exit code 2.
 
 Many processes share the studies of one ``--storage`` and its ``--trials`` total exactly
-(:func:`gbrank.tuning.runner.run_budget`). ``--workers N`` starts N worker processes
+(:func:`gbrank.tuning.budget.run_budget`). ``--workers N`` starts N worker processes
 (each runs trials only, as ``--trials-only``), waits for them and writes the report
 itself (as ``--report-only``). Processes started by hand on other machines add trials
 with ``--trials-only``; a normal run (or a final ``--report-only``) writes the report.

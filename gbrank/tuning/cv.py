@@ -135,10 +135,6 @@ class TrialResult:
     seconds: float
 
 
-class _Pruned(Exception):
-    pass
-
-
 def _fold_validation(target: str, yv: np.ndarray, gv: Any) -> Validation:
     """The study's metric on a fold's validation rows (their labels and queries, in the
     order the validation set holds them)."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gbrank.tuning.runner import StudyResult
+from gbrank.tuning.results import StudyResult
 from gbrank.tuning.tasks import Task
 
 __all__ = ["paired", "write_summary"]

@@ -142,10 +142,6 @@ class NativeSpec:
     fixed: dict = field(default_factory=dict)
 
 
-def _spw_on(p: dict) -> bool:
-    return bool(p.get("scale_pos_weight_on"))
-
-
 NATIVE: dict[str, dict[str, NativeSpec]] = {
     "lightgbm": {
         "lambdarank": NativeSpec("lambdarank", "ranking", "ndcg@10", (

@@ -1,0 +1,188 @@
+"""Per-partition statistics: the numbers a metric's value is built from, for code that
+computes a metric piece by piece and merges the pieces (:mod:`gbrank.dask`).
+
+A ranking metric is a (weighted) mean over queries, or a ratio of pooled pair counts;
+a binary metric is a function of the confusion counts. When every query lies in one
+piece of the data, these statistics of the pieces add up to those of the whole, so the
+merged metric equals the single-machine one:
+
+- :func:`ndcg_per_query`: NDCG@k of every query and the query weights;
+  :func:`gbrank.metrics.ndcg` is their (weighted) mean;
+- :func:`pair_counts`: correctly ordered and differently-labelled pairs per query;
+  :func:`gbrank.metrics.pair_accuracy` is the ratio of their (weighted) sums;
+- :func:`confusion_counts`: the (weighted) TP, FP, FN, TN of ``s > threshold``;
+  :func:`gbrank.metrics.fbeta` and :func:`gbrank.metrics.balanced_measure` are
+  functions of them.
+
+Inputs are validated exactly as by the metrics they build.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from gbrank.metrics._binary import _counts
+from gbrank.metrics._ranking import _ndcg_per_query, _pair_counts
+
+__all__ = ["QueryValues", "PairCounts", "ConfusionCounts", "ndcg_per_query", "pair_counts",
+           "confusion_counts"]
+
+
+class QueryValues(NamedTuple):
+    """A metric's value for every query, and the query weights.
+
+    Attributes
+    ----------
+    values : ndarray of float64, shape (n_queries,)
+        One value per query: in row order when every query's rows are contiguous (or
+        the structure is given by ``group``), else in ascending ``qid`` order.
+    weights : ndarray of float64 of shape (n_queries,), or None
+        The weight of each query, in the order of ``values``; ``None`` when no
+        ``weight`` was given (every query counts 1).
+    """
+
+    values: np.ndarray
+    weights: np.ndarray | None
+
+
+class PairCounts(NamedTuple):
+    """Pair counts of every query (pair accuracy's numerator and denominator).
+
+    Attributes
+    ----------
+    good : ndarray of float64, shape (n_queries,)
+        :math:`C_q + T_q / 2`: correctly ordered differently-labelled pairs, score ties
+        counting 1/2.
+    pairs : ndarray of float64, shape (n_queries,)
+        :math:`P_q`: pairs with different labels.
+    weights : ndarray of float64 of shape (n_queries,), or None
+        Query weights, as in :class:`QueryValues`.
+    """
+
+    good: np.ndarray
+    pairs: np.ndarray
+    weights: np.ndarray | None
+
+
+class ConfusionCounts(NamedTuple):
+    """Confusion counts of ``s > threshold`` (weighted sums when weights are given).
+
+    Attributes
+    ----------
+    tp, fp, fn, tn : float
+        True positives :math:`a`, false positives :math:`b`, false negatives
+        :math:`c`, true negatives :math:`d`.
+    """
+
+    tp: float
+    fp: float
+    fn: float
+    tn: float
+
+
+def ndcg_per_query(y: Any, s: Any, group: Any = None, k: int | None = 10,
+                   label_gain: Any = None, *, qid: Any = None, weight: Any = None,
+                   gain: str = "exponential") -> QueryValues:
+    r"""NDCG@k of every query, and the query weights: what :func:`gbrank.metrics.ndcg`
+    averages.
+
+    :func:`gbrank.metrics.ndcg` is :math:`\sum_q w_q v_q / \sum_q w_q` (the plain mean
+    without weights). NDCG@k is local to a query, so pieces of data that each hold
+    whole queries merge exactly by adding their sums :math:`\sum_q w_q v_q` and
+    :math:`\sum_q w_q`.
+
+    Parameters
+    ----------
+    y, s, group, k, label_gain, qid, weight, gain
+        As in :func:`gbrank.metrics.ndcg` (validated the same way).
+
+    Returns
+    -------
+    QueryValues
+        ``values`` (NDCG@k per query) and ``weights`` (per query, or ``None``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbrank.metrics import ndcg, ndcg_per_query
+    >>> y, s = [2, 0, 1, 0, 1], [0.3, 0.9, 0.1, 0.2, 0.8]
+    >>> per_query = ndcg_per_query(y, s, group=[3, 2], k=None)
+    >>> [round(v, 4) for v in per_query.values.tolist()]
+    [0.659, 1.0]
+    >>> float(np.mean(per_query.values)) == ndcg(y, s, group=[3, 2], k=None)
+    True
+    """
+    values, queries = _ndcg_per_query(y, s, group, k, label_gain, qid=qid, weight=weight,
+                                      gain=gain)
+    return QueryValues(values, queries.weights)
+
+
+def pair_counts(y: Any, s: Any, group: Any = None, *, qid: Any = None,
+                weight: Any = None) -> PairCounts:
+    r"""Per query, the correctly ordered pairs and all differently-labelled pairs: what
+    :func:`gbrank.metrics.pair_accuracy` pools.
+
+    :func:`gbrank.metrics.pair_accuracy` is
+    :math:`\sum_q w_q (C_q + T_q/2) / \sum_q w_q P_q` (1 when the denominator is 0).
+    Pieces of data that each hold whole queries merge exactly by adding both sums.
+
+    Parameters
+    ----------
+    y, s, group, qid, weight
+        As in :func:`gbrank.metrics.pair_accuracy` (validated the same way).
+
+    Returns
+    -------
+    PairCounts
+        ``good`` (:math:`C_q + T_q/2`), ``pairs`` (:math:`P_q`) and ``weights`` (per
+        query, or ``None``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbrank.metrics import pair_accuracy, pair_counts
+    >>> y, s = [2, 0, 1, 0, 1], [0.3, 0.9, 0.1, 0.2, 0.2]
+    >>> counts = pair_counts(y, s, group=[3, 2])
+    >>> counts.good.tolist(), counts.pairs.tolist()
+    ([1.0, 0.5], [3.0, 1.0])
+    >>> float(np.sum(counts.good) / np.sum(counts.pairs)) == pair_accuracy(y, s, group=[3, 2])
+    True
+    """
+    good, pairs, queries = _pair_counts(y, s, group, qid=qid, weight=weight)
+    return PairCounts(good, pairs, queries.weights)
+
+
+def confusion_counts(y: Any, s: Any, threshold: float = 0.0, *,
+                     weight: Any = None) -> ConfusionCounts:
+    r"""Confusion counts of the prediction ``s > threshold``: what
+    :func:`gbrank.metrics.fbeta`, :func:`gbrank.metrics.f1` and
+    :func:`gbrank.metrics.balanced_measure` are computed from.
+
+    With :math:`a, b, c` = TP, FP, FN,
+    :math:`F_\beta = (1+\beta^2)a / ((1+\beta^2)a + b + \beta^2 c)` (1 when
+    :math:`a + b + c = 0`). Counts of disjoint pieces of the rows add up to those of
+    the whole.
+
+    Parameters
+    ----------
+    y, s, threshold, weight
+        As in :func:`gbrank.metrics.fbeta` (validated the same way).
+
+    Returns
+    -------
+    ConfusionCounts
+        ``tp``, ``fp``, ``fn``, ``tn`` (weighted sums when ``weight`` is given).
+
+    Examples
+    --------
+    >>> from gbrank.metrics import confusion_counts, f1
+    >>> y, s = [1, 0, 1, 1, 0], [0.8, 0.3, -0.2, 1.5, -1.0]
+    >>> tp, fp, fn, tn = confusion_counts(y, s)
+    >>> tp, fp, fn, tn
+    (2.0, 1.0, 1.0, 1.0)
+    >>> 2 * tp / (2 * tp + fp + fn) == f1(y, s)
+    True
+    """
+    return ConfusionCounts(*_counts(y, s, threshold, weight))

@@ -1,0 +1,80 @@
+"""Export of a study's best model: the refit booster saved so that the booster alone
+serves it, with ``params.json`` (parameters, scores, how to serve it) beside it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gbrank.tuning.config import TuneConfig
+from gbrank.tuning.cv import save_native
+from gbrank.tuning.results import StudyResult
+from gbrank.tuning.tasks import Task
+
+__all__ = ["export_model"]
+
+
+# How a saved best model is served: the booster alone, the start and the link inside.
+_SERVING_USAGE = {
+    "lightgbm": {
+        "binary": "probability = lightgbm.Booster(model_file='model.txt').predict(X); the "
+                  "start (init_score) is in the trees",
+        "ranking": "score = lightgbm.Booster(model_file='model.txt').predict(X)",
+    },
+    "xgboost": {
+        "binary": "probability = xgboost.Booster(model_file='model.json')"
+                  ".predict(xgboost.DMatrix(X)); the start (init_score) is in the trees",
+        "ranking": "score = xgboost.Booster(model_file='model.json')"
+                   ".predict(xgboost.DMatrix(X))",
+    },
+}
+
+
+def _jsonable(x: Any) -> Any:
+    """``x`` with every value JSON can hold as it is; NumPy values as Python ones,
+    callables dropped from dicts, anything else as its ``repr``."""
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items() if not callable(v)}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, (np.floating, np.integer)):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, (str, int, float, bool)) or x is None:
+        return x
+    return repr(x)
+
+
+def export_model(res: StudyResult, task: Task, cfg: TuneConfig, model: Any, obj: Any,
+                 init: float | None, s_test: np.ndarray, booster_params: dict) -> str:
+    """Save the refit best model of study ``res.study`` and its ``params.json``; return
+    the model file's path.
+
+    The model goes to ``<out_dir>/tune/models/<study>/model.txt`` (LightGBM) or
+    ``model.json`` (XGBoost), written by :func:`~gbrank.tuning.cv.save_native` so that
+    the booster alone serves it (checked on the test split, whose raw scores are
+    ``s_test``). ``params.json`` beside it records the objective and booster
+    parameters, the rounds, the start ``init``, the CV and test scores, how to serve the
+    model and the largest served difference.
+    """
+    mdir = Path(cfg.out_dir) / "tune" / "models" / res.study.replace(":", "_")
+    mdir.mkdir(parents=True, exist_ok=True)
+    mpath = mdir / ("model.txt" if cfg.booster == "lightgbm" else "model.json")
+    served = save_native(model, cfg.booster, obj, init, mpath, task.X_test,
+                         s_test, task.kind, task.feature_names)
+    meta = {
+        "study": res.study, "task": task.name, "objective": res.key,
+        "objective_class": None if obj is None else type(obj).__name__,
+        "objective_params": None if obj is None else obj.get_params(),
+        "booster": cfg.booster, "booster_params": booster_params,
+        "num_boost_round": res.rounds, "init_score": init, "metric": res.target,
+        "cv": {"mean": res.best_value, "folds": res.folds}, "test": res.test,
+        "usage": _SERVING_USAGE[cfg.booster][task.kind],
+        "served_max_abs_diff": served,
+    }
+    (mdir / "params.json").write_text(json.dumps(_jsonable(meta), indent=2))
+    return str(mpath)

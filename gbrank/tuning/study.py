@@ -1,0 +1,177 @@
+"""One study: the gradient gate, kernels compiled before the clock starts, the resumable
+Optuna study on the shared folds within the trial budget, then a refit of the best
+parameters, its held-out test scores, the exported model and the plots."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gbrank._deps import require
+from gbrank.tuning.budget import ADMITTED, run_budget, state_counts
+from gbrank.tuning.config import TuneConfig
+from gbrank.tuning.cv import FoldData, fit_full, run_cv, score
+from gbrank.tuning.export import export_model
+from gbrank.tuning.gate import gate
+from gbrank.tuning.progress import Progress
+from gbrank.tuning.results import StudyResult
+from gbrank.tuning.sampler import seeded_tpe, stable_seed
+from gbrank.tuning.spaces import Candidate, build_objective, kernel_variants, suggest_params
+from gbrank.tuning.storage import study_name
+from gbrank.tuning.tasks import Task
+
+__all__ = ["run_study"]
+
+
+def _objective_fn(cand: Candidate, cfg: TuneConfig, data: FoldData):
+    """The Optuna objective of ``cand``'s study: a trial's parameters, its CV on the
+    shared folds (reported for pruning), the fold scores kept as user attributes."""
+    optuna = require("optuna")
+    y_train = data.task.y
+
+    def fn(trial):
+        bp, op = suggest_params(trial, cand, cfg.booster, y_train)
+        obj = None if cand.is_native else build_objective(cand, op, cfg.seed)
+
+        def report(step, value):
+            trial.report(float(value), step)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+
+        res = run_cv(data, bp, obj, cand.target, max_rounds=cfg.max_rounds,
+                     patience=cfg.patience, report=report)
+        trial.set_user_attr("folds", res.folds)
+        trial.set_user_attr("best_iters", res.best_iters)
+        return res.value
+
+    return fn
+
+
+def _warm_kernels(task: Task, cand: Candidate, data: FoldData, seed: int) -> None:
+    """Compile, before the study's clock starts, every kernel its trials can run: each
+    kernel-selecting variant of the objective on the first fold's training rows (the
+    serial or threaded form their size selects) and the task's metrics on its
+    validation rows. On an empty numba cache this is most of a first study's time,
+    which would otherwise come out of its ``timeout``."""
+    _, y, group, _, yv, gv = data.fold_arrays(0)
+    rng = np.random.default_rng(seed)
+    for params in kernel_variants(cand):
+        obj = build_objective(cand, params, seed)
+        obj.booster_grad_hess(y, rng.standard_normal(y.size), group)
+    sv = rng.standard_normal(yv.size)
+    for name in task.metrics:
+        score(name, yv, sv, gv)
+
+
+def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, storage: Any,
+              fp: str, progress: Progress) -> StudyResult:
+    """Gate, tune, refit and report one candidate objective of one task.
+
+    A gbrank objective that fails the gradient gate is not tuned (status
+    ``"rejected"``). Otherwise the study named by the task, its data fingerprint ``fp``,
+    the booster and the candidate is created or resumed in ``storage`` and run within
+    the shared budget of ``cfg.trials`` (``cfg.run_trials=False``: only loaded). With
+    ``cfg.report``, the best parameters are refit on the whole tuning part and scored
+    on the held-out test split; the model is exported and the plots drawn as ``cfg``
+    asks."""
+    optuna = require("optuna")
+    label = f"{task.name} / {cand.key}"
+    res = StudyResult(task.name, cand.key, cand.target, cand.is_native, "done")
+    if not cand.is_native:
+        g = gate(cand.base, task, cand.key, seed=cfg.seed)
+        if not g.ok:
+            progress.line(g.message)
+            res.status, res.message = "rejected", g.message
+            return res
+    name = study_name(task.name, fp, cfg.booster, cand.key)
+    res.study = name
+    S = optuna.trial.TrialState
+    if cfg.run_trials:
+        study = optuna.create_study(
+            study_name=name, storage=storage, direction="maximize", load_if_exists=True,
+            sampler=seeded_tpe(stable_seed(name, cfg.seed),
+                               n_startup_trials=min(5, max(2, cfg.trials // 3))),
+            pruner=optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=20))
+        study.set_user_attr("task", task.name)
+        study.set_user_attr("objective", cand.key)
+        study.set_user_attr("metric", cand.target)
+        done0 = sum(state_counts(study)[:2])
+        if done0 < cfg.trials:
+            _warm_kernels(task, cand, data, cfg.seed)
+        t_start = time.perf_counter()
+        n_here = 0
+
+        def cb(study_, trial_):
+            nonlocal n_here
+            n_here += trial_.user_attrs.get(ADMITTED) == trial_.number
+            done = sum(state_counts(study_)[:2])
+            try:
+                best = study_.best_value
+            except ValueError:
+                best = None
+            progress.trial(label, min(done, cfg.trials), cfg.trials, best,
+                           (time.perf_counter() - t_start) / max(1, n_here))
+
+        # This process starts at most twice the trials missing when it began (failed
+        # trials are retried, but a study whose every trial fails must end).
+        remaining = max(0, cfg.trials - done0)
+        res.n_here = run_budget(
+            study, _objective_fn(cand, cfg, data), cfg.trials, storage=storage,
+            timeout=cfg.timeout, max_trials=remaining + max(3, remaining),
+            catch=(ValueError, FloatingPointError), callbacks=[cb])
+    else:
+        try:
+            study = optuna.load_study(study_name=name, storage=storage)
+        except KeyError:
+            res.status, res.message = "no trials", "no study in the storage"
+            progress.line(f"{label}: no study in the storage")
+            return res
+    res.n_complete, res.n_pruned, res.n_fail = state_counts(study)
+    res.seconds = _trial_seconds(study)
+    complete = study.get_trials(deepcopy=False, states=(S.COMPLETE,))
+    if not complete:
+        res.status, res.message = "no trials", "no trial completed"
+        progress.line(f"{label}: no trial completed")
+        return res
+    best = study.best_trial
+    res.best_value = float(best.value)
+    res.folds = {k: list(map(float, v)) for k, v in best.user_attrs["folds"].items()}
+    res.best_params = dict(best.params)
+    res.rounds = max(1, int(round(float(np.mean(best.user_attrs["best_iters"])))))
+    here = f"; {res.n_here} run by this process" if cfg.run_trials else ""
+    progress.line(f"{label}: best CV {cand.target} {res.best_value:.4f} "
+                  f"({res.n_complete} complete, {res.n_pruned} pruned, {res.n_fail} failed"
+                  f"{here})")
+    if not cfg.report:
+        return res
+    # Refit the best parameters on the whole tuning part; score the held-out test split.
+    bp, op = suggest_params(optuna.trial.FixedTrial(best.params), cand, cfg.booster, task.y)
+    obj = None if cand.is_native else build_objective(cand, op, cfg.seed)
+    model, init, s_test = fit_full(task, cfg.booster, bp, obj, res.rounds, cfg.n_jobs)
+    gte = task.group_test
+    for m in dict.fromkeys((*task.metrics, cand.target)):
+        res.test[m] = score(m, task.y_test, s_test, gte)
+    slug = cand.key.replace(":", "_")
+    if cfg.save_models:
+        res.model_path = export_model(res, task, cfg, model, obj, init, s_test, bp)
+    if cfg.plots:
+        from gbrank.tuning.plots import study_plots
+
+        res.plots = [str(p) for p in study_plots(
+            study, Path(cfg.out_dir) / "tune" / task.name, slug, cand.target,
+            title=f"{task.name} / {cand.key}")]
+    return res
+
+
+def _trial_seconds(study: Any) -> float:
+    """Seconds spent in the study's complete and pruned trials, by every process."""
+    optuna = require("optuna")
+    S = optuna.trial.TrialState
+    total = 0.0
+    for t in study.get_trials(deepcopy=False, states=(S.COMPLETE, S.PRUNED)):
+        if t.datetime_start and t.datetime_complete:
+            total += (t.datetime_complete - t.datetime_start).total_seconds()
+    return total
