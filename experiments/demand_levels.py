@@ -190,7 +190,7 @@ def _diagnose(X: np.ndarray, y: np.ndarray, cv: KFold, curves: dict,
         "",
         "Why a fit can diverge without the bound (checked leaf by leaf on the fit that "
         "diverged in the full run, fold 0 with 4,000 rows, held-out pair accuracy "
-        "0.429; `tests/test_lambdarank_stability.py` replays it): with truncation 30 a "
+        "0.429; `tests/objectives/test_lambdarank_training.py` replays it): with truncation 30 a "
         "row ranked "
         "below 30 only pairs with the top 30. Once the top 30 are all grade 4, the "
         "other grade-4 rows have no pair (λ = h = 0); when a grade-3 row climbs into "

@@ -10,12 +10,16 @@ PostgreSQL comes from ``GBRANK_TEST_POSTGRES`` (``bash .ci/postgres.sh start`` t
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from gbrank.datasets import load_letor
+
+# The slow reference implementations the tests compare against (tests/reference/).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def shared_data_dir() -> Path:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _metric_reference import pair_counts_q
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference.metrics import pair_counts_q
 
 from gbrank import metrics
 from gbrank._kernels import pair_accuracy as pa
@@ -172,7 +172,7 @@ def test_long_top_k_is_head_of_stable_sort(k, values, arrangement, pad):
 
 
 def test_ndcg_parallel_and_serial_forms_agree_with_reference():
-    from _metric_reference import ndcg_q
+    from reference.metrics import ndcg_q
 
     from gbrank._kernels.ndcg import _ndcg_parallel, _ndcg_serial
 
@@ -201,7 +201,7 @@ def test_ndcg_ideal_dcg_by_grade_passes_and_histogram(n_grades):
     # <= GRADE_PASSES_MAX grades: passes of four grades from the top (1, 2 passes, a
     # pass ending below grade 1); more: the histogram. label_gain with a non-zero gain
     # for grade 0 checks the rows left to the end; k beyond the counted rows too.
-    from _metric_reference import ndcg_q
+    from reference.metrics import ndcg_q
 
     from gbrank._kernels.ndcg import GRADE_PASSES_MAX, _ndcg_serial
 
@@ -491,7 +491,7 @@ def test_grid_parallel_deposit_and_read_back_match_serial():
 def test_top_k_metrics_on_long_queries_against_reference(k):
     # Queries of 20-300 rows: k = 3, 10 take the pruned top-k, 64 both paths, 100 and
     # None the full sort; ties in scores throughout.
-    from _metric_reference import ap_q, err_q, precision_q
+    from reference.metrics import ap_q, err_q, precision_q
 
     rng = np.random.default_rng(21 if k is None else k)
     sizes = rng.integers(20, 300, 25)

@@ -33,7 +33,7 @@ from gbrank.tuning.budget import (  # noqa: E402
 from gbrank.tuning.sampler import seeded_tpe  # noqa: E402
 from gbrank.tuning.storage import _postgres_driver, open_storage, study_lock  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TUNE = [sys.executable, "-m", "gbrank.tuning"]  # what `gbrank tune` runs
 S = optuna.trial.TrialState
 

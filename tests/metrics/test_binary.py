@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _metric_reference import balanced as ref_balanced
-from _metric_reference import brute_best_fbeta
-from _metric_reference import fbeta as ref_fbeta
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference.metrics import balanced as ref_balanced
+from reference.metrics import brute_best_fbeta
+from reference.metrics import fbeta as ref_fbeta
 from sklearn.metrics import balanced_accuracy_score, f1_score, fbeta_score
 
 from gbrank import metrics

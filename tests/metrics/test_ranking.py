@@ -6,7 +6,9 @@ import math
 
 import numpy as np
 import pytest
-from _metric_reference import (
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference.metrics import (
     ap_q,
     err_q,
     mean_over_queries,
@@ -15,11 +17,9 @@ from _metric_reference import (
     recall_q,
     rr_q,
 )
-from _metric_reference import (
+from reference.metrics import (
     pair_accuracy as ref_pair_accuracy,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from gbrank import metrics
 from gbrank._kernels._topk import top_k_order

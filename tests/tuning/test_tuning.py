@@ -22,7 +22,7 @@ from gbrank.tuning.gate import gate  # noqa: E402
 from gbrank.tuning.spaces import candidate, suggest_params  # noqa: E402
 from gbrank.tuning.storage import open_storage, study_name  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TUNE = [sys.executable, "-m", "gbrank.tuning"]  # what `gbrank tune` runs
 
 

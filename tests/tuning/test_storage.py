@@ -14,7 +14,7 @@ import pytest
 
 optuna = pytest.importorskip("optuna")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # One process: opens ``rounds`` fresh databases, each at the same instant as the other
 # processes (a file barrier per round), and prints one line per failed open.
