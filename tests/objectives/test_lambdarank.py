@@ -339,7 +339,7 @@ def test_label_gain_and_max_grade():
     ({"threshold": np.inf}, r"threshold must be a finite number in \(-inf, inf\), got inf"),
     ({"norm": "yes"}, "norm must be True or False"),
     ({"label_gain": [0.0, np.nan]}, "label_gain"),
-    ({"max_step": 0.0}, r"max_step must be a finite number in \(0, inf\), got 0.0"),
+    ({"max_step": 0.0}, r"max_step must be a finite number in \(0, inf\) or None, got 0.0"),
     ({"max_step": -1}, "max_step"),
     ({"max_step": np.inf}, "max_step"),
     ({"max_step": "16"}, "max_step"),
