@@ -151,10 +151,10 @@ class Objective:
         LightGBM casts what it receives to new float32 arrays, so the float64 arrays
         returned here are dead once the call returns: objectives that support it
         (RankNet, LambdaRank on grouped data) write into the arrays of their previous
-        call instead of fresh ones (first-touch page faults of two fresh n-row arrays:
-        3.1 ms at 10^6 rows, 17 ms at 10^7, against 0.3 / 5.5 ms to rewrite kept
-        ones). Arrays returned by this call are therefore overwritten by the next;
-        :meth:`grad_hess` always returns new arrays.
+        call instead of fresh ones: rewriting kept arrays avoids the first-touch page
+        faults of two fresh n-row arrays on every call, a cost that grows with n
+        (figures: ``docs/evidence.md``). Arrays returned by this call are therefore
+        overwritten by the next; :meth:`grad_hess` always returns new arrays.
         """
         if is_lightgbm_dataset(b):
             self._inspect_lightgbm_dataset(b)
