@@ -137,8 +137,22 @@ def _is_missing_extra(exc: BaseException) -> bool:
         "is not installed" in str(exc) and "pip install 'gbrank[" in str(exc))
 
 
+@pytest.fixture(scope="module")
+def one_openmp_thread():
+    """Examples run with one OpenMP thread: on a busy machine the boosters' spinning
+    threads make a tiny example take seconds, and no output depends on the count. The
+    limit reaches the OpenMP runtimes loaded when it is set, so the boosters are
+    imported first."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")  # a dependency of scikit-learn
+    for booster in ("lightgbm", "xgboost"):
+        if importlib.util.find_spec(booster) is not None:
+            importlib.import_module(booster)
+    with threadpoolctl.threadpool_limits(limits=1, user_api="openmp"):
+        yield
+
+
 @pytest.mark.parametrize("name", _modules())
-def test_examples_run(name, tmp_path, monkeypatch):
+def test_examples_run(name, tmp_path, monkeypatch, one_openmp_thread):
     source = (ROOT.parent / (name.replace(".", "/") + ".py"))
     if not source.exists():
         source = ROOT.parent / name.replace(".", "/") / "__init__.py"
