@@ -95,6 +95,19 @@ feature_names_in_, feature_importances_
     model is served. LightGBM's file has no place for it; XGBoost's carries it as the
     attributes ``gbrank_threshold`` and ``gbrank_pos_label`` (JSON text), read with
     ``Booster.attr``.
+
+    Examples
+    --------
+    >>> from gbrank.datasets import make_imbalanced
+    >>> from gbrank.sklearn import GBClassifier
+    >>> X, y = make_imbalanced(n_rows=400, positive_rate=0.1)
+    >>> clf = GBClassifier("focal", n_estimators=10, random_state=0, n_jobs=1).fit(X, y)
+    >>> clf.classes_.tolist(), clf.predict_proba(X).shape
+    ([0.0, 1.0], (400, 2))
+    >>> 0.0 < clf.threshold_ < 1.0  # the F1-best probability threshold
+    True
+    >>> clf.predict(X[:3]).tolist()
+    [0.0, 0.0, 0.0]
     """
 
     _task = "binary"
