@@ -105,13 +105,6 @@ def _error(a: np.ndarray, b: np.ndarray, floor: float) -> tuple[float, int]:
     return float(diff[worst] / scale), worst
 
 
-def _error(a: np.ndarray, b: np.ndarray, floor: float) -> tuple[float, int]:
-    diff = np.abs(a - b).ravel()
-    scale = max(float(np.max(np.abs(a))), float(np.max(np.abs(b))), floor)
-    worst = int(np.argmax(diff))
-    return float(diff[worst] / scale), worst
-
-
 def _function_name(fn: Any) -> str:
     return getattr(fn, "__qualname__", None) or repr(fn)
 
