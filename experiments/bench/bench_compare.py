@@ -4,7 +4,7 @@ old, new, new, old, old, new (each with its own numba cache directory), so that 
 see the same machine load.
 
     git worktree add /tmp/gbrank-before <commit>
-    python experiments/bench_compare.py /tmp/gbrank-before [--tasks ndcg ranknet ...]
+    python experiments/bench/bench_compare.py /tmp/gbrank-before [--tasks ndcg ranknet ...]
 
 Each child reports, per task, the median wall time of warm calls of the public
 function, the median CPU time of the process over the same calls (all threads; on a
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from _timing import COLD_FLOOR_MODULE
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = r"""
 import json, os, sys, time
