@@ -1,6 +1,6 @@
 """Held-out quality of imbalanced binary objectives with LightGBM.
 
-    python experiments/quality/binary_quality.py          # writes experiments/results/binary_quality.md
+    python experiments/quality/binary_quality.py   # → experiments/results/binary_quality.md
     python experiments/quality/binary_quality.py --select  # re-choose FBetaSurrogate's defaults
 
 Three imbalanced tasks, ten seeds each (a fresh subsample and a stratified

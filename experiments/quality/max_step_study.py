@@ -1,10 +1,10 @@
 """The Newton-step bound ``max_step`` of FocalLoss and FBetaSurrogate: held-out quality
 per bound, and where training diverges without one.
 
-    python experiments/quality/max_step_study.py             # writes experiments/results/max_step_study.md
-    python experiments/quality/max_step_study.py --jobs 2    # fits in 2 processes (1 thread each)
-    python experiments/quality/max_step_study.py --tasks 5class-g2 --seeds 5 6 7 8 9 --grid None 8 16
-                                                     # a subset, printed only
+    python experiments/quality/max_step_study.py   # → experiments/results/max_step_study.md
+    python experiments/quality/max_step_study.py --jobs 2   # 2 processes, 1 thread each
+    python experiments/quality/max_step_study.py --tasks 5class-g2 --seeds 5 6 7 8 9 \
+        --grid None 8 16                                 # a subset, printed only
 
 The booster's Hessian of a row is raised to max(h, |g| / max_step), so every leaf value
 (before the learning rate) is at most ``max_step`` in size (docs/max_step.md). Tasks,

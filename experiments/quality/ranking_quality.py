@@ -1,8 +1,8 @@
 """Does ``LambdaRank(metric=Z)`` win Z? Held-out ranking quality with LightGBM.
 
-    python experiments/quality/ranking_quality.py            # full run (~40 min on 2 busy cores)
-    python experiments/quality/ranking_quality.py --quick    # smoke run (1 seed, 2 folds, small sets)
-    python experiments/quality/ranking_quality.py --report   # rewrite the report from the saved json
+    python experiments/quality/ranking_quality.py           # full run (~40 min)
+    python experiments/quality/ranking_quality.py --quick   # 1 seed, 2 folds, small sets
+    python experiments/quality/ranking_quality.py --report  # the report from saved json
 
 Four tasks, 5-fold cross-validation (folds over queries; over rows for the group-less
 task) repeated with 3 seeds (a fresh shuffle, and fresh data for the synthetic tasks):
@@ -511,9 +511,10 @@ def paired(block: dict, a: str, b: str, metric: str):
 
 def report(saved: dict, quick: bool = False) -> str:
     lines = [
-        "# Does LambdaRank(metric=Z) win Z? (issue 10)",
+        "# Does LambdaRank(metric=Z) win Z?",
         "",
-        "Written by `experiments/quality/ranking_quality.py`" + (" --quick (smoke run)" if quick else "")
+        "Written by `experiments/quality/ranking_quality.py`"
+        + (" --quick (smoke run)" if quick else "")
         + ". LightGBM, 100 rounds, 31 leaves, learning rate 0.1, min_data_in_leaf 50, "
         "1 thread; 5-fold CV × 3 seeds = 15 paired units per cell (folds over queries; "
         "over rows for the group-less task, where each side is ONE query). Held-out "
