@@ -1,0 +1,246 @@
+"""Every ranking objective on real data: MQ2008 (LETOR 4.0) with the standard protocol.
+
+    python experiments/quality/mq2008_objectives.py            # 5 rotations (~10 min)
+    python experiments/quality/mq2008_objectives.py --quick    # 2 rotations, 4 objectives
+
+The LETOR 4.0 rotations (``MQ2008/readme.txt``): rotation k trains on three of the parts
+S1–S5, early-stops on the fourth by NDCG@10 (at most 1000 rounds, patience 50) and is
+tested on the fifth. LightGBM, learning rate 0.05, 31 leaves, everything else LightGBM's
+defaults, one thread, seed 0. Each objective's test part is judged by gbrank's NDCG@10,
+ERR@10, MAP@10 and MRR@10.
+
+Writes ``experiments/results/mq2008_objectives.md``: the mean of each objective and
+metric over the five rotations, and the paired difference against native
+``lambdarank`` per rotation, with a 95 % t-interval over the rotations and the verdict
+it supports (*wins* / *loses*: the interval excludes 0; *tie*: it does not). Raw values
+go to ``mq2008_objectives.json``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numba
+
+# numba's "omp" layer keeps spinning OpenMP threads that starve LightGBM's (see
+# experiments/quality/ranking_quality.py); "workqueue" has none.
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "workqueue"
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _paths import RESULTS, shared_data_dir  # noqa: E402
+
+LR, LEAVES, MAX_ROUNDS, PATIENCE = 0.05, 31, 1000, 50
+METRICS = ("ndcg@10", "err@10", "map@10", "mrr@10")
+BASE = "native lambdarank"
+
+
+def objectives(quick: bool = False) -> dict[str, object]:
+    """Name -> LightGBM objective (a native name or a gbrank instance)."""
+    from gbrank.objectives import LambdaRank, RankNet
+
+    out = {
+        BASE: "lambdarank",
+        "native rank_xendcg": "rank_xendcg",
+        "LambdaRank()": LambdaRank(),
+        "RankNet()": RankNet(),
+        'LambdaRank(weighting="ndcg_loss2pp")': LambdaRank(weighting="ndcg_loss2pp"),
+        'LambdaRank(weighting="ndcg_loss1")': LambdaRank(weighting="ndcg_loss1"),
+        "LambdaRank(norm=True)": LambdaRank(norm=True),
+        'LambdaRank("err")': LambdaRank("err"),
+        'LambdaRank("map")': LambdaRank("map"),
+        'LambdaRank("mrr")': LambdaRank("mrr"),
+    }
+    if quick:
+        keep = (BASE, "native rank_xendcg", "LambdaRank()", "RankNet()")
+        out = {k: v for k, v in out.items() if k in keep}
+    return out
+
+
+def run_rotation(parts, k: int, objs: dict[str, object]) -> dict[str, dict]:
+    """Test scores of every objective on rotation ``k`` and its rounds."""
+    import lightgbm as lgb
+
+    from gbrank.datasets import letor_fold
+    from gbrank.lightgbm import feval
+    from gbrank.metrics import get_metric
+
+    (X, y, g), (Xv, yv, gv), (Xt, yt, gt) = letor_fold(parts, k)
+    params = {"learning_rate": LR, "num_leaves": LEAVES, "num_threads": 1, "seed": 0,
+              "deterministic": True, "verbose": -1, "metric": "None"}
+    out = {}
+    for name, obj in objs.items():
+        t0 = time.perf_counter()
+        dt = lgb.Dataset(X, y, group=g)
+        dv = lgb.Dataset(Xv, yv, group=gv, reference=dt)
+        model = lgb.train({**params, "objective": obj}, dt, MAX_ROUNDS, valid_sets=[dv],
+                          feval=feval("ndcg@10"),
+                          callbacks=[lgb.early_stopping(PATIENCE, verbose=False)])
+        s = model.predict(Xt, num_iteration=model.best_iteration)
+        out[name] = {m: float(get_metric(m)(yt, s, gt)) for m in METRICS}
+        out[name]["per_query"] = per_query(yt, s, gt)
+        out[name]["rounds"] = int(model.best_iteration)
+        out[name]["seconds"] = time.perf_counter() - t0
+        print(f"  rotation {k} {name}: NDCG@10 {out[name]['ndcg@10']:.4f} "
+              f"({out[name]['rounds']} rounds, {out[name]['seconds']:.0f} s)", flush=True)
+    return out
+
+
+def per_query(y: np.ndarray, s: np.ndarray, group: np.ndarray) -> dict[str, list[float]]:
+    """Every metric of every query (their mean is the metric of the whole part; ERR's
+    stop probabilities use the part's highest grade, as on the whole part)."""
+    from gbrank.metrics import err, get_metric
+
+    offs = np.concatenate(([0], np.cumsum(group)))
+    top = int(y.max())
+    out = {}
+    for m in METRICS:
+        if m.startswith("err@"):
+            k = int(m.split("@")[1])
+            f = lambda a, b, k=k: err(y[a:b], s[a:b], None, k=k, max_grade=top)  # noqa: E731
+        else:
+            f = lambda a, b, m=m: get_metric(m)(y[a:b], s[a:b], None)  # noqa: E731
+        out[m] = [float(f(a, b)) for a, b in zip(offs[:-1], offs[1:], strict=True)]
+    return out
+
+
+def _commit() -> str:
+    try:
+        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, cwd=Path(__file__).parent, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, cwd=Path(__file__).parent,
+                               check=True).stdout.strip()
+        return sha + (" (with uncommitted changes)" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def verdict(d: np.ndarray) -> tuple[float, float, str]:
+    """95 % t-interval of the mean of ``d`` and the verdict it supports."""
+    from scipy import stats
+
+    m = float(np.mean(d))
+    half = float(stats.t.ppf(0.975, d.size - 1) * np.std(d, ddof=1) / np.sqrt(d.size))
+    lo, hi = m - half, m + half
+    return lo, hi, ("wins" if lo > 0 else "loses" if hi < 0 else "tie")
+
+
+def report(runs: dict[int, dict], seconds: float, header: str) -> str:
+    rotations = sorted(runs)
+    names = list(runs[rotations[0]])
+    lines = [
+        "# Every ranking objective on MQ2008 (LETOR 4.0, standard protocol)", "",
+        f"`experiments/quality/mq2008_objectives.py`, {header}, {seconds / 60:.0f} min. "
+        f"Rotation k of S1–S5 (the readme's folds): train on three parts, early-stop on "
+        f"the fourth by NDCG@10 (≤ {MAX_ROUNDS} rounds, patience {PATIENCE}), test on the "
+        f"fifth. LightGBM {_lgb_version()}, learning rate {LR}, {LEAVES} leaves, other "
+        "parameters LightGBM's defaults (gbrank objectives with their defaults), one "
+        "thread, seed 0. Metrics from `gbrank.metrics` on the test part.", "",
+        f"## Mean over {len(rotations)} rotations (test part)", "",
+        "| objective | " + " | ".join(METRICS) + " | rounds |",
+        "|---|" + "---:|" * (len(METRICS) + 1)]
+    best = {m: max(np.mean([runs[k][n][m] for k in rotations]) for n in names)
+            for m in METRICS}
+    for n in names:
+        cells = []
+        for m in METRICS:
+            v = float(np.mean([runs[k][n][m] for k in rotations]))
+            cells.append(f"**{v:.4f}**" if v == best[m] else f"{v:.4f}")
+        r = np.mean([runs[k][n]["rounds"] for k in rotations])
+        lines.append(f"| {n} | " + " | ".join(cells) + f" | {r:.0f} |")
+    n_q = sum(len(runs[k][BASE]["per_query"]["ndcg@10"]) for k in rotations)
+    for m in METRICS:
+        lines += ["", f"## {m}: paired difference against {BASE}", "",
+                  "Per rotation, their mean, the 95 % t-interval over the rotations and its "
+                  f"verdict; then the same over the {n_q} test queries pooled from all "
+                  "rotations (each query is tested once: a tighter interval that treats "
+                  "the five trained models as given).", "",
+                  "| objective | " + " | ".join(f"rot. {k}" for k in rotations)
+                  + " | mean | 95 % (rotations) | won | verdict | 95 % (queries) "
+                  "| verdict (queries) |",
+                  "|---|" + "---:|" * (len(rotations) + 3) + "---|---:|---|"]
+        for n in names:
+            if n == BASE:
+                continue
+            d = np.array([runs[k][n][m] - runs[k][BASE][m] for k in rotations])
+            lo, hi, v = verdict(d)
+            qlo, qhi, qv = verdict(_query_diffs(runs, n, m))
+            lines.append(f"| {n} | " + " | ".join(f"{x:+.4f}" for x in d)
+                         + f" | {d.mean():+.4f} | [{lo:+.4f}, {hi:+.4f}] "
+                         f"| {int(np.sum(d > 0))}/{d.size} | {v} "
+                         f"| [{qlo:+.4f}, {qhi:+.4f}] | {qv} |")
+    lines += ["", "## What it says", "", *summary(runs)]
+    return "\n".join(lines) + "\n"
+
+
+def _query_diffs(runs: dict[int, dict], name: str, metric: str) -> np.ndarray:
+    """Per-query differences against the baseline, every rotation's test queries."""
+    return np.concatenate([np.subtract(runs[k][name]["per_query"][metric],
+                                       runs[k][BASE]["per_query"][metric]) for k in runs])
+
+
+def summary(runs: dict[int, dict]) -> list[str]:
+    """Plain sentences computed from the tables: who wins, ties and loses, per metric."""
+    rotations = sorted(runs)
+    names = [n for n in runs[rotations[0]] if n != BASE]
+    out = []
+    for m in METRICS:
+        groups: dict[str, list[str]] = {}
+        for n in names:
+            d = np.array([runs[k][n][m] - runs[k][BASE][m] for k in rotations])
+            by_rotation = verdict(d)[2]
+            by_query = verdict(_query_diffs(runs, n, m))[2]
+            where = by_rotation if by_rotation != "tie" else (
+                f"{by_query} (queries only)" if by_query != "tie" else "tie")
+            groups.setdefault(where, []).append(f"{n} ({d.mean():+.4f})")
+        parts = [f"**{g}**: {', '.join(groups[g])}" for g in
+                 ("wins", "loses", "wins (queries only)", "loses (queries only)")
+                 if g in groups]
+        parts.append(f"within noise: {', '.join(groups.get('tie', [])) or 'none'}")
+        out.append(f"- {m} against {BASE} (mean difference): " + "; ".join(parts) + ".")
+    out.append("- *wins*/*loses*: the 95 % interval over the rotations excludes 0; "
+               "*(queries only)*: only the interval over the pooled test queries does.")
+    return out
+
+
+def _lgb_version() -> str:
+    import lightgbm as lgb
+
+    return lgb.__version__
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--data", type=Path, default=shared_data_dir() / "MQ2008")
+    p.add_argument("--out", type=Path, default=RESULTS)
+    args = p.parse_args(argv)
+    from gbrank.datasets import load_letor_folds
+
+    t0 = time.perf_counter()
+    header = f"commit {_commit()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    parts = load_letor_folds(args.data)
+    rotations = (1, 2) if args.quick else (1, 2, 3, 4, 5)
+    runs = {k: run_rotation(parts, k, objectives(args.quick)) for k in rotations}
+    seconds = time.perf_counter() - t0
+    stem = "mq2008_objectives" + ("_quick" if args.quick else "")
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"{stem}.json").write_text(json.dumps(
+        {"header": header, "seconds": seconds, "runs": runs}, indent=1))
+    path = args.out / f"{stem}.md"
+    path.write_text(report(runs, seconds, header))
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
