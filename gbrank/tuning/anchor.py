@@ -1,6 +1,8 @@
 """``--anchor``: Optuna's own ``LightGBMTunerCV`` (optuna-integration, stepwise search of
-LightGBM parameters) on native ``lambdarank``, with the same folds and the same time
-budget as the tuner's native ``lambdarank`` study, reported beside the rest."""
+LightGBM parameters) on native ``lambdarank``, on the same folds and with the same time
+budget as the tuner's work on the task; its best configuration is rescored on the same
+fresh folds as the tuner's picks and refit like them, so the report compares it with
+the tuner's recommendation unit by unit and on the held-out split."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from gbrank._deps import require
 from gbrank._train import train
 from gbrank.tuning.cv import LGB_DATASET_PARAMS, score
 from gbrank.tuning.folds import Fold
+from gbrank.tuning.pick import RepeatFolds, rescore_params
 from gbrank.tuning.results import StudyResult
 from gbrank.tuning.tasks import Task
 
@@ -21,17 +24,45 @@ __all__ = ["run_anchor"]
 KEY = "anchor:LightGBMTunerCV"
 
 
-def run_anchor(task: Task, folds: list[Fold], time_budget: float, *, max_rounds: int,
-               patience: int, n_jobs: int = 1, seed: int = 0) -> StudyResult:
+def run_anchor(task: Task, folds: list[Fold], time_budget: float,
+               repeats: RepeatFolds | None = None, *, max_rounds: int, patience: int,
+               n_jobs: int = 1, seed: int = 0) -> StudyResult:
     """Tune native ``lambdarank`` with ``LightGBMTunerCV`` for ``time_budget`` seconds on
-    ``folds``; score each fold's booster with gbrank's metrics (so its fold values pair
-    with the studies'), refit on the tuning part and score the test split."""
+    ``folds``; score each fold's booster with gbrank's metrics (its CV as tuned), rescore
+    the best configuration on ``repeats`` with its rounds fixed (as the tuner's picks
+    are), refit on the tuning part and score the test split.
+
+    Parameters
+    ----------
+    task : Task
+    folds : list of Fold
+        The tuner's folds of the task.
+    time_budget : float
+        Seconds (``LightGBMTunerCV``'s ``time_budget``; its step in progress finishes).
+    repeats : RepeatFolds, optional
+        The fresh folds the tuner's finalists were rescored on; None: no rescoring.
+    max_rounds, patience : int
+        The rounds cap and early-stopping patience of the tuner's studies.
+    n_jobs, seed : int
+
+    Returns
+    -------
+    StudyResult
+        Key ``"anchor:LightGBMTunerCV"``.
+
+    Examples
+    --------
+    ``gbrank tune --anchor`` runs it beside the studies (it trains, so not here):
+
+    >>> res = run_anchor(task, make_folds(task, 3), 60.0, max_rounds=100,
+    ...                  patience=15)  # doctest: +SKIP
+    """
     lgb = require("lightgbm")
 
     oi = require("optuna_integration")
     optuna = require("optuna")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    res = StudyResult(task.name, KEY, "ndcg@10", True, "done")
+    res = StudyResult(task.name, KEY, "ndcg@10", True, "done", best_trial=0, pick_trial=0)
     n = task.y.size
     ds = lgb.Dataset(task.X, task.y, group=task.lgb_group(task.group, n),
                      params=dict(LGB_DATASET_PARAMS), feature_name=task.feature_names or "auto",
@@ -60,8 +91,16 @@ def run_anchor(task: Task, folds: list[Fold], time_budget: float, *, max_rounds:
             res.folds[m].append(score(m, task.y[f.valid], s, f.group_valid))
     res.best_value = float(np.mean(res.folds["ndcg@10"]))
     res.best_params = dict(tuner.best_params)
-    model = train("lightgbm", dict(tuner.best_params, verbose=-1, num_threads=n_jobs), None,
-                  ds, rounds=best_it).model
+    # The configuration without its validation metric: trained for best_it rounds.
+    bp = {k: v for k, v in tuner.best_params.items() if k not in ("metric", "eval_at")}
+    bp.update(metric="None", verbose=-1, seed=seed)
+    res.booster_params = bp
+    if repeats is not None:
+        t1 = time.perf_counter()
+        res.units = rescore_params(repeats, bp, None, best_it,
+                                   tuple(dict.fromkeys(("ndcg@10", *task.metrics))))
+        res.rescore_seconds = time.perf_counter() - t1
+    model = train("lightgbm", dict(bp, num_threads=n_jobs), None, ds, rounds=best_it).model
     s_test = model.predict(task.X_test)
     res.test = {m: score(m, task.y_test, s_test, task.group_test) for m in task.metrics}
     res.message = (f"LightGBMTunerCV, {res.n_complete} trials in {res.seconds:.0f} s "

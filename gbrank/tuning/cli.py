@@ -4,13 +4,18 @@ gradient checks (also ``python -m gbrank.tuning`` and ``make tune`` in a checkou
     gbrank tune                    # embedded default data, < 10 min
     gbrank tune --quick            # smoke run, ~2 min
     gbrank tune --data ../shared/data/rank.train --objectives lambdarank:err
-    gbrank tune --data train.parquet --label-col rel --qid-col qid
+    gbrank tune --data ../shared/data/MQ2008 --metric ndcg@10   # LETOR 4.0 fold 1
+    gbrank tune --data train.parquet --label-col rel --qid-col qid --metric err@10
     gbrank tune --workers 4 --storage postgresql://user:pw@host/db
 
-Writes ``SUMMARY.md``, PNG plots under ``tune/``, the refit best models (booster file +
-JSON of parameters) under ``tune/models/`` and the studies to ``studies.db`` (re-running
-resumes them; ``--trials`` is the total), all in ``--out`` (default ``./gbrank-results``
-in the working directory). Bad input ends with one line on stderr and exit code 2.
+``--metric NAME`` tunes, early-stops and compares every candidate on one metric;
+without it each objective is tuned for its own. Writes ``SUMMARY.md`` (the verdict
+first: the objective and settings to use, its paired lead or deficit against the best
+native objective, and the code that trains it), PNG plots under ``tune/``, the
+recommended model of every study (booster file + JSON of parameters) under
+``tune/models/`` and the studies to ``studies.db`` (re-running resumes them;
+``--trials`` is the total), all in ``--out`` (default ``./gbrank-results`` in the
+working directory). Bad input ends with one line on stderr and exit code 2.
 
 Many processes share the studies of one ``--storage`` and its ``--trials`` total exactly
 (:func:`gbrank.tuning.budget.run_budget`). ``--workers N`` starts N worker processes
@@ -47,9 +52,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = _Parser(prog=PROG, description=" ".join(__doc__.split("\n\n")[0].split()),
                 allow_abbrev=False)
     p.add_argument("--data", type=Path, help="LETOR/SVMlight (.query file or qid:), CSV or "
-                   "Parquet; default: the embedded synthetic tasks")
+                   "Parquet; a LETOR 4.0 folder of parts S1.txt … S5.txt (fold --fold: "
+                   "four parts tuned on, the fifth held out) or a fold folder (train.txt, "
+                   "vali.txt, test.txt); or comma-separated LETOR files tuned on together; "
+                   "default: the embedded synthetic tasks")
     p.add_argument("--test-data", type=Path, help="held-out file in the same format "
                    "(default: 20%% of the queries of --data)")
+    p.add_argument("--fold", type=int, default=1, help="the fold (1-5) of a LETOR 4.0 "
+                   "folder of parts: fold k holds out part S<k+4 mod 5> (fold 1: S5)")
+    p.add_argument("--metric", help="tune, early-stop and compare every candidate on this "
+                   "metric: ndcg@10, err@10, map@5, mrr@10, pair_accuracy, f1, fbeta:2, ap, "
+                   "logloss (minimised), … (default: each objective on its own metric; the "
+                   "verdict on the task's first metric)")
     p.add_argument("--label-col", help="label column of a CSV/Parquet table")
     p.add_argument("--qid-col", help="query-id column of a CSV/Parquet table")
     p.add_argument("--drop-cols", help="comma-separated columns of a CSV/Parquet table to "
@@ -86,15 +100,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--worker-id", type=int, help=argparse.SUPPRESS)
     p.add_argument("--heartbeat", type=int, default=10, help="trial heartbeat in seconds; "
                    "a killed run's trials are retried after 3 heartbeats")
+    p.add_argument("--finalists", type=int, help="best trials of each study rescored on "
+                   "fresh folds before the pick (default 3; 2 with --quick)")
+    p.add_argument("--repeats", type=int, help="fresh shuffles of the folds the finalists "
+                   "are rescored on (default 2; 1 with --quick)")
     p.add_argument("--anchor", action="store_true", help="also run Optuna's LightGBMTunerCV "
-                   "on native lambdarank with the same time budget (needs gbrank[anchor])")
-    p.add_argument("--no-throughput", action="store_true",
-                   help="skip the Dataset-reuse vs rebuild measurement")
+                   "on native lambdarank with the tuner's time on the task as its budget "
+                   "(needs gbrank[anchor])")
+    p.add_argument("--throughput", action="store_true", help="also measure trials per "
+                   "minute with the binned data reused vs rebuilt (an internal speed check)")
+    p.add_argument("--no-throughput", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     args = p.parse_args(argv)
     if args.data is None and (args.test_data or args.label_col or args.qid_col
                               or args.drop_cols):
         _fail("--test-data, --label-col, --qid-col and --drop-cols need --data")
+    if not 1 <= args.fold <= 5:
+        _fail(f"--fold: must be an integer from 1 to 5, got {args.fold}")
     if args.workers < 1:
         _fail(f"--workers: must be an integer >= 1, got {args.workers}")
     if args.workers > 1 and (args.trials_only or args.report_only):
@@ -117,6 +139,14 @@ def _load_tasks(args: argparse.Namespace):
 
     if args.data is None:
         return default_tasks(quick=args.quick)
+    letor = _letor_source(args)
+    if letor is not None:
+        from gbrank.tuning.tasks import letor_task
+
+        try:
+            return [letor_task(letor, args.fold, test=args.test_data, seed=args.seed)]
+        except (OSError, ValueError) as exc:
+            _fail(f"--data: {' '.join(str(exc).split()) or type(exc).__name__}")
     table = args.data.suffix.lower() in TABLE_SUFFIXES
     drop = [c.strip() for c in (args.drop_cols or "").split(",") if c.strip()] or None
     if table and not args.label_col:
@@ -166,10 +196,37 @@ def _load_tasks(args: argparse.Namespace):
         _fail(f"--data: {msg}")
 
 
+def _metric_kind(name: str) -> str:
+    from gbrank.metrics import get_metric
+
+    return get_metric(name).kind
+
+
+def _letor_source(args: argparse.Namespace):
+    """A LETOR folder (parts or a fold folder) or a list of LETOR files named by
+    ``--data``, or None for a single file or table."""
+    data = args.data
+    if data.is_dir():
+        if args.test_data is not None:
+            _fail(f"--test-data: {data} is a folder, which holds its own held-out part")
+        if args.label_col or args.qid_col or args.drop_cols:
+            _fail(f"--label-col, --qid-col and --drop-cols choose columns of a CSV/Parquet "
+                  f"table; {data} is a LETOR folder")
+        return data
+    if not data.exists() and "," in str(data):
+        paths = [Path(p.strip()) for p in str(data).split(",") if p.strip()]
+        missing = [str(p) for p in paths if not p.is_file()]
+        if missing:
+            _fail(f"--data: {', '.join(missing)}: no such file")
+        return paths
+    return None
+
+
 # TuneConfig's field -> the flag that sets it (its checks name the field).
 _FLAGS = {"trials": "--trials", "n_folds": "--folds", "max_rounds": "--max-rounds",
           "n_jobs": "--n-jobs", "heartbeat": "--heartbeat", "timeout": "--timeout",
-          "booster": "--booster"}
+          "booster": "--booster", "metric": "--metric", "finalists": "--finalists",
+          "repeats": "--repeats"}
 
 
 def _config(args: argparse.Namespace, keys: list[str] | None):
@@ -189,7 +246,9 @@ def _config(args: argparse.Namespace, keys: list[str] | None):
             out_dir=args.out, quick=args.quick, n_jobs=args.n_jobs, objectives=keys,
             heartbeat=args.heartbeat, progress=not args.quiet, anchor=args.anchor,
             run_trials=not args.report_only and args.workers == 1,
-            report=not args.trials_only, worker=args.worker_id)
+            report=not args.trials_only, worker=args.worker_id, metric=args.metric,
+            finalists=given(args.finalists, 2 if args.quick else 3),
+            repeats=given(args.repeats, 1 if args.quick else 2))
     except ValueError as exc:
         msg = str(exc)
         field_name = msg.split(" ", 1)[0]
@@ -278,12 +337,23 @@ def main(argv: list[str] | None = None) -> int:
     cfg = _config(args, keys)
     tasks = _load_tasks(args)
     from gbrank.tuning.cv import check_feature_names
+    from gbrank.tuning.tasks import with_metric
 
+    if cfg.metric is not None and args.data is None:
+        # The embedded tasks are of both kinds: a metric judges the tasks of its own kind
+        # (ranking metrics the ranking tasks, f1 or ap the binary one; losses all).
+        home = "binary" if cfg.metric == "ap" else _metric_kind(cfg.metric)
+        tasks = [t for t in tasks if home == "pointwise" or t.kind == home] or tasks
     for t in tasks:
         try:
             check_feature_names(t.feature_names, cfg.booster)
         except ValueError as exc:
             _fail(f"--data: {exc} (--drop-cols)")
+        if cfg.metric is not None:
+            try:
+                t.metrics = with_metric(t, cfg.metric).metrics
+            except ValueError as exc:
+                _fail(f"--metric: {exc} (task {t.name})")
     if keys is not None:
         kinds = {t.kind for t in tasks}
         for k in keys:
@@ -302,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     if not cfg.report:
         return code
     throughput = None
-    if not args.no_throughput and args.booster == "lightgbm":
+    if args.throughput and args.booster == "lightgbm":
         from gbrank.tuning.throughput import measure_reuse, throughput_lines
 
         t = tasks[0]
@@ -320,10 +390,19 @@ def main(argv: list[str] | None = None) -> int:
     config_line = (f"`{' '.join([PROG, *argv])}`: "
                    f"{cfg.booster}, {cfg.trials} trials per study (TPE, seed {cfg.seed}, "
                    f"median pruning), {cfg.n_folds}-fold CV, ≤ {cfg.max_rounds} rounds with "
-                   f"early stopping after {cfg.patience}, {cfg.n_jobs} booster thread(s).")
+                   f"early stopping after {cfg.patience}, {cfg.n_jobs} booster thread(s); "
+                   f"the pick: {cfg.finalists} finalists per study rescored on "
+                   f"{cfg.repeats} fresh shuffle(s) of the folds "
+                   f"({cfg.repeats * cfg.n_folds} units).")
+    hint = ""
+    if args.label_col:
+        hint = (f"; from {args.data.name}: X = its feature columns, y = its "
+                f"{args.label_col!r} column" + (f", qid = its {args.qid_col!r} column"
+                                                if args.qid_col else ""))
     path = write_summary(args.out / "SUMMARY.md", tasks, results, config_line=config_line,
                          throughput=throughput, wall_seconds=time.perf_counter() - t_start,
-                         plot_dir=args.out / "tune")
+                         plot_dir=args.out / "tune", metric=cfg.metric,
+                         booster=cfg.booster, data_hint=hint)
     if not args.quiet:
         print(f"[tune] wrote {path} in {time.perf_counter() - t_start:.0f} s", flush=True)
     return code

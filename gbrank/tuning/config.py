@@ -23,6 +23,12 @@ class TuneConfig:
     ``"native:binary"``); ``None`` = the defaults of each task. ``custom``: extra
     objective instances by name (gated and tuned like the built-in ones).
 
+    ``metric`` (a gbrank metric name such as ``"ndcg@10"``, ``"err@10"``, ``"f1"``, or
+    ``"ap"``): every study is tuned, early-stopped and compared on it, in its direction
+    (``logloss`` and ``ece`` are minimised); ``None``: each objective on its own metric.
+    ``finalists`` and ``repeats``: the pick (:mod:`~gbrank.tuning.pick`) rescores each
+    study's ``finalists`` best trials on ``repeats`` fresh shuffles of the folds.
+
     Many processes may run the same configuration on one ``storage`` (PostgreSQL, or
     SQLite on one machine): they share each study and its total exactly (see
     :func:`~gbrank.tuning.budget.run_budget`). ``run_trials=False`` runs no trial
@@ -58,6 +64,9 @@ class TuneConfig:
     storage: str | None = None
     out_dir: Path = Path("experiments/results")
     quick: bool = False
+    metric: str | None = None
+    finalists: int = 3
+    repeats: int = 2
     n_jobs: int = 1
     objectives: list[str] | None = None
     custom: dict[str, Any] = field(default_factory=dict)
@@ -76,11 +85,22 @@ class TuneConfig:
         check_choice(self.booster, "booster", ("lightgbm", "xgboost"))
         require(self.booster)  # before any work: an ImportError naming the extra
         for name, low in (("trials", 1), ("n_folds", 2), ("max_rounds", 1), ("patience", 1),
-                          ("n_jobs", 1), ("heartbeat", 1)):
+                          ("n_jobs", 1), ("heartbeat", 1), ("finalists", 1), ("repeats", 1)):
             check_integer(getattr(self, name), name, low)
         check_integer(self.grace, "grace", 1, allow_none=True)
         check_integer(self.worker, "worker", 0, allow_none=True)
         if not (check_bool(self.run_trials, "run_trials") or check_bool(self.report, "report")):
             raise ValueError("run_trials and report are both False: nothing to do")
+        if self.metric is not None:
+            from gbrank.tuning.cv import higher_is_better
+
+            if not isinstance(self.metric, str):
+                raise ValueError(f"metric must be a metric name, got {self.metric!r}")
+            self.metric = self.metric.strip().lower()
+            try:
+                higher_is_better(self.metric)
+            except ValueError as exc:  # name the setting first, as the other checks do
+                raise ValueError(f"metric {self.metric!r} is not a metric name: "
+                                 f"{str(exc).split('; ', 1)[-1]}, or ap") from None
         if self.timeout is not None:
             check_number(self.timeout, "timeout", 0.0, low_open=True)

@@ -14,8 +14,8 @@ from gbrank._train import Validation, start_data, train
 from gbrank.tuning.folds import Fold
 from gbrank.tuning.tasks import Task
 
-__all__ = ["FoldData", "TrialResult", "check_feature_names", "score", "run_cv", "fit_full",
-           "save_native"]
+__all__ = ["FoldData", "TrialResult", "check_feature_names", "higher_is_better", "score",
+           "run_cv", "run_fixed", "fit_full", "save_native"]
 
 # Binning is fixed for every trial (the Datasets are built once); feature_pre_filter is
 # off so trials may change min_data_in_leaf on an already constructed Dataset.
@@ -58,6 +58,16 @@ def score(name: str, y: np.ndarray, s: np.ndarray, group: np.ndarray | None) -> 
     import gbrank
 
     return float(gbrank.get_metric(name)(y, s, group))
+
+
+def higher_is_better(name: str) -> bool:
+    """Whether a larger value of metric ``name`` (as :func:`score` computes it) is
+    better: False for the losses (``logloss``, ``ece``), True for the rest."""
+    if name == "ap":
+        return True
+    from gbrank.metrics import get_metric
+
+    return get_metric(name).higher_is_better
 
 
 def _rows(X: Any, idx: np.ndarray) -> Any:
@@ -138,7 +148,8 @@ class TrialResult:
 def _fold_validation(target: str, yv: np.ndarray, gv: Any) -> Validation:
     """The study's metric on a fold's validation rows (their labels and queries, in the
     order the validation set holds them)."""
-    return Validation(target, lambda preds, data: score(target, yv, preds, gv), True)
+    return Validation(target, lambda preds, data: score(target, yv, preds, gv),
+                      higher_is_better(target))
 
 
 def _predict(booster: str, model: Any, X: Any, dv: Any, best: int, init: Any) -> np.ndarray:
@@ -152,8 +163,8 @@ def _predict(booster: str, model: Any, X: Any, dv: Any, best: int, init: Any) ->
 
 def run_cv(data: FoldData, booster_params: dict, obj: Any, target: str, *,
            max_rounds: int, patience: int, report=None) -> TrialResult:
-    """Train on every fold with early stopping on ``target``; return the fold-mean of
-    ``target`` and every task metric per fold at the best iteration.
+    """Train on every fold with early stopping on ``target`` (in its direction); return
+    the fold-mean of ``target`` and every task metric per fold at the best iteration.
 
     ``report(step, value)`` (optional) receives the validation score every 10
     iterations at ``step = fold · max_rounds + iteration`` (the same step means the same
@@ -162,27 +173,17 @@ def run_cv(data: FoldData, booster_params: dict, obj: Any, target: str, *,
     """
     t0 = time.perf_counter()
     task = data.task
-    variant = "native" if obj is None else "custom"
     folds: dict[str, list[float]] = {m: [] for m in task.metrics}
     iters = []
     for f in range(len(data.folds)):
-        dt, dv = data.get(f, variant)
+        dt, dv, init, params = _fold_setup(data, f, booster_params, obj)
         fold = data.folds[f]
-        yt, yv = task.y[fold.train], task.y[fold.valid]
-        gv = fold.group_valid
-        init = None
-        if obj is not None and task.kind == "binary":
-            init = float(obj.init_score(yt))
+        yv, gv = task.y[fold.valid], fold.group_valid
 
         def on_iter(it, value, f=f):
             if report is not None and ((it + 1) % 10 == 0):
                 report(f * max_rounds + it, value)
 
-        params = dict(booster_params)
-        params["num_threads" if data.booster == "lightgbm" else "nthread"] = data.n_jobs
-        if obj is not None:
-            start_data(data.booster, dt, init)
-            start_data(data.booster, dv, init)
         trained = train(data.booster, params, obj, dt, dv, rounds=max_rounds,
                         validation=_fold_validation(target, yv, gv),
                         early_stopping=patience, on_iteration=on_iter)
@@ -195,6 +196,39 @@ def run_cv(data: FoldData, booster_params: dict, obj: Any, target: str, *,
             folds.setdefault(target, []).append(score(target, yv, s, gv))
     value = float(np.mean(folds[target]))
     return TrialResult(value, folds, iters, time.perf_counter() - t0)
+
+
+def _fold_setup(data: FoldData, f: int, booster_params: dict, obj: Any):
+    """Fold ``f``'s binned sets carrying the objective's start, the start itself (a gbrank
+    binary objective's constant, else None) and the booster parameters with threads."""
+    variant = "native" if obj is None else "custom"
+    dt, dv = data.get(f, variant)
+    init = None
+    if obj is not None and data.task.kind == "binary":
+        init = float(obj.init_score(data.task.y[data.folds[f].train]))
+    if obj is not None:
+        start_data(data.booster, dt, init)
+        start_data(data.booster, dv, init)
+    params = dict(booster_params)
+    params["num_threads" if data.booster == "lightgbm" else "nthread"] = data.n_jobs
+    return dt, dv, init, params
+
+
+def run_fixed(data: FoldData, booster_params: dict, obj: Any, rounds: int,
+              metrics: tuple[str, ...] | list[str]) -> dict[str, list[float]]:
+    """Train every fold for exactly ``rounds`` rounds (no early stopping: nothing is
+    chosen on the validation rows) and score ``metrics`` on each fold's validation
+    rows: an estimate of what a refit with ``rounds`` rounds does on unseen queries."""
+    task = data.task
+    out: dict[str, list[float]] = {m: [] for m in metrics}
+    for f in range(len(data.folds)):
+        dt, dv, init, params = _fold_setup(data, f, booster_params, obj)
+        fold = data.folds[f]
+        model = train(data.booster, params, obj, dt, rounds=rounds).model
+        s = _predict(data.booster, model, _rows(task.X, fold.valid), dv, rounds, init)
+        for m in metrics:
+            out[m].append(score(m, task.y[fold.valid], s, fold.group_valid))
+    return out
 
 
 def fit_full(task: Task, booster: str, booster_params: dict, obj: Any, rounds: int,

@@ -71,9 +71,10 @@ def study_plots(study: Any, out_dir: Path, label: str, metric: str,
 
 
 def comparison_plot(task_name: str, rows: list[dict], path: Path) -> Path | None:
-    """Per objective: its fold-wise paired differences against the best native baseline
-    on the objective's own metric (dots), their mean (bar), and a zero line. A dot above
-    zero is a fold the objective wins."""
+    """Per objective: its paired differences against the best native baseline on the
+    metric it is judged on, one per rescored unit (repeat × fold; dots), their mean
+    (bar), and a zero line. A dot above zero is a unit the objective wins (for a loss,
+    the differences are turned so that above zero is still better)."""
     rows = [r for r in rows if r.get("diffs") is not None]
     if not rows:
         return None
@@ -91,15 +92,15 @@ def comparison_plot(task_name: str, rows: list[dict], path: Path) -> Path | None
     ax.set_xticks(x)
     ax.set_xticklabels([f"{r['key']}\n{r['target']}\nvs {r['vs']}" for r in rows],
                        fontsize=8)
-    ax.set_ylabel("CV score − best native's, same fold")
-    ax.set_title(f"{task_name}: each objective vs the best native baseline on its own metric",
+    ax.set_ylabel("rescored CV − best native's, same unit")
+    ax.set_title(f"{task_name}: each objective vs the best native baseline, per unit",
                  fontsize=10)
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    ax.legend(handles=[Line2D([], [], marker="o", color="k", ls="", ms=4, label="one fold"),
-                       Patch(color="tab:green", alpha=0.35, label="mean over folds, ahead"),
-                       Patch(color="tab:red", alpha=0.35, label="mean over folds, behind")],
+    ax.legend(handles=[Line2D([], [], marker="o", color="k", ls="", ms=4, label="one unit"),
+                       Patch(color="tab:green", alpha=0.35, label="mean, ahead"),
+                       Patch(color="tab:red", alpha=0.35, label="mean, behind")],
               fontsize=8, loc="best")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

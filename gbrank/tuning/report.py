@@ -1,6 +1,9 @@
-"""``SUMMARY.md``: per task, one row per objective and native baseline — CV score, the
-paired fold-wise difference against the best native baseline and its win count, the
-held-out test score, trials and time. Written the same whoever wins."""
+"""``SUMMARY.md``: the verdict first (per task: the objective and settings to use for
+the chosen metric, its paired lead or deficit against the best native objective and
+whether it exceeds the fold noise, the code that trains it), then per task one row per
+objective and native baseline — the pick's rescored CV score, the best trial's CV as
+tuned, the paired difference against the best native baseline over the rescored units,
+the held-out test score, trials and time. Written the same whoever wins."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import numpy as np
 
 from gbrank.tuning.results import StudyResult
 from gbrank.tuning.tasks import Task
+from gbrank.tuning.verdict import ANCHOR, compare, verdict_lines
 
 __all__ = ["paired", "write_summary"]
 
@@ -23,36 +27,54 @@ def _ms(v) -> str:
     return f"{np.mean(v):.4f} ± {sd:.4f}"
 
 
+def _better(a: float, b: float, hib: bool) -> bool:
+    return a > b if hib else a < b
+
+
 def best_native(rows: list[StudyResult], metric: str) -> StudyResult | None:
-    """The native baseline with the highest CV mean on ``metric`` (its best trial)."""
-    nat = [r for r in rows if r.native and r.status == "done" and metric in r.folds
-           and not r.key.startswith("anchor:")]
+    """The native baseline with the best rescored mean on ``metric`` (its pick)."""
+    from gbrank.tuning.cv import higher_is_better
+
+    nat = [r for r in rows if r.native and r.status == "done" and metric in r.units
+           and not r.key.startswith(ANCHOR)]
     if not nat:
         return None
-    return max(nat, key=lambda r: float(np.mean(r.folds[metric])))
+    sign = 1.0 if higher_is_better(metric) else -1.0
+    return max(nat, key=lambda r: sign * float(np.mean(r.units[metric])))
 
 
-def paired(r: StudyResult, rows: list[StudyResult]) -> tuple[StudyResult | None, np.ndarray | None]:
-    """Fold-wise differences of ``r`` against the best *other* native baseline on
-    ``r``'s own metric (the same folds in every study, so the difference is paired)."""
-    others = [x for x in rows if x is not r]
-    nat = best_native(others, r.target)
-    if nat is None or r.target not in r.folds:
-        return None, None
-    return nat, np.asarray(r.folds[r.target]) - np.asarray(nat.folds[r.target])
+def paired(r: StudyResult, rows: list[StudyResult], n_folds: int):
+    """The comparison of ``r`` with the best *other* native baseline on ``r``'s metric,
+    over the rescored units (the same fresh folds in every study, so it is paired);
+    None without one."""
+    nat = best_native([x for x in rows if x is not r], r.target)
+    if nat is None:
+        return None
+    return compare(r, nat, r.target, n_folds)
 
 
 def _fmt_t(sec: float) -> str:
     return f"{sec:.0f} s" if sec < 120 else f"{sec / 60:.1f} min"
 
 
+def _n_folds(rows: list[StudyResult]) -> int:
+    return max((len(v) for r in rows for v in r.folds.values()), default=0)
+
+
+def _n_units(rows: list[StudyResult]) -> int:
+    return max((len(v) for r in rows for v in r.units.values()), default=0)
+
+
 def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[list[str], list[dict]]:
+    n_units = _n_units(rows)
     lines = [f"## {task.name}", "", task.description, "",
              f"{task.y.size} tuning rows ({n_folds}-fold CV"
              + (", folds over queries" if task.grouped else ", folds over rows")
-             + f"), {task.y_test.size} held-out test rows.", "",
-             "| objective | tuned for | CV (mean ± sd) | Δ vs best native (paired) "
-             "| folds won | test | trials complete / pruned / failed | time | trials/min |",
+             + f"), {task.y_test.size} held-out test rows"
+             + (f" ({task.group_test.size} queries)" if task.grouped else "") + ".", "",
+             "| objective | judged on | pick: rescored CV (mean ± sd) | best trial's CV as "
+             "tuned | Δ vs best native (paired, 95 % interval) | units won | test "
+             "| trials complete / pruned / failed | time |",
              "|---|---|---|---|---|---|---|---|---|"]
     plot_rows = []
     for r in rows:
@@ -60,62 +82,106 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
             lines.append(f"| {r.key} | {r.target} | **{r.status}**: {r.message} "
                          "| | | | | | |")
             continue
-        nat, d = paired(r, rows)
-        if d is None:
+        judged = r.target + ("" if r.higher_is_better else " (lower is better)")
+        if r.own_target != r.target:
+            judged += f" (own: {r.own_target})"
+        anchor = r.key.startswith(ANCHOR)
+        pick = (_ms(r.units[r.target]) + ("" if anchor else f" (trial {r.pick_trial})")
+                if r.target in r.units else "—")
+        as_tuned = (f"{r.best_value:.4f}" + ("" if anchor else f" (trial {r.best_trial})")
+                    if r.best_value is not None else "—")
+        c = paired(r, rows, n_folds)
+        if c is None:
             delta, won = "— (no other native)", "—"
         else:
-            sd = float(np.std(d, ddof=1)) if d.size > 1 else 0.0
-            delta = f"{np.mean(d):+.4f} ± {sd:.4f} vs {nat.key}"
-            won = f"{int(np.sum(d > 0))}/{d.size}"
+            delta = (f"{c.mean:+.4f} [{c.low:+.4f}, {c.high:+.4f}] vs {c.b.key}"
+                     + (" **beyond noise**" if c.beyond_noise else ""))
+            won = f"{c.won}/{c.diffs.size}"
             if not r.native:
-                plot_rows.append({"key": r.key, "target": r.target, "vs": nat.key,
-                                  "diffs": d.tolist()})
+                plot_rows.append({"key": r.key, "target": r.target, "vs": c.b.key,
+                                  "diffs": c.diffs.tolist()})
+        time_ = _fmt_t(r.seconds) + (f" + {_fmt_t(r.rescore_seconds)} rescoring"
+                                     if r.rescore_seconds else "")
         lines.append(
-            f"| {r.key} | {r.target} | {_ms(r.folds[r.target])} | {delta} | {won} "
+            f"| {r.key} | {judged} | {pick} | {as_tuned} | {delta} | {won} "
             f"| {r.test.get(r.target, float('nan')):.4f} "
-            f"| {r.n_complete} / {r.n_pruned} / {r.n_fail} | {_fmt_t(r.seconds)} "
-            f"| {r.trials_per_minute:.1f} |")
-    done = [r for r in rows if r.status == "done"]
+            f"| {r.n_complete} / {r.n_pruned} / {r.n_fail} | {time_} |")
+    done = [r for r in rows if r.status == "done" and r.units]
     if done:
         ms = list(task.metrics)
-        lines += ["", "Every metric of the task at each study's best trial (CV mean; "
-                  "held-out test in brackets), so objectives compare like with like:", "",
+        lines += ["", f"Every metric of the task at each study's pick (rescored CV mean over "
+                  f"{n_units} units; held-out test in brackets), so objectives compare like "
+                  "with like; **bold**: the best rescored mean:", "",
                   "| objective | " + " | ".join(ms) + " |",
                   "|---|" + "---|" * len(ms)]
-        best = {m: max(float(np.mean(r.folds[m])) for r in done) for m in ms}
+        from gbrank.tuning.cv import higher_is_better
+
+        best = {}
+        for m in ms:
+            vals = [float(np.mean(r.units[m])) for r in done if m in r.units]
+            best[m] = (max if higher_is_better(m) else min)(vals) if vals else None
         for r in done:
             cells = []
             for m in ms:
-                v = float(np.mean(r.folds[m]))
+                if m not in r.units:
+                    cells.append("—")
+                    continue
+                v = float(np.mean(r.units[m]))
                 cell = f"{v:.4f} ({r.test.get(m, float('nan')):.4f})"
                 cells.append(f"**{cell}**" if v == best[m] else cell)
             lines.append(f"| {r.key} | " + " | ".join(cells) + " |")
+        lines += ["", "The pick of each study: its best trials as tuned (finalists: trial, "
+                  "CV as tuned → rescored):", ""]
+        for r in done:
+            if r.finalists:
+                lines.append(f"- {r.key}: " + "; ".join(
+                    f"{f['trial']}: {f['cv']:.4f} → {f['rescored']:.4f}"
+                    for f in r.finalists))
     return lines, plot_rows
 
 
 def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
                   config_line: str, throughput: list[str] | None = None,
-                  wall_seconds: float | None = None, plot_dir: Path | None = None) -> Path:
-    """Write ``SUMMARY.md`` (and, with ``plot_dir``, one comparison PNG per task)."""
+                  wall_seconds: float | None = None, plot_dir: Path | None = None,
+                  metric: str | None = None, booster: str = "lightgbm",
+                  data_hint: str = "") -> Path:
+    """Write ``SUMMARY.md`` (and, with ``plot_dir``, one comparison PNG per task).
+
+    ``metric`` is the run's ``--metric`` (None: each task's verdict is on its headline
+    metric); ``data_hint`` (optional) tells the reader how to load the data the verdict's
+    code trains on.
+    """
     from gbrank.tuning.plots import comparison_plot
 
     lines = ["# gbrank tuning summary", "",
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. {config_line}"
              + (f" Wall time {_fmt_t(wall_seconds)}." if wall_seconds else ""), "",
-             "Every study maximises its objective's own metric on the same cross-validation "
-             "folds; Δ is the fold-by-fold difference against the best native baseline on "
-             "that metric (mean ± sd over folds), *folds won* counts folds where the "
-             "objective is higher. *test* is the refit best model on the held-out split "
-             "(queries never seen while tuning). Time and trials/min count complete and "
-             "pruned trials; a study stops at its trial total or its time cap, whichever "
-             "comes first. The *Gradient gate* section lists objectives refused for "
-             "wrong gradients.",
-             ""]
+             "## Verdict", ""]
+    for task in tasks:
+        rows = [r for r in results if r.task == task.name]
+        lines += verdict_lines(task.name, rows, metric or task.metrics[0], _n_folds(rows),
+                               kind=task.kind, booster=booster, grouped=task.grouped,
+                               metric_chosen=metric is not None, data_hint=data_hint)
+    lines += ["## How to read the tables", "",
+              "Every study tunes its objective on the same cross-validation folds (each "
+              "trial early-stopped on the metric it is judged on). A study's best trial is "
+              "the maximum of many noisy CV scores, each early-stopped on the rows it is "
+              "scored on: optimistic (*best trial's CV as tuned*). So each study's best "
+              "trials (its finalists) are rescored on fresh shuffles of the folds "
+              "(repeats), trained for exactly the rounds of their refit, and the best "
+              "there is the study's *pick*: the configuration it refits, saves and "
+              "recommends, and whose rescored mean is its CV estimate. Every study is "
+              "rescored on the same units (repeat × fold), so Δ against the best native "
+              "baseline is paired unit by unit; its 95 % interval is the corrected "
+              "resampled t-test's (the units share training rows), and *beyond noise* "
+              "means it excludes 0. *test* is the refit pick on the held-out split (data "
+              "never seen while tuning). Time counts complete and pruned trials, plus the "
+              "rescoring; a study stops at its trial total or its time cap. The *Gradient "
+              "gate* section lists objectives refused for wrong gradients.", ""]
     gate_lines = []
     for task in tasks:
         rows = [r for r in results if r.task == task.name]
-        n_folds = max((len(v) for r in rows for v in r.folds.values()), default=0)
-        sec, plot_rows = task_section(task, rows, n_folds)
+        sec, plot_rows = task_section(task, rows, _n_folds(rows))
         lines += sec
         if plot_dir is not None and plot_rows:
             p = comparison_plot(task.name, plot_rows, plot_dir / f"comparison_{task.name}.png")

@@ -1,5 +1,6 @@
-"""What one study produced: trial counts, the best parameters and their cross-validated
-scores, the refit's held-out test scores, and where its model and plots went."""
+"""What one study produced: trial counts, the best trial as tuned, the picked
+configuration and its rescored cross-validated scores, the refit's held-out test
+scores, and where its model and plots went."""
 
 from __future__ import annotations
 
@@ -17,7 +18,12 @@ class StudyResult:
     ----------
     task, key, target : str
         The task's name, the candidate's key (``"lambdarank:err"``, ``"native:binary"``)
-        and the metric its study maximises.
+        and the metric its study is judged on (tuned, early-stopped and compared).
+    own_target : str
+        The metric the objective exists for (``target`` unless ``--metric`` chose
+        another).
+    higher_is_better : bool
+        The direction of ``target`` (False for ``logloss``, ``ece``).
     native : bool
         Whether the candidate is the booster's own objective.
     status : {"done", "rejected", "no trials"}
@@ -30,9 +36,22 @@ class StudyResult:
         Time spent in complete and pruned trials.
     n_here : int
         Trials this process ran (admitted into the budget).
-    best_value, folds, best_params, rounds
-        The best trial's mean CV score, its per-fold scores of every task metric, its
+    best_value, folds, best_trial
+        The best trial as tuned: its mean CV score, its per-fold scores of every task
+        metric (each fold early-stopped on the rows it is scored on) and its number.
+    pick_trial, best_params, rounds
+        The recommended configuration (:mod:`~gbrank.tuning.pick`): its trial, its
         parameters and the boosting rounds its refit uses.
+    units : dict of str to list of float
+        The pick's rescored scores of every task metric, one per (repeat, fold) unit of
+        the task's fresh folds (the same units in every study of the task).
+    finalists : list of dict
+        Each finalist's trial, CV value as tuned and rescored mean of ``target``.
+    booster_params, objective_params : dict
+        The pick's booster parameters and its objective's (``{}`` for a native one),
+        as refit and saved.
+    rescore_seconds : float
+        Time the rescoring of the finalists took (stored with their values).
     test : dict of str to float
         Held-out test scores of the refit model.
     model_path, plots
@@ -66,9 +85,27 @@ class StudyResult:
     folds: dict[str, list[float]] = field(default_factory=dict)
     best_params: dict[str, Any] = field(default_factory=dict)
     rounds: int = 0
+    own_target: str = ""
+    higher_is_better: bool = True
+    best_trial: int | None = None
+    pick_trial: int | None = None
+    units: dict[str, list[float]] = field(default_factory=dict)
+    finalists: list[dict[str, Any]] = field(default_factory=list)
+    booster_params: dict[str, Any] = field(default_factory=dict)
+    objective_params: dict[str, Any] = field(default_factory=dict)
+    rescore_seconds: float = 0.0
     test: dict[str, float] = field(default_factory=dict)
     model_path: str = ""
     plots: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.own_target = self.own_target or self.target
+
+    @property
+    def estimate(self) -> float | None:
+        """The pick's rescored mean of ``target`` (None before a pick)."""
+        v = self.units.get(self.target)
+        return float(sum(v) / len(v)) if v else None
 
     @property
     def trials_per_minute(self) -> float:

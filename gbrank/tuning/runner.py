@@ -16,12 +16,13 @@ from gbrank.tuning.budget import run_budget
 from gbrank.tuning.config import TuneConfig
 from gbrank.tuning.cv import FoldData, check_feature_names
 from gbrank.tuning.folds import make_folds
+from gbrank.tuning.pick import RepeatFolds
 from gbrank.tuning.progress import Progress
 from gbrank.tuning.results import StudyResult
 from gbrank.tuning.spaces import candidates_for
 from gbrank.tuning.storage import default_storage_url, open_storage
 from gbrank.tuning.study import run_study
-from gbrank.tuning.tasks import Task
+from gbrank.tuning.tasks import Task, with_metric
 
 __all__ = ["TuneConfig", "StudyResult", "run_budget", "tune", "tune_task"]
 
@@ -64,6 +65,8 @@ def tune_task(task: Task, cfg: TuneConfig, progress: Progress | None = None,
     ['lambdarank:ndcg', 'ranknet', 'native:lambdarank', 'native:rank_xendcg']
     """
     check_feature_names(task.feature_names, cfg.booster)
+    if cfg.metric is not None:  # the task is judged first by it (checked for its kind)
+        task.metrics = with_metric(task, cfg.metric).metrics
     optuna = require("optuna")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     progress = progress or Progress(cfg.progress, cfg.worker)
@@ -71,18 +74,21 @@ def tune_task(task: Task, cfg: TuneConfig, progress: Progress | None = None,
         storage = open_storage(cfg.storage or default_storage_url(cfg.out_dir),
                                cfg.heartbeat, cfg.grace)
     cands = candidates_for(task.name, task.kind, cfg.booster, cfg.objectives, cfg.custom,
-                           cfg.quick)
+                           cfg.quick, cfg.metric)
     folds = make_folds(task, cfg.n_folds, cfg.seed)
     data = FoldData(task, folds, cfg.booster, reuse=True, n_jobs=cfg.n_jobs)
+    repeats = RepeatFolds(task, cfg.n_folds, cfg.repeats, cfg.seed, cfg.booster, cfg.n_jobs)
     fp = task.fingerprint()
     results = []
     for cand in cands:
-        results.append(run_study(task, cand, cfg, data, storage, fp, progress))
+        results.append(run_study(task, cand, cfg, data, storage, fp, progress, repeats))
     if cfg.anchor and cfg.report and task.kind == "ranking" and cfg.booster == "lightgbm":
-        budget = next((r.seconds for r in results if r.key == "native:lambdarank"), 60.0)
+        # The same wall time as the tuner's whole work on the task: every study's
+        # trials and the rescoring of its finalists.
+        budget = sum(r.seconds + r.rescore_seconds for r in results) or 60.0
         progress.line(f"{task.name} / anchor: LightGBMTunerCV on native lambdarank, "
-                      f"{budget:.0f} s budget")
-        results.append(run_anchor(task, folds, budget, max_rounds=cfg.max_rounds,
+                      f"{budget:.0f} s budget (the tuner's time on this task)")
+        results.append(run_anchor(task, folds, budget, repeats, max_rounds=cfg.max_rounds,
                                   patience=cfg.patience, n_jobs=cfg.n_jobs, seed=cfg.seed))
     return results
 

@@ -169,13 +169,19 @@ NATIVE: dict[str, dict[str, NativeSpec]] = {
 @dataclass
 class Candidate:
     """One study's subject: a gbrank objective (``base`` instance, tuned from its own
-    parameters) or a native booster objective (``native``)."""
+    parameters) or a native booster objective (``native``), judged on ``target`` (the
+    metric it is tuned, early-stopped and compared on); ``own_target`` is the metric
+    the objective exists for (``target`` unless a run asks for another)."""
 
     key: str
     kind: str
     target: str
     base: Any = None
     native: NativeSpec | None = None
+    own_target: str = ""
+
+    def __post_init__(self) -> None:
+        self.own_target = self.own_target or self.target
 
     @property
     def is_native(self) -> bool:
@@ -246,10 +252,11 @@ DEFAULT_NATIVES = {
 
 
 def candidates_for(task_name: str, kind: str, booster: str, keys: list[str] | None = None,
-                   custom: dict[str, Any] | None = None, quick: bool = False
-                   ) -> list[Candidate]:
+                   custom: dict[str, Any] | None = None, quick: bool = False,
+                   metric: str | None = None) -> list[Candidate]:
     """The candidates of one task: the chosen gbrank objectives of the task's kind (all
-    defaults when ``keys`` is None), custom instances, then the native baselines."""
+    defaults when ``keys`` is None), custom instances, then the native baselines; each
+    judged on ``metric`` when given, else on its own metric."""
     if keys is None:
         table = QUICK_OBJECTIVES if quick else DEFAULT_OBJECTIVES
         keys = table.get(task_name) or table["ranking" if kind == "ranking" else "binary"]
@@ -265,6 +272,10 @@ def candidates_for(task_name: str, kind: str, booster: str, keys: list[str] | No
         natives = natives[:1]
     out += [candidate(f"native:{n}", booster) for n in natives
             if NATIVE[booster][n].kind == kind]
+    if metric is not None:
+        from dataclasses import replace
+
+        out = [replace(c, target=metric, own_target=c.own_target) for c in out]
     return out
 
 

@@ -133,11 +133,14 @@ def _schema_lock(url: str) -> Iterator[None]:
         engine.dispose()
 
 
-def study_name(task_name: str, fingerprint: str, booster: str, key: str) -> str:
+def study_name(task_name: str, fingerprint: str, booster: str, key: str,
+               metric: str | None = None) -> str:
     """``<data>-<hash of data>-<booster>-<objective>``: re-running on the same data
-    resumes the same study."""
+    resumes the same study. A study judged on a ``metric`` other than its objective's
+    own ends in ``-on-<metric>``: it never resumes a study judged on another metric."""
     safe = re.sub(r"[^A-Za-z0-9_.:@-]+", "_", task_name)
-    return f"{safe}-{fingerprint}-{booster}-{key}"
+    tail = "" if metric is None else "-on-" + re.sub(r"[^A-Za-z0-9_.:@-]+", "_", metric)
+    return f"{safe}-{fingerprint}-{booster}-{key}{tail}"
 
 
 def _key64(text: str) -> int:

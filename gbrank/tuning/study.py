@@ -1,6 +1,7 @@
 """One study: the gradient gate, kernels compiled before the clock starts, the resumable
-Optuna study on the shared folds within the trial budget, then a refit of the best
-parameters, its held-out test scores, the exported model and the plots."""
+Optuna study on the shared folds within the trial budget, then the pick of the
+recommended configuration (finalists rescored on fresh folds), its refit, held-out test
+scores, the exported model and the plots."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ import numpy as np
 from gbrank._deps import require
 from gbrank.tuning.budget import ADMITTED, run_budget, state_counts
 from gbrank.tuning.config import TuneConfig
-from gbrank.tuning.cv import FoldData, fit_full, run_cv, score
+from gbrank.tuning.cv import FoldData, fit_full, higher_is_better, run_cv, score
 from gbrank.tuning.export import export_model
 from gbrank.tuning.gate import gate
+from gbrank.tuning.pick import RepeatFolds, configuration, pick
 from gbrank.tuning.progress import Progress
 from gbrank.tuning.results import StudyResult
 from gbrank.tuning.sampler import seeded_tpe, stable_seed
@@ -67,31 +69,65 @@ def _warm_kernels(task: Task, cand: Candidate, data: FoldData, seed: int) -> Non
 
 
 def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, storage: Any,
-              fp: str, progress: Progress) -> StudyResult:
-    """Gate, tune, refit and report one candidate objective of one task.
+              fp: str, progress: Progress, repeats: RepeatFolds | None = None
+              ) -> StudyResult:
+    """Gate, tune, pick, refit and report one candidate objective of one task.
 
     A gbrank objective that fails the gradient gate is not tuned (status
     ``"rejected"``). Otherwise the study named by the task, its data fingerprint ``fp``,
-    the booster and the candidate is created or resumed in ``storage`` and run within
-    the shared budget of ``cfg.trials`` (``cfg.run_trials=False``: only loaded). With
-    ``cfg.report``, the best parameters are refit on the whole tuning part and scored
-    on the held-out test split; the model is exported and the plots drawn as ``cfg``
-    asks."""
+    the booster, the candidate and (when it is not the objective's own) the metric it
+    is judged on is created or resumed in ``storage`` and run within the shared budget
+    of ``cfg.trials`` (``cfg.run_trials=False``: only loaded), in the metric's
+    direction. With ``cfg.report``, the study's ``cfg.finalists`` best trials are
+    rescored on ``repeats`` (made here when None) and the pick
+    (:func:`~gbrank.tuning.pick.pick`) is refit on the whole tuning part and scored on
+    the held-out test split; the model is exported and the plots drawn as ``cfg``
+    asks.
+
+    Parameters
+    ----------
+    task : Task
+    cand : Candidate
+    cfg : TuneConfig
+    data : FoldData
+        The task's tuning folds (every study of the task shares them).
+    storage : optuna storage
+    fp : str
+        The task's data fingerprint (:meth:`Task.fingerprint`).
+    progress : Progress
+    repeats : RepeatFolds, optional
+        The fresh folds finalists are rescored on (shared by the task's studies).
+
+    Returns
+    -------
+    StudyResult
+
+    Examples
+    --------
+    :func:`~gbrank.tuning.tune_task` runs it for every candidate of a task:
+
+    >>> res = run_study(task, cand, cfg, data, storage, task.fingerprint(),
+    ...                 Progress(False))  # doctest: +SKIP
+    """
     optuna = require("optuna")
     label = f"{task.name} / {cand.key}"
-    res = StudyResult(task.name, cand.key, cand.target, cand.is_native, "done")
+    hib = higher_is_better(cand.target)
+    res = StudyResult(task.name, cand.key, cand.target, cand.is_native, "done",
+                      own_target=cand.own_target, higher_is_better=hib)
     if not cand.is_native:
         g = gate(cand.base, task, cand.key, seed=cfg.seed)
         if not g.ok:
             progress.line(g.message)
             res.status, res.message = "rejected", g.message
             return res
-    name = study_name(task.name, fp, cfg.booster, cand.key)
+    name = study_name(task.name, fp, cfg.booster, cand.key,
+                      None if cand.target == cand.own_target else cand.target)
     res.study = name
     S = optuna.trial.TrialState
     if cfg.run_trials:
         study = optuna.create_study(
-            study_name=name, storage=storage, direction="maximize", load_if_exists=True,
+            study_name=name, storage=storage, direction="maximize" if hib else "minimize",
+            load_if_exists=True,
             sampler=seeded_tpe(stable_seed(name, cfg.seed),
                                n_startup_trials=min(5, max(2, cfg.trials // 3))),
             pruner=optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=20))
@@ -137,18 +173,31 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
         progress.line(f"{label}: no trial completed")
         return res
     best = study.best_trial
+    res.best_trial = best.number
     res.best_value = float(best.value)
     res.folds = {k: list(map(float, v)) for k, v in best.user_attrs["folds"].items()}
-    res.best_params = dict(best.params)
-    res.rounds = max(1, int(round(float(np.mean(best.user_attrs["best_iters"])))))
     here = f"; {res.n_here} run by this process" if cfg.run_trials else ""
     progress.line(f"{label}: best CV {cand.target} {res.best_value:.4f} "
                   f"({res.n_complete} complete, {res.n_pruned} pruned, {res.n_fail} failed"
                   f"{here})")
     if not cfg.report:
         return res
-    # Refit the best parameters on the whole tuning part; score the held-out test split.
-    bp, op = suggest_params(optuna.trial.FixedTrial(best.params), cand, cfg.booster, task.y)
+    # The pick: the finalists rescored on fresh folds with their refit's rounds.
+    if repeats is None:
+        repeats = RepeatFolds(task, cfg.n_folds, cfg.repeats, cfg.seed, cfg.booster, cfg.n_jobs)
+    fins, res.rescore_seconds = pick(study, cand, repeats, task.metrics, cfg.booster,
+                                     cfg.seed, cfg.finalists)
+    chosen = fins[0]
+    res.pick_trial, res.rounds, res.best_params = chosen.number, chosen.rounds, chosen.params
+    res.units = chosen.units
+    res.finalists = [{"trial": f.number, "cv": f.cv, "rescored": f.estimate(cand.target),
+                      "rounds": f.rounds} for f in fins]
+    progress.line(f"{label}: pick trial {chosen.number} of {len(fins)} finalists, rescored "
+                  f"{cand.target} {res.estimate:.4f} over {repeats.n_units} units "
+                  f"(its CV as tuned {chosen.cv:.4f}; {res.rescore_seconds:.0f} s)")
+    # Refit the pick on the whole tuning part; score the held-out test split.
+    bp, op = configuration(chosen.params, cand, cfg.booster, task.y, cfg.seed)
+    res.booster_params, res.objective_params = bp, op
     obj = None if cand.is_native else build_objective(cand, op, cfg.seed)
     model, init, s_test = fit_full(task, cfg.booster, bp, obj, res.rounds, cfg.n_jobs)
     gte = task.group_test

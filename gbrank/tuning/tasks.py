@@ -4,21 +4,82 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from gbrank._validation import check_choice, check_number
 
-__all__ = ["Task", "default_tasks", "infer_kind", "task_from_arrays", "task_metrics"]
+__all__ = ["Task", "check_metric", "default_tasks", "infer_kind", "letor_task",
+           "task_from_arrays", "task_metrics", "with_metric"]
 
 RANKING_METRICS = ("ndcg@10", "err@10", "map@10", "mrr@10", "pair_accuracy")
 BINARY_METRICS = ("ap", "f1")
+
+# The kinds of gbrank metric (gbrank.metrics.Metric.kind) that can judge a task of each
+# kind; "ap" (scikit-learn's average precision) judges binary tasks. A new task kind
+# (multiclass) adds a row here and to task_metrics.
+METRIC_KINDS = {
+    "ranking": ("ranking", "pointwise"),
+    "binary": ("binary", "pointwise", "ranking"),
+}
 
 
 def task_metrics(kind: str) -> tuple[str, ...]:
     """Every metric a study of this kind records (the first is the task's headline)."""
     return RANKING_METRICS if kind == "ranking" else BINARY_METRICS
+
+
+def check_metric(name: str, kind: str) -> str:
+    """The canonical name of metric ``name`` (any :func:`gbrank.metrics.get_metric` name,
+    or ``"ap"``), refused with a ValueError when it cannot judge a task of ``kind``.
+
+    Ranking tasks take ranking metrics (``ndcg@10``, ``err@5``, ``pair_accuracy``, …)
+    and the per-row calibration losses (``logloss``, ``ece``); binary tasks take binary
+    metrics (``f1``, ``fbeta:2``, …), ``ap``, the calibration losses and ranking
+    metrics over all rows as one list (``precision@100``).
+
+    Examples
+    --------
+    >>> from gbrank.tuning.tasks import check_metric
+    >>> check_metric("NDCG@10", "ranking")
+    'ndcg@10'
+    >>> check_metric("ap", "binary")
+    'ap'
+    """
+    from gbrank.metrics import get_metric
+
+    key = str(name).strip().lower()
+    if key == "ap":
+        metric_kind = "binary"
+    else:
+        m = get_metric(key)
+        key, metric_kind = m.name, m.kind
+    if metric_kind not in METRIC_KINDS[kind]:
+        raise ValueError(f"metric {key!r} is a {metric_kind} metric; a {kind} task is "
+                         f"judged by {' or '.join(METRIC_KINDS[kind])} metrics"
+                         + (" (or ap)" if kind == "binary" else ""))
+    return key
+
+
+def with_metric(task: Task, metric: str) -> Task:
+    """``task`` judged first by ``metric`` (checked with :func:`check_metric`): the
+    metric heads the task's recorded metrics, which are otherwise kept.
+
+    Examples
+    --------
+    >>> from gbrank.datasets import make_ranking
+    >>> from gbrank.tuning import task_from_arrays
+    >>> from gbrank.tuning.tasks import with_metric
+    >>> X, y, group = make_ranking(n_queries=20, rows_per_query=10, n_features=5)
+    >>> with_metric(task_from_arrays("tiny", X, y, group), "err@5").metrics[:2]
+    ('err@5', 'ndcg@10')
+    """
+    from dataclasses import replace
+
+    metric = check_metric(metric, task.kind)
+    return replace(task, metrics=(metric, *(m for m in task.metrics if m != metric)))
 
 
 @dataclass
@@ -218,11 +279,118 @@ def default_tasks(quick: bool = False) -> list[Task]:
     demand = task_from_arrays("demand_levels", Xd, yd, None, kind="ranking", seed=0,
                               description=(f"make_demand_levels({n_d} rows, 5 grades, seed 0): "
                                            "one query, group-less; 20% of the rows held out"))
-    # Group-less: NDCG@10 saturates near 1 on 600+ rows per grade, so the task also
-    # records NDCG over the whole list (NDCG over every row) beside pair accuracy.
-    demand.metrics = ("ndcg@10", "ndcg", "err@10", "map@10", "mrr@10", "pair_accuracy")
+    # Group-less: NDCG@10 saturates near 1 on 600+ rows per grade, so the task's
+    # headline (its verdict's metric) is NDCG over the whole list (every row).
+    demand.metrics = ("ndcg", "ndcg@10", "err@10", "map@10", "mrr@10", "pair_accuracy")
     n_b = 5000 if quick else 10000
     Xb, yb = make_imbalanced(n_rows=n_b, positive_rate=0.03, seed=0)
     binary = task_from_arrays("binary", Xb, yb, None, kind="binary", seed=0, description=(
         f"make_imbalanced({n_b} rows, 3% positives, seed 0); stratified 20% held out"))
     return [rank, demand, binary]
+
+
+# A LETOR fold folder (LETOR 3.0/4.0 and MSLR ship Fold1 … Fold5 so): its training and
+# validation files are tuned on, its test file is held out.
+_FOLD_FILES = (("train.txt",), ("vali.txt", "valid.txt", "validation.txt"), ("test.txt",))
+
+
+def _stack_letor(paths: list[Path], width: int | None = None):
+    """The LETOR/SVMlight files ``paths`` as one set (queries of each file kept whole),
+    with a common feature width (the widest file's, or ``width``)."""
+    from scipy.sparse import csr_matrix, vstack
+
+    from gbrank.datasets import load_letor
+
+    loaded = [load_letor(p, n_features=width) for p in paths]
+    w = width or max(X.shape[1] for X, _, _ in loaded)
+    X = vstack([csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], w))
+                for X, _, _ in loaded]).tocsr()
+    return X, np.concatenate([y for _, y, _ in loaded]), np.concatenate(
+        [g for _, _, g in loaded])
+
+
+def letor_task(source: Any, fold: int = 1, *, test: Any = None, seed: int = 0,
+               name: str | None = None) -> Task:
+    """A ranking task from LETOR data, tuned on the training parts and tested on the
+    held-out part of the benchmark's own protocol.
+
+    Parameters
+    ----------
+    source : path or list of paths
+        * a LETOR 4.0 folder of the five parts ``S1.txt`` … ``S5.txt`` (MQ2008,
+          MQ2007): fold ``fold``'s training and validation parts (four of five) are
+          tuned on, its test part is held out (fold 1: S1–S4 / S5, as the readme's
+          folds rotate);
+        * a fold folder (``train.txt``, ``vali.txt``, ``test.txt``, as LETOR and MSLR
+          ship ``Fold1`` … ``Fold5``): training and validation tuned on, test held out;
+        * a list of LETOR/SVMlight files (``S1.txt``, ``S2.txt``, …), tuned on together;
+          ``test`` is held out, or 20 % of their queries when ``test`` is None.
+    fold : int, default 1
+        The fold (1–5) of a folder of parts.
+    test : path, optional
+        The held-out file of a list of files.
+    seed : int, default 0
+        Seeds the held-out queries of a list of files without ``test``.
+    name : str, optional
+        The task's name (its section in ``SUMMARY.md``); default: the folder's name.
+
+    Returns
+    -------
+    Task
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from gbrank.tuning.tasks import letor_task
+    >>> folder = Path(tempfile.mkdtemp()) / "MQ-tiny"
+    >>> folder.mkdir()
+    >>> for p in range(1, 6):
+    ...     rows = [f"{(p + q + r) % 3} qid:{10 * p + q} 1:{r / 4} 2:{q / 3}"
+    ...             for q in range(3) for r in range(4)]
+    ...     _ = (folder / f"S{p}.txt").write_text("\\n".join(rows) + "\\n")
+    >>> task = letor_task(folder, fold=2)
+    >>> task.name, task.group.size, task.group_test.size  # S2–S5 tuned, S1 held out
+    ('MQ-tiny', 12, 3)
+    """
+    from gbrank._validation import check_integer
+    from gbrank.datasets import LETOR_PARTS
+
+    fold = check_integer(fold, "fold", 1, 5)
+    if isinstance(source, (list, tuple)):
+        paths = [Path(p) for p in source]
+        if not paths:
+            raise ValueError("letor_task: no files given")
+        X, y, g = _stack_letor(paths)
+        label = name or paths[0].parent.name or paths[0].stem
+        if test is None:
+            return task_from_arrays(label, X, y, g, kind="ranking", seed=seed, description=(
+                f"{', '.join(p.name for p in paths)} in {paths[0].parent}; 20% of the "
+                "queries held out"))
+        Xt, yt, gt = _stack_letor([Path(test)], width=X.shape[1])
+        return Task(label, "ranking", X, y, g, Xt, yt, gt, description=(
+            f"{', '.join(p.name for p in paths)} in {paths[0].parent} tuned on; "
+            f"{Path(test).name} held out"))
+    folder = Path(source)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no such folder")
+    label = name or folder.name
+    if all((folder / f"{p}.txt").exists() for p in LETOR_PARTS):
+        names = [LETOR_PARTS[(fold - 1 + i) % 5] for i in range(5)]
+        X, y, g = _stack_letor([folder / f"{p}.txt" for p in names[:4]])
+        Xt, yt, gt = _stack_letor([folder / f"{names[4]}.txt"], width=X.shape[1])
+        return Task(label, "ranking", X, y, g, Xt, yt, gt, description=(
+            f"LETOR 4.0 fold {fold} of {folder}: tuned on {'+'.join(names[:3])} (training) "
+            f"and {names[3]} (validation), cross-validated over queries; {names[4]} (the "
+            "fold's test part) held out"))
+    found = [next((folder / n for n in names if (folder / n).exists()), None)
+             for names in _FOLD_FILES]
+    if all(found):
+        X, y, g = _stack_letor(found[:2])
+        Xt, yt, gt = _stack_letor(found[2:], width=X.shape[1])
+        return Task(label, "ranking", X, y, g, Xt, yt, gt, description=(
+            f"LETOR fold folder {folder}: tuned on {found[0].name} + {found[1].name}, "
+            f"cross-validated over queries; {found[2].name} held out"))
+    raise FileNotFoundError(
+        f"{folder}: neither a LETOR 4.0 folder of parts (S1.txt … S5.txt) nor a fold "
+        "folder (train.txt, vali.txt, test.txt)")

@@ -432,18 +432,21 @@ def _numbers(text: str) -> list[float]:
 @pytest.mark.slow
 def test_cli_small_run_end_to_end(tmp_path):
     """A small run of `gbrank tune` on a CSV, as a user outside the checkout starts it:
-    summary with numbers, plots, models, resumable storage, all in ./gbrank-results."""
+    summary with numbers, plots, models, resumable storage, all in ./gbrank-results;
+    the throughput measurement only when asked for."""
     csv = _write_csv(tmp_path / "d.csv")
     out = tmp_path / "gbrank-results"
     cmd = [sys.executable, "-m", "gbrank", "tune", "--data", str(csv), "--label-col", "label",
            "--objectives", "focal,native:binary", "--trials", "2", "--max-rounds", "15",
-           "--folds", "2", "--no-throughput"]
+           "--folds", "2", "--throughput"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     summary = (out / "SUMMARY.md").read_text()
     assert "| focal | ap |" in summary and "| native:binary | ap |" in summary
     assert len(_numbers(summary)) >= 8
-    assert "/2" in summary  # folds won out of 2
+    assert "/4" in summary  # units won out of 2 folds × 2 repeats
+    assert summary.index("## Verdict") < summary.index("## d.csv")
+    assert "## Throughput" in summary and "trials/min" in summary
     pngs = list((out / "tune").rglob("*.png"))
     assert any(p.name == "focal_history.png" for p in pngs)
     assert (out / "tune" / "comparison_d.csv.png").exists()
@@ -467,10 +470,10 @@ def test_quick_run_end_to_end(tmp_path):
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr
     summary = (out / "SUMMARY.md").read_text()
-    for section in ("## ranking", "## demand_levels", "## binary", "## Throughput"):
+    for section in ("## Verdict", "## ranking", "## demand_levels", "## binary"):
         assert section in summary
+    assert "## Throughput" not in summary  # only with --throughput
     assert len(_numbers(summary)) >= 30
-    assert "trials/min" in summary
     for task in ("ranking", "demand_levels", "binary"):
         assert (out / "tune" / f"comparison_{task}.png").stat().st_size > 5000
         assert list((out / "tune" / task).glob("*_history.png"))

@@ -1,0 +1,133 @@
+"""The code that trains a study's recommended configuration with ``gbrank.sklearn``: the
+objective with its parameters, the booster's parameters by the estimator's names, and
+the refit's rounds, so that the lines in ``SUMMARY.md`` train the model the tuner saved.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gbrank.tuning.results import StudyResult
+
+__all__ = ["training_code"]
+
+# Booster parameter -> the estimator's argument of the same meaning (the rest goes to
+# booster_params, the fixed settings the estimator sets itself are left out).
+_NAMED = {
+    "lightgbm": {"learning_rate": "learning_rate", "num_leaves": "num_leaves",
+                 "min_data_in_leaf": "min_child_samples", "bagging_fraction": "subsample",
+                 "feature_fraction": "colsample_bytree", "lambda_l2": "reg_lambda",
+                 "max_depth": "max_depth"},
+    "xgboost": {"eta": "learning_rate", "max_depth": "max_depth", "subsample": "subsample",
+                "colsample_bytree": "colsample_bytree", "reg_lambda": "reg_lambda"},
+}
+_SET_BY_ESTIMATOR = {
+    "lightgbm": {"objective", "verbose", "verbosity", "metric", "bagging_freq",
+                 "num_threads", "feature_pre_filter"},
+    "xgboost": {"objective", "verbosity", "disable_default_eval_metric", "nthread"},
+}
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, str):
+        return f'"{v}"'
+    return repr(v)
+
+
+def _objective_expr(res: StudyResult, booster: str) -> tuple[str, str | None]:
+    """The estimator's ``objective`` argument and the import it needs."""
+    if res.native:
+        return f'"native:{res.key.split(":", 1)[1]}"', None
+    from gbrank.objectives import REGISTRY
+
+    entry = REGISTRY.get(res.key)
+    if entry is None:  # a custom instance tuned under its own name
+        raise ValueError(f"no registry name {res.key!r}: the code needs the objective's "
+                         "class")
+    cls = entry.cls
+    defaults = cls().get_params()
+    params = dict(entry.params)
+    params.update(res.objective_params)
+    shown = {k: v for k, v in params.items() if k not in defaults or defaults[k] != v}
+    if "random_state" in shown:  # a seed for the objective's own randomness
+        shown["random_state"] = params["random_state"]
+    args = ", ".join(f"{k}={_value(v)}" for k, v in shown.items())
+    return f"{cls.__name__}({args})", f"from gbrank.objectives import {cls.__name__}"
+
+
+def _wrap(items: list[str], indent: str, width: int = 88) -> list[str]:
+    """``items`` joined by commas into lines of at most ``width`` characters."""
+    out, row = [], ""
+    for item in items:
+        if row and len(indent) + len(row) + len(item) + 2 > width:
+            out.append(indent + row.rstrip())
+            row = ""
+        row += f"{item}, "
+    if row:
+        out.append(indent + row.rstrip())
+    return out
+
+
+def training_code(res: StudyResult, kind: str, booster: str, grouped: bool) -> list[str]:
+    """Python lines that train ``res``'s recommended configuration on ``X, y`` (and
+    ``qid``, each row's query id, when ``grouped``) with :class:`gbrank.sklearn.GBRanker`
+    or :class:`~gbrank.sklearn.GBClassifier`: the same objective, booster parameters,
+    seed and rounds as the tuner's refit (on the same rows, LightGBM trains the same
+    model).
+
+    Parameters
+    ----------
+    res : StudyResult
+        A study with a pick (``booster_params``, ``objective_params``, ``rounds``).
+    kind : {"ranking", "binary"}
+    booster : {"lightgbm", "xgboost"}
+    grouped : bool
+        Whether the data have queries (``fit(X, y, qid=qid)``; else ``fit(X, y)``).
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> from gbrank.tuning import StudyResult
+    >>> from gbrank.tuning.recipe import training_code
+    >>> res = StudyResult("t", "lambdarank:err", "err@10", False, "done", rounds=40,
+    ...                   objective_params={"truncation": 20},
+    ...                   booster_params={"learning_rate": 0.05, "lambda_l1": 0.001,
+    ...                                   "verbose": -1, "seed": 0})
+    >>> print("\\n".join(training_code(res, "ranking", "lightgbm", grouped=True)))
+    from gbrank.objectives import LambdaRank
+    from gbrank.sklearn import GBRanker
+    model = GBRanker(
+        LambdaRank(metric="err", truncation=20),
+        n_estimators=40, learning_rate=0.05,
+        booster_params={"lambda_l1": 0.001, "seed": 0},
+    ).fit(X, y, qid=qid)
+    """
+    estimator = "GBRanker" if kind == "ranking" else "GBClassifier"
+    obj, imp = _objective_expr(res, booster)
+    named: dict[str, Any] = {"n_estimators": res.rounds}
+    rest: dict[str, Any] = {}
+    for k, v in res.booster_params.items():
+        if k in _SET_BY_ESTIMATOR[booster]:
+            continue
+        if k in _NAMED[booster]:
+            named[_NAMED[booster][k]] = v
+        else:
+            rest[k] = v
+    args = [f"{k}={_value(v)}" for k, v in named.items()]
+    if booster != "lightgbm":
+        args.insert(0, 'booster="xgboost"')
+    lines = [imp] if imp else []
+    lines.append(f"from gbrank.sklearn import {estimator}")
+    lines += [f"model = {estimator}(", f"    {obj},", *_wrap(args, "    ")]
+    if rest:
+        items = [f'"{k}": {_value(v)}' for k, v in rest.items()]
+        one = "    booster_params={" + ", ".join(items) + "},"
+        if len(one) <= 88:
+            lines.append(one)
+        else:
+            lines += ["    booster_params={", *_wrap(items, "        "), "    },"]
+    lines.append(").fit(X, y, qid=qid)" if grouped else ").fit(X, y)")
+    return lines

@@ -1,0 +1,226 @@
+"""The verdict of a task: which objective and settings to use for the chosen metric,
+whether its lead over the boosters' own objectives is larger than the fold noise, and
+the code that trains it.
+
+Every study's pick is rescored on the same fresh folds (:mod:`~gbrank.tuning.pick`), so
+two studies differ unit by unit (repeat × fold). The noise of such a difference is
+judged with the corrected resampled t-test (Nadeau and Bengio; Bouckaert and Frank for
+repeated k-fold): the units share training rows, so the variance of the mean difference
+is (1/n + 1/(k − 1))·s² rather than s²/n. A gbrank objective is recommended only when
+it has the best estimate and its 95 % interval against the best native objective lies
+above zero; otherwise the native objective is, and the section says by how much gbrank's
+best trails or leads within noise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gbrank.tuning.results import StudyResult
+
+__all__ = ["Comparison", "compare", "corrected_interval", "recommend", "verdict_lines"]
+
+ANCHOR = "anchor:"
+
+
+def corrected_interval(d: np.ndarray, n_folds: int, level: float = 0.95
+                       ) -> tuple[float, float]:
+    """Interval of the mean of paired differences ``d`` over repeated ``n_folds``-fold
+    units, by the corrected resampled t-test (variance factor 1/n + 1/(k − 1)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbrank.tuning.verdict import corrected_interval
+    >>> lo, hi = corrected_interval(np.array([0.02, 0.01, 0.03, 0.02, 0.01, 0.03]), 3)
+    >>> print(f"{lo:.4f} to {hi:.4f}")
+    0.0012 to 0.0388
+    """
+    from scipy import stats
+
+    d = np.asarray(d, dtype=float)
+    m = float(np.mean(d))
+    if d.size < 2:
+        return -np.inf, np.inf
+    var = float(np.var(d, ddof=1)) * (1.0 / d.size + 1.0 / max(1, n_folds - 1))
+    half = float(stats.t.ppf(0.5 + level / 2, d.size - 1)) * np.sqrt(var)
+    return m - half, m + half
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``a`` against ``b`` on ``metric`` over their shared units: the differences
+    oriented so that positive means ``a`` is better, their mean, 95 % interval and
+    units won."""
+
+    a: StudyResult
+    b: StudyResult
+    metric: str
+    diffs: np.ndarray
+    low: float
+    high: float
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.diffs))
+
+    @property
+    def won(self) -> int:
+        return int(np.sum(self.diffs > 0))
+
+    @property
+    def beyond_noise(self) -> bool:
+        """True when the interval excludes 0."""
+        return self.low > 0 or self.high < 0
+
+    def describe(self) -> str:
+        word = "ahead" if self.mean >= 0 else "behind"
+        noise = ("beyond the fold noise" if self.beyond_noise else "within the fold noise")
+        return (f"{abs(self.mean):.4f} {word} (paired over {self.diffs.size} units: 95 % "
+                f"interval {self.low:+.4f} to {self.high:+.4f}, {self.won} of "
+                f"{self.diffs.size} units won): {noise}")
+
+
+def _oriented(r: StudyResult, metric: str) -> np.ndarray:
+    from gbrank.tuning.cv import higher_is_better
+
+    v = np.asarray(r.units[metric], dtype=float)
+    return v if higher_is_better(metric) else -v
+
+
+def compare(a: StudyResult, b: StudyResult, metric: str, n_folds: int) -> Comparison | None:
+    """``a`` against ``b`` on ``metric`` (None unless both have its rescored units)."""
+    if metric not in a.units or metric not in b.units or len(a.units[metric]) != len(
+            b.units[metric]):
+        return None
+    d = _oriented(a, metric) - _oriented(b, metric)
+    lo, hi = corrected_interval(d, n_folds)
+    return Comparison(a, b, metric, d, lo, hi)
+
+
+def _best(rows: list[StudyResult], metric: str) -> StudyResult | None:
+    rows = [r for r in rows if metric in r.units]
+    return max(rows, key=lambda r: float(np.mean(_oriented(r, metric)))) if rows else None
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    use: StudyResult | None
+    best_native: StudyResult | None
+    best_gbrank: StudyResult | None
+    versus_native: Comparison | None
+    anchor: StudyResult | None
+    versus_anchor: Comparison | None
+
+
+def recommend(rows: list[StudyResult], metric: str, n_folds: int) -> Recommendation:
+    """The recommendation among a task's studies on ``metric``: the best gbrank
+    objective when its lead over the best native one is beyond the fold noise, else
+    the best native objective.
+
+    Examples
+    --------
+    >>> from gbrank.tuning import StudyResult
+    >>> from gbrank.tuning.verdict import recommend
+    >>> nat = StudyResult("t", "native:lambdarank", "ndcg@10", True, "done",
+    ...                   units={"ndcg@10": [0.70, 0.72, 0.71, 0.69, 0.73, 0.70]})
+    >>> ours = StudyResult("t", "ranknet", "ndcg@10", False, "done",
+    ...                    units={"ndcg@10": [0.71, 0.72, 0.72, 0.69, 0.74, 0.70]})
+    >>> rec = recommend([ours, nat], "ndcg@10", n_folds=3)
+    >>> rec.use.key, bool(rec.versus_native.beyond_noise)
+    ('native:lambdarank', False)
+    """
+    done = [r for r in rows if r.status == "done" and r.units]
+    anchor = next((r for r in done if r.key.startswith(ANCHOR)), None)
+    done = [r for r in done if not r.key.startswith(ANCHOR)]
+    nat = _best([r for r in done if r.native], metric)
+    ours = _best([r for r in done if not r.native], metric)
+    vs = compare(ours, nat, metric, n_folds) if ours is not None and nat is not None else None
+    if nat is None:
+        use = ours
+    elif vs is not None and vs.mean > 0 and vs.beyond_noise:
+        use = ours
+    else:
+        use = nat
+    va = compare(use, anchor, metric, n_folds) if use is not None and anchor else None
+    return Recommendation(use, nat, ours, vs, anchor, va)
+
+
+def _cell(r: StudyResult, metric: str) -> str:
+    v = np.asarray(r.units.get(metric, []), dtype=float)
+    cv = f"{v.mean():.4f} ± {np.std(v, ddof=1):.4f}" if v.size > 1 else "—"
+    test = r.test.get(metric)
+    return f"{cv} | {'—' if test is None else f'{test:.4f}'}"
+
+
+def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds: int, *,
+                  kind: str, booster: str, grouped: bool, metric_chosen: bool,
+                  data_hint: str = "") -> list[str]:
+    """The verdict section of one task in ``SUMMARY.md`` (Markdown lines)."""
+    from gbrank.tuning.cv import higher_is_better
+    from gbrank.tuning.recipe import training_code
+
+    rec = recommend(rows, metric, n_folds)
+    lines = [f"### {task_name}: {metric}", ""]
+    if not metric_chosen:
+        tuned = sorted({f"`{r.key}` for {r.target}" for r in rows
+                        if r.status == "done" and r.target != metric
+                        and not r.key.startswith(ANCHOR)})
+        lines += [f"Judged on {metric}, the task's headline metric. Without `--metric` "
+                  "each study was tuned for its own objective's metric"
+                  + (f" ({', '.join(tuned)})" if tuned else "")
+                  + f"; `--metric {metric}` tunes every candidate for {metric}.", ""]
+    if rec.use is None:
+        return lines + ["No study finished with a pick: nothing to recommend.", ""]
+    direction = "" if higher_is_better(metric) else f" ({metric}: lower is better)"
+    use, vs = rec.use, rec.versus_native
+    what = "LightGBM's" if booster == "lightgbm" else "XGBoost's"
+    if use.native:
+        head = f"**Use `{use.key}`** ({what} own objective)"
+        if rec.best_gbrank is None:
+            lines.append(f"{head}: no gbrank objective was tuned on this task.")
+        elif vs is None:
+            lines.append(f"{head}: gbrank's objectives have no units to compare with it.")
+        else:
+            lines.append(f"{head}: no gbrank objective beats it beyond the fold noise on "
+                         f"{metric}{direction}. The best gbrank objective, "
+                         f"`{rec.best_gbrank.key}`, is {vs.describe()}.")
+    else:
+        lines.append(f"**Use `{use.key}`**: on {metric}{direction} it is "
+                     + (vs.describe() + f" against the best native objective, "
+                        f"`{rec.best_native.key}`." if vs is not None
+                        else "the only objective with a pick (no native baseline ran)."))
+    lines += ["", f"| | {metric}: rescored CV (mean ± sd over units) | held-out test |",
+              "|---|---|---|", f"| recommended: `{use.key}` | {_cell(use, metric)} |"]
+    for label, r in (("best native", rec.best_native), ("best gbrank", rec.best_gbrank)):
+        if r is not None and r is not use:
+            lines.append(f"| {label}: `{r.key}` | {_cell(r, metric)} |")
+    if rec.anchor is not None:
+        a = rec.anchor
+        lines.append(f"| Optuna `LightGBMTunerCV`, native lambdarank ({a.message}) "
+                     f"| {_cell(a, metric)} |")
+    if rec.versus_anchor is not None:
+        lines += ["", f"Against Optuna's `LightGBMTunerCV` given the tuner's time on this "
+                  f"task, the recommendation is {rec.versus_anchor.describe()}."]
+        t_use, t_a = use.test.get(metric), rec.anchor.test.get(metric)
+        if t_use is not None and t_a is not None:
+            better = (t_use >= t_a) if higher_is_better(metric) else (t_use <= t_a)
+            lines.append(f"On the held-out split: {t_use:.4f} against {t_a:.4f} "
+                         f"({'at least as good' if better else 'worse'}).")
+    try:
+        code = training_code(use, kind, booster, grouped)
+    except ValueError as exc:
+        lines += ["", f"(No code: {exc}.)", ""]
+        return lines
+    who = "`X`, `y`: the training rows and labels"
+    if grouped:
+        who += ("; `qid`: each row's query id; from a LETOR/SVMlight file, `X, y, qid = "
+                "sklearn.datasets.load_svmlight_file(path, query_id=True)`")
+    lines += ["", f"Train it — {who}{data_hint}:", "", "```python", *code, "```", ""]
+    if use.model_path:
+        lines += [f"The tuner's refit of it on the whole tuning part is saved for "
+                  f"{booster} alone: `{use.model_path}` (parameters in `params.json` "
+                  "beside it).", ""]
+    return lines
