@@ -48,6 +48,12 @@ def rank_data():
 
 
 @pytest.fixture(scope="session")
+def mq2008_dir() -> Path:
+    """The folder of LETOR 4.0's MQ2008 parts (S1.txt … S5.txt and readme.txt)."""
+    return _need("MQ2008")
+
+
+@pytest.fixture(scope="session")
 def binary_data():
     """LightGBM's binary example: dict with X_train, y_train, X_test, y_test."""
     out = {}

@@ -49,6 +49,15 @@ def _jsonable(x: Any) -> Any:
     return repr(x)
 
 
+def _code(res: StudyResult, task: Task, booster: str) -> list[str] | None:
+    from gbrank.tuning.recipe import training_code
+
+    try:
+        return training_code(res, task.kind, booster, task.grouped)
+    except ValueError:  # a custom objective instance: no registry name to show
+        return None
+
+
 def export_model(res: StudyResult, task: Task, cfg: TuneConfig, model: Any, obj: Any,
                  init: float | None, s_test: np.ndarray, booster_params: dict) -> str:
     """Save the refit best model of study ``res.study`` and its ``params.json``; return
@@ -58,8 +67,10 @@ def export_model(res: StudyResult, task: Task, cfg: TuneConfig, model: Any, obj:
     ``model.json`` (XGBoost), written by :func:`~gbrank.tuning.cv.save_native` so that
     the booster alone serves it (checked on the test split, whose raw scores are
     ``s_test``). ``params.json`` beside it records the objective and booster
-    parameters, the rounds, the start ``init``, the CV and test scores, how to serve the
-    model and the largest served difference.
+    parameters, the rounds, the start ``init``, the pick (its trial, rescored scores and
+    the finalists), the best trial's CV scores, the test scores, the ``gbrank.sklearn``
+    code that trains the same model, how to serve the model and the largest served
+    difference.
     """
     mdir = Path(cfg.out_dir) / "tune" / "models" / res.study.replace(":", "_")
     mdir.mkdir(parents=True, exist_ok=True)
@@ -72,7 +83,11 @@ def export_model(res: StudyResult, task: Task, cfg: TuneConfig, model: Any, obj:
         "objective_params": None if obj is None else obj.get_params(),
         "booster": cfg.booster, "booster_params": booster_params,
         "num_boost_round": res.rounds, "init_score": init, "metric": res.target,
-        "cv": {"mean": res.best_value, "folds": res.folds}, "test": res.test,
+        "pick": {"trial": res.pick_trial, "estimate": res.estimate, "units": res.units,
+                 "finalists": res.finalists},
+        "cv_best_trial": {"trial": res.best_trial, "mean": res.best_value,
+                          "folds": res.folds},
+        "test": res.test, "train_with": _code(res, task, cfg.booster),
         "usage": _SERVING_USAGE[cfg.booster][task.kind],
         "served_max_abs_diff": served,
     }

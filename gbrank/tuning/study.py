@@ -192,9 +192,10 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
     res.units = chosen.units
     res.finalists = [{"trial": f.number, "cv": f.cv, "rescored": f.estimate(cand.target),
                       "rounds": f.rounds} for f in fins]
-    progress.line(f"{label}: pick trial {chosen.number} of {len(fins)} finalists, rescored "
-                  f"{cand.target} {res.estimate:.4f} over {repeats.n_units} units "
-                  f"(its CV as tuned {chosen.cv:.4f}; {res.rescore_seconds:.0f} s)")
+    progress.line(f"{label}: pick: trial {chosen.number}, the best of {len(fins)} "
+                  f"finalists rescored; {cand.target} {res.estimate:.4f} over "
+                  f"{repeats.n_units} units (as tuned {chosen.cv:.4f}; "
+                  f"{res.rescore_seconds:.0f} s)")
     # Refit the pick on the whole tuning part; score the held-out test split.
     bp, op = configuration(chosen.params, cand, cfg.booster, task.y, cfg.seed)
     res.booster_params, res.objective_params = bp, op

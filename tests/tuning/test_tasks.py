@@ -1,0 +1,101 @@
+"""gbrank.tuning.tasks: the metrics a task may be judged on, and tasks from LETOR data
+(folders of parts, fold folders, lists of files) with the benchmark's own held-out part."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gbrank.tuning import task_from_arrays
+from gbrank.tuning.tasks import check_metric, letor_task, with_metric
+
+
+def _write_part(path: Path, part: int, n_queries: int = 4, rows: int = 5) -> int:
+    """A LETOR file of ``n_queries`` queries (ids unique to the part); returns its rows."""
+    lines = []
+    for q in range(n_queries):
+        for r in range(rows):
+            lines.append(f"{(part + q + r) % 3} qid:{100 * part + q} 1:{r / rows:.3f} "
+                         f"2:{q / n_queries:.3f} 3:{part}")
+    path.write_text("\n".join(lines) + "\n")
+    return len(lines)
+
+
+@pytest.fixture
+def parts_dir(tmp_path) -> Path:
+    folder = tmp_path / "MQ-tiny"
+    folder.mkdir()
+    for p in range(1, 6):
+        _write_part(folder / f"S{p}.txt", p, n_queries=3 + p)  # sizes tell parts apart
+    return folder
+
+
+@pytest.mark.parametrize("name,kind,expected", [
+    ("NDCG@10", "ranking", "ndcg@10"), ("err@5", "ranking", "err@5"),
+    ("pair_accuracy", "ranking", "pair_accuracy"), ("logloss", "ranking", "logloss"),
+    ("ap", "binary", "ap"), ("f1", "binary", "f1"), ("fbeta:2", "binary", "fbeta:2"),
+    ("precision@100", "binary", "precision@100"), ("ece", "binary", "ece"),
+])
+def test_check_metric_accepts_the_metrics_of_the_task_kind(name, kind, expected):
+    assert check_metric(name, kind) == expected
+
+
+@pytest.mark.parametrize("name,kind,match", [
+    ("f1", "ranking", "binary metric"), ("ap", "ranking", "binary metric"),
+    ("macro_f1", "binary", "multiclass metric"), ("ndcg@x", "ranking", "valid forms"),
+])
+def test_check_metric_refuses_what_cannot_judge_the_task(name, kind, match):
+    with pytest.raises(ValueError, match=match):
+        check_metric(name, kind)
+
+
+def test_with_metric_heads_the_metrics_and_keeps_the_others():
+    from gbrank.datasets import make_ranking
+
+    X, y, g = make_ranking(n_queries=10, rows_per_query=5, n_features=3, seed=0)
+    task = task_from_arrays("t", X, y, g)
+    judged = with_metric(task, "MAP@10")
+    assert judged.metrics == ("map@10", "ndcg@10", "err@10", "mrr@10", "pair_accuracy")
+    assert with_metric(task, "err@3").metrics[0] == "err@3"
+    assert judged.X is task.X  # the data are shared, not copied
+
+
+@pytest.mark.parametrize("fold,held_out", [(1, 5), (2, 1), (5, 4)])
+def test_letor_parts_folder_holds_out_the_folds_test_part(parts_dir, fold, held_out):
+    task = letor_task(parts_dir, fold=fold)
+    assert task.name == "MQ-tiny" and task.kind == "ranking"
+    assert task.group_test.size == 3 + held_out  # the held-out part's queries
+    tuned = [p for p in range(1, 6) if p != held_out]
+    assert task.group.size == sum(3 + p for p in tuned)
+    np.testing.assert_array_equal(np.unique(task.X_test[:, 2].toarray()), [held_out])
+    assert f"S{held_out} (the fold's test part) held out" in task.description
+
+
+def test_letor_fold_folder_and_file_lists(tmp_path):
+    fold = tmp_path / "Fold1"
+    fold.mkdir()
+    n = {name: _write_part(fold / f"{name}.txt", i + 1, n_queries=2 + i)
+         for i, name in enumerate(("train", "vali", "test"))}
+    task = letor_task(fold)
+    assert task.y.size == n["train"] + n["vali"] and task.y_test.size == n["test"]
+    listed = letor_task([fold / "train.txt", fold / "vali.txt"], test=fold / "test.txt")
+    np.testing.assert_array_equal(listed.y, task.y)
+    np.testing.assert_array_equal(listed.y_test, task.y_test)
+    held = letor_task([fold / "train.txt", fold / "vali.txt"])  # 20% of queries held out
+    assert held.group.size + held.group_test.size == 5 and held.group_test.size == 1
+    with pytest.raises(FileNotFoundError, match="neither a LETOR 4.0 folder"):
+        letor_task(tmp_path)
+
+
+def test_mq2008_fold_one_tunes_on_s1_to_s4_and_tests_on_s5(mq2008_dir):
+    from gbrank.datasets import load_letor
+
+    task = letor_task(mq2008_dir)
+    assert task.name == "MQ2008" and task.X.shape[1] == 46
+    assert task.y.size + task.y_test.size == 15_211
+    assert task.group.size + task.group_test.size == 784
+    _, y5, g5 = load_letor(mq2008_dir / "S5.txt")
+    np.testing.assert_array_equal(task.y_test, y5)
+    np.testing.assert_array_equal(task.group_test, g5)

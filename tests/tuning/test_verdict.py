@@ -1,0 +1,200 @@
+"""gbrank.tuning.verdict and recipe: the recommendation and its noise, and the code in
+SUMMARY.md, which must train the model the tuner saved; the verdict of real runs of
+`gbrank tune` (a LETOR folder with --metric) and against LightGBMTunerCV."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+optuna = pytest.importorskip("optuna")
+
+from gbrank.tuning import StudyResult, TuneConfig, task_from_arrays, tune_task  # noqa: E402
+from gbrank.tuning.recipe import training_code  # noqa: E402
+from gbrank.tuning.verdict import corrected_interval, recommend  # noqa: E402
+
+TUNE = [sys.executable, "-m", "gbrank.tuning"]
+
+
+def _result(key, native, values, metric="ndcg@10", **kw):
+    return StudyResult("t", key, metric, native, "done", units={metric: list(values)}, **kw)
+
+
+def test_corrected_interval_widens_the_naive_one_for_shared_training_rows():
+    from scipy import stats
+
+    d = np.array([0.010, 0.020, 0.000, 0.015, 0.012, 0.008])
+    lo, hi = corrected_interval(d, n_folds=3)
+    half = stats.t.ppf(0.975, 5) * np.sqrt((1 / 6 + 1 / 2) * np.var(d, ddof=1))
+    assert (lo, hi) == pytest.approx((d.mean() - half, d.mean() + half))
+    naive = stats.t.ppf(0.975, 5) * np.std(d, ddof=1) / np.sqrt(6)
+    assert hi - lo == pytest.approx(2 * naive * np.sqrt((1 / 6 + 1 / 2) * 6))
+
+
+def test_gbrank_is_recommended_only_beyond_the_fold_noise():
+    nat = _result("native:lambdarank", True, [0.70, 0.71, 0.72, 0.70, 0.71, 0.72])
+    close = _result("ranknet", False, [0.71, 0.71, 0.72, 0.71, 0.71, 0.73])
+    far = _result("lambdarank:ndcg", False, [0.75, 0.76, 0.77, 0.75, 0.76, 0.77])
+    rec = recommend([close, nat], "ndcg@10", n_folds=3)
+    assert rec.use is nat and rec.best_gbrank is close
+    assert rec.versus_native.mean > 0 and not rec.versus_native.beyond_noise
+    rec = recommend([close, far, nat], "ndcg@10", n_folds=3)
+    assert rec.use is far and rec.versus_native.beyond_noise and rec.versus_native.won == 6
+    behind = _result("ranknet", False, [0.60, 0.61, 0.62, 0.60, 0.61, 0.62])
+    rec = recommend([behind, nat], "ndcg@10", n_folds=3)
+    assert rec.use is nat and rec.versus_native.mean < 0 and rec.versus_native.beyond_noise
+
+
+def test_a_loss_leads_when_it_is_lower():
+    nat = _result("native:binary", True, [0.30, 0.31, 0.32, 0.30], metric="logloss")
+    ours = _result("focal", False, [0.20, 0.21, 0.22, 0.20], metric="logloss")
+    rec = recommend([ours, nat], "logloss", n_folds=2)
+    assert rec.use is ours and rec.versus_native.mean == pytest.approx(0.1)
+
+
+def _qid(group):
+    return np.repeat(np.arange(group.size), group)
+
+
+@pytest.mark.parametrize("kind,keys", [
+    ("ranking", ["lambdarank:err", "native:lambdarank"]),
+    ("binary", ["focal", "native:binary"]),
+])
+def test_training_code_trains_the_saved_model(kind, keys, tmp_path):
+    """The verdict's code, run on the tuning rows, gives the saved model's predictions."""
+    import lightgbm as lgb
+
+    from gbrank.datasets import make_imbalanced, make_ranking
+
+    if kind == "ranking":
+        X, y, g = make_ranking(n_queries=40, rows_per_query=10, n_features=5, seed=3)
+        task = task_from_arrays("r", X, y, g, seed=0)
+    else:
+        X, y = make_imbalanced(n_rows=1200, n_features=6, n_informative=4, positive_rate=0.1,
+                               seed=3)
+        task = task_from_arrays("b", X, y, kind="binary", seed=0)
+    cfg = TuneConfig(trials=3, max_rounds=12, patience=4, n_folds=2, finalists=2, repeats=1,
+                     out_dir=tmp_path, objectives=keys, plots=False, progress=False)
+    for res in tune_task(task, cfg):
+        ns = {"X": task.X, "y": task.y}
+        if task.grouped:
+            ns["qid"] = _qid(task.group)
+        exec("\n".join(training_code(res, kind, "lightgbm", task.grouped)), ns)
+        model = ns["model"]
+        saved = lgb.Booster(model_file=res.model_path).predict(task.X_test)
+        mine = (model.predict(task.X_test) if kind == "ranking"
+                else model.predict_proba(task.X_test)[:, 1])
+        np.testing.assert_allclose(mine, saved, rtol=0, atol=1e-9, err_msg=res.key)
+        assert model.n_estimators == res.rounds
+
+
+def _write_parts(folder, n_queries=8, rows=10):
+    rng = np.random.default_rng(0)
+    folder.mkdir()
+    for p in range(1, 6):
+        lines = []
+        for q in range(n_queries):
+            x = rng.standard_normal((rows, 4))
+            rel = np.clip(np.round(x[:, 0] + 0.5 * x[:, 1] + rng.normal(0, 0.5, rows)), 0, 2)
+            for r in range(rows):
+                feats = " ".join(f"{j + 1}:{x[r, j]:.4f}" for j in range(4))
+                lines.append(f"{int(rel[r])} qid:{100 * p + q} {feats} #doc{r}")
+        (folder / f"S{p}.txt").write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.slow
+def test_letor_folder_run_with_a_metric_opens_with_a_verdict_whose_code_runs(tmp_path):
+    """`gbrank tune --data <LETOR 4.0 folder> --metric err@10`: every study judged on
+    ERR@10 (those of another own metric in their own studies), the report opens with
+    the verdict, has the folder's section, and its code trains the recommended model."""
+    import lightgbm as lgb
+
+    from gbrank.tuning.storage import open_storage
+    from gbrank.tuning.tasks import letor_task
+
+    folder = tmp_path / "MQ-tiny"
+    _write_parts(folder)
+    out = tmp_path / "out"
+    r = subprocess.run([*TUNE, "--data", str(folder), "--fold", "2", "--metric", "ERR@10",
+                        "--objectives", "ranknet,native:lambdarank", "--trials", "3",
+                        "--max-rounds", "12", "--folds", "2", "--quiet", "--out", str(out)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    summary = (out / "SUMMARY.md").read_text()
+    assert summary.index("## Verdict") < summary.index("### MQ-tiny: err@10") < summary.index(
+        "## MQ-tiny")
+    assert "S1 (the fold's test part) held out" in summary
+    assert "| ranknet | err@10 (own: pair_accuracy) |" in summary
+    assert "Judged on err@10, the task's headline" not in summary  # the run chose it
+    names = {s.study_name for s in optuna.get_all_study_summaries(
+        open_storage(f"sqlite:///{out / 'studies.db'}"))}
+    assert len(names) == 2 and all(n.endswith("-on-err@10") for n in names)
+    assert re.search(r"\*\*Use `(ranknet|native:lambdarank)`\*\*", summary)
+    assert re.search(r"95 % interval [-+]\d\.\d{4} to [-+]\d\.\d{4}", summary)
+    code = re.search(r"```python\n(.*?)```", summary, re.S).group(1)
+    task = letor_task(folder, fold=2)
+    ns = {"X": task.X, "y": task.y, "qid": _qid(task.group)}
+    exec(code, ns)
+    path = re.search(r"saved for lightgbm alone: `([^`]+)`", summary).group(1)
+    np.testing.assert_allclose(ns["model"].predict(task.X_test),
+                               lgb.Booster(model_file=path).predict(task.X_test), atol=1e-9)
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--metric", "ndcg@x"], "--metric: metric 'ndcg@x' is not a metric name"),
+    (["--metric", "f1", "--objectives", "ranknet"], "--metric: metric 'f1' is a binary"),
+    (["--fold", "6"], "--fold: must be an integer from 1 to 5"),
+])
+def test_bad_metric_or_fold_ends_with_one_line(argv, match, tmp_path, capsys):
+    from gbrank.tuning.cli import main
+
+    folder = tmp_path / "MQ-tiny"
+    _write_parts(folder, n_queries=4, rows=5)
+    with pytest.raises(SystemExit) as exc:
+        main(["--data", str(folder), *argv, "--out", str(tmp_path / "out")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and match in err, err
+
+
+@pytest.mark.slow
+def test_recommendation_holds_up_against_lightgbm_tuner_cv(rank_data, tmp_path):
+    """On rank.train → rank.test, with the tuner's time as its budget, Optuna's
+    LightGBMTunerCV on native lambdarank is not better on the held-out queries than
+    the tuner's recommendation beyond the noise of the paired per-query difference."""
+    pytest.importorskip("optuna_integration")
+    import lightgbm as lgb
+
+    from gbrank.metrics import ndcg_per_query
+    from gbrank.tuning import Task
+
+    d = rank_data
+    task = Task("rank", "ranking", d["X_train"], d["y_train"], d["g_train"], d["X_test"],
+                d["y_test"], d["g_test"])
+    cfg = TuneConfig(trials=1000, timeout=8.0, n_folds=3, max_rounds=60, patience=10,
+                     out_dir=tmp_path, objectives=["lambdarank:ndcg", "native:lambdarank"],
+                     metric="ndcg@10", anchor=True, finalists=2, repeats=1, plots=False,
+                     progress=False)
+    results = tune_task(task, cfg)
+    rec = recommend(results, "ndcg@10", n_folds=3)
+    anchor = rec.anchor
+    assert anchor is not None and rec.versus_anchor is not None
+    assert "budget" in anchor.message and len(anchor.units["ndcg@10"]) == 3
+    # The anchor's budget is at least the tuner's time on the task.
+    budget = float(re.search(r"budget (\d+) s", anchor.message).group(1))
+    assert budget >= int(sum(r.seconds + r.rescore_seconds for r in results[:-1]))
+    ours = lgb.Booster(model_file=rec.use.model_path).predict(task.X_test)
+    assert ndcg_per_query(task.y_test, ours, task.group_test).values.mean() == pytest.approx(
+        rec.use.test["ndcg@10"])
+    # Rebuild the anchor's held-out scores from its refit configuration.
+    from gbrank.tuning.cv import fit_full
+
+    _, _, theirs = fit_full(task, "lightgbm", anchor.booster_params, None, anchor.rounds, 1)
+    diff = (ndcg_per_query(task.y_test, ours, task.group_test).values
+            - ndcg_per_query(task.y_test, theirs, task.group_test).values)
+    se = diff.std(ddof=1) / np.sqrt(diff.size)
+    assert diff.mean() >= -2 * se, (rec.use.key, diff.mean(), se)
