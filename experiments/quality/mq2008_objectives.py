@@ -140,7 +140,7 @@ def report(runs: dict[int, dict], seconds: float, header: str) -> str:
     names = list(runs[rotations[0]])
     lines = [
         "# Every ranking objective on MQ2008 (LETOR 4.0, standard protocol)", "",
-        f"`experiments/quality/mq2008_objectives.py`, {header}, {seconds / 60:.0f} min. "
+        f"`experiments/quality/mq2008_objectives.py`, {header}, {seconds:.0f} s. "
         f"Rotation k of S1–S5 (the readme's folds): train on three parts, early-stop on "
         f"the fourth by NDCG@10 (≤ {MAX_ROUNDS} rounds, patience {PATIENCE}), test on the "
         f"fifth. LightGBM {_lgb_version()}, learning rate {LR}, {LEAVES} leaves, other "
