@@ -80,8 +80,8 @@ def grouped():
 
 
 def lambdarank():
-    # LambdaRank("ndcg") with the true Hessian: the max_step bound (default 16 since
-    # the Newton-step bound) did not exist in older commits, and it changes the Hessians.
+    # LambdaRank("ndcg") with the true Hessian: the max_step bound (default 16) does not
+    # exist in older commits, and it changes the Hessians.
     import inspect
     if "max_step" in inspect.signature(LambdaRank).parameters:
         return LambdaRank("ndcg", max_step=None)
