@@ -55,8 +55,16 @@ def row_exponentials_into(z, sigma, e, scratch):
     n = z.size
     if n == 0:
         return False
-    zmax = z.max()
-    zmin = z.min()
+    # One pass for both extremes: for finite scores the values of z.max() and z.min(),
+    # whose generic implementations (nditer) take longer to compile than this loop.
+    zmax = z[0]
+    zmin = z[0]
+    for r in range(1, n):
+        v = z[r]
+        if v > zmax:
+            zmax = v
+        if v < zmin:
+            zmin = v
     fast = sigma * (zmax - zmin) <= MAX_EXP_SPREAD
     if fast:
         exp_scaled_into(z, sigma, 0.5 * (zmax + zmin), e[:n], scratch[:n].view(np.int64))
