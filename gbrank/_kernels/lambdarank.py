@@ -42,6 +42,7 @@ from numba.extending import overload
 from gbrank._kernels import _threads
 from gbrank._kernels._sigmoid import rho_pair, row_exponentials_into, softplus
 from gbrank._kernels._threads import N_CHUNKS, chunk_bounds, dispatch
+from gbrank._kernels._topk import BUFFER_MAX_K
 from gbrank._kernels.delta import (
     ERR,
     LAMBDARANK,
@@ -57,11 +58,11 @@ from gbrank._kernels.delta import (
 )
 from gbrank._kernels.lambdarank_long import (
     long_query_grad_hess,
-    long_query_grad_hess_parallel,
+    long_query_kernel,
 )
 from gbrank._kernels.lambdarank_ranked import (
     ranked_query_grad_hess,
-    ranked_query_grad_hess_parallel,
+    ranked_query_kernel,
 )
 
 # The pair loops are compiled with these options. error_model="numpy": a float division
@@ -655,10 +656,11 @@ def _forms(metric, scheme, smooth, big):
     return forms
 
 
-def _make_long_forms(metric):
-    """The long-query pass for ``metric``: queries ``which`` through
+def _make_long_forms(metric, deep, smoothed):
+    """The long-query pass: queries ``which`` through
     :func:`~gbrank._kernels.lambdarank_long.long_query_grad_hess`, one after the other
-    or on threads (``metric`` a literal there, as in :func:`_make_forms`)."""
+    or on threads, for ``metric``, ``deep`` (k > ``BUFFER_MAX_K``) and ``smoothed``
+    (constants there, as in :func:`_make_forms`)."""
 
     @njit(cache=True, nogil=True)
     def serial(y, s, offsets, qweights, k, sigma, gain_tab, threshold, norm, smooth,
@@ -666,8 +668,9 @@ def _make_long_forms(metric):
         for t in range(which.size):
             lo = offsets[which[t]]
             hi = offsets[which[t] + 1]
-            long_query_grad_hess(y[lo:hi], s[lo:hi], k, metric, sigma, gain_tab,
-                                 threshold, norm, smooth, disc, grad[lo:hi], hess[lo:hi])
+            long_query_grad_hess(metric, deep, smoothed, y[lo:hi], s[lo:hi], k, sigma,
+                                 gain_tab, threshold, norm, smooth, disc, grad[lo:hi],
+                                 hess[lo:hi])
             _weigh_and_bound(grad, hess, lo, hi,
                              qweights[which[t]] if qweights.size else 1.0, sigma, max_step)
 
@@ -677,8 +680,9 @@ def _make_long_forms(metric):
         for t in prange(which.size):
             lo = offsets[which[t]]
             hi = offsets[which[t] + 1]
-            long_query_grad_hess(y[lo:hi], s[lo:hi], k, metric, sigma, gain_tab,
-                                 threshold, norm, smooth, disc, grad[lo:hi], hess[lo:hi])
+            long_query_grad_hess(metric, deep, smoothed, y[lo:hi], s[lo:hi], k, sigma,
+                                 gain_tab, threshold, norm, smooth, disc, grad[lo:hi],
+                                 hess[lo:hi])
             _weigh_and_bound(grad, hess, lo, hi,
                              qweights[which[t]] if qweights.size else 1.0, sigma, max_step)
 
@@ -695,9 +699,8 @@ def _make_ranked_forms(scheme):
         for t in range(which.size):
             lo = offsets[which[t]]
             hi = offsets[which[t] + 1]
-            ranked_query_grad_hess(y[lo:hi], s[lo:hi], k, sigma, gain_tab, norm,
-                                   lgb_discount, scheme, mu, smooth, grad[lo:hi],
-                                   hess[lo:hi])
+            ranked_query_grad_hess(scheme, y[lo:hi], s[lo:hi], k, sigma, gain_tab, norm,
+                                   lgb_discount, mu, smooth, grad[lo:hi], hess[lo:hi])
             _weigh_and_bound(grad, hess, lo, hi,
                              qweights[which[t]] if qweights.size else 1.0, sigma, max_step)
 
@@ -707,20 +710,19 @@ def _make_ranked_forms(scheme):
         for t in prange(which.size):
             lo = offsets[which[t]]
             hi = offsets[which[t] + 1]
-            ranked_query_grad_hess(y[lo:hi], s[lo:hi], k, sigma, gain_tab, norm,
-                                   lgb_discount, scheme, mu, smooth, grad[lo:hi],
-                                   hess[lo:hi])
+            ranked_query_grad_hess(scheme, y[lo:hi], s[lo:hi], k, sigma, gain_tab, norm,
+                                   lgb_discount, mu, smooth, grad[lo:hi], hess[lo:hi])
             _weigh_and_bound(grad, hess, lo, hi,
                              qweights[which[t]] if qweights.size else 1.0, sigma, max_step)
 
     return serial, parallel
 
 
-def _long_forms(metric):
-    key = ("long", int(metric))
+def _long_forms(metric, k, smooth):
+    key = ("long", int(metric), k > BUFFER_MAX_K, smooth > 0.0)
     forms = _FORMS.get(key)
     if forms is None:
-        forms = _FORMS[key] = _make_long_forms(key[1])
+        forms = _FORMS[key] = _make_long_forms(*key[1:])
     return forms
 
 
@@ -774,15 +776,16 @@ def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, th
         if _is_long(n, k, scheme, lgb_discount):
             # One long query (group-less data): its blocks of rows on threads.
             disc = discounts(_discount_length(sizes, k, lgb_discount, scheme, False))
-            long_query_grad_hess_parallel(y, s, k, metric, sigma, gain_tab, threshold,
-                                          norm, smooth, disc, grad, hess)
+            option = (metric, k > BUFFER_MAX_K, smooth > 0.0)
+            long_query_kernel(*option, True)(*option, y, s, k, sigma, gain_tab, threshold,
+                                             norm, smooth, disc, grad, hess)
             _weigh_and_bound(grad, hess, 0, n, wq, sigma, max_step)
             return grad, hess
         if _is_ranked(n, k, metric, scheme, lgb_discount):
             # One long query whose weights read every rank: its blocks of positions on
             # threads.
-            ranked_query_grad_hess_parallel(y, s, k, sigma, gain_tab, norm, lgb_discount,
-                                            scheme, mu, smooth, grad, hess)
+            ranked_query_kernel(scheme, True)(scheme, y, s, k, sigma, gain_tab, norm,
+                                              lgb_discount, mu, smooth, grad, hess)
             _weigh_and_bound(grad, hess, 0, n, wq, sigma, max_step)
             return grad, hess
     long_, ranked = _long_kernels(sizes, k, metric, scheme, lgb_discount)
@@ -812,12 +815,26 @@ def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, th
         # Called from here, one kernel per kind, so that data without such queries
         # never compiles them.
         long_rows = int(sizes[aside].sum()) if np.count_nonzero(aside) > 1 else 0
-        if long_.any():
-            serial, parallel = _long_forms(metric)
+        if nq == 1 and long_[0]:
+            # Group-less data below the threads' threshold: the one query's kernel
+            # called directly (no loop over queries compiled around it).
+            option = (metric, k > BUFFER_MAX_K, smooth > 0.0)
+            long_query_kernel(*option, False)(*option, y, s, k, sigma, gain_tab,
+                                              threshold, norm, smooth, disc, grad, hess)
+            _weigh_and_bound(grad, hess, 0, n, float(qweights[0]) if qweights.size else 1.0,
+                             sigma, max_step)
+        elif long_.any():
+            serial, parallel = _long_forms(metric, k, smooth)
             dispatch(parallel, serial, long_rows, y, s, offsets, qweights, k, sigma,
                      gain_tab, threshold, norm, smooth, max_step, disc,
                      np.flatnonzero(long_), grad, hess)
-        if ranked.any():
+        if nq == 1 and ranked[0]:
+            # Group-less data below the threads' threshold: the one query's kernel.
+            ranked_query_kernel(scheme, False)(scheme, y, s, k, sigma, gain_tab, norm,
+                                               lgb_discount, mu, smooth, grad, hess)
+            _weigh_and_bound(grad, hess, 0, n, float(qweights[0]) if qweights.size else 1.0,
+                             sigma, max_step)
+        elif ranked.any():
             serial, parallel = _ranked_forms(scheme)
             dispatch(parallel, serial, long_rows, y, s, offsets, qweights, k, sigma,
                      gain_tab, norm, lgb_discount, mu, smooth, max_step,
