@@ -40,6 +40,7 @@ from numba.core.errors import TypingError
 from numba.extending import overload
 
 from gbrank._kernels import _threads
+from gbrank._kernels._order import RANK_ORDER_MAX, rank_order_into
 from gbrank._kernels._sigmoid import rho_pair, row_exponentials_into, softplus
 from gbrank._kernels._threads import N_CHUNKS, chunk_bounds, dispatch
 from gbrank._kernels._topk import BUFFER_MAX_K
@@ -269,41 +270,10 @@ def _pair_weight(metric, scheme, mu, smooth, a, b, up, k, pre, sc, pre_n, sc_n, 
     return w
 
 
-# Queries up to this many rows are ordered by counting ranks (O(n²) comparisons without
-# branches, which LLVM vectorises); longer ones by NumPy's stable argsort. Measured on
-# 250k random scores cut into queries of n rows, one core, counting vs argsort: n = 100
-# 1.5 vs 8.7 ms, 250: 4.1 vs 10.5, 400: 7.1 vs 12.2, 600: 9.0 vs 12.4 (a comparison
-# sort's branches mispredict half the time on random scores).
-RANK_SORT_MAX = 512
-
-
-@njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
-def _rank_sort(s, buf, key, idx, seen):
-    """Positions of ``s`` by score descending, ties by row order (as
-    :func:`~gbrank._kernels._order.descending_order`), into ``idx[:n]``, the sorted
-    scores into ``key[:n]``; ``buf`` (float64) and ``seen`` (int64) are scratch.
-
-    The row i goes to position c_i + t_i, c_i = #{j : s_j > s_i} and t_i the number of
-    earlier rows with the same score: tied rows share c_i and take c_i, c_i + 1, … in
-    row order, and the next lower score starts after them, so the positions are
-    distinct and stable. c_i is one comparison and one add per pair (vectorised); t_i
-    comes from a count per c in a scalar pass in row order. Counting the tie rule
-    inside the pair loop (#{s_j = s_i, j < i}) took three more vector operations per
-    pair: 4.3 ms against 1.5 ms for 2,500 queries of 100 rows. (fastmath here only
-    licenses the vectorised count; comparisons of finite scores are exact.)"""
-    n = s.size
-    for r in range(n):
-        buf[r] = s[r]
-        seen[r] = 0
-    for i in range(n):
-        x = buf[i]
-        c = 0
-        for j in range(n):
-            c += buf[j] > x
-        p = c + seen[c]
-        seen[c] += 1
-        idx[p] = i
-        key[p] = x
+# Queries up to this many rows are ordered by counting ranks (_rank_sort); longer ones
+# by NumPy's stable argsort or take the long-query kernels.
+RANK_SORT_MAX = RANK_ORDER_MAX
+_rank_sort = rank_order_into
 
 
 @njit(cache=True, nogil=True, inline="always")
