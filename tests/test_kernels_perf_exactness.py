@@ -405,6 +405,28 @@ def test_grouped_ranknet_serial_and_parallel_forms(labels, pull):
         np.testing.assert_allclose(h, h_ref, rtol=1e-12, atol=1e-300)
 
 
+
+@pytest.mark.parametrize("pull", [False, True])
+def test_grouped_ranknet_label_sorts_of_short_and_long_queries(pull):
+    # Labels outside the counting sort's span: counting ranks up to RANK_ORDER_MAX rows,
+    # the stable merge sort above, both in one call.
+    from gbrank._kernels._order import RANK_ORDER_MAX
+    from gbrank._kernels.ranknet import _grad_hess_serial
+
+    rng = np.random.default_rng(8)
+    sizes = np.array([RANK_ORDER_MAX + 40, 25, 1, RANK_ORDER_MAX])
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    n = int(offsets[-1])
+    y = rng.integers(0, 4, n) * 100.0 + 0.5 * rng.integers(0, 2, n)
+    s = rng.standard_normal(n) * 3
+    qw = rng.uniform(0.5, 2.0, sizes.size)
+    g_ref, h_ref = _ranknet_reference(y, s, offsets, qw, 0.8, pull)
+    g = np.zeros(n)
+    h = np.zeros(n)
+    _grad_hess_serial(y, s, offsets, qw, 0.8, pull, np.zeros(0, dtype=np.bool_), g, h)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(h, h_ref, rtol=1e-12, atol=1e-300)
+
 # ---------------------------------------------------------------- group-less RankNet grid
 
 

@@ -45,7 +45,7 @@ def exp_scaled_into(z, sigma, mid, e, bits):
         e[r] *= scale[r]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def row_exponentials_into(z, sigma, e, scratch):
     """Write e_r = exp(σ(z_r − mid)) into ``e[:z.size]`` and return True when the
     query's spread allows (``MAX_EXP_SPREAD``), so that ρ_uv = e_v / (e_u + e_v) costs
