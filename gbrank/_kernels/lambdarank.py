@@ -339,17 +339,14 @@ def _queries_code(M, SCHEME, MIXED, LAMBDALOSS, BIG, LOSS, PAIRWISE):  # noqa: N
 
     The loop runs over queries ``q0 … q1 - 1``, those set in ``only`` when it is not
     empty, with scratch allocated once (:func:`_scratch`); ``disc`` holds the discounts
-    of :func:`_discount_length` positions. The first five arguments repeat the option
-    (``metric``, ``scheme``, ``mixed``, ``lambdaloss``, ``big``) and are not read: the
-    signature of :func:`_chunk_queries`.
+    of :func:`_discount_length` positions.
     """
     # NDCG's prefix arrays beside Z's: the smoothing share and the LambdaLoss weights
     # are NDCG's (with NDCG as Z they are Z's own).
     ndcg_too = M != NDCG and (MIXED or LAMBDALOSS)
 
-    def queries(metric, scheme, mixed, lambdaloss, big, y, s, at, offsets, qweights, k,
-                sigma, gain_tab, threshold, norm, lgb_discount, mu, smooth, max_step, disc,
-                q0, q1, only, wide, grad, hess):
+    def queries(y, s, at, offsets, qweights, k, sigma, gain_tab, threshold, norm,
+                lgb_discount, mu, smooth, max_step, disc, q0, q1, only, wide, grad, hess):
         longest = q0 - q0  # an int64 from the start (a literal 0 would type twice)
         for qi in range(q0, q1):
             n = offsets[qi + 1] - offsets[qi]
@@ -413,8 +410,13 @@ def _queries_code(M, SCHEME, MIXED, LAMBDALOSS, BIG, LOSS, PAIRWISE):  # noqa: N
                 top = 0
                 for r in range(n):
                     top = max(top, int(lab[r]))
-                ngain = np.exp2(np.arange(top + 1.0)) - 1.0
-                prefix_arrays(NDCG, lab[:n], k, ngain, threshold, False, disc, pre_n, sc_n)
+                ngain = np.empty(top + 1)
+                for r in range(top + 1):
+                    ngain[r] = np.exp2(r * 1.0) - 1.0
+                # No LightGBM discount for the smoothing share (a run-time False: the
+                # prefix arrays of the main NDCG form, not a literal's own).
+                prefix_arrays(NDCG, lab[:n], k, ngain, threshold, lgb_discount and False,
+                              disc, pre_n, sc_n)
 
             best = sa[0]
             worst = sa[n - 1]
@@ -521,9 +523,10 @@ def _chunk_queries(metric, scheme, mixed, lambdaloss, big, y, s, at, offsets, qw
                    sigma, gain_tab, threshold, norm, lgb_discount, mu, smooth, max_step,
                    disc, q0, q1, only, wide, grad, hess):
     """The gradient pass of an option (literal ``metric``, ``scheme``, ``mixed``,
-    ``lambdaloss``, ``big``) as the serial entry point of :func:`_make_forms` runs it,
-    for the threaded entry point, which cannot call that closure (numba's cache cannot
-    key a closure over another). For jitted code only."""
+    ``lambdaloss``, ``big``) over queries ``q0 … q1 - 1``: the option's serial entry
+    point (:func:`_make_forms`, called with the arguments from ``y`` on), for the
+    threaded entry point, which cannot refer to that closure itself (numba's cache
+    cannot key a closure over another). For jitted code only."""
     raise TypeError("_chunk_queries is called from jitted code only")
 
 
@@ -534,20 +537,16 @@ def _chunk_queries_impl(metric, scheme, mixed, lambdaloss, big, y, s, at, offset
     flags = (metric, scheme, mixed, lambdaloss, big)
     if not all(isinstance(f, types.Literal) for f in flags):
         raise TypingError("_chunk_queries needs literal option arguments")
-    key = ("chunk",) + tuple(f.literal_value for f in flags)
-    queries = _FORMS.get(key)
-    if queries is None:
-        # One dispatcher per option: typing asks for this implementation twice (the
-        # threaded loop and its body are typed apart), and each answer would compile
-        # the loop anew.
-        queries = _FORMS[key] = njit(nogil=True)(_queries_code(*key[1:], False, False))
+    # The option's serial entry point itself: compiled once per process (typing asks
+    # for this implementation twice, the threaded loop and its body apart) and shared
+    # with serial calls.
+    queries = _forms_of(tuple(f.literal_value for f in flags))[0]
 
     def chunk(metric, scheme, mixed, lambdaloss, big, y, s, at, offsets, qweights, k, sigma,
               gain_tab, threshold, norm, lgb_discount, mu, smooth, max_step, disc, q0, q1,
               only, wide, grad, hess):
-        queries(metric, scheme, mixed, lambdaloss, big, y, s, at, offsets, qweights, k,
-                sigma, gain_tab, threshold, norm, lgb_discount, mu, smooth, max_step, disc,
-                q0, q1, only, wide, grad, hess)
+        queries(y, s, at, offsets, qweights, k, sigma, gain_tab, threshold, norm,
+                lgb_discount, mu, smooth, max_step, disc, q0, q1, only, wide, grad, hess)
     return chunk
 
 
@@ -587,7 +586,7 @@ def _make_forms(metric, scheme, mixed, lambdaloss, big):
     (chunks of queries on threads), ``pairwise`` (the queries flagged ``wide`` by
     either) and ``loss``. Each is a closure over the option's constants, which numba
     caches per value of those constants; all but ``parallel`` take the arguments of
-    :func:`_chunk_queries`, ``parallel`` those from ``y`` on without ``at``, ``q0``,
+    :func:`_chunk_queries` from ``y`` on, ``parallel`` those without ``at``, ``q0``,
     ``q1`` and ``only`` (all queries)."""
     code = (metric, scheme, mixed, lambdaloss, big)
     serial = njit(cache=True, nogil=True)(_queries_code(*code, False, False))
@@ -619,7 +618,10 @@ def _option(metric, scheme, smooth, big):
 
 def _forms(metric, scheme, smooth, big):
     """(serial, parallel, pairwise, loss) entry points of the option (:func:`_option`)."""
-    key = _option(metric, scheme, smooth, big)
+    return _forms_of(_option(metric, scheme, smooth, big))
+
+
+def _forms_of(key):
     forms = _FORMS.get(key)
     if forms is None:
         forms = _FORMS[key] = _make_forms(*key)
@@ -747,15 +749,15 @@ def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, th
             # One long query (group-less data): its blocks of rows on threads.
             disc = discounts(_discount_length(sizes, k, lgb_discount, scheme, False))
             option = (metric, k > BUFFER_MAX_K, smooth > 0.0)
-            long_query_kernel(*option, True)(*option, y, s, k, sigma, gain_tab, threshold,
-                                             norm, smooth, disc, grad, hess)
+            long_query_kernel(*option, True)(y, s, k, sigma, gain_tab, threshold, norm,
+                                             smooth, disc, grad, hess)
             _weigh_and_bound(grad, hess, 0, n, wq, sigma, max_step)
             return grad, hess
         if _is_ranked(n, k, metric, scheme, lgb_discount):
             # One long query whose weights read every rank: its blocks of positions on
             # threads.
-            ranked_query_kernel(scheme, True)(scheme, y, s, k, sigma, gain_tab, norm,
-                                              lgb_discount, mu, smooth, grad, hess)
+            ranked_query_kernel(scheme, True)(y, s, k, sigma, gain_tab, norm, lgb_discount,
+                                              mu, smooth, grad, hess)
             _weigh_and_bound(grad, hess, 0, n, wq, sigma, max_step)
             return grad, hess
     long_, ranked = _long_kernels(sizes, k, metric, scheme, lgb_discount)
@@ -766,19 +768,18 @@ def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, th
         # except under a truncation of at least half the query (ERR, MAP, MRR).
         big = bool((sizes[~aside] > RANK_SORT_MAX).any())
         serial, parallel, pairwise, _ = _forms(metric, scheme, smooth, big)
-        option = _option(metric, scheme, smooth, big)
         wide = np.zeros(nq, dtype=np.bool_)
         if _threads.threaded(n if nq >= N_CHUNKS else 0):
             parallel(y, s, offsets, qweights, k, sigma, gain_tab, threshold, norm,
                      lgb_discount, mu, smooth, max_step, disc, wide, grad, hess)
         else:
-            serial(*option, y, s, s, offsets, qweights, k, sigma, gain_tab, threshold, norm,
+            serial(y, s, s, offsets, qweights, k, sigma, gain_tab, threshold, norm,
                    lgb_discount, mu, smooth, max_step, disc, 0, nq, wide[:0], wide, grad,
                    hess)
         if wide.any():
             # Scores spread too wide for row exponentials (rare: a diverging fit), so
             # their queries go pair by pair, in a kernel compiled only when needed.
-            pairwise(*option, y, s, s, offsets, qweights, k, sigma, gain_tab, threshold,
+            pairwise(y, s, s, offsets, qweights, k, sigma, gain_tab, threshold,
                      norm, lgb_discount, mu, smooth, max_step, disc, 0, nq, wide, wide, grad,
                      hess)
     if aside.any():
@@ -789,8 +790,8 @@ def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, th
             # Group-less data below the threads' threshold: the one query's kernel
             # called directly (no loop over queries compiled around it).
             option = (metric, k > BUFFER_MAX_K, smooth > 0.0)
-            long_query_kernel(*option, False)(*option, y, s, k, sigma, gain_tab,
-                                              threshold, norm, smooth, disc, grad, hess)
+            long_query_kernel(*option, False)(y, s, k, sigma, gain_tab, threshold, norm,
+                                              smooth, disc, grad, hess)
             _weigh_and_bound(grad, hess, 0, n, float(qweights[0]) if qweights.size else 1.0,
                              sigma, max_step)
         elif long_.any():
@@ -800,8 +801,8 @@ def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, th
                      np.flatnonzero(long_), grad, hess)
         if nq == 1 and ranked[0]:
             # Group-less data below the threads' threshold: the one query's kernel.
-            ranked_query_kernel(scheme, False)(scheme, y, s, k, sigma, gain_tab, norm,
-                                               lgb_discount, mu, smooth, grad, hess)
+            ranked_query_kernel(scheme, False)(y, s, k, sigma, gain_tab, norm, lgb_discount,
+                                               mu, smooth, grad, hess)
             _weigh_and_bound(grad, hess, 0, n, float(qweights[0]) if qweights.size else 1.0,
                              sigma, max_step)
         elif ranked.any():
@@ -819,10 +820,9 @@ def lambdarank_loss(y, s, at, offsets, qweights, metric, k, sigma, gain_tab, thr
     nq = int(sizes.size)
     big = nq > 0 and int(sizes.max()) > RANK_SORT_MAX
     loss = _forms(metric, scheme, float(smooth), big)[3]
-    option = _option(metric, scheme, float(smooth), big)
     disc = discounts(_discount_length(sizes, int(k), bool(lgb_discount), int(scheme), True))
     none = np.empty(0, dtype=np.bool_)
-    return loss(*option, y, s, at, offsets, qweights, int(k), float(sigma), gain_tab,
+    return loss(y, s, at, offsets, qweights, int(k), float(sigma), gain_tab,
                 float(threshold), bool(norm), bool(lgb_discount), float(mu), float(smooth),
                 0.0, disc, 0, nq, none, none, none.astype(np.float64),
                 none.astype(np.float64))

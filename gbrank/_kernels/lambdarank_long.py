@@ -269,11 +269,10 @@ def _long_code(M, DEEP, SMOOTHED, THREADS):  # noqa: N803
     drops every other metric's code before typing it: ``DEEP``, k above
     ``BUFFER_MAX_K`` (the top k from the int32 radix order, else the selection
     buffer); ``SMOOTHED``, a smoothing share ``smooth`` > 0; ``THREADS``, the chunks of
-    blocks in a ``prange`` loop (compiled with ``parallel=True``). The signature is
-    :func:`long_query_grad_hess`'s; its first three arguments repeat the constants."""
+    blocks in a ``prange`` loop (compiled with ``parallel=True``). The arguments are
+    :func:`long_query_grad_hess`'s from ``y`` on."""
 
-    def long_query(metric, deep, smoothed, y, s, k, sigma, gain_tab, threshold, norm,
-                   smooth, disc, grad, hess):
+    def long_query(y, s, k, sigma, gain_tab, threshold, norm, smooth, disc, grad, hess):
         n = y.size
         # Top k, their row exponentials, prefix arrays and per-top-row coefficients
         # (module doc). The other rows' exponentials are made block by block (no n-row
@@ -336,7 +335,9 @@ def _long_code(M, DEEP, SMOOTHED, THREADS):  # noqa: N803
                 top = 0
                 for r in range(n):
                     top = max(top, int(y[r]))
-                ngain = np.exp2(np.arange(top + 1.0)) - 1.0
+                ngain = np.empty(top + 1)
+                for r in range(top + 1):
+                    ngain[r] = np.exp2(r * 1.0) - 1.0
             prefix_arrays(NDCG, lab, k, ngain, threshold, False, disc, pre_n, sc_n)
             ideal = ideal_dcg(y, ngain, k, disc)
             sc_n[0] = 1.0 / ideal if ideal > 0.0 else 0.0
@@ -407,7 +408,13 @@ def _long_query_grad_hess_impl(metric, deep, smoothed, y, s, k, sigma, gain_tab,
     flags = (metric, deep, smoothed)
     if not all(isinstance(f, types.Literal) for f in flags):
         raise TypingError("long_query_grad_hess needs literal metric, deep, smoothed")
-    return _long_code(*(f.literal_value for f in flags), False)
+    # The compiled function Python calls for one query: shared, compiled once.
+    kernel = long_query_kernel(*(f.literal_value for f in flags), False)
+
+    def one_query(metric, deep, smoothed, y, s, k, sigma, gain_tab, threshold, norm, smooth,
+                  disc, grad, hess):
+        kernel(y, s, k, sigma, gain_tab, threshold, norm, smooth, disc, grad, hess)
+    return one_query
 
 
 # Compiled forms of one long query called from Python, made on first use.
@@ -416,7 +423,7 @@ _ONE_QUERY: dict = {}
 
 def long_query_kernel(metric, deep, smoothed, threads):
     """:func:`long_query_grad_hess` for ``metric``, ``deep`` and ``smoothed`` as a
-    compiled function called from Python with its arguments; with ``threads`` the
+    compiled function called with its arguments from ``y`` on; with ``threads`` the
     blocks run on threads (each block owns its rows' outputs and each chunk of blocks
     one slice of the partial sums: no two threads write one place)."""
     key = (int(metric), bool(deep), bool(smoothed), bool(threads))

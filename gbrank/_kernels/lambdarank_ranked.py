@@ -220,10 +220,10 @@ def _chunk(ch, y, s, order, k, m, sigma, gain_tab, lgb_discount, scheme, mu, smo
 def _ranked_code(SCHEME, THREADS):  # noqa: N803
     """One NDCG query of at least 2 rows for weighting ``SCHEME`` (a closure over it and
     ``THREADS``: the chunks of blocks in a ``prange`` loop, compiled with
-    ``parallel=True``). The signature is :func:`ranked_query_grad_hess`'s."""
+    ``parallel=True``). The arguments are :func:`ranked_query_grad_hess`'s from ``y``
+    on."""
 
-    def one_query(scheme, y, s, k, sigma, gain_tab, norm, lgb_discount, mu, smooth, grad,
-                  hess):
+    def one_query(y, s, k, sigma, gain_tab, norm, lgb_discount, mu, smooth, grad, hess):
         order, m, fast, mid, c, top, sums = _start(y, s, k, sigma, gain_tab)
         score_norm = norm and s[order[0]] != s[order[y.size - 1]]
         for ch in prange(N_CHUNKS):
@@ -247,7 +247,13 @@ def _ranked_query_grad_hess_impl(scheme, y, s, k, sigma, gain_tab, norm, lgb_dis
                                  smooth, grad, hess):
     if not isinstance(scheme, types.IntegerLiteral):
         raise TypingError("ranked_query_grad_hess needs a literal scheme")
-    return _ranked_code(scheme.literal_value, False)
+    # The compiled function Python calls for one query: shared, compiled once.
+    kernel = ranked_query_kernel(scheme.literal_value, False)
+
+    def one_query(scheme, y, s, k, sigma, gain_tab, norm, lgb_discount, mu, smooth, grad,
+                  hess):
+        kernel(y, s, k, sigma, gain_tab, norm, lgb_discount, mu, smooth, grad, hess)
+    return one_query
 
 
 # Compiled forms of one query called from Python, made on first use.
@@ -255,8 +261,8 @@ _ONE_QUERY: dict = {}
 
 
 def ranked_query_kernel(scheme, threads):
-    """:func:`ranked_query_grad_hess` for ``scheme`` as a compiled function called from
-    Python with its arguments; with ``threads`` the blocks run on threads."""
+    """:func:`ranked_query_grad_hess` for ``scheme`` as a compiled function called with
+    its arguments from ``y`` on; with ``threads`` the blocks run on threads."""
     key = (int(scheme), bool(threads))
     kernel = _ONE_QUERY.get(key)
     if kernel is None:
