@@ -175,57 +175,66 @@ def _count_below(tops, x):
 
 
 @njit(cache=True, nogil=True)
+def _block(y, s, fast, mid, blk, metric, gain_tab, threshold, ngain, smoothed, sigma,
+           score_norm, tops, idx, lab, e_top, coef, grad, hess, acc):
+    """Rows of block ``blk`` against every top row: zeroes and fills their outputs
+    (top rows included, which no segment touches) and adds the top rows' partial
+    (Σλ, Σh, Σσwρ) to ``acc`` (k × 3). ``tops``: the top rows in row order. (A
+    function of its own: merged into the chunk loop it ran slower.)"""
+    lo = blk * BLOCK
+    hi = min(y.size, lo + BLOCK)
+    e = np.empty(hi - lo)
+    if fast:
+        exp_scaled_into(s[lo:hi], sigma, mid, e, np.empty(hi - lo, dtype=np.int64))
+    u = np.empty(hi - lo)
+    v = np.empty(hi - lo if smoothed else 0)
+    for r in range(lo, hi):
+        grad[r] = 0.0
+        hess[r] = 0.0
+        u[r - lo] = _u(metric, y[r], gain_tab, threshold)
+        if smoothed:
+            v[r - lo] = ngain[int(y[r])]
+    # Segments of the block between top rows (almost always the whole block).
+    first = _count_below(tops, lo)
+    last = _count_below(tops, hi)
+    for a in range(idx.size):
+        i = idx[a]
+        gs = 0.0
+        hs = 0.0
+        ts = 0.0
+        start = lo
+        for t in range(first, last + 1):
+            stop = tops[t] if t < last else hi
+            if stop > start:
+                if fast:
+                    g1, h1, t1 = _segment(y, s, e, u, v, start, stop, start - lo,
+                                          lab[a], e_top[a], s[i], coef[0, a],
+                                          coef[1, a], coef[2, a], coef[3, a], smoothed,
+                                          sigma, score_norm, grad, hess)
+                else:
+                    g1, h1, t1 = _segment_wide(y, s, u, v, start, stop, start - lo,
+                                               lab[a], s[i], coef[0, a], coef[1, a],
+                                               coef[2, a], coef[3, a], smoothed, sigma,
+                                               score_norm, grad, hess)
+                gs += g1
+                hs += h1
+                ts += t1
+            start = stop + 1
+        acc[a, 0] += gs
+        acc[a, 1] += hs
+        acc[a, 2] += ts
+
+
+
+
+@njit(cache=True, nogil=True)
 def _chunk(ch, y, s, fast, mid, metric, gain_tab, threshold, ngain, smoothed, sigma,
            score_norm, tops, idx, lab, e_top, coef, grad, hess, sums):
-    """The blocks of chunk ``ch`` (an equal share of all blocks). A block's rows against
-    every top row: zeroes and fills their outputs (top rows included, which no segment
-    touches) and adds the top rows' partial (Σλ, Σh, Σσwρ) to ``sums[ch]`` (k × 3).
-    ``tops``: the top rows in row order."""
+    """The blocks of chunk ``ch`` (an equal share of all blocks), sums into ``sums[ch]``."""
     n_blocks = (y.size + BLOCK - 1) // BLOCK
-    acc = sums[ch]
     for blk in range(ch * n_blocks // N_CHUNKS, (ch + 1) * n_blocks // N_CHUNKS):
-        lo = blk * BLOCK
-        hi = min(y.size, lo + BLOCK)
-        e = np.empty(hi - lo)
-        if fast:
-            exp_scaled_into(s[lo:hi], sigma, mid, e, np.empty(hi - lo, dtype=np.int64))
-        u = np.empty(hi - lo)
-        v = np.empty(hi - lo if smoothed else 0)
-        for r in range(lo, hi):
-            grad[r] = 0.0
-            hess[r] = 0.0
-            u[r - lo] = _u(metric, y[r], gain_tab, threshold)
-            if smoothed:
-                v[r - lo] = ngain[int(y[r])]
-        # Segments of the block between top rows (almost always the whole block).
-        first = _count_below(tops, lo)
-        last = _count_below(tops, hi)
-        for a in range(idx.size):
-            i = idx[a]
-            gs = 0.0
-            hs = 0.0
-            ts = 0.0
-            start = lo
-            for t in range(first, last + 1):
-                stop = tops[t] if t < last else hi
-                if stop > start:
-                    if fast:
-                        g1, h1, t1 = _segment(y, s, e, u, v, start, stop, start - lo,
-                                              lab[a], e_top[a], s[i], coef[0, a],
-                                              coef[1, a], coef[2, a], coef[3, a], smoothed,
-                                              sigma, score_norm, grad, hess)
-                    else:
-                        g1, h1, t1 = _segment_wide(y, s, u, v, start, stop, start - lo,
-                                                   lab[a], s[i], coef[0, a], coef[1, a],
-                                                   coef[2, a], coef[3, a], smoothed, sigma,
-                                                   score_norm, grad, hess)
-                    gs += g1
-                    hs += h1
-                    ts += t1
-                start = stop + 1
-            acc[a, 0] += gs
-            acc[a, 1] += hs
-            acc[a, 2] += ts
+        _block(y, s, fast, mid, blk, metric, gain_tab, threshold, ngain, smoothed, sigma,
+               score_norm, tops, idx, lab, e_top, coef, grad, hess, sums[ch])
 
 
 @njit(cache=True, nogil=True)
