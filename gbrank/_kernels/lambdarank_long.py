@@ -363,9 +363,17 @@ def _long_code(M, DEEP, SMOOTHED, THREADS):  # noqa: N803
         # Blocks first: they zero the outputs of all their rows, top rows included.
         # Each block owns its rows' outputs and each chunk of blocks one slice of the
         # partial sums: no two threads write one place.
-        for ch in prange(N_CHUNKS):
-            _chunk(ch, y, s, fast, mid, M, gain_tab, threshold, ngain, SMOOTHED, sigma,
-                   score_norm, tops, idx, lab, e_top, coef, grad, hess, sums)
+        # THREADS is read here, not only passed to the decorator: numba keys a cached
+        # closure by the values it reads, and the serial and threaded forms must not
+        # share an entry.
+        if THREADS:
+            for ch in prange(N_CHUNKS):
+                _chunk(ch, y, s, fast, mid, M, gain_tab, threshold, ngain, SMOOTHED, sigma,
+                       score_norm, tops, idx, lab, e_top, coef, grad, hess, sums)
+        else:
+            for ch in range(N_CHUNKS):
+                _chunk(ch, y, s, fast, mid, M, gain_tab, threshold, ngain, SMOOTHED, sigma,
+                       score_norm, tops, idx, lab, e_top, coef, grad, hess, sums)
 
         # The pairs among the top k (positions a < b < k).
         tot = 0.0

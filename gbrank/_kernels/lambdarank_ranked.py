@@ -226,9 +226,17 @@ def _ranked_code(SCHEME, THREADS):  # noqa: N803
     def one_query(y, s, k, sigma, gain_tab, norm, lgb_discount, mu, smooth, grad, hess):
         order, m, fast, mid, c, top, sums = _start(y, s, k, sigma, gain_tab)
         score_norm = norm and s[order[0]] != s[order[y.size - 1]]
-        for ch in prange(N_CHUNKS):
-            _chunk(ch, y, s, order, k, m, sigma, gain_tab, lgb_discount, SCHEME, mu, smooth,
-                   fast, mid, score_norm, c, top, grad, hess, sums)
+        # THREADS is read here, not only passed to the decorator: numba keys a cached
+        # closure by the values it reads, and the serial and threaded forms must not
+        # share an entry.
+        if THREADS:
+            for ch in prange(N_CHUNKS):
+                _chunk(ch, y, s, order, k, m, sigma, gain_tab, lgb_discount, SCHEME, mu,
+                       smooth, fast, mid, score_norm, c, top, grad, hess, sums)
+        else:
+            for ch in range(N_CHUNKS):
+                _chunk(ch, y, s, order, k, m, sigma, gain_tab, lgb_discount, SCHEME, mu,
+                       smooth, fast, mid, score_norm, c, top, grad, hess, sums)
         finish_top_rows(m, order, sums, 0.0, norm, grad, hess)
 
     return one_query
