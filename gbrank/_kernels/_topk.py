@@ -103,7 +103,7 @@ def top_k_into_long(s, a, b, k, idx, val):
 RANK_COUNT_MAX = 128
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def top_k_into_pruned(s, a, b, k, idx, val, cand, cand_val):
     """:func:`top_k_into` with a cheap first pass that discards most rows (same result);
     ``idx`` and ``val`` need ``k + 1`` slots (the last is scratch).
@@ -181,7 +181,7 @@ def top_k_rows_into(s, a, b, k, idx, val, cand, cand_val):
         idx[r] = a + order[r]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def top_rows_into(s, a, b, kk, idx, val, cand, cand_val, seen, sorts, long_sorts):
     """:func:`top_k_rows_into` for kernels that know how deep their cut-offs go
     (:func:`full_order_needed`), with the scratch of :func:`top_k_scratch`. ``sorts``
