@@ -1,4 +1,4 @@
-"""Before/after table of the issue-12 hot paths from ONE run: old code (a ``git worktree``
+"""Before/after table of the hot paths from ONE run: old code (a ``git worktree``
 of an earlier commit) and this checkout, each task in child processes alternating
 old, new, new, old, old, new (each with its own numba cache directory), so that both
 see the same machine load.
@@ -80,8 +80,8 @@ def grouped():
 
 
 def lambdarank():
-    # LambdaRank("ndcg") with the true Hessian: the max_step bound (default 16 since
-    # issue 10) did not exist in older commits, and it changes the Hessians.
+    # LambdaRank("ndcg") with the true Hessian: the max_step bound (default 16) does not
+    # exist in older commits, and it changes the Hessians.
     import inspect
     if "max_step" in inspect.signature(LambdaRank).parameters:
         return LambdaRank("ndcg", max_step=None)
