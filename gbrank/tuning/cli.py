@@ -121,6 +121,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         _fail(f"--workers: must be an integer >= 1, got {args.workers}")
     if args.workers > 1 and (args.trials_only or args.report_only):
         _fail("--workers cannot be combined with --trials-only or --report-only")
+    if args.throughput and args.booster != "lightgbm":
+        _fail("--throughput measures LightGBM's binned data reused vs rebuilt; run it "
+              "with --booster lightgbm")
     return args
 
 
@@ -372,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     if not cfg.report:
         return code
     throughput = None
-    if args.throughput and args.booster == "lightgbm":
+    if args.throughput:
         from gbrank.tuning.throughput import measure_reuse, throughput_lines
 
         t = tasks[0]
