@@ -99,7 +99,7 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
             won = f"{c.won}/{c.diffs.size}"
             if not r.native:
                 plot_rows.append({"key": r.key, "target": r.target, "vs": c.b.key,
-                                  "diffs": c.diffs.tolist()})
+                                  "diffs": c.diffs.tolist(), "low": c.low, "high": c.high})
         time_ = _fmt_t(r.seconds) + (f" + {_fmt_t(r.rescore_seconds)} rescoring"
                                      if r.rescore_seconds else "")
         lines.append(

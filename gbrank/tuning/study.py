@@ -212,7 +212,7 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
 
         res.plots = [str(p) for p in study_plots(
             study, Path(cfg.out_dir) / "tune" / task.name, slug, cand.target,
-            title=f"{task.name} / {cand.key}")]
+            title=f"{task.name} / {cand.key}", finalists=res.finalists)]
     return res
 
 
