@@ -12,6 +12,9 @@ from gbrank._deps import require
 
 __all__ = ["study_plots", "comparison_plot"]
 
+#: Complete trials a study needs before its parameter importances are drawn.
+MIN_IMPORTANCE = 10
+
 
 def _pyplot():
     mpl = require("matplotlib")
@@ -58,7 +61,8 @@ def _mark_pick(ax: Any, finalists: list[dict], metric: str) -> None:
 def study_plots(study: Any, out_dir: Path, label: str, metric: str,
                 title: str | None = None, finalists: list[dict] | None = None
                 ) -> list[Path]:
-    """``<label>_history.png`` and (with ≥ 2 complete trials) ``<label>_importance.png``
+    """``<label>_history.png`` and (with ≥ ``MIN_IMPORTANCE`` complete trials)
+    ``<label>_importance.png``
     (``title`` names the study in the plot titles; default ``label``). ``finalists``
     (``{"trial", "rescored"}`` per finalist, the pick first) are marked on the history
     with the pick's rescored estimate."""
@@ -82,14 +86,16 @@ def study_plots(study: Any, out_dir: Path, label: str, metric: str,
                 _mark_pick(ax, finalists, metric)
             paths.append(_save(ax, f"{title}: optimisation history\n(CV mean {metric})",
                                out_dir / f"{label}_history.png", plt))
-        if len(complete) >= 2 and any(len(t.params) for t in complete):
+        # fANOVA on a handful of trials ranks noise: no importances below MIN_IMPORTANCE.
+        if len(complete) >= MIN_IMPORTANCE and any(len(t.params) for t in complete):
             try:
                 ax = vis.plot_param_importances(study, target_name=f"CV {metric}")
             except (RuntimeError, ValueError, ZeroDivisionError):
                 ax = None
             if ax is not None:
                 paths.append(_save(
-                    ax, f"{title}: parameter importances\n(fANOVA, for CV {metric})",
+                    ax, f"{title}: parameter importances\n(fANOVA over {len(complete)} "
+                    f"complete trials, for CV {metric})",
                     out_dir / f"{label}_importance.png", plt))
     return paths
 

@@ -148,6 +148,19 @@ def recommend(rows: list[StudyResult], metric: str, n_folds: int) -> Recommendat
     return Recommendation(use, nat, ours, vs, anchor, va)
 
 
+#: Fewer units than this leave the interval too wide to separate objectives by much.
+FEW_UNITS = 10
+
+
+def _few_units(vs: Comparison, n_folds: int) -> str:
+    """A hint to add units when a lead within noise rests on few of them."""
+    n = vs.diffs.size
+    if vs.mean <= 0 or vs.beyond_noise or n >= FEW_UNITS:
+        return ""
+    return (f" Only {n} units: an interval this wide cannot tell them apart; "
+            f"`--repeats R` rescores on R × {n_folds} units.")
+
+
 def _cell(r: StudyResult, metric: str) -> str:
     v = np.asarray(r.units.get(metric, []), dtype=float)
     cv = f"{v.mean():.4f} ± {np.std(v, ddof=1):.4f}" if v.size > 1 else "—"
@@ -186,7 +199,8 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
         else:
             lines.append(f"{head}: no gbrank objective beats it beyond the fold noise on "
                          f"{metric}{direction}. The best gbrank objective, "
-                         f"`{rec.best_gbrank.key}`, is {vs.describe()}.")
+                         f"`{rec.best_gbrank.key}`, is {vs.describe()}."
+                         + _few_units(vs, n_folds))
     else:
         lines.append(f"**Use `{use.key}`**: on {metric}{direction} it is "
                      + (vs.describe() + f" against the best native objective, "

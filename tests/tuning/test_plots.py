@@ -15,10 +15,12 @@ def _study(values: list[float]):
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(direction="maximize")
-    for v in values:
+    dist = {"lr": optuna.distributions.FloatDistribution(0.01, 1.0),
+            "leaves": optuna.distributions.IntDistribution(2, 64)}
+    for i, v in enumerate(values):
         study.add_trial(optuna.trial.create_trial(
-            params={"lr": 0.1}, distributions={"lr": optuna.distributions.FloatDistribution(
-                0.01, 1.0)}, value=v))
+            params={"lr": 0.01 + 0.05 * i, "leaves": 2 + (7 * i) % 60}, distributions=dist,
+            value=v))
     return study
 
 
@@ -54,6 +56,19 @@ def test_history_marks_the_pick_and_its_rescored_estimate(tmp_path, monkeypatch)
     # The dashed line sits at the pick's rescored mean, not at the best CV value.
     assert any(np.allclose(y, fins[0]["rescored"]) for y in lines)
     assert not any(np.allclose(y, max(values)) and len(y) == 2 for y in lines)
+
+
+def test_importances_only_from_enough_trials(tmp_path, monkeypatch):
+    from gbrank.tuning.plots import MIN_IMPORTANCE, study_plots
+
+    few = study_plots(_study([0.5 + 0.01 * i for i in range(MIN_IMPORTANCE - 1)]),
+                      tmp_path, "few", "ndcg@10")
+    assert [p.name for p in few] == ["few_history.png"]
+    n = MIN_IMPORTANCE + 2
+    rng = np.random.default_rng(0)
+    enough = study_plots(_study(list(0.5 + 0.1 * rng.random(n))), tmp_path, "many",
+                         "ndcg@10")
+    assert [p.name for p in enough] == ["many_history.png", "many_importance.png"]
 
 
 def test_comparison_greys_a_difference_within_noise(tmp_path, monkeypatch):

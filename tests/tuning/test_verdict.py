@@ -49,6 +49,24 @@ def test_gbrank_is_recommended_only_beyond_the_fold_noise():
     assert rec.use is nat and rec.versus_native.mean < 0 and rec.versus_native.beyond_noise
 
 
+def test_a_lead_within_noise_on_few_units_says_how_to_add_units():
+    from gbrank.tuning.verdict import FEW_UNITS, verdict_lines
+
+    def text(n):
+        rng = np.random.default_rng(1)
+        base = 0.70 + 0.02 * rng.standard_normal(n)
+        nat = _result("native:lambdarank", True, base)
+        ours = _result("ranknet", False, base + 0.01 + 0.03 * rng.standard_normal(n))
+        rec = recommend([ours, nat], "ndcg@10", n_folds=3)
+        assert rec.use is nat and rec.versus_native.mean > 0  # a lead within noise
+        return " ".join(verdict_lines("t", [ours, nat], "ndcg@10", 3, kind="ranking",
+                                      booster="lightgbm", grouped=True,
+                                      metric_chosen=True))
+
+    assert "Only 3 units" in text(3) and "`--repeats R` rescores on R × 3 units" in text(3)
+    assert "Only" not in text(3 * FEW_UNITS)
+
+
 def test_a_loss_leads_when_it_is_lower():
     nat = _result("native:binary", True, [0.30, 0.31, 0.32, 0.30], metric="logloss")
     ours = _result("focal", False, [0.20, 0.21, 0.22, 0.20], metric="logloss")
