@@ -1,8 +1,8 @@
 """``gbrank tune``: tune every gbrank objective against the boosters' own, gated by
 gradient checks (also ``python -m gbrank.tuning`` and ``make tune`` in a checkout).
 
-    gbrank tune                    # embedded default data, < 10 min
-    gbrank tune --quick            # smoke run, ~2 min
+    gbrank tune                    # embedded default data, ~20 min on 2 busy cores
+    gbrank tune --quick            # smoke run, ~3 min
     gbrank tune --data ../shared/data/rank.train --objectives lambdarank:err
     gbrank tune --data ../shared/data/MQ2008 --metric ndcg@10   # LETOR 4.0 fold 1
     gbrank tune --data train.parquet --label-col rel --qid-col qid --metric err@10
@@ -77,7 +77,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--trials", type=int, help="total trials per study, counting trials "
                    "already stored (default 12; 3 with --quick)")
     p.add_argument("--timeout", type=float, help="seconds per study in this run (default: "
-                   "40 on the embedded data, so the default run stays within 10 minutes; "
+                   "40 on the embedded data, so its 14 studies' trials take 9.3 minutes at most; "
                    "none with --data)")
     p.add_argument("--folds", type=int, default=3)
     p.add_argument("--max-rounds", type=int, help="boosting rounds cap (early stopping "
