@@ -213,7 +213,9 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
             lines.append(f"| {label}: `{r.key}` | {_cell(r, metric)} |")
     if rec.anchor is not None:
         a = rec.anchor
-        lines.append(f"| Optuna `LightGBMTunerCV`, native lambdarank ({a.message}) "
+        run = a.message.removeprefix("LightGBMTunerCV, ")
+        tuned = "" if metric == a.target else f", tuned on {a.target}"
+        lines.append(f"| Optuna `LightGBMTunerCV` on native lambdarank ({run}{tuned}) "
                      f"| {_cell(a, metric)} |")
     if rec.versus_anchor is not None:
         lines += ["", f"Against Optuna's `LightGBMTunerCV` given the tuner's time on this "

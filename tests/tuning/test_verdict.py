@@ -67,6 +67,23 @@ def test_a_lead_within_noise_on_few_units_says_how_to_add_units():
     assert "Only" not in text(3 * FEW_UNITS)
 
 
+def test_the_anchor_row_says_how_it_ran_and_what_it_was_tuned_on():
+    from gbrank.tuning.verdict import verdict_lines
+
+    units = [0.70, 0.71, 0.72, 0.70, 0.71, 0.72]
+    nat = StudyResult("t", "native:lambdarank", "err@10", True, "done",
+                      units={"err@10": units, "ndcg@10": units})
+    anchor = StudyResult("t", "anchor:LightGBMTunerCV", "ndcg@10", True, "done",
+                         units={"err@10": units, "ndcg@10": units},
+                         message="LightGBMTunerCV, 68 trials in 297 s (budget 494 s)")
+    for metric, tail in (("ndcg@10", ")"), ("err@10", ", tuned on ndcg@10)")):
+        row = next(line for line in verdict_lines(
+            "t", [nat, anchor], metric, 3, kind="ranking", booster="lightgbm", grouped=True,
+            metric_chosen=True) if "Optuna" in line)
+        assert row.startswith("| Optuna `LightGBMTunerCV` on native lambdarank (68 trials "
+                              "in 297 s (budget 494 s)" + tail + " |"), row
+
+
 def test_a_loss_leads_when_it_is_lower():
     nat = _result("native:binary", True, [0.30, 0.31, 0.32, 0.30], metric="logloss")
     ours = _result("focal", False, [0.20, 0.21, 0.22, 0.20], metric="logloss")
