@@ -1,8 +1,8 @@
 """``gbrank tune``: tune every gbrank objective against the boosters' own, gated by
 gradient checks (also ``python -m gbrank.tuning`` and ``make tune`` in a checkout).
 
-    gbrank tune                    # embedded default data, ~20 min on 2 busy cores
-    gbrank tune --quick            # smoke run, ~3 min
+    gbrank tune                    # embedded default data, 3-20 min on 2 cores
+    gbrank tune --quick            # smoke run, 1-3 min
     gbrank tune --data ../shared/data/rank.train --objectives lambdarank:err
     gbrank tune --data ../shared/data/MQ2008 --metric ndcg@10   # LETOR 4.0 fold 1
     gbrank tune --data train.parquet --label-col rel --qid-col qid --metric err@10
