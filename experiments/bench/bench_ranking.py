@@ -28,7 +28,7 @@ from gbrank.objectives import LambdaRank, RankNet
 from gbrank.xgboost import objective
 
 
-# ---- the seed's RankNet (seed 003, ``ranknet_loss_v2``), compiled, looped over queries ---
+# ---- the seed article's RankNet (``ranknet_loss_v2``), compiled, looped over queries -------
 @njit(cache=True)
 def _seed_ranknet_loss_v2(y_true, y_pred):
     length = len(y_true)

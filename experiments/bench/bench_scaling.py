@@ -11,7 +11,7 @@ time ∝ n^b, and one log-log plot.
   call) is the measure; the returned arrays count (an
   objective returns two: gradient and Hessian). A second table does this for every
   objective (and each option that changes its memory) and every metric at the
-  largest n: issue 12's bound is 3 arrays.
+  largest n: the bound is 3 arrays.
 
     python experiments/bench/bench.py --only scaling [--quick]
     python experiments/bench_scaling.py [--quick]
@@ -257,7 +257,7 @@ def run(quick: bool = False) -> str:
     return "\n".join(lines)
 
 
-# Issue 12's bound on the peak extra memory of one call, outputs included.
+# The bound on the peak extra memory of one call, outputs included.
 MEMORY_BOUND_ARRAYS = 3.0
 
 
@@ -279,7 +279,7 @@ def _memory_table(n: int) -> list[str]:
         "the grade is positive for the binary objectives and metrics, ~50% positive, or "
         "real-valued and all distinct where the row says so); "
         "outputs included; the time is that one call's (first call at this size, "
-        "kernels already loaded). Bound of issue 12: "
+        "kernels already loaded). Bound: "
         f"≤ {MEMORY_BOUND_ARRAYS:.0f} n-row float64 arrays; "
         + ("every call is within it." if not over else f"over it: {', '.join(over)}."),
         "",

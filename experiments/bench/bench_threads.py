@@ -1,4 +1,4 @@
-"""Order independence of the kernels' speed (issue 8's thread trap).
+"""Order independence of the kernels' speed (a thread-count trap).
 
 A large call must be as fast after a small first call as in a fresh process. Each
 figure comes from its own fresh Python process (the order of calls inside a process is

@@ -14,9 +14,17 @@ expected calibration error (10 equal-mass bins) of σ(score + start):
 
     python experiments/quality/calibrated_ranking.py            # → experiments/results/
     python experiments/quality/calibrated_ranking.py --quick    # 2 rotations, small grid
+    python experiments/quality/calibrated_ranking.py --labels clicks
 
 Writes ``experiments/results/calibrated_ranking.md`` (tables, paired differences per
 rotation, the verdict computed from them) and ``calibrated_ranking.png``.
+
+``--labels clicks`` trains on clicks simulated from the grades instead (one impression
+per row, click probability ε⁻ + (ε⁺ − ε⁻)(2^l − 1)/(2^l_max − 1) with ε⁻ = 0.1, ε⁺ = 1,
+the attractiveness of gbrank's click simulation without its position effect): NDCG@10
+is then judged on the test part's true grades, log loss and ECE on a fresh click draw
+of the test rows (the probability of a click is what the scores should estimate).
+Writes ``calibrated_ranking_clicks.md`` / ``.png`` / ``.json``.
 """
 
 from __future__ import annotations
@@ -34,10 +42,21 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE.parent / "results"
 ROUNDS, LR, LEAVES = 150, 0.05, 15
 ALPHAS = (0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
+EPS_MINUS, EPS_PLUS = 0.1, 1.0
 
 
-def _data(folder: Path, rotation: int):
-    """Train on four parts, test on the fifth (S<rotation>), relevance = grade ≥ 1."""
+def click_rate(grades: np.ndarray, max_grade: int = 2) -> np.ndarray:
+    """Probability of a click on a row of grade l (attractiveness, no position effect)."""
+    return EPS_MINUS + (EPS_PLUS - EPS_MINUS) * (2.0 ** grades - 1) / (2.0 ** max_grade - 1)
+
+
+def _data(folder: Path, rotation: int, labels: str = "relevance"):
+    """Train on four parts, test on the fifth (S<rotation>).
+
+    Returns the training labels (relevance = grade ≥ 1, or one simulated click per row),
+    and for the test part the labels NDCG@10 is judged on (relevance, or the true
+    grades) and those log loss and ECE are judged on (relevance, or fresh clicks).
+    """
     from scipy.sparse import vstack
 
     from gbrank.datasets import LETOR_PARTS, load_letor_folds
@@ -50,7 +69,14 @@ def _data(folder: Path, rotation: int):
     g = np.concatenate([parts[p][2] for p in train])
     part_of_row = np.concatenate([np.full(parts[p][1].size, i) for i, p in enumerate(train)])
     Xt, yt, gt = parts[test]
-    return X, y, g, part_of_row, Xt, (yt >= 1).astype(float), gt
+    if labels == "clicks":
+        grades = np.concatenate([parts[p][1] for p in train])
+        rng = np.random.default_rng(rotation)
+        y = (rng.random(grades.size) < click_rate(grades)).astype(float)
+        clicks_t = (rng.random(yt.size) < click_rate(yt)).astype(float)
+        return X, y, g, part_of_row, Xt, yt.astype(float), clicks_t, gt
+    rel_t = (yt >= 1).astype(float)
+    return X, y, g, part_of_row, Xt, rel_t, rel_t, gt
 
 
 def _train(objective, X, y, g):
@@ -88,29 +114,31 @@ def _platt(objective, X, y, g, part_of_row):
     return float(lr.coef_[0, 0]), float(lr.intercept_[0])
 
 
-def _judge(y, s, g):
+def _judge(y_rank, y_prob, s, g):
     from gbrank import metrics
 
-    return {"ndcg@10": metrics.ndcg(y, s, g, k=10),
-            "logloss": metrics.log_loss(y, s),
-            "ece": metrics.expected_calibration_error(y, s, 10)}
+    return {"ndcg@10": metrics.ndcg(y_rank, s, g, k=10),
+            "logloss": metrics.log_loss(y_prob, s),
+            "ece": metrics.expected_calibration_error(y_prob, s, 10)}
 
 
-def run_rotation(folder: Path, rotation: int, alphas: tuple[float, ...]) -> dict:
+def run_rotation(folder: Path, rotation: int, alphas: tuple[float, ...],
+                 labels: str = "relevance") -> dict:
     from gbrank.objectives import LambdaRank
 
-    X, y, g, part_of_row, Xt, yt, gt = _data(folder, rotation)
+    X, y, g, part_of_row, Xt, yt_rank, yt_prob, gt = _data(folder, rotation, labels)
     out: dict = {}
     booster, _ = _train(LambdaRank(), X, y, g)
     raw = _scores(booster, 0.0, Xt)
-    out["LambdaRank() + sigmoid"] = _judge(yt, raw, gt)
+    out["LambdaRank() + sigmoid"] = _judge(yt_rank, yt_prob, raw, gt)
     a, b = _platt(LambdaRank(), X, y, g, part_of_row)
-    out["LambdaRank() + Platt"] = _judge(yt, a * raw + b, gt)
+    out["LambdaRank() + Platt"] = _judge(yt_rank, yt_prob, a * raw + b, gt)
     for alpha in alphas:
         booster, init = _train(LambdaRank(calibration=alpha), X, y, g)
-        out[f"LambdaRank(calibration={alpha:g})"] = _judge(yt, _scores(booster, init, Xt), gt)
+        out[f"LambdaRank(calibration={alpha:g})"] = _judge(
+            yt_rank, yt_prob, _scores(booster, init, Xt), gt)
     booster, _ = _train("binary", X, y, g)
-    out["native binary"] = _judge(yt, _scores(booster, 0.0, Xt), gt)
+    out["native binary"] = _judge(yt_rank, yt_prob, _scores(booster, 0.0, Xt), gt)
     return out
 
 
@@ -122,20 +150,33 @@ def _commit() -> str:
         return "unknown"
 
 
-def report(results: list[dict], alphas: tuple[float, ...], seconds: float) -> str:
+def report(results: list[dict], alphas: tuple[float, ...], seconds: float,
+           labels: str = "relevance") -> str:
     names = list(results[0])
     mean = {n: {m: float(np.mean([r[n][m] for r in results])) for m in results[0][n]}
             for n in names}
     base, ref = "LambdaRank() + sigmoid", "native binary"
+    if labels == "clicks":
+        title = "# Calibrated ranking on MQ2008 clicks (simulated from the grades)"
+        what = ("MQ2008 (LETOR 4.0); training labels are one simulated click per row, "
+                f"P(click | grade l) = {EPS_MINUS:g} + {EPS_PLUS - EPS_MINUS:g}·(2^l − 1)/3 "
+                "(0.1, 0.4, 1.0 for grades 0, 1, 2; `--labels clicks`)")
+        judged = ("NDCG@10 per query on the test part's true grades (exponential gains); "
+                  "log loss and ECE (10 equal-mass bins) per row against a fresh click draw "
+                  "of the test rows")
+    else:
+        title = "# Calibrated ranking on MQ2008 (binary relevance)"
+        what = "MQ2008 (LETOR 4.0), relevance = grade ≥ 1"
+        judged = ("NDCG@10 per query (binary gains); log loss and ECE (10 equal-mass bins) "
+                  "per row")
     lines = [
-        "# Calibrated ranking on MQ2008 (binary relevance)",
+        title,
         "",
         f"`experiments/quality/calibrated_ranking.py`, commit {_commit()}, "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {seconds:.0f} s. MQ2008 "
-        "(LETOR 4.0), relevance = grade ≥ 1; rotation k trains on four of S1–S5 and tests "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {seconds:.0f} s. {what}; "
+        "rotation k trains on four of S1–S5 and tests "
         f"on S<k>; LightGBM {ROUNDS} rounds, learning rate {LR}, {LEAVES} leaves. Scores "
-        "are σ(raw score + the objective's constant start). NDCG@10 per query (binary "
-        "gains); log loss and ECE (10 equal-mass bins) per row. Means over "
+        f"are σ(raw score + the objective's constant start). {judged}. Means over "
         f"{len(results)} rotations.",
         "",
         "| objective | NDCG@10 | log loss | ECE |",
@@ -177,12 +218,20 @@ def report(results: list[dict], alphas: tuple[float, ...], seconds: float) -> st
                      "`binary`); the table shows the trade-off.")
     lines.append("(α = 1 leaves no ranking term: it is native `binary`'s objective, shown "
                  "for reference.)")
-    spread = np.std([r[base]["ndcg@10"] - r[ref]["ndcg@10"] for r in results], ddof=1)
+    diffs = np.array([r[ref]["ndcg@10"] - r[base]["ndcg@10"] for r in results])
+    se = float(np.std(diffs, ddof=1) / np.sqrt(diffs.size))
+    beyond = abs(diffs.mean()) > 2 * se
     lines += ["", "How large the NDCG@10 differences are: native `binary` itself is "
               f"{100 * (mean[ref]['ndcg@10'] / mean[base]['ndcg@10'] - 1):+.2f} % against "
-              "`LambdaRank()` here, with a standard deviation of the per-rotation difference "
-              f"of {spread:.4f}, so on this data the ranking losses differ by about the "
-              "noise of five rotations; what calibration buys is the log loss and ECE."]
+              f"`LambdaRank()` here (per-rotation difference {diffs.mean():+.4f}, standard "
+              f"error {se:.4f} over {diffs.size} rotations, {int(np.sum(diffs > 0))} of "
+              f"{diffs.size} rotations in its favour): "
+              + ("more than twice its standard error, so on these labels the pointwise loss "
+                 f"ranks {'better' if diffs.mean() > 0 else 'worse'} than the ranking loss."
+                 if beyond else
+                 "within twice its standard error, so on this data the ranking losses differ "
+                 "by about the noise of the rotations; what calibration buys is the log "
+                 "loss and ECE.")]
     platt = mean["LambdaRank() + Platt"]
     lines += ["", f"Baselines: `LambdaRank()` through a sigmoid has log loss "
               f"{mean[base]['logloss']:.4f} and ECE {mean[base]['ece']:.4f}; Platt scaling "
@@ -191,7 +240,8 @@ def report(results: list[dict], alphas: tuple[float, ...], seconds: float) -> st
     return "\n".join(lines) + "\n"
 
 
-def plot(results: list[dict], alphas: tuple[float, ...], path: Path) -> None:
+def plot(results: list[dict], alphas: tuple[float, ...], path: Path,
+         labels: str = "relevance") -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -221,7 +271,7 @@ def plot(results: list[dict], alphas: tuple[float, ...], path: Path) -> None:
     target = -0.005 * float(np.mean([r[base]["ndcg@10"] for r in results]))
     ax.axhline(target, color="grey", linestyle=":", label="target: −0.5 % of LambdaRank()")
     ax.set_ylabel("ΔNDCG@10 vs LambdaRank(), paired")
-    ax.legend(fontsize=8, loc="lower left")
+    ax.legend(fontsize=8, loc="best")
     ax = axes[1]
     ms = [level(f"LambdaRank(calibration={a:g})", "ece") for a in alphas]
     ax.errorbar(alphas, [m for m, _ in ms], yerr=[e for _, e in ms], fmt="o-", color="C0",
@@ -237,7 +287,9 @@ def plot(results: list[dict], alphas: tuple[float, ...], path: Path) -> None:
         ax.set_xscale("log")
         ax.set_xlabel("calibration weight α (log scale)")
         ax.grid(alpha=0.3)
-    fig.suptitle(f"MQ2008, binary relevance, {len(results)} test rotations "
+    data = ("simulated clicks (NDCG@10 on true grades, ECE on fresh clicks)"
+            if labels == "clicks" else "binary relevance")
+    fig.suptitle(f"MQ2008, {data}, {len(results)} test rotations "
                  "(bars and bands: ± one standard error over rotations)", fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.94))
     fig.savefig(path, dpi=120)
@@ -252,19 +304,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=shared_data_dir() / "MQ2008")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--labels", choices=("relevance", "clicks"), default="relevance")
     args = parser.parse_args(argv)
+    stem = "calibrated_ranking" + ("_clicks" if args.labels == "clicks" else "")
     alphas = (0.01, 0.1, 1.0) if args.quick else ALPHAS
     rotations = (1, 2) if args.quick else (1, 2, 3, 4, 5)
     t0 = time.perf_counter()
     results = []
     for k in rotations:
-        results.append(run_rotation(args.data, k, alphas))
+        results.append(run_rotation(args.data, k, alphas, args.labels))
         print(f"[calibrated] rotation {k}: {json.dumps(results[-1])}", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    text = report(results, alphas, time.perf_counter() - t0)
-    (args.out / "calibrated_ranking.md").write_text(text)
-    plot(results, alphas, args.out / "calibrated_ranking.png")
-    (args.out / "calibrated_ranking.json").write_text(json.dumps(results, indent=1))
+    text = report(results, alphas, time.perf_counter() - t0, args.labels)
+    (args.out / f"{stem}.md").write_text(text)
+    plot(results, alphas, args.out / f"{stem}.png", args.labels)
+    (args.out / f"{stem}.json").write_text(json.dumps(results, indent=1))
     print(text)
     return 0
 

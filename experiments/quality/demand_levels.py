@@ -1,6 +1,6 @@
 """The seed article's demand-level task, end to end through scikit-learn.
 
-Seed 003 ranks search queries by purchase demand: five grades of equal size, no query
+The article ranks search queries by purchase demand: five grades of equal size, no query
 structure (the whole set is ONE group), and it wants the order right everywhere, not
 only at the top. It trains LightGBM with a RankNet objective through a scikit-learn
 adapter and draws learning curves; LightGBM's native ``lambdarank`` is its baseline.

@@ -12,7 +12,7 @@ task) repeated with 3 seeds (a fresh shuffle, and fresh data for the synthetic t
   relevant (grades 1–4), many relevant rows per query;
 - ``few``: the same generator cut so that only ~6% of rows are relevant (1–5 per query of
   60 rows, grades 1–3): the shape where ERR and MRR saturate early;
-- ``groupless``: ``make_ranking(1, 5000, 20)``, the seed article's task: one query, the
+- ``groupless``: ``make_ranking(1, 5000, 20)``, the demand-level task: one query, the
   training folds used as ONE query and the held-out fold as one query.
 
 Every objective gets the same booster settings (100 rounds, 31 leaves, learning rate
@@ -22,7 +22,8 @@ from ``gbrank.metrics``. For each objective and column the report gives the mean
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _paths import shared_data_dir  # noqa: E402
 the 15 (seed, fold) units and the paired difference against the best *other* objective
-of that column (mean and wins out of 15), plus the verdicts of issue 10 item 4.
+of that column (mean and wins out of 15), plus the verdicts of the paired rule (a mean
+paired difference ≥ 0 and ≥ 3 of 5 folds with a fold-mean difference ≥ 0).
 
 Raw per-unit scores go to ``experiments/results/ranking_quality.json``; the report to
 ``ranking_quality.md`` and ``ranking_quality.png``. ``--datasets`` / ``--objectives``
@@ -249,7 +250,7 @@ def run(datasets, names, quick: bool, seeds=SEEDS, select: bool = False) -> dict
     return saved
 
 
-# -- XGBoost's pair construction (issue 10 item 3) -------------------------------------------
+# -- XGBoost's pair construction -----------------------------------------------------------
 # XGBoost ≥ 2 builds LambdaMART pairs either from each row's top-k neighbours ("topk", the
 # default, k = lambdarank_num_pair_per_sample, 32 if unset) or by sampling
 # lambdarank_num_pair_per_sample partners per row ("mean"). Same folds and seeds as the
@@ -275,18 +276,6 @@ def xgb_objectives() -> dict:
     }
 
 
-XGB_NOTE = [
-    "Do the pair methods help? Not consistently: `\"mean\"` with one sampled partner per "
-    "row is the best XGBoost variant on the few-relevant set (+0.0052 NDCG@10 over the "
-    "default `topk`, 10 of 15 units; +0.013 MRR@10) but loses on letor (−0.0038, 6 of "
-    "15); 8 partners per row and `topk` with k = 10 are below the default on NDCG@10 "
-    "on both sets. gbrank's `LambdaRank(weighting=\"ndcg_loss2pp\")` through "
-    "`gbrank.xgboost` is the best on letor (+0.0019 over `topk`, 9 of 15) and below it on "
-    "few-relevant (−0.0072). The choice is data-dependent and small next to the "
-    "objective's: a parameter to tune (the tuner's XGBoost `rank:ndcg` study now "
-    "searches both, `gbrank/tuning/spaces.py`), not a default to change.",
-    "",
-]
 
 
 def run_xgb_unit(X, y, group, test_units, params, obj, seed: int, max_grade: int) -> dict:
@@ -332,7 +321,7 @@ def run_xgb(saved: dict, quick: bool) -> None:
 
 
 def _xgb_report(xg: dict) -> list:
-    lines = ["## XGBoost's pair construction (issue 10 item 3)", "",
+    lines = ["## XGBoost's pair construction", "",
              "XGBoost 3 `rank:ndcg` with `lambdarank_pair_method` \"topk\" (pairs of each "
              "row with the top k, k = `lambdarank_num_pair_per_sample`, 32 by default) and "
              "\"mean\" (that many sampled partners per row), against gbrank's `LambdaRank` "
@@ -356,10 +345,10 @@ def _xgb_report(xg: dict) -> list:
                 cells.append(f"{v:.4f}" if name == base else f"{v:.4f} ({d:+.4f}, {w}/{u})")
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines.append("")
-    return lines + XGB_NOTE
+    return lines
 
 
-# -- diagnosis (issue 10 item 2) ------------------------------------------------------------
+# -- diagnosis -----------------------------------------------------------------------------
 DIAG_ROUNDS = (0, 10, 50)
 
 
@@ -435,7 +424,7 @@ def diagnose(quick: bool = False) -> dict:
 
 def _diag_report(diag: dict) -> list:
     lines = [
-        "## Why ERR and MRR lose (issue 10 item 2)", "",
+        "## Why ERR and MRR lose", "",
         "Where each metric's λ-signal lives, on the training data (seed 0), at the scores "
         "of `LambdaRank(\"ndcg\")` after r rounds (r = 0: all scores 0, the first "
         "round). Pairs: differently-labelled pairs with the better-ranked row in the top "
@@ -465,7 +454,7 @@ def _diag_report(diag: dict) -> list:
     return lines
 
 
-# -- report ---------------------------------------------------------------------------------
+# -- report --------------------------------------------------------------------------------
 def _matrix(block: dict, names: list, metric: str):
     """(names × units) array of a metric on the units every name has."""
     keys = sorted(set.intersection(*(set(block[n][metric]) for n in names)))
@@ -498,7 +487,7 @@ def paired(block: dict, a: str, b: str, metric: str):
     """Mean paired difference a − b, wins of a, ties, units and fold-level wins.
 
     Fold-level: the 15 units are averaged over seeds per fold (5 folds), the criterion
-    of issue 10 item 4 is ≥ 3 of 5 folds won or tied and a mean difference ≥ 0."""
+    of the paired rule is ≥ 3 of 5 folds won or tied and a mean difference ≥ 0."""
     keys = sorted(set(block[a][metric]) & set(block[b][metric]))
     d = np.array([block[a][metric][k] - block[b][metric][k] for k in keys])
     by_fold: dict = {}
@@ -531,7 +520,9 @@ def report(saved: dict, quick: bool = False) -> str:
         "",
     ]
     defaults = {default_name(z) for z in TARGET}
-    lines += _summary(saved) + CONCLUSIONS
+    lines += _summary(saved) + [
+        "A reading of these tables, written by hand (the script writes tables only): "
+        "`ranking_quality_reading.md`, which names the run it read.", ""]
     for ds, title in DATASETS.items():
         if ds not in saved:
             continue
@@ -561,62 +552,13 @@ def report(saved: dict, quick: bool = False) -> str:
                   f"{{{', '.join(f'{a:g}' for a in GRID)}}}; per cell the paired mean "
                   "difference on Z@10 against native `lambdarank` / `LambdaRank(\"ndcg\")` "
                   "and the folds (of 5) with a fold-mean difference ≥ 0; ✗: fails the "
-                  "item-4 rule.", ""]
+                  "paired rule.", ""]
         lines += selection(json.loads(SELECT_JSON.read_text()))[1]
     if "_diagnosis" in saved:
         lines += _diag_report(saved["_diagnosis"])
     return "\n".join(lines)
 
 
-CONCLUSIONS = [
-    "What the tables say (this run: current code, `max_step=16` included; the data and "
-    "LightGBM are seeded, one thread; the default shares were chosen on seeds 10, 11, "
-    "see the last sections):",
-    "",
-    "1. **Defaults.** `LambdaRank(\"z\")` now mixes a share α of |ΔNDCG| into every pair "
-    "weight by default (`smoothing=None`: ERR 0.9, MAP 0.75, MRR 0.75). By the item-4 "
-    "rule it wins or ties native `lambdarank` in 10 of the 12 (metric, data) cells above "
-    "and `LambdaRank(\"ndcg\")` in 6; both in 5 (MAP on letor, MSLR-like and group-less; "
-    "MRR on few-relevant and group-less). Pure |ΔZ| (`smoothing=0`, the SPEC objective "
-    "and the previous default) has a lower mean than `LambdaRank(\"ndcg\")` in 11 of 12 "
-    "cells (all but MAP on letor, +0.0112), by up to −0.225 ERR@10 (group-less).",
-    "2. **ERR@10 is not won against `LambdaRank(\"ndcg\")` on any set** (−0.0003 to "
-    "−0.031; on letor +0.0001 in the mean but 1 of 5 folds), nor by any share on the "
-    "selection seeds except a +0.0006 on few-relevant. |ΔERR| puts the weight on the "
-    "first relevant rows of the cascade (90% of Σ|ΔERR| on 5.5% of the pairs on the "
-    "MSLR-like set after 50 rounds, diagnosis below), so every share of it replaces part "
-    "of NDCG's denser signal by one that generalises worse; with many relevant rows "
-    "(MSLR-like, group-less) `RankNet()` is best on ERR@10 (0.741 and 0.888 against "
-    "0.740 and 0.802 for `LambdaRank(\"ndcg\")`). For ERR@10 use `LambdaRank(\"ndcg\")`, "
-    "or `RankNet()` when queries have many relevant rows.",
-    "3. **Other cells not won, and why:** MRR@10 on the MSLR-like set (50 relevant rows "
-    "of 100 per query) is 0.989–0.996 for every objective but pure |ΔMRR| — saturated, "
-    "−0.0004 against `\"ndcg\"` is noise; MRR@10 on letor beats native by +0.0007 in the "
-    "mean but in 2 of 5 folds only; MAP@10 on few-relevant is −0.0006 against `\"ndcg\"` "
-    "(2 of 5 folds), within noise. On the group-less task (one held-out query) MRR@10 "
-    "and MAP@10 are 1 or near 1 for most objectives and barely separate them.",
-    "4. **`RankNet()` is the best objective on every metric of the MSLR-like set and on "
-    "NDCG@10 and ERR@10 of the group-less task**: with many relevant rows per query the "
-    "dense all-pairs signal generalises better than top-heavy weights.",
-    "5. **LambdaLoss weightings:** NDCG-Loss2++ with the default **μ = 1 beats native "
-    "`lambdarank` on NDCG@10 on all four sets** by the item-4 rule (letor +0.0013, "
-    "MSLR-like +0.0048, few +0.0110, group-less +0.0267; 4 of 5 folds each), and "
-    "`LambdaRank(\"ndcg\")` on letor and few (+0.0048, +0.0059); with `max_step` the plain "
-    "`LambdaRank(\"ndcg\")` is now better on the group-less task (0.637 against 0.611). "
-    "allRank's μ = 10 loses to native on three of four sets; NDCG-Loss2 alone loses "
-    "to both rivals everywhere (its weight ignores where a pair sits); NDCG-Loss1 "
-    "beats native on two sets (few +0.0020, group-less +0.0132) and loses on the "
-    "others.",
-    "6. **`norm=True`** (LightGBM's rescalings): `LambdaRank(\"ndcg\", norm=True)` is "
-    "in the table; for ERR, MAP and MRR it gave no consistent gain in the previous run "
-    "and is not repeated.",
-    "7. **σ** is not in the table: with Newton leaf values, no L1/L2 penalty, no "
-    "`max_delta_step` and `norm=False`, scaling σ scales every λ by σ and every h by σ², "
-    "so split gains G²/H are unchanged and leaf values are divided by σ: the same trees "
-    "on scores σ times smaller, the same ranking (unless `min_sum_hessian_in_leaf` "
-    "binds or `max_step` does, which is in units of 1/σ).",
-    "",
-]
 
 
 def _summary(saved: dict) -> list:
@@ -624,7 +566,7 @@ def _summary(saved: dict) -> list:
     LambdaRank("ndcg"), native lambdarank and the best objective of the column."""
     out = ["## At a glance: does the metric's own objective win its metric?", "",
            "Mean Z@10 over the 15 units; in brackets the paired mean difference against "
-           '`LambdaRank("ndcg")`; *verdict*: the issue-10 item-4 rule (mean paired '
+           '`LambdaRank("ndcg")`; *verdict*: the paired rule (mean paired '
            "difference ≥ 0 and ≥ 3 of 5 folds with a fold-mean difference ≥ 0) against "
            'native `lambdarank` / against `LambdaRank("ndcg")`.', "",
            '| Z@10 | data | LambdaRank("z") (default, α) | LambdaRank("z", smoothing=0) | '
@@ -664,13 +606,13 @@ def _summary(saved: dict) -> list:
 
 
 def verdict(block: dict, name: str, rival: str, metric: str):
-    """(passes the item-4 rule, mean diff, folds ≥ 0, folds) of ``name`` vs ``rival``."""
+    """(passes the paired rule, mean diff, folds ≥ 0, folds) of ``name`` vs ``rival``."""
     d, _, _, _, fw, nf = paired(block, name, rival, metric)
     return d >= 0 and 5 * fw >= 3 * nf, d, fw, nf
 
 
 def selection(sel: dict) -> tuple[dict, list]:
-    """Per metric, the smoothing share of GRID that passes the item-4 rule in the most
+    """Per metric, the smoothing share of GRID that passes the paired rule in the most
     (data set, rival) cells of the selection seeds; ties broken by the larger smallest
     mean difference. Returns ({metric: α}, report lines)."""
     present = [ds for ds in DATASETS if ds in sel]
@@ -709,8 +651,8 @@ def selection(sel: dict) -> tuple[dict, list]:
 
 
 def _verdicts(block: dict) -> list:
-    """Issue 10 item 4: LambdaRank(Z) vs native lambdarank and vs LambdaRank("ndcg")."""
-    out = ["Item 4 verdicts (paired over 15 units; fold criterion: folds with mean "
+    """The paired rule: LambdaRank(Z) vs native lambdarank and vs LambdaRank("ndcg")."""
+    out = ["Verdicts of the paired rule (paired over 15 units; fold criterion: folds with mean "
            "difference ≥ 0, of 5):", "",
            "| objective | on | vs | mean diff | units won | folds ≥ 0 | verdict |",
            "|---|---|---|---:|---:|---:|---|"]

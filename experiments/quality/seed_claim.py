@@ -1,4 +1,4 @@
-"""The seed article's claim (seed 003), as a reproducible experiment.
+"""The seed article's claim (NDCG is top-heavy), as a reproducible experiment.
 
 1. 10,000 documents in five grades of 2,000; the 2,000 best ranked first and the rest in
    random order. The seed says NDCG@10000 ≈ 0.98 while pair accuracy is only ≈ 0.70:
@@ -98,7 +98,7 @@ def main() -> str:
     verdict_pa = "holds" if rn["pair_accuracy"] > lr["pair_accuracy"] else "does not hold"
     verdict_nd = "holds" if lr["ndcg10"] > rn["ndcg10"] else "does not hold"
     text = "\n".join([
-        "# The seed's claim (seed 003), reproduced",
+        "# The seed article's claim, reproduced",
         "",
         "Written by `experiments/quality/seed_claim.py`; metrics are gbrank's (`ndcg`, "
         "`pair_accuracy`: pooled over pairs with different labels, score ties count ½).",

@@ -1,4 +1,4 @@
-"""Loss-augmented argmax of the F_β / balanced structured surrogate (seed 000).
+"""Loss-augmented argmax of the F_β / balanced structured surrogate (Joachims, ICML 2005).
 
 For one structured example (a query) with labels y ∈ {±1}^r (here stored as 0/1),
 P positives and N negatives, the surrogate is

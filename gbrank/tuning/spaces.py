@@ -57,9 +57,10 @@ def _penalty(p: dict) -> float:
 # σ only rescales the scores when leaf values are plain Newton steps ("sigma
 # alone changes nothing"); it matters once an L1/L2 penalty is not negligible (the
 # penalty does not rescale with the gradients) or LambdaRank's norm=True rescales the
-# λ's. Search it only then.
+# λ's, or a calibration term (σ scales the ranking part, not the pointwise one) joins it.
+# Search it only then.
 def _sigma_matters(p: dict) -> bool:
-    return _penalty(p) >= 1e-2 or bool(p.get("norm"))
+    return _penalty(p) >= 1e-2 or bool(p.get("norm")) or _calibrated(p)
 
 
 BOOSTER_SPACES: dict[str, list[Param]] = {
@@ -90,10 +91,21 @@ BOOSTER_FIXED: dict[str, dict[str, Any]] = {
                 "disable_default_eval_metric": 1},
 }
 
+def _calibrated(p: dict) -> bool:
+    return (p.get("_calibration") or 0.0) > 0.0
+
+
+# The calibration weight α of a calibrated ranker (one given with calibration > 0) is
+# searched on a log scale over (0, 1]; an uncalibrated one stays uncalibrated. Judged on
+# one metric, α drifts towards an end of the trade-off (a ranking metric favours small α,
+# log loss α = 1), so the metric chosen decides what "best" means.
+_CALIBRATION = Param("calibration", "float", 0.01, 1.0, log=True, when=_calibrated)
+
 OBJECTIVE_SPACES: dict[str, list[Param]] = {
     "ranknet": [
         Param("ties", "cat", choices=("skip", "pull")),
         Param("sigma", "float", 0.25, 4.0, log=True, when=_sigma_matters),
+        _CALIBRATION,
     ],
     "lambdarank": [
         Param("truncation", "int", 10, 60, log=True),
@@ -110,6 +122,7 @@ OBJECTIVE_SPACES: dict[str, list[Param]] = {
         # The defaults (smoothing=None) are 0.9 (ERR), 0.75 (MAP, MRR), chosen on held-out
         # folds (ranking_quality.md); the whole [0, 1] stays open, 0 being pure |ΔZ|.
         Param("smoothing", "float", 0.0, 1.0, when=lambda p: p.get("_metric") != "ndcg"),
+        _CALIBRATION,
     ],
     "focal": [
         Param("gamma", "float", 0.0, 5.0),
@@ -306,6 +319,7 @@ def suggest_params(trial: Any, cand: Candidate, booster: str, y_train: Any = Non
     op: dict[str, Any] = {}
     ctx = dict(bp)
     ctx["_metric"] = have.get("metric")
+    ctx["_calibration"] = have.get("calibration")
     for p in OBJECTIVE_SPACES[cand.family]:
         if p.name not in have:
             continue  # an option this objective does not have (yet)

@@ -370,6 +370,41 @@ def test_xgboost_dask_train_matches_single_machine(client, rank_data):
     assert dist > 0.7
 
 
+def test_xgboost_dask_trains_a_calibrated_ranker(client, rank_data):
+    # The calibration term is per row and the ranking term per query (queries whole on
+    # one worker), so distributed training follows the single-machine one; the constant
+    # start comes from all labels, as the estimators compute it.
+    xgb = pytest.importorskip("xgboost")
+    import xgboost.dask as xgb_dask
+
+    import gbrank.xgboost
+
+    X, y, g = rank_data["X_train"].toarray(), rank_data["y_train"], rank_data["g_train"]
+    Xte, yte, gte = rank_data["X_test"].toarray(), rank_data["y_test"], rank_data["g_test"]
+    rel, rel_te = (y >= 1).astype(float), (yte >= 1).astype(float)
+    obj = LambdaRank(calibration=0.5)
+    init = obj.init_score(rel)
+    parts = gd.partition_by_query(X, rel, np.repeat(np.arange(g.size), g), npartitions=2)
+    params = {"tree_method": "hist", "eta": 0.1, "max_depth": 6,
+              "disable_default_eval_metric": 1, "nthread": 1}
+    margin = da.full(parts.y.shape, init, chunks=parts.y.chunks)
+    dtrain = xgb_dask.DaskDMatrix(client, parts.X, parts.y, qid=parts.qid,
+                                  base_margin=margin)
+    out = xgb_dask.train(client, params, dtrain, num_boost_round=30,
+                         obj=gbrank.xgboost.objective(obj))
+    test = xgb.DMatrix(Xte, base_margin=np.full(yte.size, init))
+    dist = out["booster"].predict(test, output_margin=True)
+    single = xgb.train(params, xgb.DMatrix(X, rel, group=g, base_margin=np.full(y.size, init)),
+                       30, obj=gbrank.xgboost.objective(obj)).predict(test, output_margin=True)
+    lo_d, lo_s = metrics.log_loss(rel_te, dist), metrics.log_loss(rel_te, single)
+    assert abs(lo_d - lo_s) <= 0.01 * lo_s, (lo_d, lo_s)
+    nd_d, nd_s = (metrics.ndcg(rel_te, s, gte, k=10) for s in (dist, single))
+    assert abs(nd_d - nd_s) <= 0.01, (nd_d, nd_s)
+    # calibrated: the mean predicted probability is near the test rate (a pure ranking
+    # loss leaves the level arbitrary)
+    assert abs(np.mean(1 / (1 + np.exp(-dist))) - rel_te.mean()) < 0.05
+
+
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:Parameter n_jobs will be ignored")
 def test_readme_dask_example_runs(client):

@@ -118,6 +118,32 @@ def test_space_offers_only_parameters_the_objective_has():
     assert op == {"truncation": 20, "norm": True, "sigma": 2.0}
 
 
+def test_calibration_weight_is_searched_for_a_calibrated_ranker_only():
+    from gbrank.objectives import RankNet
+    from gbrank.tuning.spaces import build_objective
+
+    booster = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 20,
+               "feature_fraction": 1.0, "bagging_fraction": 1.0, "lambda_l1": 1e-8,
+               "lambda_l2": 1e-8}
+    lr = {"obj_truncation": 20, "obj_norm": False, "obj_weighting": "lambdarank"}
+    trial = optuna.trial.FixedTrial({**booster, **lr, "obj_calibration": 0.2,
+                                     "obj_sigma": 2.0})
+    _, op = suggest_params(trial, candidate("cal", obj=LambdaRank(calibration=0.5)),
+                           "lightgbm")
+    # α searched, and σ with it (σ scales the ranking term, not the pointwise one)
+    assert op["calibration"] == 0.2 and op["sigma"] == 2.0
+    built = build_objective(candidate("cal", obj=LambdaRank(calibration=0.5)), op)
+    assert built.calibration == 0.2 and built.metric == "ndcg"
+    _, op = suggest_params(trial, candidate("lambdarank:ndcg"), "lightgbm")
+    assert "calibration" not in op and "sigma" not in op
+    trial = optuna.trial.FixedTrial({**booster, "obj_ties": "skip", "obj_calibration": 0.05,
+                                     "obj_sigma": 1.0})
+    _, op = suggest_params(trial, candidate("cal", obj=RankNet(calibration=0.3)), "lightgbm")
+    assert op == {"ties": "skip", "sigma": 1.0, "calibration": 0.05}
+    _, op = suggest_params(trial, candidate("ranknet"), "lightgbm")
+    assert op == {"ties": "skip"}
+
+
 def test_unknown_objective_names_the_valid_ones():
     with pytest.raises(ValueError, match="unknown objective 'lambdarank:foo'.*ranknet"):
         candidate("lambdarank:foo")
