@@ -46,6 +46,7 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -134,6 +135,7 @@ def run_task(task, keys: list[str], seconds: float, n_folds: int, quick: bool) -
                 task, r.key, best.params, rounds, cfg)
             row.update(new_test=new[0], new_se=new[1], old_test=old[0], old_se=old[1])
         studies.append(row)
+    shutil.rmtree(out_dir, ignore_errors=True)  # the studies' database: nothing kept
     rec = recommend(results, METRIC, n_folds)
     ours = [s for s in studies if not s["key"].startswith("anchor:")]
     old_best = max(ours, key=lambda s: s["old_cv"])
