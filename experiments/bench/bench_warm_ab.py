@@ -2,8 +2,9 @@
 
 For hot paths that ``bench_compare.py`` does not time. Each process builds the data
 (``--setup``), calls the statement twice (compilation or cache load, first-touch),
-then times ``--calls`` calls and reports their median wall milliseconds; three
-processes per checkout, in the order old, new, new, old, old, new::
+then times ``--calls`` calls and reports their median wall and CPU milliseconds (CPU of
+all the process's threads: compare serial calls, below 200,000 rows, on a busy
+machine); three processes per checkout, in the order old, new, new, old, old, new::
 
     python experiments/bench/bench_warm_ab.py /tmp/gbrank-before \\
         --setup "rng = np.random.default_rng(0); y = rng.integers(0, 5, 250_000) * 1.0; \\
@@ -36,17 +37,19 @@ exec(SETUP)
 f = eval("lambda: " + STATEMENT)
 f()
 f()
-times = []
+walls, cpus = [], []
 for _ in range(CALLS):
-    t = time.perf_counter()
+    c, t = time.process_time(), time.perf_counter()
     f()
-    times.append(time.perf_counter() - t)
-times.sort()
-print(json.dumps(1e3 * times[len(times) // 2]))
+    walls.append(time.perf_counter() - t)
+    cpus.append(time.process_time() - c)
+walls.sort()
+cpus.sort()
+print(json.dumps([1e3 * walls[CALLS // 2], 1e3 * cpus[CALLS // 2]]))
 """
 
 
-def _child(root: Path, setup: str, statement: str, calls: int) -> float:
+def _child(root: Path, setup: str, statement: str, calls: int) -> list[float]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = str(root)
     env["NUMBA_CACHE_DIR"] = f"/tmp/gbrank-bench-cache-{root.name}"
@@ -67,12 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=15)
     args = parser.parse_args(argv)
     roots = {"before": args.before.resolve(), "after": ROOT}
-    res: dict[str, list[float]] = {"before": [], "after": []}
+    res: dict[str, list[list[float]]] = {"before": [], "after": []}
     for which in ("before", "after", "after", "before", "before", "after"):
         res[which].append(_child(roots[which], args.setup, args.statement, args.calls))
     for which, values in res.items():
-        med = sorted(values)[1]
-        print(f"{which}: median {med:.3f} ms ({', '.join(f'{v:.3f}' for v in values)})")
+        for i, name in enumerate(("wall", "CPU")):
+            v = [x[i] for x in values]
+            print(f"{which}: {name} median {sorted(v)[1]:.3f} ms "
+                  f"({', '.join(f'{x:.3f}' for x in v)})")
     return 0
 
 
