@@ -8,9 +8,10 @@ that selects another kernel (metric, weighting, norm, group-less, threaded sizes
 num_class, measure). The last rows run every case in one process, and ranx's first
 ``evaluate`` (its own numba compilation) is measured in the same run as the peer.
 
-    python experiments/bench_first_use.py           # the table (also a bench.py section)
-    python experiments/bench_first_use.py --only LambdaRank
-    python experiments/bench_first_use.py --before /path/to/old/checkout  # before/after
+    python experiments/bench/bench_first_use.py     # the table (also a bench.py section)
+    python experiments/bench/bench_first_use.py --only LambdaRank
+    python experiments/bench/bench_first_use.py --before /path/to/old/checkout \\
+        --markdown experiments/results/first_use.md --json experiments/results/first_use.json
 
 Times are wall seconds of the call alone (imports excluded; the import line gives
 ``import gbrank`` + the objective and metric modules) and CPU seconds of the process
@@ -147,16 +148,17 @@ def measure(cases: list[tuple[str, str]], root: Path = ROOT, peer: bool = True) 
         out["all_cold"] = _child(_script(statements), every, root)
         out["all_warm"] = _child(_script(statements), every, root)
         out["cache_bytes"] = _size(every)
-        out["ranx"] = None
-        try:
-            if not peer:
-                raise ImportError
-            import ranx  # noqa: F401
-
-            out["ranx"] = _child(_RANX_CHILD, Path(tmp) / "ranx")
-        except ImportError:
-            out["ranx"] = None
+        out["ranx"] = _ranx(Path(tmp) / "ranx") if peer else None
     return out
+
+
+def _ranx(cache: Path) -> dict | None:
+    """ranx's first ``evaluate`` on an empty cache; None when ranx is not installed."""
+    try:
+        import ranx  # noqa: F401
+    except ImportError:
+        return None
+    return _child(_RANX_CHILD, cache)
 
 
 def table(result: dict) -> str:
@@ -198,7 +200,8 @@ def compare(cases: list[tuple[str, str]], before: Path, after: Path = ROOT) -> d
     """:func:`measure` of two checkouts in one run, case by case (the old code's cold
     and warm processes right before or after the new code's, in alternating order, so
     that both see the same load); then all cases in one process for each."""
-    out: dict = {"cases": []}
+    out: dict = {"cases": [], "commit": {"before": _commit(before), "after": _commit(after)},
+                 "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory() as tmp:
         for i, (label, statement) in enumerate(cases):
             roots = (("before", before), ("after", after))
@@ -207,6 +210,7 @@ def compare(cases: list[tuple[str, str]], before: Path, after: Path = ROOT) -> d
                 cold, warm, size = _one_case(root, statement, Path(tmp) / f"{name}{i}")
                 row[name] = {"cold": cold, "warm": warm, "cache_bytes": size}
             out["cases"].append(row)
+            out.setdefault("load_1min", []).append(os.getloadavg()[0])
             b, a = row["before"], row["after"]
             print(f"[first use] {label}: cold cpu {b['cold']['cpu']:.2f} -> "
                   f"{a['cold']['cpu']:.2f} s", flush=True)
@@ -216,7 +220,48 @@ def compare(cases: list[tuple[str, str]], before: Path, after: Path = ROOT) -> d
             out[name] = {"all_cold": _child(_script(statements), cache, root),
                          "all_warm": _child(_script(statements), cache, root),
                          "cache_bytes": _size(cache)}
+        out["ranx"] = _ranx(Path(tmp) / "ranx")
     return out
+
+
+def _commit(root: Path) -> str:
+    proc = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True)
+    return proc.stdout.strip() or "?"
+
+
+def compare_report(result: dict) -> str:
+    """The before/after table with what a reader needs to judge it: the two commits,
+    the machine's load, the command."""
+    commit = result.get("commit", {})
+    samples = result.get("load_1min", [])
+    head = [
+        "# First use: before and after",
+        "",
+        "Written by `python experiments/bench/bench_first_use.py --before <old checkout> "
+        "--markdown experiments/results/first_use.md --json "
+        "experiments/results/first_use.json`",
+        f"(before: commit {commit.get('before', '?')}, after: commit "
+        f"{commit.get('after', '?')}). Each call in a fresh process with an empty "
+        "`NUMBA_CACHE_DIR` (cold), then in a fresh process on the cache it filled "
+        "(warm); old and new code alternate case by case. Wall seconds of the call "
+        "alone, CPU seconds of the process during the call in brackets (compilation "
+        "runs on one core: CPU is the figure a busy machine disturbs least). The cache "
+        "column is the cache the cold call wrote.",
+        "",
+        f"Machine: {result.get('cpus', '?')} cores shared with other developers; "
+        f"1-minute load average {min(samples, default=float('nan')):.1f}–"
+        f"{max(samples, default=float('nan')):.1f} during the run (median "
+        f"{sorted(samples)[len(samples) // 2] if samples else float('nan'):.1f}, "
+        f"{len(samples)} samples).",
+        "",
+    ]
+    tail = []
+    if result.get("ranx"):
+        r = result["ranx"]
+        tail = ["", "The peer, in the same run: ranx's first `evaluate(qrels, run, "
+                f"'ndcg@10')` on an empty cache took {r['wall']:.2f} s ({r['cpu']:.2f} CPU)."]
+    return "\n".join([*head, compare_table(result), *tail]) + "\n"
 
 
 def compare_table(result: dict) -> str:
@@ -255,13 +300,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", type=Path,
                         help="also measure this (older) checkout, case by case in the same "
                              "run, and print a before/after table")
+    parser.add_argument("--markdown", type=Path,
+                        help="with --before or --render: write the before/after report here")
+    parser.add_argument("--render", type=Path,
+                        help="print (and with --markdown write) the report of a "
+                             "before/after JSON written earlier, measuring nothing")
     args = parser.parse_args(argv)
     cases = [c for c in CASES if args.only is None or args.only in c[0]]
-    if args.before is not None:
-        result = compare(cases, args.before.resolve(), args.root.resolve())
+    if args.before is not None or args.render is not None:
+        if args.render is not None:
+            result = json.loads(args.render.read_text())
+        else:
+            result = compare(cases, args.before.resolve(), args.root.resolve())
         if args.json:
             args.json.write_text(json.dumps(result, indent=1))
-        print(compare_table(result))
+        report = compare_report(result)
+        if args.markdown:
+            args.markdown.write_text(report)
+        print(report)
         return 0
     result = measure(cases, args.root.resolve())
     if args.json:
