@@ -40,7 +40,7 @@ count above the dispatch threshold), the spectral products and the step part fus
 numba. Grid-sized arrays are allocated by NumPy and filled by the kernels (see
 :func:`deposit`): at 10^6 rows and spread 1000 (M ≈ 3.3·10^5, five grades) that and the
 fusion took a call from 122–124 to 76–78 ms on the project's machine
-(experiments/results/perf_round2.md, sixth pass).
+(docs/history/performance-2026-11.md, sixth pass).
 
 Memory: the per-grade grids are (grades × M) arrays, about ten of them alive at once.
 With few grades they are small beside the rows and all grades are convolved at once.
