@@ -20,7 +20,7 @@ tune: $(STAMP)
 	$(PY) -m gbrank tune $(ARGS)
 
 bench: $(STAMP)
-	$(PY) experiments/bench.py $(ARGS)
+	$(PY) experiments/bench/bench.py $(ARGS)
 
 # The full suite, as CI runs it; the slowest tests' cost is printed at the end.
 test: $(STAMP)

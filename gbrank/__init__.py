@@ -24,7 +24,7 @@ from gbrank.metrics import get_metric
 install_notice()  # say so when a kernel takes long to compile (first use on a new cache)
 
 # The one place the version is written (pyproject.toml reads it from here).
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 _LAZY_SUBMODULES = ("objectives", "lightgbm", "xgboost", "sklearn", "datasets", "gradcheck",
                     "tuning", "dask")

@@ -31,6 +31,17 @@ def predict_proba(margins: Any) -> np.ndarray:
     Returns
     -------
     ndarray of float64, same shape
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbrank import predict_proba
+    >>> predict_proba([0.0, np.log(3.0)]).round(4).tolist()  # σ(log 3) = 3/4
+    [0.5, 0.75]
+    >>> predict_proba([-800.0, 800.0]).tolist()  # no overflow
+    [0.0, 1.0]
+    >>> predict_proba([[0.0, 0.0, np.log(2.0)]]).round(4).tolist()  # softmax per row
+    [[0.25, 0.25, 0.5]]
     """
     z = as_float_array(margins, "margins", allow_2d=True)
     check_finite(z, "margins")

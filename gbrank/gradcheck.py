@@ -43,6 +43,32 @@ class GradCheckReport:
     Errors are ``max |analytic − numeric| / max(max |analytic|, max |numeric|, floor)``
     over all scores; ``floor`` is the smallest value central differences resolve at
     the loss's scale, below which values are compared absolutely.
+
+    Attributes
+    ----------
+    ok : bool
+        Both errors within their tolerances (the Hessian's when it was checked).
+    grad_error, hess_error : float
+        The largest relative errors; ``hess_error`` is ``None`` when the Hessian was
+        not checked.
+    grad_tol, hess_tol : float
+        The tolerances ``ok`` used.
+    n : int
+        Number of scores checked.
+    worst_grad_index, worst_hess_index : int
+        Flat index of the largest error (``None`` for an unchecked Hessian).
+    objective : str
+        What was checked (the objective's repr, or the function's name).
+
+    Examples
+    --------
+    >>> from gbrank.gradcheck import check
+    >>> from gbrank.objectives import RankNet
+    >>> report = check(RankNet(), [2, 0, 1, 0, 1], [0.3, -0.2, 0.1, 0.5, 0.0], group=[3, 2])
+    >>> report.ok, report.n, report.grad_error < report.grad_tol
+    (True, 5, True)
+    >>> print(str(report).splitlines()[0][:31])  # then one line per error
+    gradcheck OK: RankNet(sigma=1.0
     """
 
     ok: bool
@@ -70,13 +96,6 @@ class GradCheckReport:
                 f"worst at index {self.worst_hess_index})"
             )
         return "\n".join(lines)
-
-
-def _error(a: np.ndarray, b: np.ndarray, floor: float) -> tuple[float, int]:
-    diff = np.abs(a - b).ravel()
-    scale = max(float(np.max(np.abs(a))), float(np.max(np.abs(b))), floor)
-    worst = int(np.argmax(diff))
-    return float(diff[worst] / scale), worst
 
 
 def _error(a: np.ndarray, b: np.ndarray, floor: float) -> tuple[float, int]:

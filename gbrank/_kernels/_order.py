@@ -29,6 +29,42 @@ def descending_order(s):
     return np.argsort(-s, kind="mergesort").astype(np.int32)
 
 
+# Queries up to this many rows are ordered by counting ranks (O(n²) comparisons without
+# branches, which LLVM vectorises, where a comparison sort's branches mispredict half
+# the time on random scores); longer ones by a sort (docs/performance.md).
+RANK_ORDER_MAX = 512
+
+
+@njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
+def rank_order_into(s, buf, key, idx, seen):
+    """Positions of ``s`` by score descending, ties by row order (as
+    :func:`descending_order`), into ``idx[:n]``, the sorted scores into ``key[:n]``;
+    ``buf`` (float64) and ``seen`` (int64) are scratch. For up to ``RANK_ORDER_MAX``
+    rows.
+
+    The row i goes to position c_i + t_i, c_i = #{j : s_j > s_i} and t_i the number of
+    earlier rows with the same score: tied rows share c_i and take c_i, c_i + 1, … in
+    row order, and the next lower score starts after them, so the positions are
+    distinct and stable. c_i is one comparison and one add per pair (vectorised); t_i
+    comes from a count per c in a scalar pass in row order (counting the tie rule
+    inside the pair loop, #{s_j = s_i, j < i}, takes three more vector operations per
+    pair). fastmath here only licenses the vectorised count; comparisons of finite
+    scores are exact."""
+    n = s.size
+    for r in range(n):
+        buf[r] = s[r]
+        seen[r] = 0
+    for i in range(n):
+        x = buf[i]
+        c = 0
+        for j in range(n):
+            c += buf[j] > x
+        p = c + seen[c]
+        seen[c] += 1
+        idx[p] = i
+        key[p] = x
+
+
 @njit(cache=True, nogil=True)
 def ascending_order(keys):
     """Positions sorted by key ascending, as int32, tied keys in reverse row order: the

@@ -45,7 +45,7 @@ def exp_scaled_into(z, sigma, mid, e, bits):
         e[r] *= scale[r]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def row_exponentials_into(z, sigma, e, scratch):
     """Write e_r = exp(σ(z_r − mid)) into ``e[:z.size]`` and return True when the
     query's spread allows (``MAX_EXP_SPREAD``), so that ρ_uv = e_v / (e_u + e_v) costs
@@ -55,8 +55,16 @@ def row_exponentials_into(z, sigma, e, scratch):
     n = z.size
     if n == 0:
         return False
-    zmax = z.max()
-    zmin = z.min()
+    # One pass for both extremes: for finite scores the values of z.max() and z.min(),
+    # whose generic implementations (nditer) take longer to compile than this loop.
+    zmax = z[0]
+    zmin = z[0]
+    for r in range(1, n):
+        v = z[r]
+        if v > zmax:
+            zmax = v
+        if v < zmin:
+            zmin = v
     fast = sigma * (zmax - zmin) <= MAX_EXP_SPREAD
     if fast:
         exp_scaled_into(z, sigma, 0.5 * (zmax + zmin), e[:n], scratch[:n].view(np.int64))

@@ -3,7 +3,7 @@
 import numpy as np
 from numba import njit
 
-from gbrank._kernels._order import descending_order
+from gbrank._kernels._order import RANK_ORDER_MAX, descending_order, rank_order_into
 
 # Above this k an insertion buffer loses to a full O(n log n) sort.
 BUFFER_MAX_K = 64
@@ -158,12 +158,13 @@ def top_k_into_pruned(s, a, b, k, idx, val, cand, cand_val):
 @njit(cache=True, nogil=True)
 def top_k_scratch(offsets):
     """Buffers for :func:`top_k_rows_into` over every query of ``offsets`` (allocated
-    once per kernel call, not per query)."""
+    once per kernel call, not per query): (idx, val, cand, cand_val, seen)."""
     longest = 0
     for q in range(offsets.size - 1):
         longest = max(longest, offsets[q + 1] - offsets[q])
     return (np.empty(longest, dtype=np.int64), np.empty(longest),
-            np.empty(longest, dtype=np.int64), np.empty(longest))
+            np.empty(longest, dtype=np.int64), np.empty(longest),
+            np.empty(longest, dtype=np.int64))
 
 
 @njit(cache=True, nogil=True)
@@ -178,6 +179,56 @@ def top_k_rows_into(s, a, b, k, idx, val, cand, cand_val):
     order = descending_order(s[a:b])
     for r in range(k):
         idx[r] = a + order[r]
+
+
+@njit(cache=True, nogil=True)
+def top_rows_into(s, a, b, kk, idx, val, cand, cand_val, seen, sorts, long_sorts):
+    """:func:`top_k_rows_into` for kernels that know how deep their cut-offs go
+    (:func:`full_order_needed`), with the scratch of :func:`top_k_scratch`. ``sorts``
+    and ``long_sorts`` are ``None`` or True, and numba drops the code of a ``None``
+    before typing it: ``sorts`` ``None``, no cut-off exceeds ``BUFFER_MAX_K`` (no full
+    sort); ``long_sorts`` ``None``, the queries sorted in full have at most
+    ``RANK_ORDER_MAX`` rows (ordered by counting ranks; longer ones by
+    :func:`~gbrank._kernels._order.descending_order`). A cut-off of the whole query
+    within the buffer's depth takes the buffer. All give the same stable order."""
+    if kk <= BUFFER_MAX_K:
+        if kk < b - a:
+            top_k_into_pruned(s, a, b, kk, idx, val, cand, cand_val)
+        else:
+            top_k_into(s, a, b, kk, idx, val)
+    elif sorts is not None:
+        full_order_into(s, a, b, kk, idx, val, cand, cand_val, seen, long_sorts)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def full_order_into(s, a, b, kk, idx, buf, rows, keys, seen, long_sorts):
+    """``idx[:kk]`` = the rows (absolute) of the kk highest scores of ``s[a:b]`` from
+    its full stable descending order: counting ranks up to ``RANK_ORDER_MAX`` rows
+    (``buf``, ``rows``, ``keys``, ``seen``: scratch as long as the query), else
+    :func:`~gbrank._kernels._order.descending_order`, compiled only when
+    ``long_sorts`` is not ``None`` (see :func:`top_rows_into`)."""
+    if b - a <= RANK_ORDER_MAX or long_sorts is None:
+        rank_order_into(s[a:b], buf, keys, rows, seen)
+        for r in range(kk):
+            idx[r] = a + rows[r]
+    else:
+        order = descending_order(s[a:b])
+        for r in range(kk):
+            idx[r] = a + order[r]
+
+
+def full_order_needed(offsets, k):
+    """(``sorts``, ``long_sorts``) of :func:`top_rows_into` for queries ``offsets`` and
+    cut-off ``k`` (``k <= 0``: every row): True when some query's cut-off min(k, n) is
+    deeper than the selection buffer (and, for ``long_sorts``, that query has more than
+    ``RANK_ORDER_MAX`` rows), else ``None``."""
+    sizes = offsets[1:] - offsets[:-1]
+    if sizes.size == 0:
+        return None, None
+    deep = sizes > BUFFER_MAX_K if (k <= 0 or k > BUFFER_MAX_K) else sizes < 0
+    if not deep.any():
+        return None, None
+    return True, (True if (sizes[deep] > RANK_ORDER_MAX).any() else None)
 
 
 @njit(cache=True, nogil=True)

@@ -3,18 +3,18 @@
 import numpy as np
 from numba import njit
 
-from gbrank._kernels._topk import top_k_rows_into, top_k_scratch
+from gbrank._kernels._topk import full_order_needed, top_k_scratch, top_rows_into
 
 
 @njit(cache=True, nogil=True)
-def average_precision_per_query(y, s, offsets, k, threshold):
+def _average_precision_per_query(y, s, offsets, k, threshold, sorts, long_sorts):
     """AP@k = sum_{r <= k, relevant} hits(r) / r  /  min(#relevant, k); 1 if none relevant.
 
     Relevant means ``y >= threshold``; ``k <= 0`` means all rows.
     """
     nq = offsets.size - 1
     out = np.empty(nq, dtype=np.float64)
-    idx, val, cand, cand_val = top_k_scratch(offsets)
+    idx, val, cand, cand_val, seen = top_k_scratch(offsets)
     for q in range(nq):
         a = offsets[q]
         b = offsets[q + 1]
@@ -26,7 +26,7 @@ def average_precision_per_query(y, s, offsets, k, threshold):
             out[q] = 1.0
             continue
         kk = b - a if k <= 0 else min(k, b - a)
-        top_k_rows_into(s, a, b, kk, idx, val, cand, cand_val)
+        top_rows_into(s, a, b, kk, idx, val, cand, cand_val, seen, sorts, long_sorts)
         hits = 0
         total = 0.0
         for r in range(kk):
@@ -35,3 +35,11 @@ def average_precision_per_query(y, s, offsets, k, threshold):
                 total += hits / (r + 1.0)
         out[q] = total / min(npos, kk)
     return out
+
+
+
+def average_precision_per_query(y, s, offsets, k, threshold):
+    """:func:`_average_precision_per_query` with its ``sorts`` and ``long_sorts`` arguments
+    (:func:`~gbrank._kernels._topk.top_rows_into`): a full sort of the top rows is
+    compiled only when some query's cut-off is deeper than the selection buffer."""
+    return _average_precision_per_query(y, s, offsets, k, threshold, *full_order_needed(offsets, k))

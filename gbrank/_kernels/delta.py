@@ -19,7 +19,8 @@ so a ``(2, n + 1)`` workspace serves them) and scalars ``sc`` (length 4) per met
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 NDCG = 0
 ERR = 1
@@ -40,8 +41,12 @@ LGB_NORM_EPS = float(np.float32(0.01))
 
 @njit(cache=True, nogil=True)
 def discounts(n):
-    """1/log2(r + 2) for positions r = 0..n-1 (computed once per call, not per query)."""
-    return 1.0 / np.log2(np.arange(n) + 2.0)
+    """1/log2(r + 2) for positions r = 0..n-1 (computed once per call, not per query).
+    An element loop: the same values as the array expression, which compiles more."""
+    out = np.empty(n)
+    for r in range(n):
+        out[r] = 1.0 / np.log2(r + 2.0)
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -69,63 +74,92 @@ def ideal_dcg(lab, gain_tab, k, disc):
     return total
 
 
-@njit(cache=True, nogil=True)
 def prefix_arrays(metric, lab, k, gain_tab, threshold, lgb_discount, disc, pre, sc):
     """Fill ``pre``/``sc`` for one query whose labels ``lab`` are in rank order.
 
     ``gain_tab`` is the NDCG gain per grade, or R(l) per grade for ERR; ``disc`` holds
-    :func:`discounts` for at least ``lab.size`` positions.
+    :func:`discounts` for at least ``lab.size`` positions. For jitted code only: a
+    literal ``metric`` at the call compiles that metric's code alone
+    (:func:`_prefix_code`), any other all four behind a branch.
     """
-    n = lab.size
-    for r in range(4):
-        sc[r] = 0.0
-    if metric == NDCG:
-        idcg = ideal_dcg(lab, gain_tab, k, disc)
-        sc[0] = 1.0 / idcg if idcg > 0.0 else 0.0
-        for r in range(n):
-            pre[0, r] = disc[r] if (r < k or lgb_discount) else 0.0
-            pre[1, r] = gain_tab[int(lab[r])]
-    elif metric == ERR:
-        p = 1.0
-        q = 0.0
-        pre[2, 0] = 0.0
-        for r in range(n):
-            R = gain_tab[int(lab[r])]
-            pre[0, r] = R
-            pre[1, r] = p
-            if r < k:
-                q += R * p / (r + 1.0)
-            pre[2, r + 1] = q
-            p *= 1.0 - R
-    elif metric == MAP:
-        hits = 0.0
-        t = 0.0
-        pre[1, 0] = 0.0
-        pre[2, 0] = 0.0
-        for r in range(n):
-            rel = 1.0 if lab[r] >= threshold else 0.0
-            pre[0, r] = rel
-            hits += rel
-            if rel > 0.0 and r < k:
-                t += 1.0 / (r + 1.0)
-            pre[1, r + 1] = hits
-            pre[2, r + 1] = t
-        d = min(hits, float(k))
-        sc[0] = 1.0 / d if d > 0.0 else 0.0
-    else:  # MRR
-        first = np.inf
-        second = np.inf
-        for r in range(n):
-            rel = 1.0 if lab[r] >= threshold else 0.0
-            pre[0, r] = rel
-            if rel > 0.0:
-                if first == np.inf:
-                    first = r + 1.0
-                elif second == np.inf:
-                    second = r + 1.0
-        sc[0] = first
-        sc[1] = second
-        sc[2] = 1.0 / first if first <= k else 0.0
+    raise TypeError("prefix_arrays is called from jitted code only")
+
+
+def _prefix_code(M):  # noqa: N803
+    """:func:`prefix_arrays` for metric ``M``: a closure over it, so that numba drops
+    the other metrics' code before typing it."""
+
+    def prefix(metric, lab, k, gain_tab, threshold, lgb_discount, disc, pre, sc):
+        n = lab.size
+        for r in range(4):
+            sc[r] = 0.0
+        if M == NDCG:
+            idcg = ideal_dcg(lab, gain_tab, k, disc)
+            sc[0] = 1.0 / idcg if idcg > 0.0 else 0.0
+            for r in range(n):
+                pre[0, r] = disc[r] if (r < k or lgb_discount) else 0.0
+                pre[1, r] = gain_tab[int(lab[r])]
+        elif M == ERR:
+            p = 1.0
+            q = 0.0
+            pre[2, 0] = 0.0
+            for r in range(n):
+                R = gain_tab[int(lab[r])]
+                pre[0, r] = R
+                pre[1, r] = p
+                if r < k:
+                    q += R * p / (r + 1.0)
+                pre[2, r + 1] = q
+                p *= 1.0 - R
+        elif M == MAP:
+            hits = 0.0
+            t = 0.0
+            pre[1, 0] = 0.0
+            pre[2, 0] = 0.0
+            for r in range(n):
+                rel = 1.0 if lab[r] >= threshold else 0.0
+                pre[0, r] = rel
+                hits += rel
+                if rel > 0.0 and r < k:
+                    t += 1.0 / (r + 1.0)
+                pre[1, r + 1] = hits
+                pre[2, r + 1] = t
+            d = min(hits, float(k))
+            sc[0] = 1.0 / d if d > 0.0 else 0.0
+        else:  # MRR
+            first = np.inf
+            second = np.inf
+            for r in range(n):
+                rel = 1.0 if lab[r] >= threshold else 0.0
+                pre[0, r] = rel
+                if rel > 0.0:
+                    if first == np.inf:
+                        first = r + 1.0
+                    elif second == np.inf:
+                        second = r + 1.0
+            sc[0] = first
+            sc[1] = second
+            sc[2] = 1.0 / first if first <= k else 0.0
+
+    return prefix
+
+
+@overload(prefix_arrays, prefer_literal=True, jit_options={"nogil": True})
+def _prefix_arrays_impl(metric, lab, k, gain_tab, threshold, lgb_discount, disc, pre,
+                        sc):
+    if isinstance(metric, types.IntegerLiteral):
+        return _prefix_code(metric.literal_value)
+
+    def any_metric(metric, lab, k, gain_tab, threshold, lgb_discount, disc, pre, sc):
+        if metric == NDCG:
+            prefix_arrays(NDCG, lab, k, gain_tab, threshold, lgb_discount, disc, pre, sc)
+        elif metric == ERR:
+            prefix_arrays(ERR, lab, k, gain_tab, threshold, lgb_discount, disc, pre, sc)
+        elif metric == MAP:
+            prefix_arrays(MAP, lab, k, gain_tab, threshold, lgb_discount, disc, pre, sc)
+        else:
+            prefix_arrays(MRR, lab, k, gain_tab, threshold, lgb_discount, disc, pre, sc)
+    return any_metric
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -33,11 +33,13 @@ zeroing needed).
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.core.errors import TypingError
+from numba.extending import overload
 
 from gbrank._kernels._radix import descending_order_into
 from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into, rho_pair
-from gbrank._kernels._topk import BUFFER_MAX_K, top_k_into_long
+from gbrank._kernels._topk import top_k_into_long
 from gbrank._kernels.delta import (
     ERR,
     LGB_NORM_EPS,
@@ -83,117 +85,6 @@ def _u(metric, label, gain_tab, threshold):
     if metric == NDCG or metric == ERR:
         return gain_tab[int(label)]
     return 1.0 if label >= threshold else 0.0
-
-
-@njit(cache=True, nogil=True)
-def _start(y, s, k, metric, sigma, gain_tab, threshold, norm, smooth, disc):
-    """Top k, their row exponentials, prefix arrays and per-top-row coefficients
-    (module doc). The other rows' exponentials are made block by block (no n-row
-    array): e = exp(σ(s − mid)) when the spread allows (``fast``, as
-    :func:`~gbrank._kernels._sigmoid.row_exponentials_into`)."""
-    n = y.size
-    idx = np.empty(k, dtype=np.int64)
-    val = np.empty(k)
-    if k <= BUFFER_MAX_K:
-        top_k_into_long(s, 0, n, k, idx, val)
-    else:
-        # Too deep for the selection buffer: the head of the int32 radix order (one
-        # n-row array's worth of scratch while it sorts, freed before the pairs).
-        order = np.empty(n, dtype=np.int32)
-        descending_order_into(s, order, np.empty(n, dtype=np.int32))
-        for a in range(k):
-            idx[a] = order[a]
-            val[a] = s[order[a]]
-    smax = s.max()
-    smin = s.min()
-    score_norm = norm and smax != smin
-    fast = sigma * (smax - smin) <= MAX_EXP_SPREAD
-    mid = 0.5 * (smax + smin)
-    e_top = np.empty(k)
-    if fast:
-        exp_scaled_into(val, sigma, mid, e_top, np.empty(k, dtype=np.int64))
-
-    lab = np.empty(k)
-    for a in range(k):
-        lab[a] = y[idx[a]]
-    pre = np.empty((3, k + 1))
-    sc = np.empty(4)
-    prefix_arrays(metric, lab, k, gain_tab, threshold, False, disc, pre, sc)
-    # Whole-query scalars that the top k alone cannot give.
-    if metric == NDCG:
-        ideal = ideal_dcg(y, gain_tab, k, disc)
-        sc[0] = 1.0 / ideal if ideal > 0.0 else 0.0
-    elif metric == MAP:
-        rel = 0
-        for r in range(n):
-            rel += y[r] >= threshold
-        hits = min(float(rel), float(k))
-        sc[0] = 1.0 / hits if hits > 0.0 else 0.0
-    smoothed = smooth > 0.0
-    # The smoothing share is |ΔNDCG|: for Z = NDCG its own (gain table included), else
-    # with gain 2^l − 1 on the integer grades.
-    if metric == NDCG:
-        ngain = gain_tab
-    else:
-        top = 0
-        if smoothed:
-            for r in range(n):
-                top = max(top, int(y[r]))
-        ngain = np.exp2(np.arange(top + 1.0)) - 1.0
-    pre_n = np.empty((2, k + 1))
-    sc_n = np.empty(4)
-    if smoothed:
-        prefix_arrays(NDCG, lab, k, ngain, threshold, False, disc, pre_n, sc_n)
-        ideal = ideal_dcg(y, ngain, k, disc)
-        sc_n[0] = 1.0 / ideal if ideal > 0.0 else 0.0
-    # Per top position: α_a, β_a, u_a, v_a.
-    coef = np.zeros((4, k))
-    for a in range(k):
-        coef[0, a] = (1.0 - smooth) * _coefficient(metric, a, k, pre, sc)
-        coef[2, a] = _u(metric, lab[a], gain_tab, threshold)
-        if smoothed:
-            coef[1, a] = smooth * _coefficient(NDCG, a, k, pre_n, sc_n)
-            coef[3, a] = ngain[int(lab[a])]
-    tops = np.sort(idx)
-    sums = np.zeros((N_CHUNKS, k, 3))
-    return (idx, lab, e_top, fast, mid, score_norm, pre, sc, pre_n, sc_n, ngain, coef,
-            tops, sums)
-
-
-@njit(cache=True, nogil=True)
-def _top_pairs(s, k, metric, sigma, smooth, score_norm, idx, lab, e_top, fast, pre, sc,
-               pre_n, sc_n, grad, hess):
-    """The pairs among the top k (positions a < b < k); returns their Σ σ w ρ."""
-    tot = 0.0
-    for a in range(k):
-        for b in range(a + 1, k):
-            la = lab[a]
-            lb = lab[b]
-            if la == lb:
-                continue
-            w = pair_delta(metric, a, b, k, pre, sc)
-            if smooth > 0.0:
-                w = (1.0 - smooth) * w + smooth * pair_delta(NDCG, a, b, k, pre_n, sc_n)
-            # (hi, lo): the positions of the higher and the lower label.
-            hi, lo = (a, b) if la > lb else (b, a)
-            i = idx[hi]
-            j = idx[lo]
-            if score_norm:
-                w /= LGB_NORM_EPS + abs(s[i] - s[j])
-            if fast:
-                inv = 1.0 / (e_top[hi] + e_top[lo])
-                rho = e_top[lo] * inv
-                q = e_top[hi] * inv
-            else:
-                rho, q = rho_pair(sigma * (s[i] - s[j]))
-            lam = sigma * w * rho
-            grad[i] -= lam
-            grad[j] += lam
-            hh = sigma * sigma * w * rho * q
-            hess[i] += hh
-            hess[j] += hh
-            tot += lam
-    return tot
 
 
 @njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
@@ -270,11 +161,26 @@ def _segment_wide(y, s, u, v, lo, hi, off, la, sa, alpha, beta, ua, va, smoothed
 
 
 @njit(cache=True, nogil=True)
+def _count_below(tops, x):
+    """How many of the sorted ``tops`` are below ``x`` (``np.searchsorted(tops, x)``)."""
+    lo = 0
+    hi = tops.size
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if tops[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
 def _block(y, s, fast, mid, blk, metric, gain_tab, threshold, ngain, smoothed, sigma,
            score_norm, tops, idx, lab, e_top, coef, grad, hess, acc):
     """Rows of block ``blk`` against every top row: zeroes and fills their outputs
-    (top rows included, which no segment touches) and writes the top rows' partial
-    (Σλ, Σh, Σσwρ) to ``acc`` (k × 3). ``tops``: the top rows in row order."""
+    (top rows included, which no segment touches) and adds the top rows' partial
+    (Σλ, Σh, Σσwρ) to ``acc`` (k × 3). ``tops``: the top rows in row order. (A
+    function of its own: merged into the chunk loop it ran slower.)"""
     lo = blk * BLOCK
     hi = min(y.size, lo + BLOCK)
     e = np.empty(hi - lo)
@@ -289,8 +195,8 @@ def _block(y, s, fast, mid, blk, metric, gain_tab, threshold, ngain, smoothed, s
         if smoothed:
             v[r - lo] = ngain[int(y[r])]
     # Segments of the block between top rows (almost always the whole block).
-    first = np.searchsorted(tops, lo)
-    last = np.searchsorted(tops, hi)
+    first = _count_below(tops, lo)
+    last = _count_below(tops, hi)
     for a in range(idx.size):
         i = idx[a]
         gs = 0.0
@@ -301,15 +207,15 @@ def _block(y, s, fast, mid, blk, metric, gain_tab, threshold, ngain, smoothed, s
             stop = tops[t] if t < last else hi
             if stop > start:
                 if fast:
-                    g1, h1, t1 = _segment(y, s, e, u, v, start, stop, start - lo, lab[a],
-                                          e_top[a], s[i], coef[0, a], coef[1, a], coef[2, a],
-                                          coef[3, a], smoothed, sigma, score_norm, grad,
-                                          hess)
+                    g1, h1, t1 = _segment(y, s, e, u, v, start, stop, start - lo,
+                                          lab[a], e_top[a], s[i], coef[0, a],
+                                          coef[1, a], coef[2, a], coef[3, a], smoothed,
+                                          sigma, score_norm, grad, hess)
                 else:
-                    g1, h1, t1 = _segment_wide(y, s, u, v, start, stop, start - lo, lab[a],
-                                               s[i], coef[0, a], coef[1, a], coef[2, a],
-                                               coef[3, a], smoothed, sigma, score_norm,
-                                               grad, hess)
+                    g1, h1, t1 = _segment_wide(y, s, u, v, start, stop, start - lo,
+                                               lab[a], s[i], coef[0, a], coef[1, a],
+                                               coef[2, a], coef[3, a], smoothed, sigma,
+                                               score_norm, grad, hess)
                 gs += g1
                 hs += h1
                 ts += t1
@@ -317,6 +223,8 @@ def _block(y, s, fast, mid, blk, metric, gain_tab, threshold, ngain, smoothed, s
         acc[a, 0] += gs
         acc[a, 1] += hs
         acc[a, 2] += ts
+
+
 
 
 @njit(cache=True, nogil=True)
@@ -352,34 +260,192 @@ def finish_top_rows(k, rows, sums, tot, norm, grad, hess):
 
 
 @njit(cache=True, nogil=True)
-def long_query_grad_hess(y, s, k, metric, sigma, gain_tab, threshold, norm, smooth, disc,
-                         grad, hess):
+def _sorted_rows(idx):
+    """The row indices ``idx`` in ascending order (insertion sort: k ≤ BUFFER_MAX_K)."""
+    out = idx.copy()
+    for i in range(1, out.size):
+        v = out[i]
+        j = i - 1
+        while j >= 0 and out[j] > v:
+            out[j + 1] = out[j]
+            j -= 1
+        out[j + 1] = v
+    return out
+
+
+def _long_code(M, DEEP, SMOOTHED, THREADS):  # noqa: N803
+    """One long query of metric ``M``, as a closure over its constants so that numba
+    drops every other metric's code before typing it: ``DEEP``, k above
+    ``BUFFER_MAX_K`` (the top k from the int32 radix order, else the selection
+    buffer); ``SMOOTHED``, a smoothing share ``smooth`` > 0; ``THREADS``, the chunks of
+    blocks in a ``prange`` loop (compiled with ``parallel=True``). The arguments are
+    :func:`long_query_grad_hess`'s from ``y`` on."""
+
+    def long_query(y, s, k, sigma, gain_tab, threshold, norm, smooth, disc, grad, hess):
+        n = y.size
+        # Top k, their row exponentials, prefix arrays and per-top-row coefficients
+        # (module doc). The other rows' exponentials are made block by block (no n-row
+        # array): e = exp(σ(s − mid)) when the spread allows (``fast``, as
+        # row_exponentials_into).
+        idx = np.empty(k, dtype=np.int64)
+        val = np.empty(k)
+        if DEEP:
+            # Too deep for the selection buffer: the head of the int32 radix order (one
+            # n-row array's worth of scratch while it sorts, freed before the pairs).
+            order = np.empty(n, dtype=np.int32)
+            descending_order_into(s, order, np.empty(n, dtype=np.int32))
+            for a in range(k):
+                idx[a] = order[a]
+                val[a] = s[order[a]]
+            order = np.empty(0, dtype=np.int32)  # freed before the pairs
+            tops = np.sort(idx)
+        else:
+            top_k_into_long(s, 0, n, k, idx, val)
+            tops = _sorted_rows(idx)
+        # Extremes in one loop (finite scores: the values of s.max() and s.min()).
+        smax = s[0]
+        smin = s[0]
+        for r in range(1, n):
+            v = s[r]
+            if v > smax:
+                smax = v
+            if v < smin:
+                smin = v
+        score_norm = norm and smax != smin
+        fast = sigma * (smax - smin) <= MAX_EXP_SPREAD
+        mid = 0.5 * (smax + smin)
+        e_top = np.empty(k)
+        if fast:
+            exp_scaled_into(val, sigma, mid, e_top, np.empty(k, dtype=np.int64))
+
+        lab = np.empty(k)
+        for a in range(k):
+            lab[a] = y[idx[a]]
+        pre = np.empty((3, k + 1))
+        sc = np.empty(4)
+        prefix_arrays(M, lab, k, gain_tab, threshold, False, disc, pre, sc)
+        # Whole-query scalars that the top k alone cannot give.
+        if M == NDCG:
+            ideal = ideal_dcg(y, gain_tab, k, disc)
+            sc[0] = 1.0 / ideal if ideal > 0.0 else 0.0
+        elif M == MAP:
+            rel = 0
+            for r in range(n):
+                rel += y[r] >= threshold
+            hits = min(float(rel), float(k))
+            sc[0] = 1.0 / hits if hits > 0.0 else 0.0
+        # The smoothing share is |ΔNDCG|: for Z = NDCG its own (gain table included),
+        # else with gain 2^l − 1 on the integer grades.
+        ngain = gain_tab
+        pre_n = np.empty((2, k + 1))
+        sc_n = np.empty(4)
+        if SMOOTHED:
+            if M != NDCG:
+                top = 0
+                for r in range(n):
+                    top = max(top, int(y[r]))
+                ngain = np.empty(top + 1)
+                for r in range(top + 1):
+                    ngain[r] = np.exp2(r * 1.0) - 1.0
+            prefix_arrays(NDCG, lab, k, ngain, threshold, False, disc, pre_n, sc_n)
+            ideal = ideal_dcg(y, ngain, k, disc)
+            sc_n[0] = 1.0 / ideal if ideal > 0.0 else 0.0
+        # Per top position: α_a, β_a, u_a, v_a.
+        coef = np.zeros((4, k))
+        for a in range(k):
+            coef[0, a] = (1.0 - smooth) * _coefficient(M, a, k, pre, sc)
+            coef[2, a] = _u(M, lab[a], gain_tab, threshold)
+            if SMOOTHED:
+                coef[1, a] = smooth * _coefficient(NDCG, a, k, pre_n, sc_n)
+                coef[3, a] = ngain[int(lab[a])]
+        sums = np.zeros((N_CHUNKS, k, 3))
+
+        # Blocks first: they zero the outputs of all their rows, top rows included.
+        # Each block owns its rows' outputs and each chunk of blocks one slice of the
+        # partial sums: no two threads write one place.
+        # THREADS is read here, not only passed to the decorator: numba keys a cached
+        # closure by the values it reads, and the serial and threaded forms must not
+        # share an entry.
+        if THREADS:
+            for ch in prange(N_CHUNKS):
+                _chunk(ch, y, s, fast, mid, M, gain_tab, threshold, ngain, SMOOTHED, sigma,
+                       score_norm, tops, idx, lab, e_top, coef, grad, hess, sums)
+        else:
+            for ch in range(N_CHUNKS):
+                _chunk(ch, y, s, fast, mid, M, gain_tab, threshold, ngain, SMOOTHED, sigma,
+                       score_norm, tops, idx, lab, e_top, coef, grad, hess, sums)
+
+        # The pairs among the top k (positions a < b < k).
+        tot = 0.0
+        for a in range(k):
+            for b in range(a + 1, k):
+                la = lab[a]
+                lb = lab[b]
+                if la == lb:
+                    continue
+                w = pair_delta(M, a, b, k, pre, sc)
+                if SMOOTHED:
+                    w = (1.0 - smooth) * w + smooth * pair_delta(NDCG, a, b, k, pre_n, sc_n)
+                # (hi, lo): the positions of the higher and the lower label.
+                hi, lo = (a, b) if la > lb else (b, a)
+                i = idx[hi]
+                j = idx[lo]
+                if score_norm:
+                    w /= LGB_NORM_EPS + abs(s[i] - s[j])
+                if fast:
+                    inv = 1.0 / (e_top[hi] + e_top[lo])
+                    rho = e_top[lo] * inv
+                    q = e_top[hi] * inv
+                else:
+                    rho, q = rho_pair(sigma * (s[i] - s[j]))
+                lam = sigma * w * rho
+                grad[i] -= lam
+                grad[j] += lam
+                hh = sigma * sigma * w * rho * q
+                hess[i] += hh
+                hess[j] += hh
+                tot += lam
+        finish_top_rows(k, idx, sums, tot, norm, grad, hess)
+
+    return long_query
+
+
+def long_query_grad_hess(metric, deep, smoothed, y, s, k, sigma, gain_tab, threshold, norm,
+                         smooth, disc, grad, hess):
     """Gradients and Hessians of one query of more than ``2 k`` rows into ``grad`` and
-    ``hess`` (``disc``: discounts of at least k positions), on one thread."""
-    (idx, lab, e_top, fast, mid, score_norm, pre, sc, pre_n, sc_n, ngain, coef, tops,
-     sums) = _start(y, s, k, metric, sigma, gain_tab, threshold, norm, smooth, disc)
-    smoothed = smooth > 0.0
-    # Blocks first: they zero the outputs of all their rows, top rows included.
-    for ch in range(N_CHUNKS):
-        _chunk(ch, y, s, fast, mid, metric, gain_tab, threshold, ngain, smoothed, sigma,
-               score_norm, tops, idx, lab, e_top, coef, grad, hess, sums)
-    tot = _top_pairs(s, k, metric, sigma, smooth, score_norm, idx, lab, e_top, fast, pre,
-                     sc, pre_n, sc_n, grad, hess)
-    finish_top_rows(k, idx, sums, tot, norm, grad, hess)
+    ``hess`` (``disc``: discounts of at least k positions), on one thread. For jitted
+    code, with literal ``metric``, ``deep`` (k > ``BUFFER_MAX_K``) and ``smoothed``
+    (``smooth`` > 0): the code of that case alone compiles (:func:`_long_code`)."""
+    raise TypeError("long_query_grad_hess is called from jitted code only")
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def long_query_grad_hess_parallel(y, s, k, metric, sigma, gain_tab, threshold, norm,
-                                  smooth, disc, grad, hess):
-    """:func:`long_query_grad_hess` with the blocks on threads (each block owns its
-    rows' outputs and each chunk of blocks one slice of the partial sums: no two
-    threads write one place)."""
-    (idx, lab, e_top, fast, mid, score_norm, pre, sc, pre_n, sc_n, ngain, coef, tops,
-     sums) = _start(y, s, k, metric, sigma, gain_tab, threshold, norm, smooth, disc)
-    smoothed = smooth > 0.0
-    for ch in prange(N_CHUNKS):
-        _chunk(ch, y, s, fast, mid, metric, gain_tab, threshold, ngain, smoothed, sigma,
-               score_norm, tops, idx, lab, e_top, coef, grad, hess, sums)
-    tot = _top_pairs(s, k, metric, sigma, smooth, score_norm, idx, lab, e_top, fast, pre,
-                     sc, pre_n, sc_n, grad, hess)
-    finish_top_rows(k, idx, sums, tot, norm, grad, hess)
+@overload(long_query_grad_hess, prefer_literal=True, jit_options={"nogil": True})
+def _long_query_grad_hess_impl(metric, deep, smoothed, y, s, k, sigma, gain_tab, threshold,
+                               norm, smooth, disc, grad, hess):
+    flags = (metric, deep, smoothed)
+    if not all(isinstance(f, types.Literal) for f in flags):
+        raise TypingError("long_query_grad_hess needs literal metric, deep, smoothed")
+    # The compiled function Python calls for one query: shared, compiled once.
+    kernel = long_query_kernel(*(f.literal_value for f in flags), False)
+
+    def one_query(metric, deep, smoothed, y, s, k, sigma, gain_tab, threshold, norm, smooth,
+                  disc, grad, hess):
+        kernel(y, s, k, sigma, gain_tab, threshold, norm, smooth, disc, grad, hess)
+    return one_query
+
+
+# Compiled forms of one long query called from Python, made on first use.
+_ONE_QUERY: dict = {}
+
+
+def long_query_kernel(metric, deep, smoothed, threads):
+    """:func:`long_query_grad_hess` for ``metric``, ``deep`` and ``smoothed`` as a
+    compiled function called with its arguments from ``y`` on; with ``threads`` the
+    blocks run on threads (each block owns its rows' outputs and each chunk of blocks
+    one slice of the partial sums: no two threads write one place)."""
+    key = (int(metric), bool(deep), bool(smoothed), bool(threads))
+    kernel = _ONE_QUERY.get(key)
+    if kernel is None:
+        kernel = _ONE_QUERY[key] = njit(cache=True, nogil=True, parallel=key[3])(
+            _long_code(*key))
+    return kernel

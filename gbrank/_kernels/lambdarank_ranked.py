@@ -23,7 +23,9 @@ helper stopped LLVM from vectorising those loops (measured 13 → 315 ms per cal
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.core.errors import TypingError
+from numba.extending import overload
 
 from gbrank._kernels._radix import descending_order_into
 from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into, rho_pair
@@ -153,92 +155,125 @@ def _pairs_wide(scheme, mu, smooth, x0, x1, ga, la, saa, c, sigma, score_norm, l
 
 
 @njit(cache=True, nogil=True)
-def _block(blk, y, s, order, k, m, sigma, gain_tab, lgb_discount, scheme, mu, smooth,
-           fast, mid, score_norm, c, top, grad, hess, acc):
-    """Positions ``blk·BLOCK …`` against every top position above them: writes their
-    rows' outputs (every row of the block) and adds the top rows' partial sums to
-    ``acc`` (m × 3)."""
-    n = y.size
-    p0 = blk * BLOCK
-    p1 = min(n, p0 + BLOCK)
-    nb = p1 - p0
-    # 1/log2(t + 2) for t = base … p1 − 1: the block's positions and the distances
-    # p − a − 1, p − a of LOSS2 (a < m).
-    base = max(0, p0 - m - 1)
-    table = 1.0 / np.log2(np.arange(base, p1) + 2.0)
-    lab = np.empty(nb)
-    sb = np.empty(nb)
-    e = np.empty(nb)
-    gain = np.empty(nb)
-    dtr = np.empty(nb)
-    g = np.zeros(nb)
-    h = np.zeros(nb)
-    for j in range(nb):
-        r = order[p0 + j]
-        lab[j] = y[r]
-        sb[j] = s[r]
-        gain[j] = gain_tab[int(y[r])]
-        p = p0 + j
-        dtr[j] = table[p - base] if (p < k or lgb_discount) else 0.0
-    if fast:
-        exp_scaled_into(sb, sigma, mid, e, np.empty(nb, dtype=np.int64))
-    for a in range(m):
-        j0 = max(0, a + 1 - p0)
-        if j0 >= nb:
-            continue
-        x0 = top[1, a]
-        x1 = top[0, a]
-        ga = x1 * c * x0
-        untr = table[p0 + j0 - base:p1 - base]
-        dl = table[p0 + j0 - a - 1 - base:p1 - a - 1 - base]
-        dr = table[p0 + j0 - a - base:p1 - a - base]
-        if fast:
-            g1, h1, t1 = _pairs(scheme, mu, smooth, x0, x1, ga, top[2, a], top[4, a],
-                                top[3, a], c, sigma, score_norm, lab[j0:], sb[j0:], e[j0:],
-                                gain[j0:], dtr[j0:], untr, dl, dr, g[j0:], h[j0:])
-        else:
-            g1, h1, t1 = _pairs_wide(scheme, mu, smooth, x0, x1, ga, top[2, a], top[3, a],
-                                     c, sigma, score_norm, lab[j0:], sb[j0:], gain[j0:],
-                                     dtr[j0:], untr, dl, dr, g[j0:], h[j0:])
-        acc[a, 0] += g1
-        acc[a, 1] += h1
-        acc[a, 2] += t1
-    for j in range(nb):
-        r = order[p0 + j]
-        grad[r] = g[j]
-        hess[r] = h[j]
-
-
-@njit(cache=True, nogil=True)
 def _chunk(ch, y, s, order, k, m, sigma, gain_tab, lgb_discount, scheme, mu, smooth, fast,
            mid, score_norm, c, top, grad, hess, sums):
-    """The blocks of chunk ``ch`` (an equal share of all blocks), sums into ``sums[ch]``."""
+    """The blocks of chunk ``ch`` (an equal share of all blocks). A block: positions
+    ``blk·BLOCK …`` against every top position above them; writes their rows' outputs
+    (every row of the block) and adds the top rows' partial sums to ``sums[ch]``
+    (m × 3)."""
     n_blocks = (y.size + BLOCK - 1) // BLOCK
+    acc = sums[ch]
     for blk in range(ch * n_blocks // N_CHUNKS, (ch + 1) * n_blocks // N_CHUNKS):
-        _block(blk, y, s, order, k, m, sigma, gain_tab, lgb_discount, scheme, mu, smooth,
-               fast, mid, score_norm, c, top, grad, hess, sums[ch])
+        n = y.size
+        p0 = blk * BLOCK
+        p1 = min(n, p0 + BLOCK)
+        nb = p1 - p0
+        # 1/log2(t + 2) for t = base … p1 − 1: the block's positions and the distances
+        # p − a − 1, p − a of LOSS2 (a < m).
+        base = max(0, p0 - m - 1)
+        table = np.empty(p1 - base)
+        for t in range(base, p1):
+            table[t - base] = 1.0 / np.log2(t + 2.0)
+        lab = np.empty(nb)
+        sb = np.empty(nb)
+        e = np.empty(nb)
+        gain = np.empty(nb)
+        dtr = np.empty(nb)
+        g = np.zeros(nb)
+        h = np.zeros(nb)
+        for j in range(nb):
+            r = order[p0 + j]
+            lab[j] = y[r]
+            sb[j] = s[r]
+            gain[j] = gain_tab[int(y[r])]
+            p = p0 + j
+            dtr[j] = table[p - base] if (p < k or lgb_discount) else 0.0
+        if fast:
+            exp_scaled_into(sb, sigma, mid, e, np.empty(nb, dtype=np.int64))
+        for a in range(m):
+            j0 = max(0, a + 1 - p0)
+            if j0 >= nb:
+                continue
+            x0 = top[1, a]
+            x1 = top[0, a]
+            ga = x1 * c * x0
+            untr = table[p0 + j0 - base:p1 - base]
+            dl = table[p0 + j0 - a - 1 - base:p1 - a - 1 - base]
+            dr = table[p0 + j0 - a - base:p1 - a - base]
+            if fast:
+                g1, h1, t1 = _pairs(scheme, mu, smooth, x0, x1, ga, top[2, a], top[4, a],
+                                    top[3, a], c, sigma, score_norm, lab[j0:], sb[j0:], e[j0:],
+                                    gain[j0:], dtr[j0:], untr, dl, dr, g[j0:], h[j0:])
+            else:
+                g1, h1, t1 = _pairs_wide(scheme, mu, smooth, x0, x1, ga, top[2, a], top[3, a],
+                                         c, sigma, score_norm, lab[j0:], sb[j0:], gain[j0:],
+                                         dtr[j0:], untr, dl, dr, g[j0:], h[j0:])
+            acc[a, 0] += g1
+            acc[a, 1] += h1
+            acc[a, 2] += t1
+        for j in range(nb):
+            r = order[p0 + j]
+            grad[r] = g[j]
+            hess[r] = h[j]
 
 
-@njit(cache=True, nogil=True)
-def ranked_query_grad_hess(y, s, k, sigma, gain_tab, norm, lgb_discount, scheme, mu,
-                           smooth, grad, hess):
+def _ranked_code(SCHEME, THREADS):  # noqa: N803
+    """One NDCG query of at least 2 rows for weighting ``SCHEME`` (a closure over it and
+    ``THREADS``: the chunks of blocks in a ``prange`` loop, compiled with
+    ``parallel=True``). The arguments are :func:`ranked_query_grad_hess`'s from ``y``
+    on."""
+
+    def one_query(y, s, k, sigma, gain_tab, norm, lgb_discount, mu, smooth, grad, hess):
+        order, m, fast, mid, c, top, sums = _start(y, s, k, sigma, gain_tab)
+        score_norm = norm and s[order[0]] != s[order[y.size - 1]]
+        # THREADS is read here, not only passed to the decorator: numba keys a cached
+        # closure by the values it reads, and the serial and threaded forms must not
+        # share an entry.
+        if THREADS:
+            for ch in prange(N_CHUNKS):
+                _chunk(ch, y, s, order, k, m, sigma, gain_tab, lgb_discount, SCHEME, mu,
+                       smooth, fast, mid, score_norm, c, top, grad, hess, sums)
+        else:
+            for ch in range(N_CHUNKS):
+                _chunk(ch, y, s, order, k, m, sigma, gain_tab, lgb_discount, SCHEME, mu,
+                       smooth, fast, mid, score_norm, c, top, grad, hess, sums)
+        finish_top_rows(m, order, sums, 0.0, norm, grad, hess)
+
+    return one_query
+
+
+def ranked_query_grad_hess(scheme, y, s, k, sigma, gain_tab, norm, lgb_discount, mu, smooth,
+                           grad, hess):
     """Gradients and Hessians of one NDCG query of at least 2 rows into ``grad`` and
-    ``hess`` (every row written), on one thread."""
-    order, m, fast, mid, c, top, sums = _start(y, s, k, sigma, gain_tab)
-    score_norm = norm and s[order[0]] != s[order[y.size - 1]]
-    for ch in range(N_CHUNKS):
-        _chunk(ch, y, s, order, k, m, sigma, gain_tab, lgb_discount, scheme, mu, smooth,
-               fast, mid, score_norm, c, top, grad, hess, sums)
-    finish_top_rows(m, order, sums, 0.0, norm, grad, hess)
+    ``hess`` (every row written), on one thread. For jitted code, with a literal
+    ``scheme``."""
+    raise TypeError("ranked_query_grad_hess is called from jitted code only")
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def ranked_query_grad_hess_parallel(y, s, k, sigma, gain_tab, norm, lgb_discount, scheme,
-                                    mu, smooth, grad, hess):
-    """:func:`ranked_query_grad_hess` with the blocks on threads."""
-    order, m, fast, mid, c, top, sums = _start(y, s, k, sigma, gain_tab)
-    score_norm = norm and s[order[0]] != s[order[y.size - 1]]
-    for ch in prange(N_CHUNKS):
-        _chunk(ch, y, s, order, k, m, sigma, gain_tab, lgb_discount, scheme, mu, smooth,
-               fast, mid, score_norm, c, top, grad, hess, sums)
-    finish_top_rows(m, order, sums, 0.0, norm, grad, hess)
+@overload(ranked_query_grad_hess, prefer_literal=True, jit_options={"nogil": True})
+def _ranked_query_grad_hess_impl(scheme, y, s, k, sigma, gain_tab, norm, lgb_discount, mu,
+                                 smooth, grad, hess):
+    if not isinstance(scheme, types.IntegerLiteral):
+        raise TypingError("ranked_query_grad_hess needs a literal scheme")
+    # The compiled function Python calls for one query: shared, compiled once.
+    kernel = ranked_query_kernel(scheme.literal_value, False)
+
+    def one_query(scheme, y, s, k, sigma, gain_tab, norm, lgb_discount, mu, smooth, grad,
+                  hess):
+        kernel(y, s, k, sigma, gain_tab, norm, lgb_discount, mu, smooth, grad, hess)
+    return one_query
+
+
+# Compiled forms of one query called from Python, made on first use.
+_ONE_QUERY: dict = {}
+
+
+def ranked_query_kernel(scheme, threads):
+    """:func:`ranked_query_grad_hess` for ``scheme`` as a compiled function called with
+    its arguments from ``y`` on; with ``threads`` the blocks run on threads."""
+    key = (int(scheme), bool(threads))
+    kernel = _ONE_QUERY.get(key)
+    if kernel is None:
+        kernel = _ONE_QUERY[key] = njit(cache=True, nogil=True, parallel=key[1])(
+            _ranked_code(*key))
+    return kernel

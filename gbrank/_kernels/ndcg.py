@@ -5,9 +5,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from gbrank._kernels._order import descending_order
-from gbrank._kernels._threads import dispatch
-from gbrank._kernels._topk import BUFFER_MAX_K, top_k_into_pruned, top_k_values
+from gbrank._kernels._threads import threaded
+from gbrank._kernels._topk import (
+    BUFFER_MAX_K,
+    full_order_into,
+    full_order_needed,
+    top_k_into,
+    top_k_into_pruned,
+)
 
 # Queries are split into this many contiguous chunks; each chunk owns its scratch
 # buffers, and the parallel form runs chunks on threads.
@@ -89,8 +94,17 @@ def _ideal_dcg_counted(y, a, b, kk, gain_table, discount, counts):
 
 
 @njit(cache=True, nogil=True)
-def _ndcg_chunk(y, s, offsets, q0, q1, k, gain_table, linear, discount, out):
-    """NDCG@k of queries ``q0 … q1 - 1`` into ``out`` (see :func:`ndcg_per_query`)."""
+def _ndcg_chunk(y, s, offsets, q0, q1, k, gain_table, linear, sorts, long_sorts, discount,
+                out):
+    """NDCG@k of queries ``q0 … q1 - 1`` into ``out`` (see :func:`ndcg_per_query`).
+
+    ``linear``, ``sorts`` and ``long_sorts`` are ``None`` or True, so that numba drops
+    the code of a ``None`` before typing it: ``linear`` True, gain(l) = l (the ideal
+    ranking from the labels' top k; else the counted grades and ``gain_table``);
+    ``sorts``, ``long_sorts``: the full sorts of
+    :func:`~gbrank._kernels._topk.top_rows_into`, for cut-offs deeper than the
+    selection buffer (a cut-off of the whole query within its depth takes the buffer:
+    the same stable order)."""
     longest = 0
     for q in range(q0, q1):
         longest = max(longest, offsets[q + 1] - offsets[q])
@@ -98,46 +112,82 @@ def _ndcg_chunk(y, s, offsets, q0, q1, k, gain_table, linear, discount, out):
     buf_scores = np.empty(BUFFER_MAX_K + 1, dtype=np.float64)
     cand = np.empty(longest, dtype=np.int64)
     cand_scores = np.empty(longest, dtype=np.float64)
-    counts = np.zeros(1 if linear else gain_table.size, dtype=np.int64)
+    counts = np.zeros(1 if linear is not None else gain_table.size, dtype=np.int64)
+    # Scratch of the full sorts (top_rows_into): top rows, keys, rank counts.
+    rows = np.empty(longest if sorts is not None else 0, dtype=np.int64)
+    keys = np.empty(longest if sorts is not None else 0)
+    seen = np.empty(longest if sorts is not None else 0, dtype=np.int64)
     for q in range(q0, q1):
         a = offsets[q]
         b = offsets[q + 1]
         kk = b - a if k <= 0 else min(k, b - a)
-        if linear:
-            idcg = 0.0
-            ideal = top_k_values(y[a:b], kk)
-            for r in range(kk):
-                idcg += ideal[r] * discount[r]
+        idcg = 0.0
+        if linear is not None:
+            # The labels' top kk in descending order (the ideal ranking).
+            if kk <= BUFFER_MAX_K:
+                top_k_into(y, a, b, kk, buf, buf_scores)
+                for r in range(kk):
+                    idcg += buf_scores[r] * discount[r]
+            elif sorts is not None:
+                full_order_into(y, a, b, kk, rows, keys, cand, cand_scores, seen,
+                                long_sorts)
+                for r in range(kk):
+                    idcg += y[rows[r]] * discount[r]
         else:
             idcg = _ideal_dcg_counted(y, a, b, kk, gain_table, discount, counts)
         if idcg <= 0.0:
             out[q] = 1.0
             continue
         dcg = 0.0
-        if kk < b - a and kk <= BUFFER_MAX_K:
-            top_k_into_pruned(s, a, b, kk, buf, buf_scores, cand, cand_scores)
+        if kk <= BUFFER_MAX_K:
+            # The scores' top kk in stable descending order: the pruned scan, or the
+            # selection buffer over the whole query when kk is all of it.
+            if kk < b - a:
+                top_k_into_pruned(s, a, b, kk, buf, buf_scores, cand, cand_scores)
+            else:
+                top_k_into(s, a, b, kk, buf, buf_scores)
             for r in range(kk):
                 lab = y[buf[r]]
-                dcg += (lab if linear else gain_table[int(lab)]) * discount[r]
-        else:
-            order = descending_order(s[a:b])
+                if linear is not None:
+                    dcg += lab * discount[r]
+                else:
+                    dcg += gain_table[int(lab)] * discount[r]
+        elif sorts is not None:
+            full_order_into(s, a, b, kk, rows, keys, cand, cand_scores, seen, long_sorts)
             for r in range(kk):
-                lab = y[a + order[r]]
-                dcg += (lab if linear else gain_table[int(lab)]) * discount[r]
+                lab = y[rows[r]]
+                if linear is not None:
+                    dcg += lab * discount[r]
+                else:
+                    dcg += gain_table[int(lab)] * discount[r]
         out[q] = dcg / idcg
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _ndcg_parallel(y, s, offsets, k, gain_table, linear, discount, out):
+def _ndcg_parallel_kernel(y, s, offsets, k, gain_table, linear, sorts, long_sorts,
+                          discount, out):
     nq = offsets.size - 1
     for c in prange(N_CHUNKS):
         _ndcg_chunk(y, s, offsets, c * nq // N_CHUNKS, (c + 1) * nq // N_CHUNKS, k,
-                    gain_table, linear, discount, out)
+                    gain_table, linear, sorts, long_sorts, discount, out)
 
 
-@njit(cache=True, nogil=True)
+def _flags(offsets, k, linear):
+    """(linear, sorts, long_sorts) as ``None`` or True for the kernels
+    (:func:`~gbrank._kernels._topk.full_order_needed`)."""
+    return (True if linear else None), *full_order_needed(offsets, k)
+
+
 def _ndcg_serial(y, s, offsets, k, gain_table, linear, discount, out):
-    _ndcg_chunk(y, s, offsets, 0, offsets.size - 1, k, gain_table, linear, discount, out)
+    """:func:`ndcg_per_query` on one thread, into ``out``."""
+    _ndcg_chunk(y, s, offsets, 0, offsets.size - 1, int(k), gain_table,
+                *_flags(offsets, k, linear), discount, out)
+
+
+def _ndcg_parallel(y, s, offsets, k, gain_table, linear, discount, out):
+    """:func:`ndcg_per_query` with chunks of queries on threads, into ``out``."""
+    _ndcg_parallel_kernel(y, s, offsets, int(k), gain_table, *_flags(offsets, k, linear),
+                          discount, out)
 
 
 def ndcg_per_query(y: np.ndarray, s: np.ndarray, offsets: np.ndarray, k: int,
@@ -150,13 +200,19 @@ def ndcg_per_query(y: np.ndarray, s: np.ndarray, offsets: np.ndarray, k: int,
     ideal ranking sorts labels (not gains) descending, as LightGBM does; with integer
     grades it is built by counting rows per grade. Serial below
     :data:`~gbrank._kernels._threads.PARALLEL_MIN_ROWS` rows or with fewer queries
-    than chunks, chunks of queries on threads above (:func:`~gbrank._kernels._threads.dispatch`).
+    than chunks, chunks of queries on threads above (the rule of
+    :func:`~gbrank._kernels._threads.dispatch`).
     """
     nq = offsets.size - 1
     out = np.empty(nq, dtype=np.float64)
     # Threads work on chunks of whole queries: with fewer queries than chunks (one
     # group-less query) there is nothing to share, so the rows do not count.
     rows = int(y.size) if nq >= N_CHUNKS else 0
-    dispatch(_ndcg_parallel, _ndcg_serial, rows, y, s, offsets, int(k), gain_table,
-             bool(linear), discount, out)
+    if threaded(rows):
+        _ndcg_parallel_kernel(y, s, offsets, int(k), gain_table,
+                              *_flags(offsets, k, linear), discount, out)
+    else:
+        # The serial form is the chunk kernel over all queries (no wrapper compiled).
+        _ndcg_chunk(y, s, offsets, 0, nq, int(k), gain_table, *_flags(offsets, k, linear),
+                    discount, out)
     return out

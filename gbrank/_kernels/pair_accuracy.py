@@ -12,8 +12,8 @@ All paths count the same integers, so they agree exactly.
 import numpy as np
 from numba import njit
 
-from gbrank._kernels._grades import grade_classes_into
-from gbrank._kernels._order import ascending_order, run_end
+from gbrank._kernels._grades import grade_classes_into, table_classes_into
+from gbrank._kernels._order import RANK_ORDER_MAX, ascending_order, rank_order_into, run_end
 
 # From this many rows per query the radix path is used (below, its fixed cost of
 # histograms over 2^11 buckets per digit outweighs the comparison sort).
@@ -78,16 +78,59 @@ def _sweep(s, order, cls_sorted, n_cls):
 
 
 @njit(cache=True, nogil=True)
-def _pair_counts_small(y, s):
-    """(concordant, score-tied, total) for one query, comparison-sorted."""
-    cls = np.empty(y.size, dtype=np.int64)
-    n_cls = grade_classes_into(y, cls)
+def _small_counts(y, s, mid, cls, buf, key, idx, seen, ordered):
+    """(concordant, score-tied, total) for one query of fewer than ``RADIX_MIN_ROWS``
+    rows; the other arguments are scratch at least as long as the query (``cls``
+    int32, ``buf``/``key`` float64, ``idx``/``seen``/``ordered`` int64). Up to
+    ``RANK_ORDER_MAX`` rows the scores (and labels that are not small integers) are
+    ordered by counting ranks; longer queries need ``mid`` True (``None``: numba drops
+    their sorts before typing them), then NumPy's sort and the radix order of the
+    labels. Any order gives the same counts: ties are counted by blocks of equal
+    scores."""
+    n = y.size
+    cls = cls[:n]
+    n_cls = table_classes_into(y, cls)
+    if n_cls < 0:
+        # Labels that are not small integers: dense ranks along their sorted order.
+        if n <= RANK_ORDER_MAX or mid is None:
+            rank_order_into(y, buf, key, idx, seen)  # descending: walk it backwards
+            c = -1
+            prev = np.inf
+            for p in range(n - 1, -1, -1):
+                v = key[p]
+                if v != prev:
+                    c += 1
+                    prev = v
+                cls[idx[p]] = c
+            n_cls = c + 1
+        else:
+            n_cls = grade_classes_into(y, cls)
     total = _total_pairs(cls, n_cls)
     if total == 0:
         return 0, 0, 0
-    order = np.argsort(s)
-    c, t = _sweep(s, order, cls[order], n_cls)
+    if n <= RANK_ORDER_MAX or mid is None:
+        # Scores ascending: the stable descending order reversed.
+        rank_order_into(s, buf, key, idx, seen)
+        for p in range(n):
+            ordered[p] = idx[n - 1 - p]
+        order = ordered[:n]
+    else:
+        order = np.argsort(s)
+    cls_sorted = np.empty(n, dtype=np.int32)
+    for p in range(n):
+        cls_sorted[p] = cls[order[p]]
+    c, t = _sweep(s, order, cls_sorted, n_cls)
     return c, t, total
+
+
+@njit(cache=True, nogil=True)
+def _pair_counts_small(y, s):
+    """(concordant, score-tied, total) for one query, as :func:`_small_queries` counts
+    it (any size here)."""
+    n = y.size
+    return _small_counts(y, s, True, np.empty(n, dtype=np.int32), np.empty(n), np.empty(n),
+                         np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+                         np.empty(n, dtype=np.int64))
 
 
 @njit(cache=True, nogil=True)
@@ -165,13 +208,26 @@ def _merge_counts(sorted_by_class, starts):
 
 
 @njit(cache=True, nogil=True)
-def _small_queries(y, s, offsets, min_big_rows, good, pairs):
-    """Counts of every query below ``min_big_rows`` rows; big ones are left out."""
+def _small_queries(y, s, offsets, min_big_rows, mid, good, pairs):
+    """Counts of every query below ``min_big_rows`` rows; big ones are left out.
+    ``mid``: True when some of them has more than ``RANK_ORDER_MAX`` rows, else
+    ``None`` (:func:`_small_counts`)."""
+    longest = 0
+    for q in range(offsets.size - 1):
+        m = offsets[q + 1] - offsets[q]
+        if m < min_big_rows:
+            longest = max(longest, m)
+    cls = np.empty(longest, dtype=np.int32)
+    buf = np.empty(longest)
+    key = np.empty(longest)
+    idx = np.empty(longest, dtype=np.int64)
+    seen = np.empty(longest, dtype=np.int64)
+    ordered = np.empty(longest, dtype=np.int64)
     for q in range(offsets.size - 1):
         a = offsets[q]
         b = offsets[q + 1]
         if b - a < min_big_rows:
-            c, t, p = _pair_counts_small(y[a:b], s[a:b])
+            c, t, p = _small_counts(y[a:b], s[a:b], mid, cls, buf, key, idx, seen, ordered)
             good[q] = c + 0.5 * t
             pairs[q] = p
 
@@ -190,7 +246,11 @@ def _pair_counts_big(y: np.ndarray, s: np.ndarray) -> tuple[int, int, int]:
     classes and the int32 radix order with its sort buffer (1.5 arrays' worth).
     """
     cls = np.empty(y.size, dtype=np.int32)
-    n_cls = grade_classes_into(y, cls)
+    # Small integer grades take the table alone (the general path, through a sort of
+    # the labels, is compiled only for other labels).
+    n_cls = table_classes_into(y, cls)
+    if n_cls < 0:
+        n_cls = grade_classes_into(y, cls)
     total = _total_pairs(cls, n_cls)
     if total == 0:
         return 0, 0, 0
@@ -212,8 +272,14 @@ def pair_counts_per_query(y: np.ndarray, s: np.ndarray,
     nq = offsets.size - 1
     good = np.empty(nq, dtype=np.float64)
     pairs = np.empty(nq, dtype=np.float64)
-    _small_queries(y, s, offsets, RADIX_MIN_ROWS, good, pairs)
-    for q in np.flatnonzero(np.diff(offsets) >= RADIX_MIN_ROWS):
+    sizes = np.diff(offsets)
+    small = sizes < RADIX_MIN_ROWS
+    if small.any():
+        # Compiled only for data with small queries (not for one group-less query),
+        # with the sorts of queries above RANK_ORDER_MAX rows only when there are any.
+        mid = True if (sizes[small] > RANK_ORDER_MAX).any() else None
+        _small_queries(y, s, offsets, RADIX_MIN_ROWS, mid, good, pairs)
+    for q in np.flatnonzero(~small):
         a, b = int(offsets[q]), int(offsets[q + 1])
         c, t, p = _pair_counts_big(y[a:b], s[a:b])
         good[q] = c + 0.5 * t

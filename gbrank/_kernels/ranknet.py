@@ -11,6 +11,7 @@ to one exp per pair.
 import numpy as np
 from numba import njit, prange
 
+from gbrank._kernels._order import RANK_ORDER_MAX, rank_order_into
 from gbrank._kernels._sigmoid import (
     rho_pair,
     row_exponentials,
@@ -34,12 +35,15 @@ COUNT_SORT_MAX_SPAN = 64
 
 
 @njit(cache=True, nogil=True)
-def _label_order_into(y, order, nxt, counts):
+def _label_order(y, order, nxt, counts, buf, key, seen, mid):
     """Label-descending stable order of ``y`` into ``order[:n]`` and, per position, where
     strictly lower labels start into ``nxt[:n]``.
 
     Integer labels in a span below :data:`COUNT_SORT_MAX_SPAN` (``counts`` is that
-    long) are placed by a counting sort, O(n); anything else by a stable merge sort.
+    long) are placed by a counting sort, O(n); any others by counting ranks up to
+    ``RANK_ORDER_MAX`` rows (``buf``, ``key``, ``seen``: scratch as long as ``y``) and
+    by a stable merge sort above, compiled only when ``mid`` is True (``None``: numba
+    drops it before typing). All give the same order.
     """
     n = y.size
     lo = y[0]
@@ -52,7 +56,8 @@ def _label_order_into(y, order, nxt, counts):
         integral &= v == np.floor(v)
     if integral and hi - lo < COUNT_SORT_MAX_SPAN:
         span = int(hi - lo) + 1
-        counts[:span] = 0
+        for c in range(span):
+            counts[c] = 0
         for r in range(n):
             counts[int(hi - y[r])] += 1  # slot 0 = highest label
         start = 0
@@ -68,12 +73,23 @@ def _label_order_into(y, order, nxt, counts):
         for p in range(n):
             nxt[p] = counts[int(hi - y[order[p]])]
         return
-    srt = np.argsort(-y, kind="mergesort")
-    for p in range(n):
-        order[p] = srt[p]
+    if n <= RANK_ORDER_MAX or mid is None:
+        rank_order_into(y, buf, key, order, seen)
+    else:
+        srt = np.argsort(-y, kind="mergesort")
+        for p in range(n):
+            order[p] = srt[p]
     nxt[n - 1] = n
     for p in range(n - 2, -1, -1):
         nxt[p] = nxt[p + 1] if y[order[p]] == y[order[p + 1]] else p + 1
+
+
+@njit(cache=True, nogil=True)
+def _label_order_into(y, order, nxt, counts):
+    """:func:`_label_order` with its own scratch (any query size)."""
+    n = y.size
+    _label_order(y, order, nxt, counts, np.empty(n), np.empty(n), np.empty(n, dtype=np.int64),
+                 True)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -101,13 +117,14 @@ def _pair_run(eu, e_v, g_v, h_v, target, gu, hu):
 @njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
 def _sweep_fast(e, nxt, pull, g, h):
     """The O(n²) loop with ρ = e_v / (e_u + e_v). fastmath lets LLVM vectorise the
-    row sums (reassociation only changes rounding)."""
+    row sums (reassociation only changes rounding). ``pull``: ``None`` (skip equal
+    labels; numba drops their loop before typing) or True."""
     n = e.size
     for u in range(n):
         eu = e[u]
         gu = 0.0
         hu = 0.0
-        if pull:
+        if pull is not None:
             # Equal labels, target ½: C symmetric in u, v.
             lo = u + 1
             hi = nxt[u]
@@ -119,53 +136,10 @@ def _sweep_fast(e, nxt, pull, g, h):
 
 
 @njit(cache=True, nogil=True)
-def _query(y, s, sigma, pull, grad, hess, order, nxt, counts, z, e, g, h):
-    """One query into ``grad``/``hess``; the other arrays are scratch at least as long."""
-    n = y.size
-    if n < 2:
-        grad[:n] = 0.0
-        hess[:n] = 0.0
-        return
-    _label_order_into(y, order, nxt, counts)
-    for r in range(n):
-        z[r] = s[order[r]]
-    fast = row_exponentials_into(z[:n], sigma, e, g)  # g: scratch until zeroed
-    g[:n] = 0.0
-    h[:n] = 0.0
-    if fast:
-        _sweep_fast(e[:n], nxt[:n], pull, g, h)
-    else:
-        for u in range(n):
-            gu = 0.0
-            hu = 0.0
-            if pull:
-                # Equal labels, target ½: ∂C/∂s_u = σ(½ − ρ), C symmetric in u, v.
-                for v in range(u + 1, nxt[u]):
-                    rho, q = rho_pair(sigma * (z[u] - z[v]))
-                    d = 0.5 - rho
-                    gu += d
-                    g[v] -= d
-                    pq = rho * q
-                    hu += pq
-                    h[v] += pq
-            for v in range(nxt[u], n):
-                rho, q = rho_pair(sigma * (z[u] - z[v]))
-                gu -= rho
-                g[v] += rho
-                pq = rho * q
-                hu += pq
-                h[v] += pq
-            g[u] += gu
-            h[u] += hu
-    s2 = sigma * sigma
-    for r in range(n):
-        grad[order[r]] = sigma * g[r]
-        hess[order[r]] = s2 * h[r]
-
-
-@njit(cache=True, nogil=True)
-def _chunk(y, s, offsets, qweights, sigma, pull, skip, q0, q1, grad, hess):
-    """Queries ``q0 … q1 - 1``, with scratch allocated once for the chunk."""
+def _chunk(y, s, offsets, qweights, sigma, pull, mid, skip, q0, q1, grad, hess):
+    """Queries ``q0 … q1 - 1`` into ``grad``/``hess``, with scratch allocated once for
+    the chunk. ``pull``, ``mid``: ``None`` or True (:func:`_sweep_fast`,
+    :func:`_label_order`)."""
     longest = 0
     for qi in range(q0, q1):
         longest = max(longest, offsets[qi + 1] - offsets[qi])
@@ -176,15 +150,55 @@ def _chunk(y, s, offsets, qweights, sigma, pull, skip, q0, q1, grad, hess):
     e = np.empty(longest)
     g = np.empty(longest)
     h = np.empty(longest)
+    buf = np.empty(longest)
+    seen = np.empty(longest, dtype=np.int64)
+    s2 = sigma * sigma
     for qi in range(q0, q1):
         lo = offsets[qi]
         hi = offsets[qi + 1]
-        if skip.size and skip[qi]:
-            grad[lo:hi] = 0.0
-            hess[lo:hi] = 0.0
+        n = hi - lo
+        if (skip.size and skip[qi]) or n < 2:
+            for r in range(lo, hi):
+                grad[r] = 0.0
+                hess[r] = 0.0
             continue
-        _query(y[lo:hi], s[lo:hi], sigma, pull, grad[lo:hi], hess[lo:hi], order, nxt,
-               counts, z, e, g, h)
+        yq = y[lo:hi]
+        sq = s[lo:hi]
+        _label_order(yq, order, nxt, counts, buf, z, seen, mid)  # z: scratch until set
+        for r in range(n):
+            z[r] = sq[order[r]]
+        fast = row_exponentials_into(z[:n], sigma, e, g)  # g: scratch until zeroed
+        for r in range(n):
+            g[r] = 0.0
+            h[r] = 0.0
+        if fast:
+            _sweep_fast(e[:n], nxt[:n], pull, g, h)
+        else:
+            for u in range(n):
+                gu = 0.0
+                hu = 0.0
+                if pull is not None:
+                    # Equal labels, target ½: ∂C/∂s_u = σ(½ − ρ), C symmetric in u, v.
+                    for v in range(u + 1, nxt[u]):
+                        rho, q = rho_pair(sigma * (z[u] - z[v]))
+                        d = 0.5 - rho
+                        gu += d
+                        g[v] -= d
+                        pq = rho * q
+                        hu += pq
+                        h[v] += pq
+                for v in range(nxt[u], n):
+                    rho, q = rho_pair(sigma * (z[u] - z[v]))
+                    gu -= rho
+                    g[v] += rho
+                    pq = rho * q
+                    hu += pq
+                    h[v] += pq
+                g[u] += gu
+                h[u] += hu
+        for r in range(n):
+            grad[lo + order[r]] = sigma * g[r]
+            hess[lo + order[r]] = s2 * h[r]
         if qweights.size:
             wq = qweights[qi]
             for r in range(lo, hi):
@@ -193,16 +207,33 @@ def _chunk(y, s, offsets, qweights, sigma, pull, skip, q0, q1, grad, hess):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _grad_hess_parallel(y, s, offsets, qweights, sigma, pull, skip, grad, hess):
+def _parallel(y, s, offsets, qweights, sigma, pull, mid, skip, grad, hess):
     bounds = chunk_bounds(offsets)
     for c in prange(N_CHUNKS):
-        _chunk(y, s, offsets, qweights, sigma, pull, skip, bounds[c], bounds[c + 1], grad,
-               hess)
+        _chunk(y, s, offsets, qweights, sigma, pull, mid, skip, bounds[c], bounds[c + 1],
+               grad, hess)
 
 
-@njit(cache=True, nogil=True)
+def _flags(offsets, skip, pull):
+    """(pull, mid) as ``None`` or True: pull equal labels; some query summed here has
+    more than ``RANK_ORDER_MAX`` rows (:func:`_label_order`)."""
+    sizes = offsets[1:] - offsets[:-1]
+    if skip.size:
+        sizes = sizes[~skip]
+    mid = sizes.size > 0 and int(sizes.max()) > RANK_ORDER_MAX
+    return (True if pull else None), (True if mid else None)
+
+
+def _grad_hess_parallel(y, s, offsets, qweights, sigma, pull, skip, grad, hess):
+    """All queries (``skip``: as :func:`ranknet_grad_hess`), chunks on threads."""
+    _parallel(y, s, offsets, qweights, float(sigma), *_flags(offsets, skip, pull), skip,
+              grad, hess)
+
+
 def _grad_hess_serial(y, s, offsets, qweights, sigma, pull, skip, grad, hess):
-    _chunk(y, s, offsets, qweights, sigma, pull, skip, 0, offsets.size - 1, grad, hess)
+    """All queries on one thread: the chunk kernel over all of them."""
+    _chunk(y, s, offsets, qweights, float(sigma), *_flags(offsets, skip, pull), skip, 0,
+           offsets.size - 1, grad, hess)
 
 
 def ranknet_grad_hess(y: np.ndarray, s: np.ndarray, offsets: np.ndarray,

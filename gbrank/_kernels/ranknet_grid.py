@@ -592,11 +592,20 @@ WINDOW = 40.0
 def near_pairs(s, width):
     """Estimate of #pairs with |Δs| ≤ width, from a histogram of bins of that width (O(n))."""
     n = s.size
-    lo = s.min()
-    nb = int((s.max() - lo) / width) + 1
+    # Extremes in one loop (finite scores: the values of s.min() and s.max(), whose
+    # generic implementations take longer to compile).
+    lo = s[0]
+    top = s[0]
+    for i in range(1, n):
+        v = s[i]
+        if v < lo:
+            lo = v
+        if v > top:
+            top = v
+    nb = int((top - lo) / width) + 1
     if nb > n // 2 + 16:
         nb = n // 2 + 16  # sparse data: coarser bins only overestimate (and stay small)
-        width = (s.max() - lo) / (nb - 1)
+        width = (top - lo) / (nb - 1)
     cnt = np.zeros(nb + 2)
     for i in range(n):
         cnt[int((s[i] - lo) / width) + 1] += 1.0

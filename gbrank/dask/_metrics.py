@@ -155,6 +155,20 @@ def pair_accuracy(y: Any, s: Any, qid: Any = None, *, weight: Any = None) -> flo
     -------
     float
         Identical to the single-machine value (weighted: to rounding, ≤ 1e-12).
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from gbrank import metrics
+    >>> from gbrank.dask import pair_accuracy
+    >>> y, s = np.array([2.0, 0, 1, 0, 1, 1]), np.array([0.3, 0.9, 0.1, 0.2, 0.8, 0.5])
+    >>> qid = np.array([0, 0, 0, 1, 1, 1])
+    >>> Y, S, Q = (da.from_array(a, chunks=3) for a in (y, s, qid))
+    >>> pair_accuracy(Y, S, Q), metrics.pair_accuracy(y, s, qid=qid)
+    (0.6, 0.6)
+    >>> pair_accuracy(Y, S) == metrics.pair_accuracy(y, s)  # group-less
+    True
     """
     if qid is None:
         if weight is not None:
@@ -205,6 +219,20 @@ def ndcg(y: Any, s: Any, qid: Any = None, k: int | None = 10, label_gain: Any = 
     float
         Equal to the single-machine value up to the rounding of the sum over queries
         (≤ 1e-12 relative; group-less: identical).
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from gbrank import metrics
+    >>> from gbrank.dask import ndcg
+    >>> y, s = np.array([2.0, 0, 1, 0, 1, 1]), np.array([0.3, 0.9, 0.1, 0.2, 0.8, 0.5])
+    >>> qid = np.array([0, 0, 0, 1, 1, 1])
+    >>> Y, S, Q = (da.from_array(a, chunks=3) for a in (y, s, qid))
+    >>> round(ndcg(Y, S, Q, k=None), 4), round(metrics.ndcg(y, s, qid=qid, k=None), 4)
+    (0.8295, 0.8295)
+    >>> ndcg(Y, S, k=3) == metrics.ndcg(y, s, k=3)  # group-less, finite k
+    True
     """
     kw = {"k": k, "label_gain": label_gain, "gain": gain}
     if qid is None:
@@ -251,6 +279,16 @@ def fbeta(y: Any, s: Any, beta: float = 1.0, threshold: float = 0.0, *,
     -------
     float
         Identical to the single-machine value (weighted: to rounding).
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from gbrank.dask import fbeta
+    >>> y = da.from_array(np.array([1.0, 0, 1, 1, 0, 0]), chunks=3)
+    >>> s = da.from_array(np.array([0.8, 0.3, -0.2, 1.5, -1.0, 0.1]), chunks=3)
+    >>> fbeta(y, s, beta=2)  # a = 2, b = 2, c = 1: 10 / (10 + 2 + 4)
+    0.625
     """
     b = check_number(beta, "beta", 0.0, low_open=True)
     t = check_threshold(threshold)
@@ -264,5 +302,25 @@ def fbeta(y: Any, s: Any, beta: float = 1.0, threshold: float = 0.0, *,
 
 
 def f1(y: Any, s: Any, threshold: float = 0.0, *, weight: Any = None) -> float:
-    """Distributed :func:`gbrank.metrics.f1` (:func:`fbeta` with β = 1)."""
+    """Distributed :func:`gbrank.metrics.f1` (:func:`fbeta` with β = 1).
+
+    Parameters
+    ----------
+    y, s, threshold, weight
+        As in :func:`fbeta`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from gbrank.dask import f1
+    >>> y = da.from_array(np.array([1.0, 0, 1, 1, 0, 0]), chunks=3)
+    >>> s = da.from_array(np.array([0.8, 0.3, -0.2, 1.5, -1.0, 0.1]), chunks=3)
+    >>> round(f1(y, s), 4)  # a = 2, b = 2, c = 1: 4 / 7
+    0.5714
+    """
     return fbeta(y, s, 1.0, threshold, weight=weight)

@@ -61,6 +61,20 @@ class QueryPartitions:
         The original query id of each code (``query_ids[code]``).
     partition_rows, partition_queries : tuple of int
         Rows and queries per partition.
+    npartitions : int
+        Number of partitions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbrank.dask import partition_by_query
+    >>> X = np.arange(12.0).reshape(6, 2)
+    >>> y = np.array([1.0, 0.0, 2.0, 0.0, 1.0, 0.0])
+    >>> parts = partition_by_query(X, y, qid=[5, 3, 5, 3, 9, 9], npartitions=2)
+    >>> parts.npartitions, parts.partition_rows, parts.partition_queries
+    (2, (4, 2), (2, 1))
+    >>> parts.query_ids.tolist(), parts.qid.compute().tolist()  # ids 3, 5, 9 as codes
+    ([3, 5, 9], [0, 0, 1, 1, 2, 2])
     """
 
     X: Any
@@ -160,6 +174,23 @@ def partition_by_query(X: Any, y: Any, qid: Any, *, weight: Any = None,
     Queries are ordered by id; inside a query the rows keep their input order (which
     decides how score ties are ranked). The data moves through one Dask shuffle
     (``set_index`` on the target partition); in-memory data is sorted locally.
+
+    Examples
+    --------
+    In-memory data (a Dask DataFrame or Dask arrays are passed the same way):
+
+    >>> import numpy as np
+    >>> from gbrank.dask import partition_by_query
+    >>> X = np.arange(12.0).reshape(6, 2)
+    >>> y = np.array([1.0, 0.0, 2.0, 0.0, 1.0, 0.0])
+    >>> parts = partition_by_query(X, y, qid=[5, 3, 5, 3, 9, 9], npartitions=2)
+    >>> parts.y.compute().tolist()  # query 3's rows, then query 5's, then query 9's
+    [0.0, 0.0, 1.0, 2.0, 1.0, 0.0]
+    >>> parts.group.compute().tolist(), parts.group.chunks  # sizes, chunked per partition
+    ([2, 2, 2], ((2, 1),))
+
+    On a cluster: ``lightgbm.DaskLGBMRanker(objective=LambdaRank()).fit(parts.X, parts.y,
+    group=parts.group)``.
     """
     if qid is None:
         raise ValueError(_GROUPLESS)

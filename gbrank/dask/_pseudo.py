@@ -62,6 +62,15 @@ def pseudo_queries(n_rows: int, size: int, seed: int | None = 0, *,
     -------
     ndarray of int64, shape (n_rows,)
         Pseudo-query ids 0 … ceil(n_rows / size) − 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbrank.dask import pseudo_queries
+    >>> pseudo_queries(10, 4, order="sequential").tolist()
+    [0, 0, 0, 0, 1, 1, 1, 1, 2, 2]
+    >>> np.bincount(pseudo_queries(10, 4, seed=0)).tolist()  # the same sizes, shuffled
+    [4, 4, 2]
     """
     n = check_integer(n_rows, "n_rows", 1)
     m = check_integer(size, "size", 2)
@@ -118,6 +127,21 @@ def partition_pseudo_queries(X: Any, y: Any, size: int, *, weight: Any = None,
     -------
     QueryPartitions
         ``qid`` holds pseudo-query codes unique over the whole data set.
+
+    Examples
+    --------
+    Two partitions of 4 rows, each cut into pseudo-queries of 2 rows:
+
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from gbrank.dask import partition_pseudo_queries
+    >>> X = da.from_array(np.arange(16.0).reshape(8, 2), chunks=(4, 2))
+    >>> y = da.from_array(np.array([0.0, 1, 2, 0, 1, 0, 2, 1]), chunks=4)
+    >>> parts = partition_pseudo_queries(X, y, size=2)
+    >>> parts.partition_queries, parts.qid.compute().tolist()
+    ((2, 2), [0, 0, 1, 1, 2, 2, 3, 3])
+    >>> parts.group.compute().tolist()
+    [2, 2, 2, 2]
     """
     import dask.array as da
     import dask.dataframe as dd

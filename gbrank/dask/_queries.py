@@ -77,6 +77,18 @@ def check_query_partitions(qid: Any) -> None:
         after other queries' rows (a query must be one run of adjacent rows: LightGBM's
         ``group`` sizes describe runs), or that has rows in two partitions, and the
         partitions involved.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from gbrank.dask import check_query_partitions
+    >>> check_query_partitions(da.from_array(np.array([1, 1, 2, 3, 3, 3]), chunks=3))
+    >>> try:
+    ...     check_query_partitions(da.from_array(np.array([1, 1, 2, 2, 2, 3]), chunks=3))
+    ... except ValueError as exc:
+    ...     print(str(exc).split(":")[0])
+    query 2 straddles partitions 0 and 1
     """
     parts = delayed_parts(qid, "qid")
     runs = list(compute(*[lazy(query_runs)(p) for p in parts]))
@@ -98,6 +110,15 @@ def lightgbm_group(qid: Any) -> Any:
     Returns
     -------
     dask.array.Array of int64
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from gbrank.dask import lightgbm_group
+    >>> group = lightgbm_group(da.from_array(np.array([4, 4, 7, 2, 2, 2]), chunks=3))
+    >>> group.compute().tolist(), group.chunks
+    ([2, 1, 3], ((2, 1),))
     """
     import dask.array as da
 

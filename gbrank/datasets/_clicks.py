@@ -35,6 +35,20 @@ class ClickLog:
     examination : ndarray of float64
         P(examined | position) of the position-based user for positions 1…top_n (the
         true propensities; a cascade user's examination depends on the clicks above).
+
+    Examples
+    --------
+    Two queries, the top 2 rows of each shown to 100 sessions:
+
+    >>> from gbrank.datasets import simulate_clicks
+    >>> log = simulate_clicks([2, 0, 1, 0, 1], [3, 2], [0.9, 0.1, 0.5, 0.2, 0.8], top_n=2,
+    ...                       n_sessions=100)
+    >>> log.rows.tolist(), log.group.tolist(), log.position.tolist()
+    ([0, 2, 4, 3], [2, 2], [1, 2, 1, 2])
+    >>> log.examination.tolist()  # (1/p)^eta with eta = 1
+    [1.0, 0.5]
+    >>> int(log.clicks[0])  # grade 2 (the top grade) at position 1: always clicked
+    100
     """
 
     rows: np.ndarray

@@ -51,6 +51,25 @@ def load_letor(path: str | Path, query_path: str | Path | None = None,
 
     Either every row has a ``qid:`` field or none has; a file that mixes them is
     refused, naming the first line without one.
+
+    Examples
+    --------
+    Query 1's rows are not adjacent in the file; they are gathered first:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from gbrank.datasets import load_letor
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "train.txt"
+    ...     _ = path.write_text("2 qid:1 1:0.5 2:1.0\\n"
+    ...                         "0 qid:1 1:0.1\\n"
+    ...                         "1 qid:2 2:0.3\\n"
+    ...                         "0 qid:1 1:0.2 2:0.2\\n")
+    ...     X, y, group, order = load_letor(path, return_order=True)
+    >>> X.shape, y.tolist(), group.tolist(), order.tolist()
+    ((4, 2), [2.0, 0.0, 0.0, 1.0], [3, 1], [0, 1, 3, 2])
+    >>> X.toarray().tolist()
+    [[0.5, 1.0], [0.1, 0.0], [0.2, 0.2], [0.0, 0.3]]
     """
     X, y, group, order = _read_letor(path, query_path, n_features)
     if group is None:
@@ -98,10 +117,33 @@ def letor_fold(parts: dict[str, tuple[Any, np.ndarray, np.ndarray]], fold: int,
     three parts from ``S<fold>`` on (cyclically), validation on the next, test on the
     last, as the LETOR 4.0 readme lists them.
 
+    Parameters
+    ----------
+    parts : dict
+        ``{"S1": (X, y, group), …, "S5": …}``, as :func:`load_letor_folds` returns.
+    fold : int
+        1 to 5.
+
     Returns
     -------
     (train, valid, test)
         Each ``(X, y, group)``, the training set's parts stacked in order.
+
+    Examples
+    --------
+    Five tiny parts of two queries each; fold 2 trains on S2, S3, S4, validates on S5
+    and tests on S1:
+
+    >>> import numpy as np
+    >>> from scipy.sparse import csr_matrix
+    >>> from gbrank.datasets import letor_fold
+    >>> parts = {f"S{i}": (csr_matrix(np.full((4, 2), float(i))), np.array([1.0, 0, 0, 1]),
+    ...                    np.array([2, 2])) for i in range(1, 6)}
+    >>> (X, y, group), valid, test = letor_fold(parts, 2)
+    >>> X.shape, group.tolist()
+    ((12, 2), [2, 2, 2, 2, 2, 2])
+    >>> X[::4, 0].toarray().ravel().tolist(), float(valid[0][0, 0]), float(test[0][0, 0])
+    ([2.0, 3.0, 4.0], 5.0, 1.0)
     """
     from scipy.sparse import vstack
 

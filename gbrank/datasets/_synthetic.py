@@ -12,8 +12,40 @@ def make_ranking(n_queries: int = 3000, rows_per_query: int = 100, n_features: i
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Synthetic MSLR-shaped ranking data: grades from a noisy linear score.
 
-    Returns ``X`` (float64, n × n_features), ``y`` (grades 0..n_grades-1, skewed to
-    low grades as in web search), ``group`` (sizes).
+    Each query has ``rows_per_query`` rows of standard-normal features; a latent score
+    (a random sparse linear function of the features plus ``noise``) is cut at its
+    quantiles over all rows into grades, about half of them 0 and fewer toward the top
+    grade, as in web search (MSLR-WEB).
+
+    Parameters
+    ----------
+    n_queries : int, default 3000
+    rows_per_query : int, default 100
+    n_features : int, default 50
+    n_grades : int, default 5
+        Grades 0 … ``n_grades`` − 1 (at most 5).
+    noise : float, default 1.0
+        Standard deviation of the label noise relative to the unit-variance signal.
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n_queries * rows_per_query, n_features)
+    y : ndarray of float64
+        Grades.
+    group : ndarray of int64, shape (n_queries,)
+        Query sizes (every query ``rows_per_query`` rows, in row order).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbrank.datasets import make_ranking
+    >>> X, y, group = make_ranking(n_queries=10, rows_per_query=20, n_features=5)
+    >>> X.shape, group.tolist()[:3]
+    ((200, 5), [20, 20, 20])
+    >>> np.bincount(y.astype(int)).tolist()  # rows per grade 0..4
+    [100, 50, 26, 16, 8]
     """
     rng = np.random.default_rng(seed)
     n = n_queries * rows_per_query
@@ -66,6 +98,14 @@ def make_demand_levels(n_rows: int = 10_000, n_features: int = 20, n_grades: int
     X : ndarray of float64, shape (n_rows, n_features)
     y : ndarray of float64, shape (n_rows,)
         Grades; use it group-less (one query) with gbrank objectives and metrics.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbrank.datasets import make_demand_levels
+    >>> X, y = make_demand_levels(n_rows=100, n_features=4)
+    >>> X.shape, np.bincount(y.astype(int)).tolist()
+    ((100, 4), [20, 20, 20, 20, 20])
     """
     n_grades = check_integer(n_grades, "n_grades", 2)
     n_rows = check_integer(n_rows, "n_rows", n_grades)
@@ -108,6 +148,13 @@ def make_imbalanced(n_rows: int = 20_000, n_features: int = 20, positive_rate: f
     -------
     X : ndarray of float64, shape (n_rows, n_features)
     y : ndarray of float64 in {0, 1}
+
+    Examples
+    --------
+    >>> from gbrank.datasets import make_imbalanced
+    >>> X, y = make_imbalanced(n_rows=1000, positive_rate=0.05)
+    >>> X.shape, int(y.sum())
+    ((1000, 20), 50)
     """
     from sklearn.datasets import make_classification
 
@@ -141,6 +188,13 @@ def load_breast_cancer_imbalanced(positive_rate: float = 0.05, seed: int = 0,
     -------
     X : ndarray of float64, shape (n, 30)
     y : ndarray of float64 in {0, 1}
+
+    Examples
+    --------
+    >>> from gbrank.datasets import load_breast_cancer_imbalanced
+    >>> X, y = load_breast_cancer_imbalanced(positive_rate=0.05)
+    >>> X.shape, int(y.sum())  # all 357 benign rows and 19 malignant ones
+    ((376, 30), 19)
     """
     from sklearn.datasets import load_breast_cancer
 

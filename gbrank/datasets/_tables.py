@@ -30,6 +30,20 @@ class NonNumericColumnsError(ValueError):
     problem : str
         The message without its advice (which names :func:`load_table`'s parameters),
         for callers that offer other ways out.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from gbrank.datasets import NonNumericColumnsError, load_table
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "table.csv"
+    ...     _ = path.write_text("query,label,price,name\\n7,1,9.5,a\\n3,0,2.0,b\\n")
+    ...     try:
+    ...         load_table(path, "label", "query")
+    ...     except NonNumericColumnsError as exc:
+    ...         print(exc.columns, isinstance(exc, ValueError))
+    ('name',) True
     """
 
     def __init__(self, problem: str, columns: list[str]) -> None:
@@ -91,6 +105,23 @@ def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
     ValueError
         A named column does not exist, the label is not numeric or is missing, a query
         id is missing, or a column is both a feature and the label or qid.
+
+    Examples
+    --------
+    Query 7's rows are gathered (rows 0 and 2 of the file), then query 3's:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from gbrank.datasets import load_table
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "table.csv"
+    ...     _ = path.write_text("query,label,price,name\\n"
+    ...                         "7,1,9.5,a\\n"
+    ...                         "3,0,2.0,b\\n"
+    ...                         "7,0,4.0,c\\n")
+    ...     X, y, group, names = load_table(path, "label", "query", drop_cols=["name"])
+    >>> X.tolist(), y.tolist(), group.tolist(), names
+    ([[9.5], [4.0], [2.0]], [1.0, 0.0, 0.0], [2, 1], ['price'])
     """
     import pandas as pd
 
@@ -177,6 +208,20 @@ def load_data(path: str | Path, *, label_col: str | None = None, qid_col: str | 
     group : ndarray of int64 or None
         ``None`` when the file has no query structure.
     order : ndarray of int64, only with ``return_order=True``
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from gbrank.datasets import load_data
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     table, letor = Path(tmp) / "rows.csv", Path(tmp) / "rows.txt"
+    ...     _ = table.write_text("label,x0,x1\\n1,0.5,1.0\\n0,0.1,0.0\\n")
+    ...     _ = letor.write_text("1 1:0.5 2:1.0\\n0 1:0.1\\n")  # no qid: no query structure
+    ...     X1, y1, g1 = load_data(table, label_col="label")
+    ...     X2, y2, g2 = load_data(letor)
+    >>> X1.tolist() == X2.toarray().tolist(), y1.tolist(), g1, g2
+    (True, [1.0, 0.0], None, None)
     """
     path = Path(path)
     if not path.exists():

@@ -16,7 +16,26 @@ from gbrank._fields import (
 def metric_key(name: str) -> str:
     """The name under which a booster logs the gbrank metric ``name`` (in
     ``evals_result``, ``lgb.cv``'s result and early-stopping messages):
-    ``"gbrank_" + canonical name``, e.g. ``metric_key("NDCG@10") == "gbrank_ndcg@10"``."""
+    ``"gbrank_" + canonical name``, never the name of one of LightGBM's own metrics.
+
+    Parameters
+    ----------
+    name : str
+        A metric name (:func:`gbrank.metrics.get_metric`).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from gbrank.lightgbm import metric_key
+    >>> metric_key("NDCG@10"), metric_key("fbeta:2")
+    ('gbrank_ndcg@10', 'gbrank_fbeta:2')
+
+    ``lgb.cv`` logs it with a ``"valid "`` prefix and ``"-mean"`` / ``"-stdv"`` suffixes:
+    ``result["valid " + metric_key("ndcg@10") + "-mean"]``.
+    """
     from gbrank.metrics import get_metric
 
     return get_metric(name).key

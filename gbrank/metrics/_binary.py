@@ -63,6 +63,20 @@ def fbeta(y: Any, s: Any, beta: float = 1.0, threshold: float = 0.0, *,
     Returns
     -------
     float
+
+    Examples
+    --------
+    One of three positives found, no false alarm (a = 1, b = 0, c = 2):
+    :math:`F_1 = 2/4`, :math:`F_2 = 5/13` (recall counts more).
+
+    >>> from gbrank.metrics import fbeta
+    >>> y, s = [1, 1, 1, 0], [0.8, -0.3, -0.5, -0.2]
+    >>> fbeta(y, s)
+    0.5
+    >>> round(fbeta(y, s, beta=2), 4)
+    0.3846
+    >>> round(fbeta(y, s, threshold=-0.4), 4)  # a = 2, b = 1, c = 1
+    0.6667
     """
     b = _check_beta(beta)
     tp, fp, fn, _ = _counts(y, s, threshold, weight)
@@ -71,7 +85,26 @@ def fbeta(y: Any, s: Any, beta: float = 1.0, threshold: float = 0.0, *,
 
 def f1(y: Any, s: Any, threshold: float = 0.0, *, weight: Any = None) -> float:
     r""":func:`fbeta` with :math:`\beta = 1`: :math:`F_1 = 2a / (2a + b + c)`, 1 when
-    :math:`a + b + c = 0`."""
+    :math:`a + b + c = 0`.
+
+    Parameters
+    ----------
+    y, s, threshold, weight
+        As in :func:`fbeta`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from gbrank.metrics import f1
+    >>> y = [1, 0, 1, 1, 0]
+    >>> f1(y, [0.8, 0.3, -0.2, 1.5, -1.0])  # margins: a = 2, b = 1, c = 1
+    0.6666666666666666
+    >>> f1(y, [0.9, 0.2, 0.6, 0.7, 0.1], threshold=0.5)  # probabilities: all right
+    1.0
+    """
     return fbeta(y, s, 1.0, threshold, weight=weight)
 
 
@@ -93,6 +126,14 @@ def balanced_measure(y: Any, s: Any, threshold: float = 0.0, *, weight: Any = No
     Returns
     -------
     float
+
+    Examples
+    --------
+    Recall 1/3 (one of three positives found), specificity 1:
+
+    >>> from gbrank.metrics import balanced_measure
+    >>> round(balanced_measure([1, 1, 1, 0], [0.8, -0.3, -0.5, -0.2]), 4)
+    0.6667
     """
     tp, fp, fn, tn = _counts(y, s, threshold, weight)
     recall = 1.0 if tp + fn == 0.0 else tp / (tp + fn)
@@ -128,6 +169,19 @@ def best_threshold(y: Any, s: Any, beta: float = 1.0, *,
     Returns
     -------
     (threshold, fbeta_value) : tuple of float
+
+    Examples
+    --------
+    Cutting between 0.35 and 0.1 finds both positives with one false alarm
+    (:math:`F_1 = 4/5`), better than any other cut:
+
+    >>> from gbrank.metrics import best_threshold, fbeta
+    >>> y, s = [0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]
+    >>> t, best = best_threshold(y, s)
+    >>> round(t, 3), best
+    (0.225, 0.8)
+    >>> fbeta(y, s, threshold=t) == best
+    True
     """
     b = _check_beta(beta)
     y01, s, w = prepare_binary(y, s, weight)

@@ -123,6 +123,25 @@ def ndcg(y: Any, s: Any, group: Any = None, k: int | None = 10, label_gain: Any 
     -------
     float
         Query-weighted mean NDCG@k.
+
+    Examples
+    --------
+    One query of two rows: ranking the relevant row second leaves DCG =
+    :math:`1 / \log_2 3` against an ideal of 1.
+
+    >>> from gbrank.metrics import ndcg
+    >>> ndcg([1, 0], [0.9, 0.2])
+    1.0
+    >>> round(ndcg([1, 0], [0.2, 0.9]), 4)
+    0.6309
+
+    Two queries, as sizes (``group``) or per-row ids (``qid``), averaged:
+
+    >>> y, s = [2, 0, 1, 0, 1], [0.3, 0.9, 0.1, 0.2, 0.8]
+    >>> round(ndcg(y, s, group=[3, 2], k=None), 4)
+    0.8295
+    >>> round(ndcg(y, s, qid=[7, 7, 7, 3, 3], k=None), 4)
+    0.8295
     """
     values, queries = _ndcg_per_query(y, s, group, k, label_gain, qid=qid, weight=weight,
                                       gain=gain)
@@ -173,6 +192,20 @@ def err(y: Any, s: Any, group: Any = None, k: int | None = 10, max_grade: int | 
     Returns
     -------
     float
+
+    Examples
+    --------
+    With :math:`g_{\max} = 1` a relevant row stops the user with probability
+    :math:`R(1) = 1/2`: at rank 1 that gives 1/2, at rank 2 :math:`\tfrac12 \cdot
+    \tfrac12`.
+
+    >>> from gbrank.metrics import err
+    >>> err([1, 0], [0.9, 0.1])
+    0.5
+    >>> err([0, 1], [0.9, 0.1])
+    0.25
+    >>> err([0, 1], [0.9, 0.1], max_grade=2)  # R(1) = 1/4
+    0.125
     """
     values, queries = _err_per_query(y, s, group, k, max_grade, qid=qid, weight=weight)
     return _mean(values, queries)
@@ -219,6 +252,16 @@ def mean_ap(y: Any, s: Any, group: Any = None, k: int | None = None, threshold: 
     Returns
     -------
     float
+
+    Examples
+    --------
+    Relevant rows at ranks 1 and 3: AP = (1/1 + 2/3) / 2.
+
+    >>> from gbrank.metrics import mean_ap
+    >>> round(mean_ap([1, 0, 1], [0.9, 0.8, 0.7]), 4)
+    0.8333
+    >>> mean_ap([1, 0, 1], [0.9, 0.8, 0.7], k=2)  # (1/1) / min(2, 2)
+    0.5
     """
     values, queries = _ap_per_query(y, s, group, k, threshold, qid=qid, weight=weight)
     return _mean(values, queries)
@@ -252,6 +295,14 @@ def mrr(y: Any, s: Any, group: Any = None, k: int | None = None, threshold: floa
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> from gbrank.metrics import mrr
+    >>> mrr([0, 1, 0], [0.9, 0.8, 0.1])  # first relevant row at rank 2
+    0.5
+    >>> mrr([0, 1, 0, 1, 0], [0.9, 0.8, 0.1, 0.5, 0.2], group=[3, 2])  # (1/2 + 1) / 2
+    0.75
     """
     values, queries = _rr_per_query(y, s, group, k, threshold, qid=qid, weight=weight)
     return _mean(values, queries)
@@ -291,6 +342,15 @@ def precision_at_k(y: Any, s: Any, group: Any = None, k: int | None = 10,
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> from gbrank.metrics import precision_at_k
+    >>> y, s = [1, 0, 1, 1], [0.9, 0.8, 0.7, 0.1]
+    >>> precision_at_k(y, s, k=2)  # 1 relevant row among the top 2
+    0.5
+    >>> precision_at_k(y, s, k=10)  # min(k, n) = 4 rows: 3 of them relevant
+    0.75
     """
     values, queries = _precision_per_query(y, s, group, k, threshold, qid=qid, weight=weight)
     return _mean(values, queries)
@@ -324,6 +384,15 @@ def recall_at_k(y: Any, s: Any, group: Any = None, k: int | None = 10, threshold
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> from gbrank.metrics import recall_at_k
+    >>> y, s = [1, 0, 1, 1], [0.9, 0.8, 0.7, 0.1]
+    >>> round(recall_at_k(y, s, k=2), 4)  # 1 of the 3 relevant rows in the top 2
+    0.3333
+    >>> round(recall_at_k(y, s, k=3), 4)
+    0.6667
     """
     values, queries = _recall_per_query(y, s, group, k, threshold, qid=qid, weight=weight)
     return _mean(values, queries)
@@ -361,6 +430,17 @@ def pair_accuracy(y: Any, s: Any, group: Any = None, *, qid: Any = None,
     Returns
     -------
     float
+
+    Examples
+    --------
+    Three rows, three differently-labelled pairs: (2, 1) and (2, 0) are ordered
+    correctly, (1, 0) is not; a score tie counts 1/2.
+
+    >>> from gbrank.metrics import pair_accuracy
+    >>> round(pair_accuracy([2, 1, 0], [0.9, 0.1, 0.5]), 4)
+    0.6667
+    >>> round(pair_accuracy([2, 1, 0], [0.9, 0.5, 0.5]), 4)  # (1 + 1 + 1/2) / 3
+    0.8333
     """
     good, pairs, queries = _pair_counts(y, s, group, qid=qid, weight=weight)
     if queries.weights is not None:

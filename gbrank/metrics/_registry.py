@@ -51,6 +51,18 @@ class Metric:
         The public function in :mod:`gbrank.metrics`.
     params : mapping
         Keyword arguments bound to ``func`` (``k``, ``beta``, ``threshold``, ...).
+
+    Examples
+    --------
+    >>> from gbrank.metrics import get_metric
+    >>> m = get_metric("NDCG@2")
+    >>> m.name, m.kind, m.params, m.key
+    ('ndcg@2', 'ranking', {'k': 2}, 'gbrank_ndcg@2')
+    >>> m([1, 0, 0, 1], [0.9, 0.2, 0.3, 0.8], group=[2, 2])  # each query ideal
+    1.0
+    >>> f1 = get_metric("f1").with_threshold(0.5)  # on probabilities
+    >>> f1.params, f1([1, 0, 1], [0.7, 0.6, 0.2])
+    ({'threshold': 0.5}, 0.5)
     """
 
     name: str
@@ -117,7 +129,19 @@ _AVERAGED = re.compile(r"^(macro|weighted|micro)_(f1|fbeta:(.+))$")
 
 
 def metric_names() -> str:
-    """The accepted name forms, as shown in error messages."""
+    """The accepted name forms, as shown in error messages.
+
+    Returns
+    -------
+    str
+        The forms, comma-separated (``<k>`` a cut-off, ``<beta>`` a positive number).
+
+    Examples
+    --------
+    >>> from gbrank.metrics import metric_names
+    >>> metric_names().split(", ")[:4]
+    ['ndcg', 'ndcg@<k>', 'err', 'err@<k>']
+    """
     return _FORMS
 
 
@@ -129,10 +153,31 @@ def _unknown(name: str, why: str = "unknown metric") -> ValueError:
 def get_metric(name: str | Metric) -> Metric:
     """Resolve a metric name (see the module docstring for the forms).
 
+    Parameters
+    ----------
+    name : str or Metric
+        ``"ndcg@10"``, ``"map"``, ``"fbeta:2"``, ... (case-insensitive); a
+        :class:`Metric` is returned as it is.
+
+    Returns
+    -------
+    Metric
+        Callable as ``metric(y, s, group=None, weight=None, *, qid=None)``.
+
     Raises
     ------
     ValueError
         For an unknown name or a bad ``k`` / ``beta``, listing the valid forms.
+
+    Examples
+    --------
+    >>> from gbrank.metrics import get_metric
+    >>> get_metric("fbeta:2").params
+    {'beta': 2.0}
+    >>> get_metric("logloss").higher_is_better
+    False
+    >>> get_metric("ndcg@10")([1, 0], [0.2, 0.9]) == get_metric("ndcg")([1, 0], [0.2, 0.9])
+    True
     """
     if isinstance(name, Metric):
         return name

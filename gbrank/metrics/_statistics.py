@@ -41,6 +41,14 @@ class QueryValues(NamedTuple):
     weights : ndarray of float64 of shape (n_queries,), or None
         The weight of each query, in the order of ``values``; ``None`` when no
         ``weight`` was given (every query counts 1).
+
+    Examples
+    --------
+    >>> from gbrank.metrics import ndcg_per_query
+    >>> values, weights = ndcg_per_query([1, 0, 0, 1], [0.9, 0.2, 0.3, 0.8], group=[2, 2],
+    ...                                  weight=[2.0, 1.0])
+    >>> values.tolist(), weights.tolist()
+    ([1.0, 1.0], [2.0, 1.0])
     """
 
     values: np.ndarray
@@ -59,6 +67,19 @@ class PairCounts(NamedTuple):
         :math:`P_q`: pairs with different labels.
     weights : ndarray of float64 of shape (n_queries,), or None
         Query weights, as in :class:`QueryValues`.
+
+    Examples
+    --------
+    Merging the counts of two pieces (whole queries each) gives the pair accuracy of
+    all the data:
+
+    >>> from gbrank.metrics import pair_accuracy, pair_counts
+    >>> a = pair_counts([2, 0, 1], [0.3, 0.9, 0.1])
+    >>> b = pair_counts([0, 1], [0.2, 0.2])
+    >>> float((a.good.sum() + b.good.sum()) / (a.pairs.sum() + b.pairs.sum()))
+    0.375
+    >>> pair_accuracy([2, 0, 1, 0, 1], [0.3, 0.9, 0.1, 0.2, 0.2], group=[3, 2])
+    0.375
     """
 
     good: np.ndarray
@@ -74,6 +95,15 @@ class ConfusionCounts(NamedTuple):
     tp, fp, fn, tn : float
         True positives :math:`a`, false positives :math:`b`, false negatives
         :math:`c`, true negatives :math:`d`.
+
+    Examples
+    --------
+    >>> from gbrank.metrics import confusion_counts
+    >>> counts = confusion_counts([1, 0, 1, 0], [0.8, 0.3, -0.2, -1.0], weight=[1, 2, 1, 1])
+    >>> counts
+    ConfusionCounts(tp=1.0, fp=2.0, fn=1.0, tn=1.0)
+    >>> counts.tp / (counts.tp + counts.fn)  # recall
+    0.5
     """
 
     tp: float

@@ -48,6 +48,45 @@ class Objective:
     calls ``obj(preds, train_set)`` and ``LGBMRanker(objective=obj)`` /
     ``LGBMClassifier(objective=obj)`` call ``obj(y_true, y_pred, weight, group)``.
     For XGBoost use :func:`gbrank.xgboost.objective`.
+
+    Attributes
+    ----------
+    task : {"ranking", "binary", "multiclass"}
+        How adapters and the tuner treat the objective.
+    loss_blocks : {"query", "row"}
+        What the loss is a sum over (gradient checks perturb within one block).
+
+    Examples
+    --------
+    A new objective subclasses :class:`Objective`: a constructor that stores its
+    arguments, :meth:`grad_hess` and :meth:`loss`. It then has scikit-learn's
+    parameter methods, passes :func:`gbrank.gradcheck.check` when its derivatives are
+    right, and trains with LightGBM as it stands.
+
+    >>> import numpy as np
+    >>> from gbrank.gradcheck import check
+    >>> from gbrank.objectives import Objective
+    >>> class SquaredError(Objective):
+    ...     task = "binary"
+    ...     loss_blocks = "row"  # a sum of one term per row
+    ...     def __init__(self, scale=1.0):
+    ...         self.scale = scale
+    ...     def grad_hess(self, y, s, group=None, *, qid=None, weight=None):
+    ...         r = np.asarray(s, dtype=float) - np.asarray(y, dtype=float)
+    ...         return self.scale * r, np.full(r.shape, float(self.scale))
+    ...     def loss(self, y, s, group=None, *, qid=None, weight=None, at=None):
+    ...         r = np.asarray(s, dtype=float) - np.asarray(y, dtype=float)
+    ...         return 0.5 * self.scale * float(r @ r)
+    >>> obj = SquaredError(scale=2.0)
+    >>> obj
+    SquaredError(scale=2.0)
+    >>> grad, hess = obj.grad_hess([1.0, 0.0], [0.5, 0.5])
+    >>> grad.tolist(), hess.tolist()
+    ([-1.0, 1.0], [2.0, 2.0])
+    >>> check(obj, [1.0, 0.0, 1.0], [0.2, -0.4, 1.5]).ok
+    True
+    >>> obj.set_params(scale=1.0).get_params()
+    {'scale': 1.0}
     """
 
     #: "ranking", "binary" or "multiclass": how adapters and the tuner treat it.
@@ -112,10 +151,10 @@ class Objective:
         LightGBM casts what it receives to new float32 arrays, so the float64 arrays
         returned here are dead once the call returns: objectives that support it
         (RankNet, LambdaRank on grouped data) write into the arrays of their previous
-        call instead of fresh ones (first-touch page faults of two fresh n-row arrays:
-        3.1 ms at 10^6 rows, 17 ms at 10^7, against 0.3 / 5.5 ms to rewrite kept
-        ones). Arrays returned by this call are therefore overwritten by the next;
-        :meth:`grad_hess` always returns new arrays.
+        call instead of fresh ones: rewriting kept arrays avoids the first-touch page
+        faults of two fresh n-row arrays on every call, a cost that grows with n
+        (figures: ``docs/evidence.md``). Arrays returned by this call are therefore
+        overwritten by the next; :meth:`grad_hess` always returns new arrays.
         """
         if is_lightgbm_dataset(b):
             self._inspect_lightgbm_dataset(b)

@@ -115,9 +115,9 @@ class FocalLoss(Objective):
         of a multiclass row), so every leaf value :math:`-\sum g / \sum h` (before the
         learning rate; an L2 penalty only shrinks it) is at most c in size. Why: a
         badly misclassified row has a gradient of order 1 but a vanishing or negative
-        true Hessian (floored to ``hess_floor``), and leaves of such rows took
-        unbounded steps: multiclass focal training diverged, and so does logistic
-        loss at 1,000:1. The gradient is unchanged and :meth:`exact_grad_hess`
+        true Hessian (floored to ``hess_floor``), so without a bound leaves of such
+        rows take unbounded steps: multiclass focal training diverges, and so does
+        logistic loss at 1,000:1. The gradient is unchanged and :meth:`exact_grad_hess`
         returns the true h. ``None``: no bound, ``w · max(h, hess_floor)``; with
         γ = 0 and ``alpha=None`` that is exactly LightGBM's ``binary`` (whose step is
         not bounded either, unless ``max_delta_step`` is set). The default, and the

@@ -54,24 +54,23 @@ class RankNet(CalibrationMixin, Objective):
     method : {"auto", "exact", "fast"}, default "auto"
         How a query's O(n²) pair sums are computed.
 
-        - ``"exact"``: all pairs, O(n²) per query (a query of 10^4 rows costs ~0.1 s).
+        - ``"exact"``: all pairs, O(n²) per query.
         - ``"fast"``: for group-less data of any size, no O(n²). When few rows lie
           within 40/σ of each other in score (fewer than 2,500 per row on average),
           those near pairs are summed exactly and farther pairs counted (their
           sigmoid is 0 or 1 to ~4e-18): exact, O(n log n + near pairs). Otherwise the
           per-grade sums are convolutions on a uniform score grid
           (cubic-interpolation deposit, FFT, read-back with the same weights,
-          σ·spacing ≤ 1/32, at most 2^19 nodes): O(n + M log M). Measured against
-          exact: ≤ 7.4e-9 (max error ÷ max value) at 2·10^4 rows and ≤ 1.3e-9 at
-          10^6 rows for spreads 0.1–1,000; on the project's 2-core machine 18–26 ms
-          at 10^6 rows for spreads 0.1–100, 76–83 ms at 1,000
-          (experiments/results/bench.md, perf_round2.md).
+          σ·spacing ≤ 1/32, at most 2^19 nodes): O(n + M log M), within 1e-7 of the
+          exact sums relative to their largest value (the contract's bound,
+          ``docs/contract.md``).
           Real-valued labels (up to one distinct value per row) keep that cost: a
           grade of at most 256 rows has its own-grade sums taken pair by pair, a bigger
-          one a grid convolution. Peak memory at 10^7 rows: 2.5–2.9 n-row arrays with
-          the outputs (5 grades 0.4 s, 4,000 distinct labels 4.7 s, all distinct 3.5 s);
-          the exact window sum (scores spread over more than ~5·10^4/σ, beyond what the
-          grid resolves) holds 5 and costs ~10 ns per near pair.
+          one a grid convolution. Scores spread over more than ~5·10^4/σ (beyond what
+          the grid resolves) are summed exactly by the near-pair window, whose cost
+          grows with the number of near pairs. Peak memory is a few n-row arrays.
+          Measured errors, timings and memory: ``docs/evidence.md`` ("Figures moved
+          from docstrings").
         - ``"auto"``: exact for queries of at most ``exact_max_rows`` rows, fast above.
     exact_max_rows : int, default 10_000
         Largest query ``"auto"`` sums exactly (LightGBM's own per-query limit).

@@ -39,6 +39,15 @@ class ObjectiveEntry:
     target : str
         The metric the objective exists for, by name (a gbrank metric name, or ``"ap"``,
         the average precision the tuner computes with scikit-learn).
+
+    Examples
+    --------
+    >>> from gbrank.objectives import REGISTRY
+    >>> entry = REGISTRY["lambdarank:err"]
+    >>> entry.cls.__name__, dict(entry.params), entry.task, entry.target
+    ('LambdaRank', {'metric': 'err'}, 'ranking', 'err@10')
+    >>> entry.cls(**entry.params).metric  # what get_objective("lambdarank:err") builds
+    'err'
     """
 
     cls: type
@@ -65,7 +74,26 @@ OBJECTIVES: Mapping[str, type] = MappingProxyType(
 
 
 def objective_names(task: str | None = None) -> tuple[str, ...]:
-    """Registry names, of one task (``"ranking"``, ``"binary"``) or all."""
+    """Registry names, of one task (``"ranking"``, ``"binary"``) or all.
+
+    Parameters
+    ----------
+    task : {"ranking", "binary"}, optional
+        Only the names of this task; ``None``: every name.
+
+    Returns
+    -------
+    tuple of str
+        Names :func:`get_objective` accepts, in registry order.
+
+    Examples
+    --------
+    >>> from gbrank.objectives import get_objective, objective_names
+    >>> objective_names("binary")
+    ('focal', 'fbeta_surrogate', 'cross_entropy')
+    >>> [get_objective(name).task for name in objective_names("ranking")][:2]
+    ['ranking', 'ranking']
+    """
     return tuple(n for n, e in REGISTRY.items() if task is None or e.task == task)
 
 

@@ -363,15 +363,18 @@ class _GBBase(BaseEstimator):
 
         Examples
         --------
-        >>> import os, tempfile
+        >>> import tempfile
+        >>> from pathlib import Path
         >>> import lightgbm as lgb
+        >>> import numpy as np
         >>> from gbrank.datasets import make_imbalanced
         >>> from gbrank.sklearn import GBClassifier
         >>> X, y = make_imbalanced(n_rows=1000, positive_rate=0.1, seed=0)
         >>> clf = GBClassifier(n_estimators=10, random_state=0).fit(X, y)
-        >>> path = os.path.join(tempfile.mkdtemp(), "model.txt")
-        >>> clf.save_model(path)
-        >>> proba = lgb.Booster(model_file=path).predict(X)
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     path = str(Path(tmp) / "model.txt")
+        ...     clf.save_model(path)
+        ...     proba = lgb.Booster(model_file=path).predict(X)
         >>> bool(np.allclose(proba, clf.predict_proba(X)[:, 1], rtol=0, atol=1e-12))
         True
         """

@@ -136,12 +136,25 @@ feature_names_in_, feature_importances_
 
     Examples
     --------
+    >>> from gbrank.datasets import make_imbalanced
+    >>> from gbrank.sklearn import GBClassifier
+    >>> X, y = make_imbalanced(n_rows=400, positive_rate=0.1)
+    >>> clf = GBClassifier("focal", n_estimators=10, random_state=0, n_jobs=1).fit(X, y)
+    >>> clf.classes_.tolist(), clf.predict_proba(X).shape
+    ([0.0, 1.0], (400, 2))
+    >>> 0.0 < clf.threshold_ < 1.0  # the F1-best probability threshold
+    True
+    >>> clf.predict(X[:3]).tolist()
+    [0.0, 0.0, 0.0]
+
+    K classes: the decision adds per-class offsets to the log-probabilities.
+
     >>> import numpy as np
     >>> from sklearn.datasets import make_classification
-    >>> from gbrank.sklearn import GBClassifier
     >>> X, y = make_classification(3000, 10, n_informative=6, n_classes=3,
     ...                            weights=[0.85, 0.1, 0.05], random_state=0)
-    >>> clf = GBClassifier(n_estimators=30, random_state=0).fit(X, y)
+    >>> clf = GBClassifier(n_estimators=30, random_state=0,
+    ...                    n_jobs=1).fit(X, y)
     >>> clf.classes_.tolist(), clf.objective_.num_class, clf.class_offsets_.shape
     ([0, 1, 2], 3, (3,))
     >>> rule = np.argmax(np.log(clf.predict_proba(X)) + clf.class_offsets_, axis=1)

@@ -120,6 +120,7 @@ class GBRanker(_GBBase):
 
     Examples
     --------
+    >>> import numpy as np
     >>> import pandas as pd
     >>> from sklearn.model_selection import GroupKFold, cross_val_score
     >>> from gbrank.datasets import make_ranking

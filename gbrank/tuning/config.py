@@ -29,6 +29,23 @@ class TuneConfig:
     (report from the stored studies); ``report=False`` skips the refit, test scores,
     models and plots (a worker that only adds trials). ``worker`` numbers a worker
     process in progress lines.
+
+    Values are checked when the configuration is made (a ``ValueError`` naming the
+    setting), and the booster's package must be installed.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from gbrank.tuning import TuneConfig
+    >>> cfg = TuneConfig(trials=20, objectives=["lambdarank:ndcg", "ranknet"],
+    ...                  out_dir=Path("studies"), plots=False)
+    >>> cfg.booster, cfg.n_folds, cfg.max_rounds
+    ('lightgbm', 3, 200)
+    >>> try:
+    ...     TuneConfig(n_folds=1)
+    ... except ValueError as exc:
+    ...     print("refused")
+    refused
     """
 
     booster: str = "lightgbm"

@@ -37,6 +37,17 @@ class StudyResult:
         Held-out test scores of the refit model.
     model_path, plots
         Where the exported model and the study's plots were written.
+
+    Examples
+    --------
+    :func:`~gbrank.tuning.tune` returns them; one made by hand:
+
+    >>> from gbrank.tuning import StudyResult
+    >>> res = StudyResult(task="ranking", key="lambdarank:ndcg", target="ndcg@10",
+    ...                   native=False, status="done", n_complete=10, n_pruned=2,
+    ...                   seconds=30.0)
+    >>> res.trials_per_minute
+    24.0
     """
 
     task: str

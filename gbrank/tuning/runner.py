@@ -31,7 +31,38 @@ def tune_task(task: Task, cfg: TuneConfig, progress: Progress | None = None,
     """Run every candidate study of one task (gate, study, refit, test score, plots).
 
     The task's ``feature_names`` must suit ``cfg.booster`` (see
-    :func:`~gbrank.tuning.cv.check_feature_names`): checked before any trial."""
+    :func:`~gbrank.tuning.cv.check_feature_names`): checked before any trial.
+
+    Parameters
+    ----------
+    task : Task
+    cfg : TuneConfig
+    progress : Progress, optional
+        Where progress lines go (default: a new one from ``cfg``).
+    storage : optuna storage, optional
+        Default: ``cfg.storage``, else SQLite in ``cfg.out_dir``.
+
+    Returns
+    -------
+    list of StudyResult
+        One per candidate objective (the gbrank ones and the booster's own), and the
+        anchor's when ``cfg.anchor`` is set.
+
+    Examples
+    --------
+    Studies train boosters (seconds to minutes), so this example is not run here:
+
+    >>> from pathlib import Path
+    >>> from gbrank.datasets import make_ranking
+    >>> from gbrank.tuning import TuneConfig, task_from_arrays, tune_task
+    >>> X, y, group = make_ranking(n_queries=200, rows_per_query=20, n_features=10)
+    >>> task = task_from_arrays("my_ranking", X, y, group)
+    >>> cfg = TuneConfig(trials=12, objectives=["lambdarank:ndcg", "ranknet"],
+    ...                  out_dir=Path("studies"))
+    >>> results = tune_task(task, cfg)  # doctest: +SKIP
+    >>> [r.key for r in results if r.status == "done"]  # doctest: +SKIP
+    ['lambdarank:ndcg', 'ranknet', 'native:lambdarank', 'native:rank_xendcg']
+    """
     check_feature_names(task.feature_names, cfg.booster)
     optuna = require("optuna")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -57,7 +88,32 @@ def tune_task(task: Task, cfg: TuneConfig, progress: Progress | None = None,
 
 
 def tune(tasks: list[Task], cfg: TuneConfig) -> list[StudyResult]:
-    """Tune every task; return one :class:`StudyResult` per (task, candidate)."""
+    """Tune every task; return one :class:`StudyResult` per (task, candidate).
+
+    What ``gbrank tune`` runs: every task through :func:`tune_task`, with one storage
+    and one progress display for all of them.
+
+    Parameters
+    ----------
+    tasks : list of Task
+    cfg : TuneConfig
+
+    Returns
+    -------
+    list of StudyResult
+
+    Examples
+    --------
+    The embedded default tasks, as ``gbrank tune --quick`` runs them (this trains many
+    boosters, so it is not run here):
+
+    >>> from pathlib import Path
+    >>> from gbrank.tuning import TuneConfig, default_tasks, tune
+    >>> cfg = TuneConfig(quick=True, trials=3, out_dir=Path("studies"))
+    >>> results = tune(default_tasks(quick=True), cfg)  # doctest: +SKIP
+    >>> sorted({r.task for r in results})  # doctest: +SKIP
+    ['binary', 'demand_levels', 'ranking']
+    """
     progress = Progress(cfg.progress, cfg.worker)
     storage = open_storage(cfg.storage or default_storage_url(cfg.out_dir), cfg.heartbeat,
                            cfg.grace)

@@ -55,8 +55,9 @@ def _penalty(p: dict) -> float:
 
 
 # σ only rescales the scores when leaf values are plain Newton steps ("sigma
-# alone changes nothing"); measured: it matters once an L1/L2 penalty is not negligible
-# or LambdaRank's norm=True rescales the λ's. Search it only then.
+# alone changes nothing"); it matters once an L1/L2 penalty is not negligible (the
+# penalty does not rescale with the gradients) or LambdaRank's norm=True rescales the
+# λ's. Search it only then.
 def _sigma_matters(p: dict) -> bool:
     return _penalty(p) >= 1e-2 or bool(p.get("norm"))
 
@@ -98,9 +99,9 @@ OBJECTIVE_SPACES: dict[str, list[Param]] = {
         Param("truncation", "int", 10, 60, log=True),
         Param("norm", "cat", choices=(False, True)),
         Param("sigma", "float", 0.25, 4.0, log=True, when=_sigma_matters),
-        # LambdaLoss weightings (NDCG only) and the smoothing share.
-        # (ranking_quality.md: NDCG-Loss2 alone lost on every data set, so it is not
-        # offered; Loss2++ was best at mu = 1, allRank's 10 lost on three of four.)
+        # LambdaLoss weightings (NDCG only) and the smoothing share. NDCG-Loss2 alone
+        # lost on every data set of experiments/results/ranking_quality.md, so it is
+        # not offered; mu's range spans the values compared there (docs/evidence.md).
         Param("weighting", "cat", choices=("lambdarank", "ndcg_loss1", "ndcg_loss2pp"),
               when=lambda p: p.get("_metric") == "ndcg"),
         Param("mu", "float", 0.3, 10.0, log=True,
@@ -152,9 +153,9 @@ NATIVE: dict[str, dict[str, NativeSpec]] = {
             Param("scale_pos_weight_on", "cat", choices=(False, True)),)),
     },
     "xgboost": {
-        # XGBoost's pair construction: neither method won on both data
-        # sets of ranking_quality.md ("mean" with 1 partner +0.005 NDCG@10 on one, −0.004
-        # on the other), so it is searched, not fixed.
+        # XGBoost's pair construction: neither method won on both data sets of
+        # experiments/results/ranking_quality.md (docs/evidence.md), so it is searched,
+        # not fixed.
         "rank:ndcg": NativeSpec("rank:ndcg", "ranking", "ndcg@10", (
             Param("lambdarank_pair_method", "cat", choices=("topk", "mean")),
             Param("lambdarank_num_pair_per_sample", "int", 1, 32, log=True))),

@@ -31,6 +31,20 @@ class Task:
     group-less ranking (the rows are one query). ``feature_names`` (one per column of
     ``X``, e.g. a table's column names) name the features of every booster the tuner
     trains and saves; ``None``: the boosters' defaults (``Column_0``, ``f0``, ...).
+
+    ``kind`` is ``"ranking"`` or ``"binary"``; ``metrics`` (default: those of the
+    kind, the first being the headline) are recorded for every study of the task.
+    :func:`task_from_arrays` makes a task with a held-out split from one data set.
+
+    Examples
+    --------
+    >>> from gbrank.datasets import make_ranking
+    >>> from gbrank.tuning import Task
+    >>> X, y, group = make_ranking(n_queries=20, rows_per_query=10, n_features=5)
+    >>> task = Task("tiny", "ranking", X[:150], y[:150], group[:15],
+    ...             X[150:], y[150:], group[15:])
+    >>> task.grouped, task.metrics[0]
+    (True, 'ndcg@10')
     """
 
     name: str
@@ -105,6 +119,33 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
     Binary: a stratified random share of the rows. ``kind`` defaults to ``"binary"``
     when the labels are all 0/1 and there is no query structure, else ``"ranking"``.
     ``feature_names``: see :class:`Task`.
+
+    Parameters
+    ----------
+    name : str
+    X, y, group
+        Features, labels and query sizes (``None``: binary or group-less ranking).
+    kind : {"ranking", "binary"}, optional
+    test_size : float in (0, 1), default 0.2
+        Share of the queries (grouped) or rows held out.
+    seed : int, default 0
+        Seed of the split.
+    description : str, optional
+        A line for the report.
+    feature_names : list of str, optional
+
+    Returns
+    -------
+    Task
+
+    Examples
+    --------
+    >>> from gbrank.datasets import make_ranking
+    >>> from gbrank.tuning import task_from_arrays
+    >>> X, y, group = make_ranking(n_queries=20, rows_per_query=10, n_features=5)
+    >>> task = task_from_arrays("tiny", X, y, group)
+    >>> task.kind, task.group.size, task.group_test.size  # 4 of 20 queries held out
+    ('ranking', 16, 4)
     """
     y = np.asarray(y, dtype=np.float64)
     if group is not None:
@@ -149,6 +190,21 @@ def default_tasks(quick: bool = False) -> list[Task]:
     * ``ranking``: synthetic MSLR-shaped graded relevance with query structure;
     * ``demand_levels``: a group-less demand-level task (one query, five equal grades);
     * ``binary``: synthetic imbalanced binary classification (3% positives).
+
+    Parameters
+    ----------
+    quick : bool, default False
+        Smaller data (the command line's ``--quick``).
+
+    Returns
+    -------
+    list of Task
+
+    Examples
+    --------
+    >>> from gbrank.tuning import default_tasks
+    >>> [(t.name, t.kind, t.y.size + t.y_test.size) for t in default_tasks(quick=True)]
+    [('ranking', 'ranking', 3000), ('demand_levels', 'ranking', 2500), ('binary', 'binary', 5000)]
     """
     from gbrank.datasets import make_demand_levels, make_imbalanced, make_ranking
 

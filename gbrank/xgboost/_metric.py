@@ -134,6 +134,23 @@ def metric(*names: str, threshold: float | None = None) -> _XGBMetric:
           giving single-row queries 1.0, so the logged value differs from the gbrank
           mean (and pair accuracy is averaged per query, not pooled).
           ``XGBClassifier(eval_metric=f)`` calls ``f(y, s, sample_weight=w)`` on all rows.
+
+    Examples
+    --------
+    >>> import xgboost as xgb
+    >>> from gbrank.datasets import make_ranking
+    >>> from gbrank.objectives import LambdaRank
+    >>> from gbrank.xgboost import metric, objective
+    >>> X, y, group = make_ranking(n_queries=20, rows_per_query=10, n_features=5)
+    >>> dtrain = xgb.DMatrix(X, y, group=group)
+    >>> log = {}
+    >>> booster = xgb.train({"base_score": 0.0, "nthread": 1,
+    ...                      "disable_default_eval_metric": 1}, dtrain, num_boost_round=3,
+    ...                     obj=objective(LambdaRank()),
+    ...                     custom_metric=metric("ndcg@10", "pair_accuracy"),
+    ...                     evals=[(dtrain, "train")], evals_result=log, verbose_eval=False)
+    >>> sorted(log["train"]), len(log["train"]["gbrank_ndcg@10"])
+    (['gbrank_ndcg@10', 'gbrank_pair_accuracy'], 3)
     """
     from gbrank.metrics import get_metric
 

@@ -27,6 +27,19 @@ def objective(obj: Any) -> Callable[[np.ndarray, Any], tuple[np.ndarray, np.ndar
         LightGBM copies its params), so an objective with per-training state
         (``FBetaSurrogate(batch_size=...)`` counts rounds) starts afresh in every
         wrapper: use one ``objective(obj)`` per ``xgb.train``.
+
+    Examples
+    --------
+    >>> import xgboost as xgb
+    >>> from gbrank.datasets import make_ranking
+    >>> from gbrank.objectives import LambdaRank
+    >>> from gbrank.xgboost import objective
+    >>> X, y, group = make_ranking(n_queries=20, rows_per_query=10, n_features=5)
+    >>> dtrain = xgb.DMatrix(X, y, group=group)
+    >>> booster = xgb.train({"base_score": 0.0, "nthread": 1}, dtrain, num_boost_round=3,
+    ...                     obj=objective(LambdaRank(metric="ndcg")))
+    >>> booster.predict(dtrain, output_margin=True).shape
+    (200,)
     """
     obj = copy.deepcopy(obj)
 

@@ -40,6 +40,16 @@ def xgb_ranker_class() -> type:
         gradients come from the gbrank objective. ``predict`` returns raw margins.
         For group-less data, grouping in any row order and scikit-learn's model
         selection, prefer :class:`GBRanker` with ``booster="xgboost"``.
+
+        Examples
+        --------
+        >>> from gbrank.datasets import make_ranking
+        >>> from gbrank.objectives import LambdaRank
+        >>> from gbrank.xgboost import XGBRanker
+        >>> X, y, group = make_ranking(n_queries=20, rows_per_query=10, n_features=5)
+        >>> ranker = XGBRanker(objective=LambdaRank(metric="err"), n_estimators=3, n_jobs=1)
+        >>> ranker.fit(X, y, group=group).predict(X).shape
+        (200,)
         """
 
         def __init__(self, *, objective: Any = "rank:ndcg", **kwargs: Any) -> None:

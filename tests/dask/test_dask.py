@@ -379,7 +379,7 @@ def test_readme_dask_example_runs(client):
 
     pytest.importorskip("lightgbm")
     pytest.importorskip("xgboost")
-    path = Path(__file__).resolve().parents[2] / "experiments" / "dask_example.py"
+    path = Path(__file__).resolve().parents[2] / "experiments" / "examples" / "dask_example.py"
     spec = importlib.util.spec_from_file_location("dask_example", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -338,3 +338,24 @@ def test_rank_sort_is_the_stable_descending_order(n):
         want = np.argsort(-s, kind="stable")
         np.testing.assert_array_equal(idx, want)
         np.testing.assert_array_equal(key, s[want])
+
+
+@pytest.mark.parametrize("params", [dict(metric="ndcg"), dict(metric="err"),
+                                    dict(metric="mrr", smoothing=0.0),
+                                    dict(metric="ndcg", weighting="ndcg_loss2pp", norm=True)],
+                         ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()))
+def test_wide_queries_among_others(params):
+    """Queries whose score spread rules out row exponentials are left by the gradient
+    pass and taken pair by pair by a second one (compiled only then): weighted, among
+    ordinary queries, against the slow reference."""
+    sizes = [5, 30, 1, 55, 12, 40]
+    y, s = _data(11, sizes)
+    s[5:35] *= 500.0  # the second query: σ·spread far above MAX_EXP_SPREAD
+    s[-40:] *= 500.0  # and the last one
+    weight = np.repeat(np.random.default_rng(12).uniform(0.5, 2.0, len(sizes)), sizes)
+    obj = LambdaRank(**params)
+    want_g, want_h, want_loss = _reference(y, s, sizes, weight, obj)
+    got_g, got_h = obj.grad_hess(y, s, sizes, weight=weight)
+    _close(got_g, want_g)
+    _close(got_h, want_h)
+    assert obj.loss(y, s, sizes, weight=weight) == pytest.approx(want_loss, rel=1e-9)

@@ -105,6 +105,31 @@ def _brute_counts(y, s):
     return conc, tied, pairs
 
 
+
+@pytest.mark.parametrize("labels", ["grades", "real"])
+def test_small_query_sorts_against_brute_force(labels):
+    # Queries below RADIX_MIN_ROWS: counting ranks up to RANK_ORDER_MAX rows, NumPy's
+    # sort (and the labels' radix order) above; both in one call.
+    from gbrank._kernels._order import RANK_ORDER_MAX
+
+    rng = np.random.default_rng(4)
+    sizes = [RANK_ORDER_MAX + 200, 30, 1, RANK_ORDER_MAX, 1500]
+    assert max(sizes) < pa.RADIX_MIN_ROWS
+    n = sum(sizes)
+    y = rng.integers(0, 5, n).astype(np.float64)
+    if labels == "real":
+        y = y * 0.37 + rng.integers(0, 3, n) * 1e-3  # not a small-integer table
+    s = np.round(rng.standard_normal(n) * 20) / 4  # many ties
+    s[::7] = -0.0
+    good = pairs = 0.0
+    lo = 0
+    for m in sizes:
+        c, t, p = _brute_counts(y[lo:lo + m], s[lo:lo + m])
+        good += c + 0.5 * t
+        pairs += p
+        lo += m
+    assert metrics.pair_accuracy(y, s, sizes) == pytest.approx(good / pairs, rel=1e-15)
+
 @pytest.mark.parametrize("n_grades", [2, 5, 30])
 def test_big_query_paths_against_brute_force(n_grades):
     rng = np.random.default_rng(n_grades)
@@ -379,6 +404,28 @@ def test_grouped_ranknet_serial_and_parallel_forms(labels, pull):
         np.testing.assert_allclose(g, g_ref, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(h, h_ref, rtol=1e-12, atol=1e-300)
 
+
+
+@pytest.mark.parametrize("pull", [False, True])
+def test_grouped_ranknet_label_sorts_of_short_and_long_queries(pull):
+    # Labels outside the counting sort's span: counting ranks up to RANK_ORDER_MAX rows,
+    # the stable merge sort above, both in one call.
+    from gbrank._kernels._order import RANK_ORDER_MAX
+    from gbrank._kernels.ranknet import _grad_hess_serial
+
+    rng = np.random.default_rng(8)
+    sizes = np.array([RANK_ORDER_MAX + 40, 25, 1, RANK_ORDER_MAX])
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    n = int(offsets[-1])
+    y = rng.integers(0, 4, n) * 100.0 + 0.5 * rng.integers(0, 2, n)
+    s = rng.standard_normal(n) * 3
+    qw = rng.uniform(0.5, 2.0, sizes.size)
+    g_ref, h_ref = _ranknet_reference(y, s, offsets, qw, 0.8, pull)
+    g = np.zeros(n)
+    h = np.zeros(n)
+    _grad_hess_serial(y, s, offsets, qw, 0.8, pull, np.zeros(0, dtype=np.bool_), g, h)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(h, h_ref, rtol=1e-12, atol=1e-300)
 
 # ---------------------------------------------------------------- group-less RankNet grid
 

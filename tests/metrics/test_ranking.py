@@ -231,6 +231,25 @@ def test_large_k_beyond_buffer_path():
             assert fn(y, s, g, k) == pytest.approx(expected, rel=1e-12)
 
 
+
+def test_full_sorts_of_short_and_long_queries_in_one_call():
+    # Cut-offs beyond the selection buffer sort whole queries: by counting ranks up to
+    # 512 rows, by the stable sort above; both in one call, with ties, linear gain too.
+    rng = np.random.default_rng(6)
+    g = [600, 30, 1, 130, 700, 64]
+    n = sum(g)
+    y = rng.integers(0, 5, n).astype(float)
+    s = rng.integers(0, 60, n).astype(float)
+    for k in (None, 65, 100):
+        for fn, ref in ((metrics.ndcg, ndcg_q), (metrics.mean_ap, ap_q),
+                        (metrics.precision_at_k, precision_q), (metrics.err, err_q)):
+            expected = mean_over_queries(lambda qy, qs, ref=ref, k=k: ref(qy, qs, k), y, s, g)
+            assert fn(y, s, g, k) == pytest.approx(expected, rel=1e-12)
+        expected = mean_over_queries(
+            lambda qy, qs, k=k: ndcg_q(qy, qs, k, gain=lambda l: l), y, s, g)
+        assert metrics.ndcg(y, s, g, k, gain="linear") == pytest.approx(expected, rel=1e-12)
+
+
 # ---------------------------------------------------------------- hand-worked
 
 

@@ -134,7 +134,7 @@ def test_groupless_demand_levels_divergence_is_fixed():
     spread_native, pa_native = _demand_fit("native:lambdarank", 30)
     # The precondition: this exact fit (one thread, fixed seeds) diverged with LightGBM
     # 4.7.0 when the bug was found; if a LightGBM release changes the trajectory, find
-    # a diverging fit again (experiments/demand_levels.py lists the lowest point).
+    # a diverging fit again (experiments/quality/demand_levels.py lists the lowest point).
     assert spread_off > 100 * spread_native, ("the replay no longer diverges without "
                                               "the bound", spread_off, spread_native)
     assert pa_off < 0.6 < pa_native, (pa_off, pa_native)

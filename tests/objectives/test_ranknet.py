@@ -150,7 +150,7 @@ def test_qid_permutation_restores_rows():
     pytest.param(1000.0, "window", False, marks=pytest.mark.slow),
 ])
 def test_fast_mode_within_1e6_of_exact(spread, expect, pull):
-    # The full sweep (spreads 0.1..1000, both tie rules) is in experiments/bench_ranking.py.
+    # The full sweep (spreads 0.1..1000, both tie rules) is in experiments/bench/bench_ranking.py.
     rng = np.random.default_rng(int(spread))
     n = 20_000
     y = rng.integers(0, 5, n).astype(float)

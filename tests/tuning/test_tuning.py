@@ -413,7 +413,12 @@ def test_bad_input_in_a_real_process_has_no_traceback(tmp_path):
                           "--label-col", "y"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2
     assert "Traceback" not in out.stderr
-    assert out.stderr.strip().count("\n") == 0 and "no such file" in out.stderr
+    # One line of ours; a third-party import may warn first (LightGBM 4.0 imports Dask,
+    # which warns about old pyarrow releases).
+    ours = [ln for ln in out.stderr.splitlines() if ln.startswith("gbrank tune: ")]
+    assert len(ours) == 1 and "no such file" in ours[0]
+    assert all("Warning" in ln or ln.startswith(("  ", "gbrank tune: "))
+               for ln in out.stderr.splitlines())
 
 
 # ---- 1: --quick end to end ------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Held-out quality of imbalanced binary objectives with LightGBM.
 
-    python experiments/binary_quality.py          # writes experiments/results/binary_quality.md
-    python experiments/binary_quality.py --select  # re-choose FBetaSurrogate's defaults
+    python experiments/quality/binary_quality.py   # → experiments/results/binary_quality.md
+    python experiments/quality/binary_quality.py --select  # re-choose FBetaSurrogate's defaults
 
 Three imbalanced tasks, ten seeds each (a fresh subsample and a stratified
 train/validation/test split per seed, 50/25/25):
@@ -27,18 +27,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 import lightgbm as lgb
 import numpy as np
-from _paths import shared_data_dir
 from sklearn.datasets import load_breast_cancer, make_classification
 from sklearn.metrics import average_precision_score
 from sklearn.model_selection import train_test_split
 
 from gbrank.metrics import best_threshold, f1
 from gbrank.objectives import FBetaSurrogate, FocalLoss
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _paths import shared_data_dir  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SEEDS = range(10)
@@ -50,7 +53,7 @@ ROUNDS = 200
 # picked on.
 SELECT_SEEDS = range(100, 110)
 SELECT_GRID = [(h, b) for b in (15, 30, 75) for h in (1.0, 2.0, 4.0)]
-SELECT_JSON = HERE / "results" / "binary_quality_select.json"
+SELECT_JSON = HERE.parent / "results" / "binary_quality_select.json"
 
 
 def _subsample(X, y, rate, rng):
@@ -366,7 +369,7 @@ if __name__ == "__main__":
         print("\n".join(selection_lines(select())))
         raise SystemExit(0)
     text = main()
-    out = HERE / "results" / "binary_quality.md"
+    out = HERE.parent / "results" / "binary_quality.md"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text + "\n")
     print(text)

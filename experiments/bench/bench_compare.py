@@ -1,10 +1,10 @@
-"""Before/after table of the issue-12 hot paths from ONE run: old code (a ``git worktree``
+"""Before/after table of the hot paths from ONE run: old code (a ``git worktree``
 of an earlier commit) and this checkout, each task in child processes alternating
 old, new, new, old, old, new (each with its own numba cache directory), so that both
 see the same machine load.
 
     git worktree add /tmp/gbrank-before <commit>
-    python experiments/bench_compare.py /tmp/gbrank-before [--tasks ndcg ranknet ...]
+    python experiments/bench/bench_compare.py /tmp/gbrank-before [--tasks ndcg ranknet ...]
 
 Each child reports, per task, the median wall time of warm calls of the public
 function, the median CPU time of the process over the same calls (all threads; on a
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from _timing import COLD_FLOOR_MODULE
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = r"""
 import json, os, sys, time
@@ -80,8 +80,8 @@ def grouped():
 
 
 def lambdarank():
-    # LambdaRank("ndcg") with the true Hessian: the max_step bound (default 16 since
-    # issue 10) did not exist in older commits, and it changes the Hessians.
+    # LambdaRank("ndcg") with the true Hessian: the max_step bound (default 16) does not
+    # exist in older commits, and it changes the Hessians.
     import inspect
     if "max_step" in inspect.signature(LambdaRank).parameters:
         return LambdaRank("ndcg", max_step=None)

@@ -1,9 +1,9 @@
 """gbrank benchmark: every section measures gbrank against peers on the same arrays,
 in one run, and writes one markdown table per section to experiments/results/bench.md.
 
-    python experiments/bench.py            # all sections
-    python experiments/bench.py --quick    # smaller sizes, for a smoke run
-    python experiments/bench.py --only metrics objectives
+    python experiments/bench/bench.py            # all sections
+    python experiments/bench/bench.py --quick    # smaller sizes, for a smoke run
+    python experiments/bench/bench.py --only metrics objectives
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ SECTIONS = {
     "threads": "bench_threads",
     "scaling": "bench_scaling",
     "dask": "bench_dask",
+    "first_use": "bench_first_use",
 }
 
 
@@ -33,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes (smoke run)")
     parser.add_argument("--only", nargs="+", choices=sorted(SECTIONS), default=None)
-    parser.add_argument("--out", type=Path, default=HERE / "results" / "bench.md")
+    parser.add_argument("--out", type=Path, default=HERE.parent / "results" / "bench.md")
     args = parser.parse_args(argv)
 
     names = args.only or list(SECTIONS)

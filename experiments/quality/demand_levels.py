@@ -16,7 +16,7 @@ The article's settings are kept where they matter: the learning-rate decay
 grades of equal size. Data: ``gbrank.datasets.make_demand_levels`` (synthetic; the
 article's business data is not public).
 
-Run: ``python experiments/demand_levels.py`` (about 5 minutes on 2 cores;
+Run: ``python experiments/quality/demand_levels.py`` (about 5 minutes on 2 cores;
 ``--quick`` for a smoke run). Writes ``experiments/results/demand_levels.md`` and
 ``experiments/results/demand_levels_learning_curve.png``.
 """
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 # numba's default "omp" threading layer can leave spinning OpenMP threads that slow
-# LightGBM's own (see experiments/seed_claim.py); only matters for parallel kernels.
+# LightGBM's own (see experiments/quality/seed_claim.py); only matters for parallel kernels.
 os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 
 import numpy as np  # noqa: E402
@@ -42,7 +42,7 @@ from gbrank.datasets import make_demand_levels  # noqa: E402
 from gbrank.objectives import LambdaRank  # noqa: E402
 from gbrank.sklearn import GBRanker, make_scorer  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 OBJECTIVES = [
     ("RankNet", "ranknet"),
@@ -105,7 +105,7 @@ def run(n_rows: int, n_estimators: int, folds: int) -> str:
     lines = [
         "# The seed article's demand-level task through `GBRanker`",
         "",
-        "Produced by `experiments/demand_levels.py` "
+        "Produced by `experiments/quality/demand_levels.py` "
         f"(`--rows {n_rows} --rounds {n_estimators} --folds {folds}`).",
         "",
         f"Data: `make_demand_levels(n_rows={n_rows}, n_features=20, n_grades=5, noise=0.5)`, "

@@ -6,7 +6,7 @@ one partition, trains ``LambdaRank`` through LightGBM's and XGBoost's Dask APIs,
 held-out data with the exact distributed metrics, and trains group-less RankNet on
 pseudo-queries.
 
-    python experiments/dask_example.py
+    python experiments/examples/dask_example.py
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ time ∝ n^b, and one log-log plot.
   objective (and each option that changes its memory) and every metric at the
   largest n: issue 12's bound is 3 arrays.
 
-    python experiments/bench.py --only scaling [--quick]
+    python experiments/bench/bench.py --only scaling [--quick]
     python experiments/bench_scaling.py [--quick]
 """
 
@@ -30,7 +30,7 @@ import numpy as np
 from _timing import median_time
 
 HERE = Path(__file__).resolve().parent
-PNG = HERE / "results" / "scaling.png"
+PNG = HERE.parent / "results" / "scaling.png"
 
 # name -> (kind, how to call it); data: grades 0-4, scores N(0, 1) + grade/2 (spread ~1)
 CASES = {

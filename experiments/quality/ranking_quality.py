@@ -1,8 +1,8 @@
 """Does ``LambdaRank(metric=Z)`` win Z? Held-out ranking quality with LightGBM.
 
-    python experiments/ranking_quality.py            # full run (~40 min on 2 busy cores)
-    python experiments/ranking_quality.py --quick    # smoke run (1 seed, 2 folds, small sets)
-    python experiments/ranking_quality.py --report   # rewrite the report from the saved json
+    python experiments/quality/ranking_quality.py           # full run (~40 min)
+    python experiments/quality/ranking_quality.py --quick   # 1 seed, 2 folds, small sets
+    python experiments/quality/ranking_quality.py --report  # the report from saved json
 
 Four tasks, 5-fold cross-validation (folds over queries; over rows for the group-less
 task) repeated with 3 seeds (a fresh shuffle, and fresh data for the synthetic tasks):
@@ -18,6 +18,9 @@ task) repeated with 3 seeds (a fresh shuffle, and fresh data for the synthetic t
 Every objective gets the same booster settings (100 rounds, 31 leaves, learning rate
 0.1, min_data_in_leaf 50, 1 thread). Held-out NDCG@10, ERR@10, MAP@10 and MRR@10 come
 from ``gbrank.metrics``. For each objective and column the report gives the mean over
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _paths import shared_data_dir  # noqa: E402
 the 15 (seed, fold) units and the paired difference against the best *other* objective
 of that column (mean and wins out of 15), plus the verdicts of issue 10 item 4.
 
@@ -33,7 +36,7 @@ import os
 import numba
 
 # numba's "omp" threading layer keeps spinning OpenMP threads after a parallel kernel,
-# which starve LightGBM's own OpenMP threads (see experiments/seed_claim.py); the
+# which starve LightGBM's own OpenMP threads (see experiments/quality/seed_claim.py); the
 # "workqueue" layer has none. Must be set before any parallel kernel runs.
 if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "workqueue"
@@ -45,14 +48,16 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _paths import shared_data_dir
 
 from gbrank.datasets import load_letor, make_ranking
 from gbrank.metrics import err, mean_ap, mrr, ndcg
 from gbrank.objectives import LambdaRank, RankNet
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _paths import shared_data_dir  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
+RESULTS = HERE.parent / "results"
 JSON = RESULTS / "ranking_quality.json"
 SELECT_JSON = RESULTS / "ranking_quality_select.json"
 SEEDS = (0, 1, 2)
@@ -506,9 +511,10 @@ def paired(block: dict, a: str, b: str, metric: str):
 
 def report(saved: dict, quick: bool = False) -> str:
     lines = [
-        "# Does LambdaRank(metric=Z) win Z? (issue 10)",
+        "# Does LambdaRank(metric=Z) win Z?",
         "",
-        "Written by `experiments/ranking_quality.py`" + (" --quick (smoke run)" if quick else "")
+        "Written by `experiments/quality/ranking_quality.py`"
+        + (" --quick (smoke run)" if quick else "")
         + ". LightGBM, 100 rounds, 31 leaves, learning rate 0.1, min_data_in_leaf 50, "
         "1 thread; 5-fold CV × 3 seeds = 15 paired units per cell (folds over queries; "
         "over rows for the group-less task, where each side is ONE query). Held-out "

@@ -1,10 +1,10 @@
 """The Newton-step bound ``max_step`` of FocalLoss and FBetaSurrogate: held-out quality
 per bound, and where training diverges without one.
 
-    python experiments/max_step_study.py             # writes experiments/results/max_step_study.md
-    python experiments/max_step_study.py --jobs 2    # fits in 2 processes (1 thread each)
-    python experiments/max_step_study.py --tasks 5class-g2 --seeds 5 6 7 8 9 --grid None 8 16
-                                                     # a subset, printed only
+    python experiments/quality/max_step_study.py   # → experiments/results/max_step_study.md
+    python experiments/quality/max_step_study.py --jobs 2   # 2 processes, 1 thread each
+    python experiments/quality/max_step_study.py --tasks 5class-g2 --seeds 5 6 7 8 9 \
+        --grid None 8 16                                 # a subset, printed only
 
 The booster's Hessian of a row is raised to max(h, |g| / max_step), so every leaf value
 (before the learning rate) is at most ``max_step`` in size (docs/max_step.md). Tasks,
@@ -50,7 +50,7 @@ from gbrank.datasets import make_imbalanced
 from gbrank.objectives import FBetaSurrogate, FocalLoss
 
 HERE = Path(__file__).resolve().parent
-OUT = HERE / "results" / "max_step_study.md"
+OUT = HERE.parent / "results" / "max_step_study.md"
 SEEDS = range(5)
 ROUNDS = 200
 PARAMS = {"learning_rate": 0.1, "num_leaves": 31, "verbose": -1, "num_threads": 1,
@@ -223,7 +223,7 @@ def main(jobs: int, keys: list[str], seeds=SEEDS, grid: tuple | None = None) -> 
     lines = [
         "# max_step: the Newton-step bound of FocalLoss and FBetaSurrogate",
         "",
-        f"{now}, commit {commit}. `python experiments/max_step_study.py"
+        f"{now}, commit {commit}. `python experiments/quality/max_step_study.py"
         + "".join(f" {a}" for a in sys.argv[1:]) + "`; "
         f"LightGBM {lgb.__version__}, Python {platform.python_version()}. "
         f"Wall time {time.perf_counter() - t0:.0f} s.",

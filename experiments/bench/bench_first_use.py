@@ -10,6 +10,7 @@ num_class, measure). The last rows run every case in one process, and ranx's fir
 
     python experiments/bench_first_use.py           # the table (also a bench.py section)
     python experiments/bench_first_use.py --only LambdaRank
+    python experiments/bench_first_use.py --before /path/to/old/checkout  # before/after
 
 Times are wall seconds of the call alone (imports excluded; the import line gives
 ``import gbrank`` + the objective and metric modules) and CPU seconds of the process
@@ -27,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = HERE.parents[1]
 
 # Data every case can use; no gbrank kernel runs while it is made.
 _SETUP = r"""
@@ -80,9 +81,10 @@ CASES = [
 ]
 
 _CHILD = r"""
-import json, sys, time
+import json, os, sys, time
 t0 = time.perf_counter()
 import gbrank
+assert gbrank.__file__.startswith(os.environ["PYTHONPATH"]), gbrank.__file__
 from gbrank import metrics
 from gbrank.objectives import FBetaSurrogate, FocalLoss, LambdaRank, RankNet
 t_import = time.perf_counter() - t0
@@ -110,8 +112,10 @@ def _child(script: str, cache: Path, extra_path: Path | None = None) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["NUMBA_CACHE_DIR"] = str(cache)
     env["PYTHONPATH"] = str(extra_path or ROOT)
+    # The child runs in the measured checkout: ``python -c`` puts its working directory
+    # first on sys.path, so any other directory holding a gbrank would shadow it.
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env=env)
+                          env=env, cwd=str(extra_path or ROOT))
     if proc.returncode != 0:
         raise RuntimeError(f"child failed:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -184,6 +188,59 @@ def table(result: dict) -> str:
     return "\n".join(rows)
 
 
+def _one_case(root: Path, statement: str, cache: Path) -> tuple[dict, dict, int]:
+    cold = _child(_script([statement]), cache, root)
+    warm = _child(_script([statement]), cache, root)
+    return cold, warm, _size(cache)
+
+
+def compare(cases: list[tuple[str, str]], before: Path, after: Path = ROOT) -> dict:
+    """:func:`measure` of two checkouts in one run, case by case (the old code's cold
+    and warm processes right before or after the new code's, in alternating order, so
+    that both see the same load); then all cases in one process for each."""
+    out: dict = {"cases": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (label, statement) in enumerate(cases):
+            roots = (("before", before), ("after", after))
+            row: dict = {"label": label}
+            for name, root in (roots if i % 2 == 0 else roots[::-1]):
+                cold, warm, size = _one_case(root, statement, Path(tmp) / f"{name}{i}")
+                row[name] = {"cold": cold, "warm": warm, "cache_bytes": size}
+            out["cases"].append(row)
+            b, a = row["before"], row["after"]
+            print(f"[first use] {label}: cold cpu {b['cold']['cpu']:.2f} -> "
+                  f"{a['cold']['cpu']:.2f} s", flush=True)
+        statements = [st for _, st in cases]
+        for name, root in (("before", before), ("after", after)):
+            cache = Path(tmp) / f"every-{name}"
+            out[name] = {"all_cold": _child(_script(statements), cache, root),
+                         "all_warm": _child(_script(statements), cache, root),
+                         "cache_bytes": _size(cache)}
+    return out
+
+
+def compare_table(result: dict) -> str:
+    def cell(d: dict) -> str:
+        return f"{d['wall']:.2f} s ({d['cpu']:.2f})"
+
+    rows = [
+        "| first call | cold before | cold after | warm before | warm after | cache "
+        "before → after |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for c in result["cases"]:
+        b, a = c["before"], c["after"]
+        rows.append(f"| `{c['label']}` | {cell(b['cold'])} | **{cell(a['cold'])}** | "
+                    f"{cell(b['warm'])} | {cell(a['warm'])} | "
+                    f"{b['cache_bytes'] / 2**20:.1f} → {a['cache_bytes'] / 2**20:.1f} MiB |")
+    b, a = result["before"], result["after"]
+    rows.append(f"| **all of the above, one process** | {cell(b['all_cold'])} | "
+                f"**{cell(a['all_cold'])}** | {cell(b['all_warm'])} | "
+                f"{cell(a['all_warm'])} | {b['cache_bytes'] / 2**20:.1f} → "
+                f"{a['cache_bytes'] / 2**20:.1f} MiB |")
+    return "\n".join(rows)
+
+
 def run(quick: bool = False) -> str:
     cases = CASES[:6] + CASES[15:17] if quick else CASES
     return table(measure(cases))
@@ -195,8 +252,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the raw figures here")
     parser.add_argument("--root", type=Path, default=ROOT,
                         help="measure the gbrank of this checkout (default: this one)")
+    parser.add_argument("--before", type=Path,
+                        help="also measure this (older) checkout, case by case in the same "
+                             "run, and print a before/after table")
     args = parser.parse_args(argv)
     cases = [c for c in CASES if args.only is None or args.only in c[0]]
+    if args.before is not None:
+        result = compare(cases, args.before.resolve(), args.root.resolve())
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=1))
+        print(compare_table(result))
+        return 0
     result = measure(cases, args.root.resolve())
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))

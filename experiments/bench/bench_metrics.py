@@ -10,7 +10,7 @@
   cache warm (median and best of 7), beside the floor every numba library pays (a
   trivial cached function) and ranx's import + first ``evaluate``.
 
-    python experiments/bench.py --only metrics [--quick]
+    python experiments/bench/bench.py --only metrics [--quick]
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from numba import njit
 
 from gbrank import metrics
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # Targets of issue 12 (performance, second round).
 TARGET_NDCG_MS = 5.0

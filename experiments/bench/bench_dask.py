@@ -6,7 +6,7 @@ then ``DaskLGBMRanker.fit`` timed alternately with the two objectives (one warm-
 each: numba's cache load in the workers and LightGBM's first network setup stay out of
 the figures). Also reports held-out NDCG@10 of the two models on a second data set.
 
-    python experiments/bench_dask.py [--quick]
+    python experiments/bench/bench_dask.py [--quick]
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
    pair equally — should reach higher pair accuracy than LambdaRank(ndcg), which
    should in turn win NDCG@10.
 
-    python experiments/seed_claim.py      # writes experiments/results/seed_claim.md
+    python experiments/quality/seed_claim.py      # writes experiments/results/seed_claim.md
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def main() -> str:
     text = "\n".join([
         "# The seed's claim (seed 003), reproduced",
         "",
-        "Written by `experiments/seed_claim.py`; metrics are gbrank's (`ndcg`, "
+        "Written by `experiments/quality/seed_claim.py`; metrics are gbrank's (`ndcg`, "
         "`pair_accuracy`: pooled over pairs with different labels, score ties count ½).",
         "",
         "## 1. NDCG is top-heavy",
@@ -138,7 +138,7 @@ def main() -> str:
         "the gap is that, and how much the |ΔNDCG| weighting.",
         "",
     ])
-    out = HERE / "results" / "seed_claim.md"
+    out = HERE.parent / "results" / "seed_claim.md"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     return text

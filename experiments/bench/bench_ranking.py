@@ -1,8 +1,8 @@
 """Benchmark section "objectives": RankNet / LambdaRank against the boosters' native
 ranking objectives and the seed article's numba RankNet, on one machine in one run.
 
-    python experiments/bench.py --only objectives [--quick]
-    python experiments/bench_ranking.py [--quick]
+    python experiments/bench/bench.py --only objectives [--quick]
+    python experiments/bench/bench_ranking.py [--quick]
 """
 
 from __future__ import annotations

@@ -1,0 +1,180 @@
+"""The documentation's examples: every public class and function of gbrank's packages has
+an Examples section, and every example under ``gbrank/`` (the numba kernels aside) runs
+and shows what it says.
+
+Public objects are read from each package's ``__all__`` (``gbrank`` and the packages it
+lists), so a new public name is covered without editing this file. Examples run through
+:mod:`doctest` in a fresh namespace, as a reader who copies one runs it: an example
+imports what it uses. A module whose examples need an optional package that is not
+installed (an extra such as ``dask`` or ``xgboost``) is skipped.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import importlib.util
+import inspect
+import io
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import gbrank
+from gbrank._deps import EXTRAS
+
+ROOT = Path(gbrank.__file__).resolve().parent
+# Kernels are internal numba code with no examples of their own.
+EXCLUDED = ("_kernels",)
+# The option pytest's --doctest-modules runs examples with, so both runners agree.
+OPTIONS = doctest.ELLIPSIS
+# A numpydoc section heading (indented as the docstring's other lines are).
+EXAMPLES = re.compile(r"^[ \t]*Examples\n[ \t]*-{8}", re.M)
+
+
+def _public_packages() -> list[str]:
+    """``gbrank`` and the packages its ``__all__`` lists (found as files: collecting the
+    tests imports none of the lazily loaded packages)."""
+    lazy = [name for name in gbrank.__all__ if (ROOT / name).is_dir()
+            or (ROOT / f"{name}.py").is_file()]
+    return ["gbrank", *(f"gbrank.{name}" for name in lazy)]
+
+
+def _modules() -> list[str]:
+    """Every module under ``gbrank/`` but the excluded folders, by dotted name."""
+    out = []
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT.parent).with_suffix("")
+        if any(part in EXCLUDED for part in rel.parts):
+            continue
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out.append(".".join(parts))
+    return out
+
+
+_IMPORTED = re.compile(r"(?:^|[\s;(])(?:import|from)\s+([A-Za-z_]\w*)"
+                       r"|require\(\s*[\"']([A-Za-z_]\w*)", re.M)
+
+
+def _missing_extras(text: str) -> list[str]:
+    """Optional packages (gbrank's extras) that ``text`` imports and are not installed."""
+    names = {a or b for a, b in _IMPORTED.findall(text)}
+    return sorted(n for n in names & set(EXTRAS) if importlib.util.find_spec(n) is None)
+
+
+def _import_or_skip(name: str):
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:  # an extra of gbrank that is not installed
+        missing = getattr(exc, "name", None)
+        if missing in EXTRAS or "is not installed" in str(exc):
+            pytest.skip(f"{name}: {exc}")
+        raise
+
+
+def _public_objects(package: str):
+    """``(name, object)`` of every class and function in ``package.__all__``."""
+    module = _import_or_skip(package)
+    for name in module.__all__:
+        try:
+            obj = getattr(module, name)
+        except ImportError as exc:  # e.g. gbrank.xgboost.XGBRanker without XGBoost
+            if "is not installed" in str(exc) or getattr(exc, "name", None) in EXTRAS:
+                continue
+            raise
+        if inspect.isclass(obj) or inspect.isfunction(obj) or inspect.isbuiltin(obj):
+            yield name, obj
+
+
+@pytest.mark.parametrize("package", _public_packages())
+def test_every_public_object_has_examples(package):
+    missing = [name for name, obj in _public_objects(package)
+               if not EXAMPLES.search(inspect.getdoc(obj) or "")]
+    assert not missing, (f"public objects of {package} without an 'Examples' section "
+                         f"(numpydoc): {missing}")
+
+
+def _not_reached(module) -> list[tuple[str, object]]:
+    """Public objects of a package that no module's doctest finder reaches: built on
+    first access (``gbrank.xgboost.XGBRanker``), so in no module's namespace."""
+    out = []
+    for name in getattr(module, "__all__", ()):
+        if name in vars(module):
+            continue
+        try:
+            obj = getattr(module, name)
+        except ImportError:
+            continue
+        if inspect.ismodule(obj):
+            continue
+        home = sys.modules.get(getattr(obj, "__module__", ""), None)
+        if home is None or vars(home).get(getattr(obj, "__name__", None)) is not obj:
+            out.append((f"{module.__name__}.{name}", obj))
+    return out
+
+
+class _Runner(doctest.DocTestRunner):
+    """Keeps the exceptions examples raise, to tell a missing extra from a failure."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.raised: list[BaseException] = []
+
+    def report_unexpected_exception(self, out, test, example, exc_info):
+        self.raised.append(exc_info[1])
+        super().report_unexpected_exception(out, test, example, exc_info)
+
+
+def _is_missing_extra(exc: BaseException) -> bool:
+    if not isinstance(exc, ImportError):
+        return False
+    name = (getattr(exc, "name", None) or "").split(".")[0]
+    return (name in EXTRAS and importlib.util.find_spec(name) is None) or (
+        "is not installed" in str(exc) and "pip install 'gbrank[" in str(exc))
+
+
+@pytest.fixture(scope="module")
+def one_openmp_thread():
+    """Examples run with one OpenMP thread: on a busy machine the boosters' spinning
+    threads make a tiny example take seconds, and no output depends on the count. The
+    limit reaches the OpenMP runtimes loaded when it is set, so the boosters are
+    imported first."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")  # a dependency of scikit-learn
+    for booster in ("lightgbm", "xgboost"):
+        if importlib.util.find_spec(booster) is not None:
+            importlib.import_module(booster)
+    with threadpoolctl.threadpool_limits(limits=1, user_api="openmp"):
+        yield
+
+
+@pytest.mark.parametrize("name", _modules())
+def test_examples_run(name, tmp_path, monkeypatch, one_openmp_thread):
+    source = (ROOT.parent / (name.replace(".", "/") + ".py"))
+    if not source.exists():
+        source = ROOT.parent / name.replace(".", "/") / "__init__.py"
+    missing = _missing_extras(source.read_text(encoding="utf-8"))
+    if missing:
+        pytest.skip(f"{name} needs {missing}, not installed")
+    module = _import_or_skip(name)
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    tests = finder.find(module, name, globs={"__name__": name})
+    for qualname, obj in _not_reached(module):
+        tests += finder.find(obj, qualname, module=False, globs={"__name__": name})
+    tests = [t for t in tests if t.examples]
+    if not tests:
+        return  # nothing to run
+    monkeypatch.chdir(tmp_path)  # an example that writes a file leaves the checkout alone
+    runner = _Runner(optionflags=OPTIONS)
+    report = io.StringIO()
+    for test in sorted(tests, key=lambda t: t.name):
+        runner.run(test, out=report.write)
+    failed, attempted = runner.summarize(verbose=False)
+    missing = [e for e in runner.raised if _is_missing_extra(e)]
+    if failed and missing:  # later examples fail for want of what it would have made
+        pytest.skip(f"{name}: an optional package is not installed ({missing[0]})")
+    assert failed == 0, f"{failed} of {attempted} examples of {name} failed:\n" \
+                        f"{report.getvalue()}"
