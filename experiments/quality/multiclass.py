@@ -34,6 +34,12 @@ Protocol per split, never looking at the test rows before the final scoring:
    of both), so the rule's score is not the optimum it was chosen for.
 3. Every objective is trained again on all training rows; test macro-F1 with argmax and
    with the offsets of step 2.
+   Second protocol (``--protocol oof``, reported beside the first): offsets from
+   out-of-fold scores of every training row instead of V — (a) four stratified folds,
+   (b) the four training parts, one left out at a time (no query cut) — and the
+   selection score of the offsets rule cross-fitted over those folds (offsets chosen
+   on the other folds' scores, scored on the left-out fold). Five fits per objective
+   instead of two; the refit of step 3 is the same.
 4. gbrank's configuration of a split, by a rule fixed before any test score was seen:
    the highest selection score among the gbrank configurations — focal (4 objectives ×
    2 rules) and the macro-F1 rule on top of either native objective (2); ties go to the
@@ -76,7 +82,9 @@ TASKS = {
                "params": {"learning_rate": 0.05, "num_leaves": 15}, "rounds": 200},
 }
 COMMON = {"verbose": -1, "num_threads": 1, "seed": 0, "deterministic": True}
-T95 = 2.7764451051977987  # t quantile 0.975, 4 degrees of freedom (5 paired splits)
+# t quantiles 0.975 by degrees of freedom (paired splits − 1)
+T95 = {1: 12.706204736174707, 2: 4.302652729749464, 3: 3.182446305284263,
+       4: 2.7764451051977987}
 
 
 def _balanced(y: np.ndarray, k: int) -> np.ndarray:
@@ -245,13 +253,14 @@ def run_split_oof(task: str, split, unit: int, k: int) -> dict:
     return res
 
 
-def _json_path(task: str, protocol: str) -> Path:
+def _json_path(task: str, protocol: str, tag: str = "") -> Path:
     return RESULTS / (f"multiclass_{task}.json" if protocol == "holdout"
-                      else f"multiclass_{task}_{protocol}.json")
+                      else f"multiclass_{task}_{protocol}{tag}.json")
 
 
-def run_task(task: str, units=range(5), protocol: str = "holdout") -> dict | None:
-    path = _json_path(task, protocol)
+def run_task(task: str, units=range(5), protocol: str = "holdout",
+             tag: str = "") -> dict | None:
+    path = _json_path(task, protocol, tag)
     done = json.loads(path.read_text()) if path.exists() else {"task": task, "splits": []}
     have = {s["unit"] for s in done["splits"]}
     if task == "synthetic":
@@ -276,29 +285,45 @@ def run_task(task: str, units=range(5), protocol: str = "holdout") -> dict | Non
 # -- report ------------------------------------------------------------------------------
 def _paired(d: np.ndarray) -> str:
     m = d.mean()
-    half = T95 * d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else float("nan")
+    half = (T95[d.size - 1] * d.std(ddof=1) / np.sqrt(d.size) if d.size > 1
+            else float("nan"))
     return f"{m:+.4f} [{m - half:+.4f}, {m + half:+.4f}], {int((d > 0).sum())}/{d.size}"
 
 
-def task_section(task: str, data: dict) -> tuple[list[str], dict]:
+PROTOCOLS = {
+    "holdout": ("held-out part V", "offsets and selection scores from one held-out part V "
+                "of the training rows (synthetic: stratified 25 %; MQ2008: the LETOR "
+                "fold's validation part)"),
+    "oof": ("out-of-fold", "offsets and selection scores from out-of-fold scores of "
+            "every training row (synthetic: 4 stratified folds; MQ2008: the four "
+            "training parts, one left out at a time), offsets of the selection score "
+            "cross-fitted over those folds"),
+}
+
+
+def task_section(task: str, data: dict, protocol: str = "holdout",
+                 ) -> tuple[list[str], dict]:
     cfg = TASKS[task]
     splits = data["splits"]
     units = [s["unit"] for s in splits]
     unit = cfg["unit"]
     label = (lambda u: f"seed {u}") if task == "synthetic" else (lambda u: f"rot. {u + 1}")
     base = np.array([s["runs"][BASELINE[0]]["test"][BASELINE[1]] for s in splits])
-    lines = [f"## {cfg['title']}", "",
+    where = ("held-out part V" if protocol == "holdout"
+             else "training rows scored out of fold")
+    lines = [f"### {cfg['title']} — {PROTOCOLS[protocol][0]}", "",
              f"LightGBM lr {cfg['params']['learning_rate']}, "
              f"{cfg['params']['num_leaves']} leaves, {cfg['rounds']} rounds. "
              f"{splits[0]['n_train']:,} training / {splits[0]['n_test']:,} test rows "
              f"({label(units[0])}); test rows per class "
-             f"{'/'.join(map(str, splits[0]['class_counts_test']))}, held-out part V "
+             f"{'/'.join(map(str, splits[0]['class_counts_test']))}, {where} "
              f"{'/'.join(map(str, splits[0]['class_counts_validation']))}.", "",
              "Held-out (test) macro-F1; Δ = paired difference against native + balanced "
-             "weights with argmax (mean, 95% t interval, wins of 5); max |s| = largest "
+             f"weights with argmax (mean, 95% t interval, wins of {len(splits)}); "
+             "max |s| = largest "
              "raw score of any of the run's models on any row.", "",
              "| objective | rule | mean | " + " | ".join(label(u) for u in units)
-             + " | Δ vs baseline | selection score (V) | max abs s |",
+             + " | Δ vs baseline | selection score | max abs s |",
              "|---|---|---:|" + "---:|" * len(units) + "---|---:|---:|"]
     summary = {"mean": {}, "paired": {}}
     for name in OBJECTIVES:
@@ -316,8 +341,8 @@ def task_section(task: str, data: dict) -> tuple[list[str], dict]:
     chosen = [tuple(s["chosen"]) for s in splits]
     vc = np.array([s["runs"][c[0]]["test"][c[1]] for s, c in zip(splits, chosen, strict=True)])
     d = vc - base
-    lines += ["", "gbrank's configuration per split (highest selection score on V among "
-              "the 10 gbrank candidates; chosen before the test rows are scored):", "",
+    lines += ["", "gbrank's configuration per split (highest selection score among the "
+              "10 gbrank candidates; chosen before the test rows are scored):", "",
               "| " + unit + " | chosen | its test macro-F1 | baseline | Δ |",
               "|---|---|---:|---:|---:|"]
     for s, c, x, b in zip(splits, chosen, vc, base, strict=True):
@@ -344,7 +369,7 @@ def effects(splits: list) -> list[str]:
         return np.array([s["runs"][o]["test"][r] for s in splits])
 
     lines = ["One ingredient at a time (paired test macro-F1 differences, mean [95% t "
-             "interval], wins of 5):", "",
+             f"interval], wins of {len(splits)}):", "",
              "| comparison | argmax | offsets |", "|---|---|---|"]
     for gamma in ("1", "2"):
         for focal, ce in ((f"focal γ={gamma}", "native"),
@@ -397,30 +422,60 @@ def figure(results: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def load(task: str, protocol: str) -> dict | None:
+    """The cached splits of ``task`` under ``protocol`` (several files merged by unit)."""
+    pattern = f"multiclass_{task}.json" if protocol == "holdout" else \
+        f"multiclass_{task}_{protocol}*.json"
+    splits = {}
+    for p in sorted(RESULTS.glob(pattern)):
+        for sp in json.loads(p.read_text())["splits"]:
+            splits.setdefault(sp["unit"], sp)
+    if not splits:
+        return None
+    return {"task": task, "splits": [splits[u] for u in sorted(splits)]}
+
+
 def report() -> str:
-    results = {}
-    for task in TASKS:
-        p = RESULTS / f"multiclass_{task}.json"
-        if p.exists():
-            results[task] = json.loads(p.read_text())
+    results = {pr: {t: d for t in TASKS if (d := load(t, pr)) is not None}
+               for pr in PROTOCOLS}
     lines = ["# Imbalanced multiclass: focal loss, re-weighting and the macro-F1 rule",
              "", "Written by `experiments/quality/multiclass.py` (protocol in its "
              "docstring). Configurations: six objectives × two decision rules; "
-             "`offsets` = gbrank's macro-F1 rule (`best_class_offsets`, chosen on the "
-             "held-out part V of the training rows, never on test). Focal objectives: "
-             "default `max_step=16`, start from `FocalLoss.init_score`.", ""]
-    summary = {}
-    for task, data in results.items():
-        sec, summary[task] = task_section(task, data)
-        lines += sec
-    if "mq2008" not in results:
-        lines += ["## (b) MQ2008", "", "Skipped: MQ2008 not found.", ""]
+             "`offsets` = gbrank's macro-F1 rule (`best_class_offsets`), chosen on "
+             "training rows only, never on test. Focal objectives: default "
+             "`max_step=16`, start from `FocalLoss.init_score`. The baseline is native "
+             "`multiclass` + balanced class weights with argmax. Two protocols choose "
+             "the offsets and gbrank's configuration: " + "; ".join(
+                 f"**{name}**: {text}" for name, text in PROTOCOLS.values())
+             + ". Both refit every objective on all training rows, so a configuration's "
+             "argmax test scores are the same under both.", "",
+             "## Summary", "",
+             "| protocol | task | splits | baseline | gbrank (chosen on training rows) "
+             "| paired Δ, 95% t interval, wins | max abs s |",
+             "|---|---|---:|---:|---:|---|---:|"]
+    summary, body = {}, []
+    for pr, by_task in results.items():
+        summary[pr] = {}
+        if by_task:
+            body += [f"## Protocol: {PROTOCOLS[pr][0]}", ""]
+        for task, data in by_task.items():
+            sec, summary[pr][task] = task_section(task, data, pr)
+            body += sec
+            sm = summary[pr][task]
+            d = np.array(sm["chosen_minus_baseline"])
+            lines.append(f"| {PROTOCOLS[pr][0]} | {TASKS[task]['title']} | {d.size} | "
+                         f"{np.mean(sm['baseline_test']):.4f} | "
+                         f"{np.mean(sm['chosen_test']):.4f} | {_paired(d)} | "
+                         f"{sm['max_abs_score']:.1f} |")
+    lines.append("")
+    if "mq2008" not in results["holdout"]:
+        lines += ["MQ2008 not found: task (b) skipped.", ""]
+    lines += body
     (RESULTS / "multiclass.json").write_text(json.dumps(summary, indent=1))
-    if results:
-        figure(results, RESULTS / "multiclass.png")
+    if results["holdout"]:
+        figure(results["holdout"], RESULTS / "multiclass.png")
         lines += ["![test F1 per class](multiclass.png)", ""]
-    text = "\n".join(lines) + "\n"
-    return text
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
@@ -428,13 +483,15 @@ def main() -> None:
     ap.add_argument("--task", choices=list(TASKS))
     ap.add_argument("--units", type=int, nargs="*", default=list(range(5)))
     ap.add_argument("--protocol", choices=["holdout", "oof", "both"], default="both")
+    ap.add_argument("--tag", default="", help="suffix of the out-of-fold cache file "
+                    "(to run units in parallel processes)")
     ap.add_argument("--report", action="store_true", help="only write the report")
     a = ap.parse_args()
     protocols = ["holdout", "oof"] if a.protocol == "both" else [a.protocol]
     if not a.report:
         for task in [a.task] if a.task else list(TASKS):
             for protocol in protocols:
-                run_task(task, a.units, protocol)
+                run_task(task, a.units, protocol, a.tag)
     if a.task and not a.report:
         return
     text = report()
