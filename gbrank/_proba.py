@@ -50,3 +50,10 @@ def predict_proba(margins: Any) -> np.ndarray:
         return e / e.sum(axis=1, keepdims=True)
     e = np.exp(-np.abs(z))
     return np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def log_softmax(z: np.ndarray) -> np.ndarray:
+    r"""Row-wise :math:`\log \mathrm{softmax}(z)_k = z_k - \log \sum_j e^{z_j}` of (n, K)
+    raw scores, in log space (finite for any finite scores)."""
+    top = z.max(axis=1, keepdims=True)
+    return z - (top + np.log(np.exp(z - top).sum(axis=1, keepdims=True)))

@@ -28,7 +28,7 @@ import numpy as np
 
 from gbrank._deps import require
 
-__all__ = ["Trained", "Validation", "start_data", "train"]
+__all__ = ["Trained", "Validation", "start_data", "start_rows", "train"]
 
 
 @dataclass(frozen=True)
@@ -60,12 +60,14 @@ def start_data(booster: str, data: Any, init: Any) -> None:
     number, or one per class); ``None`` removes a LightGBM start and leaves a
     ``DMatrix`` as it is."""
     if booster == "lightgbm":
-        data.set_init_score(None if init is None else _tiled(init, data.num_data()))
+        data.set_init_score(None if init is None else start_rows(init, data.num_data()))
     elif init is not None:  # XGBoost cannot remove a margin; data without one keep none
-        data.set_base_margin(_tiled(init, data.num_row()))
+        data.set_base_margin(start_rows(init, data.num_row()))
 
 
-def _tiled(init: Any, n: int) -> np.ndarray:
+def start_rows(init: Any, n: int) -> np.ndarray:
+    """A constant start repeated for ``n`` rows: ``(n,)`` for a number, ``(n, K)`` for
+    one per class (both boosters take that layout)."""
     c = np.asarray(init, dtype=np.float64)
     return np.full(n, float(c)) if c.ndim == 0 else np.tile(c, (n, 1))
 

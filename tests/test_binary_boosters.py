@@ -12,6 +12,7 @@ xgb = pytest.importorskip("xgboost")
 
 from sklearn.datasets import make_classification  # noqa: E402
 from sklearn.metrics import f1_score, roc_auc_score  # noqa: E402
+from sklearn.utils.class_weight import compute_sample_weight  # noqa: E402
 
 from gbrank import predict_proba  # noqa: E402
 from gbrank.objectives import FBetaSurrogate, FocalLoss  # noqa: E402
@@ -167,3 +168,82 @@ def test_fbeta_surrogate_uses_lightgbm_groups():
     np.testing.assert_array_equal(seen["group"], group)
     s = m.predict(X, raw_score=True)
     assert obj.loss(y, s, group) < obj.loss(y, np.zeros(y.size), group)
+
+
+# --- alpha="balanced": scikit-learn's balanced weights, as sample weights --------------------
+
+
+def _skewed_4class(n=2000, seed=0):
+    X, y = make_classification(n, 10, n_informative=6, n_classes=4, n_clusters_per_class=1,
+                               weights=[0.7, 0.2, 0.07, 0.03], random_state=seed)
+    return X, y.astype(np.float64), compute_sample_weight("balanced", y)
+
+
+def _weighted_softmax(w):
+    """Independent NumPy softmax cross-entropy with per-row weights ``w`` (float64)."""
+    def fobj(preds, data):
+        y = data.get_label().astype(int)
+        z = np.asarray(preds, dtype=np.float64)
+        p = np.exp(z - z.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        g = p.copy()
+        g[np.arange(y.size), y] -= 1.0
+        return w[:, None] * g, w[:, None] * p * (1.0 - p)
+    return fobj
+
+
+# One thread each: the machine's two cores are shared (OpenMP's spinning threads make a
+# two-thread training many times slower there).
+_LGB1 = {**LGB, "num_threads": 1, "num_leaves": 15}
+_XGB1 = {**XGB, "nthread": 1}
+
+# The weighted softmax exactly: no Hessian floor, no step bound (the defaults change the
+# Hessian of rows with p_k(1 - p_k) < 1e-6 or a true-class probability below 1/16).
+_EXACT_BALANCED = {"gamma": 0.0, "alpha": "balanced", "hess_floor": 0.0, "max_step": None}
+
+
+def test_balanced_focal_gamma0_trains_as_weighted_numpy_softmax():
+    X, y, w = _skewed_4class()
+    obj = FocalLoss(num_class=4, **_EXACT_BALANCED)
+    start = obj.init_score(y)
+    np.testing.assert_allclose(start, 0.0, atol=1e-15)  # balanced: every class weighs n/K
+    init = np.tile(start, (y.size, 1))
+    params = {**_LGB1, "num_class": 4}
+    ours = lgb.train({**params, "objective": obj}, lgb.Dataset(X, y, init_score=init), 100)
+    ref = lgb.train({**params, "objective": _weighted_softmax(w)},
+                    lgb.Dataset(X, y, init_score=init), 100)
+    np.testing.assert_allclose(ours.predict(X, raw_score=True), ref.predict(X, raw_score=True),
+                               rtol=0, atol=1e-6)
+    xparams = {**_XGB1, "num_class": 4, "base_score": 0.0, "disable_default_eval_metric": 1}
+    dm = xgb.DMatrix(X, y, base_margin=init)
+    a = xgb.train(xparams, dm, 30, obj=xgb_objective(obj)).predict(dm, output_margin=True)
+    b = xgb.train(xparams, dm, 30, obj=_weighted_softmax(w)).predict(dm, output_margin=True)
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+
+
+def test_balanced_focal_gamma0_is_native_multiclass_with_balanced_weights():
+    # LightGBM's multiclass Hessian is K/(K-1) p(1-p): without an L2 penalty and a
+    # minimum leaf Hessian, native training at rate eta is this objective at
+    # eta (K-1)/K (same splits, leaf values scaled).
+    X, y, w = _skewed_4class(seed=1)
+    k, eta = 4, 0.1
+    params = {**_LGB1, "num_class": k, "lambda_l2": 0.0,
+              "min_sum_hessian_in_leaf": 0.0}
+    native = lgb.train({**params, "objective": "multiclass"}, lgb.Dataset(X, y, weight=w), 100)
+    obj = FocalLoss(num_class=k, **_EXACT_BALANCED)
+    start = obj.init_score(y)
+    ours = lgb.train({**params, "objective": obj, "learning_rate": eta * (k - 1) / k},
+                     lgb.Dataset(X, y, init_score=np.tile(start, (y.size, 1))), 100)
+    np.testing.assert_allclose(predict_proba(ours.predict(X, raw_score=True) + start),
+                               native.predict(X), rtol=0, atol=1e-6)
+    # XGBoost's multi:softprob Hessian is 2 p(1-p): eta / 2. Its float32 sums make the
+    # two trainings pick different near-tied splits after some tens of rounds, and its
+    # hist bins are weighted by the sample weights (exact split search here).
+    xparams = {**_XGB1, "num_class": k, "reg_lambda": 0.0, "min_child_weight": 0.0,
+               "tree_method": "exact", "base_score": 0.0}
+    xnative = xgb.train({**xparams, "objective": "multi:softprob"},
+                        xgb.DMatrix(X, y, weight=w), 10)
+    dm = xgb.DMatrix(X, y, base_margin=np.tile(start, (y.size, 1)))
+    xours = xgb.train({**xparams, "eta": XGB["eta"] / 2}, dm, 10, obj=xgb_objective(obj))
+    np.testing.assert_allclose(predict_proba(xours.predict(dm, output_margin=True)),
+                               xnative.predict(xgb.DMatrix(X)), rtol=0, atol=1e-6)

@@ -43,9 +43,10 @@ Y_RANK = np.clip(np.round(X[:, 0] + X[:, 2] + RNG.standard_normal(N)), 0, 4)
 QID = np.repeat(np.arange(20), N // 20)
 SMALL = {"n_estimators": 12, "num_leaves": 7, "random_state": 0}
 
-# Per booster: GBClassifier with FocalLoss and FBetaSurrogate, FocalLoss(num_class=3),
-# GBRanker with three objectives, calibrated, and with a DataFrame.
-EXPORTED = 16
+# Per booster: GBClassifier with FocalLoss and FBetaSurrogate, FocalLoss(num_class=3)
+# directly and in a 3-class GBClassifier, GBRanker with three objectives, calibrated, and
+# with a DataFrame.
+EXPORTED = 18
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
@@ -109,6 +110,11 @@ def _cases(tmp) -> dict:
         model, expected = _multiclass(booster)
         add(f"{booster}-FocalLoss-multiclass", booster, "multiclass", model.save_model,
             expected)
+        grades = np.array(["a", "b", "c"])[Y_MULTI.astype(int)]
+        clf = GBClassifier(FocalLoss(gamma=2.0, alpha="balanced"), booster=booster,
+                           **{**SMALL, **extra}).fit(X, grades)
+        add(f"{booster}-GBClassifier-multiclass", booster, "multiclass", clf.save_model,
+            clf.predict_proba(X_NEW))
         for label, objective in (("LambdaRank", LambdaRank()),
                                  ("LambdaRank(map,norm)", LambdaRank(metric="map", norm=True)),
                                  ("RankNet", RankNet())):
@@ -342,11 +348,36 @@ def test_xgboost_classifier_file_carries_threshold_and_positive_label(tmp_path):
                                   clf.predict(X))
 
 
+def test_xgboost_multiclass_file_carries_the_class_offsets_and_classes(tmp_path):
+    grades = np.array(["a", "b", "c"])[Y_MULTI.astype(int)]
+    clf = GBClassifier(booster="xgboost", n_estimators=5, max_depth=2, random_state=0)
+    clf.fit(X, grades)
+    clf.save_model(tmp_path / "m.json")
+    model = xgb.Booster(model_file=str(tmp_path / "m.json"))
+    offsets = np.array(json.loads(model.attr("gbrank_class_offsets")))
+    classes = np.array(json.loads(model.attr("gbrank_classes")))
+    np.testing.assert_array_equal(offsets, clf.class_offsets_)
+    assert classes.tolist() == clf.classes_.tolist()
+    p = model.predict(xgb.DMatrix(X))  # (n, 3): the served rule is argmax(log p + b)
+    np.testing.assert_array_equal(classes[np.argmax(np.log(p) + offsets, axis=1)],
+                                  clf.predict(X))
+
+
 def test_native_objectives_are_saved_as_the_booster_holds_them(tmp_path):
     clf = GBClassifier("native:binary", n_estimators=5, random_state=0).fit(X, Y_BIN)
     clf.save_model(tmp_path / "m.txt")
     np.testing.assert_allclose(lgb.Booster(model_file=str(tmp_path / "m.txt")).predict(X),
                                clf.predict_proba(X)[:, 1], rtol=0, atol=1e-12)
+    for booster, native, name in (("lightgbm", "multiclass", "m3.txt"),
+                                  ("xgboost", "multi:softprob", "m3.json")):
+        clf = GBClassifier(f"native:{native}", booster=booster, n_estimators=5,
+                           random_state=0).fit(X, Y_MULTI)
+        clf.save_model(tmp_path / name)
+        if booster == "lightgbm":
+            own = lgb.Booster(model_file=str(tmp_path / name)).predict(X)
+        else:
+            own = xgb.Booster(model_file=str(tmp_path / name)).predict(xgb.DMatrix(X))
+        np.testing.assert_allclose(own, clf.predict_proba(X), rtol=0, atol=1e-6)
     rk = GBRanker("native:rank:pairwise", booster="xgboost", n_estimators=5, max_depth=2,
                   random_state=0).fit(X, Y_RANK, qid=QID)
     rk.save_model(tmp_path / "r.json")
@@ -433,3 +464,9 @@ def test_estimator_refuses_to_save_a_native_objective_with_another_link(tmp_path
                                          r"sigmoid of the raw score"):
         clf.save_model(tmp_path / "m.txt")
     assert not (tmp_path / "m.txt").exists()
+    # XGBoost's multi:softmax predicts labels, not the probabilities predict_proba gives.
+    clf = GBClassifier("native:multi:softmax", booster="xgboost", n_estimators=3,
+                       max_depth=2, decision="argmax").fit(X, Y_MULTI)
+    with pytest.raises(ValueError, match=r"predict with its objective 'multi:softmax', not "
+                                         r"the softmax of the raw scores"):
+        clf.save_model(tmp_path / "m.json")

@@ -11,7 +11,12 @@ that merges partial results, such as :mod:`gbrank.dask`.
 from gbrank.metrics._binary import balanced_measure, best_threshold, f1, fbeta
 from gbrank.metrics._calibration import expected_calibration_error, log_loss
 from gbrank.metrics._clicks import ips_dcg
-from gbrank.metrics._multiclass import balanced_accuracy, fbeta_multiclass, multiclass_log_loss
+from gbrank.metrics._multiclass import (
+    balanced_accuracy,
+    best_class_offsets,
+    fbeta_multiclass,
+    multiclass_log_loss,
+)
 from gbrank.metrics._ranking import (
     err,
     mean_ap,
@@ -49,6 +54,7 @@ __all__ = [
     "fbeta_multiclass",
     "balanced_accuracy",
     "multiclass_log_loss",
+    "best_class_offsets",
     "Metric",
     "get_metric",
     "metric_names",

@@ -14,7 +14,7 @@ import numpy as np
 
 from gbrank._validation import as_float_array, check_beta, check_choice, check_finite
 
-__all__ = ["fbeta_multiclass", "balanced_accuracy", "multiclass_log_loss"]
+__all__ = ["fbeta_multiclass", "balanced_accuracy", "multiclass_log_loss", "best_class_offsets"]
 
 
 def _inputs(y: Any, s: Any, weight: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -96,11 +96,24 @@ def fbeta_multiclass(y: Any, s: Any, beta: float = 1.0, average: str = "macro", 
         a, b, c = tp.sum(), fp.sum(), fn.sum()
         den = (1 + b2) * a + b + b2 * c
         return float((1 + b2) * a / den) if den > 0 else 1.0
-    den = (1 + b2) * tp + fp + b2 * fn
-    f = np.divide((1 + b2) * tp, den, out=np.zeros(k), where=den > 0)
+    f = _fbeta_per_class(m, b2)
     if average == "weighted":
         support = m.sum(axis=1)
         return float(np.dot(f, support) / support.sum())
+    return _macro(m, f)
+
+
+def _fbeta_per_class(m: np.ndarray, b2: float) -> np.ndarray:
+    """F_β of each class from the confusion matrix ``m[true, predicted]``."""
+    tp = np.diag(m)
+    fp = m.sum(axis=0) - tp
+    fn = m.sum(axis=1) - tp
+    den = (1 + b2) * tp + fp + b2 * fn
+    return np.divide((1 + b2) * tp, den, out=np.zeros(m.shape[0]), where=den > 0)
+
+
+def _macro(m: np.ndarray, f: np.ndarray) -> float:
+    """The mean of per-class values over the classes in the labels or the predictions."""
     present = (m.sum(axis=1) + m.sum(axis=0)) > 0
     return float(np.mean(f[present]))
 
@@ -142,3 +155,160 @@ def multiclass_log_loss(y: Any, s: Any, *, weight: Any = None) -> float:
     log_norm = top[:, 0] + np.log(np.exp(s - top).sum(axis=1))
     loss = log_norm - s[np.arange(y.size), y]
     return float(np.average(loss, weights=w))
+
+
+def _macro_fbeta_of(y: np.ndarray, pred: np.ndarray, k: int, w: np.ndarray | None,
+                    b2: float) -> float:
+    """Macro F_β of given predictions (as :func:`fbeta_multiclass` computes it)."""
+    m = _confusion(y, pred, k, w)
+    return _macro(m, _fbeta_per_class(m, b2))
+
+
+def _best_offset_of_class(y: np.ndarray, t: np.ndarray, s_k: np.ndarray, k: int,
+                          w: np.ndarray, b2: float, current: float) -> tuple[float, float]:
+    """The offset of class ``k`` maximising macro F_β with the other offsets fixed
+    (``t``: scores plus offsets, column ``k`` ignored), by one sweep over every cut;
+    among equally good cuts the one nearest ``current``. Returns (offset, value)."""
+    n, kk = t.shape
+    other = t.copy()
+    other[:, k] = -np.inf
+    o = np.argmax(other, axis=1)
+    thr = other[np.arange(n), o] - s_k  # the row predicts k iff offset > thr
+    order = np.argsort(thr, kind="stable")
+    thr, o, ys, ws = thr[order], o[order], y[order], w[order]
+    onehot_y = np.zeros((n, kk))
+    onehot_y[np.arange(n), ys] = ws
+    onehot_o = np.zeros((n, kk))
+    onehot_o[np.arange(n), o] = ws
+    support = onehot_y.sum(axis=0)
+    # Counts when the first j sorted rows predict k (j = 0 … n), as (n + 1, K) arrays.
+    pred = np.empty((n + 1, kk))
+    pred[0] = onehot_o.sum(axis=0)
+    pred[1:] = pred[0] - np.cumsum(onehot_o, axis=0)
+    pred[:, k] = np.concatenate(([0.0], np.cumsum(ws)))
+    hit = onehot_o * (o == ys)[:, None]  # rows predicted right before they switch
+    tp = np.empty((n + 1, kk))
+    tp[0] = hit.sum(axis=0)
+    tp[1:] = tp[0] - np.cumsum(hit, axis=0)
+    tp[:, k] = np.concatenate(([0.0], np.cumsum(onehot_y[:, k])))
+    den = b2 * support + pred
+    f = np.divide((1 + b2) * tp, den, out=np.zeros_like(den), where=den > 0)
+    present = (support + pred) > 0
+    macro = (f * present).sum(axis=1) / np.maximum(present.sum(axis=1), 1)
+    # Only cuts between distinct thresholds can be realised (equal ones switch together).
+    valid = np.ones(n + 1, dtype=bool)
+    valid[1:n] = thr[1:] > thr[:-1]
+    best = macro[valid].max()
+    cuts = np.flatnonzero(valid & (macro >= best - 1e-12 * max(1.0, abs(best))))
+    # The offset realising cut j: rows 0 … j−1 above it, rows j … below.
+    lo = np.where(cuts > 0, thr[np.maximum(cuts - 1, 0)], -np.inf)
+    hi = np.where(cuts < n, thr[np.minimum(cuts, n - 1)], np.inf)
+    inside = (lo < current) & (current < hi)
+    if inside.any():
+        return current, float(best)
+    points = np.array([_between_cuts(a, b) for a, b in zip(lo, hi, strict=True)])
+    return float(points[np.argmin(np.abs(points - current))]), float(best)
+
+
+def _between_cuts(lo: float, hi: float) -> float:
+    """A number strictly between ``lo`` and ``hi`` (either may be infinite): the
+    midpoint, or one unit beyond the finite end."""
+    if np.isinf(lo) and np.isinf(hi):
+        return 0.0
+    if np.isinf(lo):
+        return hi - 1.0 if hi - 1.0 < hi else float(np.nextafter(hi, -np.inf))
+    if np.isinf(hi):
+        return lo + 1.0 if lo + 1.0 > lo else float(np.nextafter(lo, np.inf))
+    mid = lo / 2.0 + hi / 2.0
+    return mid if lo < mid < hi else float(np.nextafter(lo, np.inf))
+
+
+def best_class_offsets(y: Any, s: Any, beta: float = 1.0, *, weight: Any = None,
+                       max_sweeps: int = 100) -> tuple[np.ndarray, float]:
+    r"""Per-class offsets :math:`b` for which ``argmax_k (s_k + b_k)`` maximises macro
+    :math:`F_\beta`, and that value: threshold moving for K classes.
+
+    ``s`` are raw scores or log-probabilities (they differ by a per-row constant, which
+    leaves every argmax unchanged), so :math:`b_k` is an additive log-odds correction of
+    class k. The search is coordinate ascent from :math:`b = 0` (the plain argmax):
+    for each class in turn, with the other offsets fixed, every row's prediction
+    switches to k at one value of :math:`b_k`; sorting those values and sweeping them
+    gives the exact best :math:`b_k` (O(n log n + nK)). Sweeps over the classes repeat
+    until none improves (at most ``max_sweeps``). Each step strictly increases macro
+    F_β. The ascent runs from two starts, :math:`b = 0` (the argmax) and
+    :math:`b_k = -\log \pi_k` (rescaling: each probability divided by its class's share
+    :math:`\pi_k` of ``y``), and the better end is kept; so the result is never worse
+    than the argmax and is optimal in every single offset (a coordinate-wise optimum,
+    not necessarily the best over all K offsets jointly). Deterministic: among equally
+    good values of :math:`b_k` the current one is kept, else the nearest is taken (the
+    midpoint between the two switching values, or one unit beyond the last). Classes
+    without rows (of positive weight) in ``y`` are not searched and keep offset 0.
+
+    Parameters
+    ----------
+    y : array-like
+        Integer classes ``0 … K−1``.
+    s : array-like, shape (n, K)
+        Raw scores or log-probabilities.
+    beta : float, default 1.0
+    weight : array-like, optional
+        One weight per row.
+    max_sweeps : int, default 100
+
+    Returns
+    -------
+    (offsets, value) : ndarray of shape (K,), float
+        ``fbeta_multiclass(y, s + offsets, beta, weight=weight)`` is ``value``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbrank.metrics import best_class_offsets, fbeta_multiclass
+    >>> y = np.array([0, 0, 0, 0, 1, 1, 2])
+    >>> s = np.log(np.array([[.6, .3, .1], [.5, .3, .2], [.7, .2, .1], [.6, .2, .2],
+    ...                      [.5, .4, .1], [.45, .35, .2], [.5, .2, .3]]))
+    >>> round(fbeta_multiclass(y, s), 3)  # argmax predicts class 0 everywhere
+    0.242
+    >>> b, value = best_class_offsets(y, s)
+    >>> value, bool(value == fbeta_multiclass(y, s + b))
+    (1.0, True)
+    """
+    from gbrank._validation import check_integer
+
+    b2 = check_beta(beta) ** 2
+    sweeps = check_integer(max_sweeps, "max_sweeps", 1)
+    y, s, w = _inputs(y, s, weight)
+    n, k = s.shape
+    w_rows = np.ones(n) if w is None else w
+    mass = np.bincount(y, weights=w_rows, minlength=k)
+    has_rows = mass > 0
+    best = _ascend(y, s, w, w_rows, b2, has_rows, np.zeros(k), sweeps)
+    # Rescaling: divide each probability by its class's share of y.
+    prior = -np.log(np.where(has_rows, mass, mass.sum()) / mass.sum())
+    rescaled = _ascend(y, s, w, w_rows, b2, has_rows, prior, sweeps)
+    return rescaled if rescaled[1] > best[1] else best
+
+
+def _ascend(y: np.ndarray, s: np.ndarray, w: np.ndarray | None, w_rows: np.ndarray,
+            b2: float, has_rows: np.ndarray, b: np.ndarray,
+            sweeps: int) -> tuple[np.ndarray, float]:
+    """Coordinate ascent of macro F_β from offsets ``b`` (see :func:`best_class_offsets`)."""
+    k = s.shape[1]
+    value = _macro_fbeta_of(y, np.argmax(s + b, axis=1), k, w, b2)
+    for _ in range(sweeps):
+        improved = False
+        for c in np.flatnonzero(has_rows):
+            offset, _ = _best_offset_of_class(y, s + b, s[:, c], int(c), w_rows, b2,
+                                              float(b[c]))
+            if offset == b[c]:
+                continue
+            trial = b.copy()
+            trial[c] = offset
+            # Judge the argmax itself (a cut within rounding of a switching value is
+            # read as the argmax reads it).
+            got = _macro_fbeta_of(y, np.argmax(s + trial, axis=1), k, w, b2)
+            if got > value:
+                b, value, improved = trial, got, True
+        if not improved:
+            break
+    return b, value

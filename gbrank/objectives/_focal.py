@@ -11,6 +11,7 @@ from gbrank._kernels import focal as _k
 from gbrank._kernels._step import inverse_step
 from gbrank._validation import (
     as_float_array,
+    check_choice,
     check_finite,
     check_integer,
     check_lengths,
@@ -68,15 +69,35 @@ class FocalLoss(Objective):
     Multiclass (``num_class=K``): scores are (n, K) raw scores, labels integers in
     ``[0, K)``, :math:`p_t` the softmax probability of the true class and
     :math:`\alpha_t` = ``alpha[c]`` (a length-K sequence of positive class weights,
-    or ``None``). Gradients and Hessians are (n, K), the diagonal of the Hessian.
+    ``"balanced"``, or ``None``). Gradients and Hessians are (n, K), the diagonal of
+    the Hessian. Class weights multiply a row's loss exactly as a sample weight does:
+    ``alpha`` and per-row weights ``w`` give :math:`\sum_i w_i \alpha_{c_i} FL_i`.
+
+    ``alpha="balanced"`` is scikit-learn's rule, :math:`\alpha_c = n / (K n_c)` with
+    :math:`n_c` the number of rows of class c in the labels of the call (sample weights
+    do not enter, as in ``compute_class_weight``). A booster passes every training
+    label on every round, so training uses the weights of the training labels;
+    :meth:`bind_data_defaults` fixes them for evaluating parts of the data (the
+    gradient check) and :meth:`init_score` uses them too.
+
+    With γ = 0 (softmax cross-entropy), ``hess_floor=0`` and ``max_step=None`` the
+    gradient and Hessian are :math:`w_i \alpha_{c_i} (p_k - [k = c_i])` and
+    :math:`w_i \alpha_{c_i} p_k (1 - p_k)`, the weighted softmax derivatives. The
+    boosters' own objectives use the same gradient but a scaled Hessian: LightGBM's
+    ``multiclass`` :math:`\tfrac{K}{K-1} p_k(1-p_k)`, XGBoost's ``multi:softprob``
+    :math:`2 p_k(1-p_k)`. Without an L2 penalty a constant Hessian factor leaves the
+    trees' splits unchanged and divides every leaf value by it, so native training at
+    learning rate η is this objective at η·(K−1)/K (LightGBM) or η/2 (XGBoost); with
+    an L2 penalty or a minimum leaf Hessian they differ further.
 
     Parameters
     ----------
     gamma : float, default 2.0
         Focusing parameter, ≥ 0.
-    alpha : float or sequence of float, optional
+    alpha : float, sequence of float or "balanced", optional
         Binary: weight of the positive class, in (0, 1). Multiclass: per-class
-        weights (> 0), one per class.
+        weights (> 0), one per class, or ``"balanced"`` (inverse class frequency, see
+        above; multiclass only).
     hess_floor : float, default 1e-6
         Lower bound on the Hessian a booster receives (≥ 0). Small enough that
         γ = 0 training matches LightGBM's ``binary`` (logistic Hessians p(1 − p)
@@ -124,6 +145,12 @@ class FocalLoss(Objective):
     [-0.5, 0.5]
     >>> round(FocalLoss(gamma=2.0).init_score(np.r_[np.ones(10), np.zeros(90)]), 3)
     -0.82
+
+    Balanced class weights: each class weighs as much in total (``n / (K n_c)``).
+
+    >>> y3 = np.r_[np.zeros(6), np.ones(3), 2 * np.ones(1)]
+    >>> FocalLoss(num_class=3, alpha="balanced").bind_data_defaults(y3).alpha
+    [0.5555555555555556, 1.1111111111111112, 3.3333333333333335]
     """
 
     loss_blocks = "row"
@@ -146,10 +173,19 @@ class FocalLoss(Objective):
         gamma = check_number(self.gamma, "gamma", 0.0)
         hess_floor = check_number(self.hess_floor, "hess_floor", 0.0)
         k = check_integer(self.num_class, "num_class", 2, allow_none=True)
+        balanced = isinstance(self.alpha, str)
+        if balanced:
+            check_choice(self.alpha, "alpha", ("balanced",))
+            if k is None:
+                raise ValueError(
+                    "alpha='balanced' weights the K classes of the multiclass loss: set "
+                    "num_class; binary focal loss takes alpha in (0, 1), the positive "
+                    "class's weight (the share of negatives, 1 - mean(y), gives the "
+                    "balanced ratio)")
         if k is None:
             alpha = -1.0 if self.alpha is None else check_number(
                 self.alpha, "alpha", 0.0, 1.0, low_open=True, high_open=True)
-        elif self.alpha is None:
+        elif self.alpha is None or balanced:
             alpha = _EMPTY
         else:
             try:
@@ -158,13 +194,20 @@ class FocalLoss(Objective):
                 a = np.empty(0)
             if a.size != k or not np.all(np.isfinite(a)) or np.any(a <= 0):
                 raise ValueError(
-                    f"alpha must be None or {k} finite class weights > 0 (one per class, "
-                    f"num_class={k}), got {self.alpha!r}"
+                    f"alpha must be None, 'balanced' or {k} finite class weights > 0 (one "
+                    f"per class, num_class={k}), got {self.alpha!r}"
                 )
             alpha = np.ascontiguousarray(a)
         max_step = check_max_step(self.max_step)
         return SimpleNamespace(gamma=gamma, hess_floor=hess_floor, num_class=k, alpha=alpha,
-                               max_step=max_step, inv_step=inverse_step(max_step))
+                               balanced=balanced, max_step=max_step,
+                               inv_step=inverse_step(max_step))
+
+    def _class_weights(self, y: np.ndarray) -> np.ndarray:
+        """The per-class weights for validated multiclass labels ``y``: ``alpha`` as
+        given, or the balanced weights of these labels (:func:`balanced_class_weights`)."""
+        p = self._params()
+        return balanced_class_weights(y, p.num_class) if p.balanced else p.alpha
 
     # -- validation -----------------------------------------------------------------------
 
@@ -210,7 +253,8 @@ class FocalLoss(Objective):
             y, s, w = self._multiclass_inputs(y, s, weight)
             grad = np.empty_like(s)
             hess = np.empty_like(s)
-            _k.multiclass_grad_hess(y, s, w, p.gamma, p.alpha, floor, inv_step, grad, hess)
+            _k.multiclass_grad_hess(y, s, w, p.gamma, self._class_weights(y), floor,
+                                    inv_step, grad, hess)
             return grad, hess
         y, s, w = self._binary_inputs(y, s, weight)
         grad = np.empty_like(s)
@@ -242,10 +286,22 @@ class FocalLoss(Objective):
         p = self._params()
         if p.num_class is not None:
             y, s, w = self._multiclass_inputs(y, s, weight)
-            return float(_k.multiclass_loss(y, s, w, p.gamma, p.alpha))
+            return float(_k.multiclass_loss(y, s, w, p.gamma, self._class_weights(y)))
         y, s, w = prepare_binary(y, s, weight)
         w = _EMPTY if w is None else w
         return float(_k.binary_loss(y, s, w, p.gamma, p.alpha))
+
+    def bind_data_defaults(self, y: Any) -> FocalLoss:
+        """With ``alpha="balanced"``, a copy whose ``alpha`` is the K weights of labels
+        ``y`` (what every boosting round uses: the booster passes all training labels),
+        so that the loss of a part of the data — one row in the gradient check — is
+        weighted as in training; otherwise ``self``."""
+        p = self._params()
+        if not p.balanced:
+            return self
+        y, _, _ = self._multiclass_inputs(y, np.zeros((np.size(y), p.num_class)), None)
+        weights = balanced_class_weights(y, p.num_class)
+        return type(self)(**{**self.get_params(deep=False), "alpha": weights.tolist()})
 
     def init_score(self, y: Any, weight: Any = None) -> float | np.ndarray:
         """Loss-optimal constant raw score.
@@ -284,11 +340,16 @@ class FocalLoss(Objective):
         p = self._params()
         k = p.num_class
         y, _, w = self._multiclass_inputs(y, np.zeros((np.size(y), k)), weight)
+        alpha = self._class_weights(y)
         w = np.ones_like(y) if w.size == 0 else w
         counts = np.bincount(y.astype(np.int64), weights=w, minlength=k)
+        if p.gamma == 0 and alpha.size:
+            # Softmax cross-entropy: the optimum is the softmax of the class-weighted
+            # frequencies, with or without class weights.
+            counts = counts * alpha
         freq = np.maximum(counts / counts.sum(), 1e-12)
         start = np.log(freq) - np.log(freq).mean()
-        if p.gamma == 0 and p.alpha.size == 0:
+        if p.gamma == 0:
             return start
         labels = np.arange(k, dtype=np.float64)
 
@@ -296,13 +357,23 @@ class FocalLoss(Objective):
             s = np.ascontiguousarray(np.broadcast_to(c, (k, k)))
             g = np.empty_like(s)
             h = np.empty_like(s)
-            _k.multiclass_grad_hess(labels, s, freq, p.gamma, p.alpha, -1.0, 0.0, g, h)
-            val = _k.multiclass_loss(labels, s, freq, p.gamma, p.alpha)
+            _k.multiclass_grad_hess(labels, s, freq, p.gamma, alpha, -1.0, 0.0, g, h)
+            val = _k.multiclass_loss(labels, s, freq, p.gamma, alpha)
             return float(val), g.sum(axis=0)
 
         res = minimize(f, start, jac=True, method="L-BFGS-B",
                        options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 500})
         return res.x - res.x.mean()
+
+
+def balanced_class_weights(y: np.ndarray, k: int) -> np.ndarray:
+    """scikit-learn's balanced class weights ``n / (K · n_c)`` of integer labels
+    ``0 … K−1`` (``n_c`` rows of class c; sample weights do not enter, as in
+    ``sklearn.utils.class_weight.compute_class_weight``). A class without rows gets the
+    weight of a class of one row: it weights nothing in these labels, and stays finite
+    and positive for labels it does occur in (a bound copy used on other rows)."""
+    counts = np.bincount(y.astype(np.int64), minlength=k).astype(np.float64)
+    return y.size / (k * np.maximum(counts, 1.0))
 
 
 def _binary_constant(w1: float, w0: float, gamma: float) -> float:

@@ -16,7 +16,7 @@ from gbrank._fields import (
     lightgbm_dataset_fields,
     per_row_weights,
 )
-from gbrank._train import Validation, train
+from gbrank._train import Validation, start_rows, train
 from gbrank._validation import (
     check_choice,
     check_integer,
@@ -64,9 +64,13 @@ def _resolve_objective(objective: Any, task: str, estimator: str) -> Objective |
 
 
 # Objectives of the boosters whose prediction is the estimator's: sigmoid of the raw
-# score (GBClassifier.predict_proba) or the raw score itself (GBRanker.predict).
+# score or the softmax of the K raw scores (GBClassifier.predict_proba), or the raw score
+# itself (GBRanker.predict). LightGBM records a multiclass objective with its number of
+# classes ("multiclass num_class:3"); the name is its first word.
 _NATIVE_LINKS = {
     ("lightgbm", "binary"): ("binary sigmoid:1", "cross_entropy"),
+    ("lightgbm", "multiclass"): ("multiclass",),
+    ("xgboost", "multiclass"): ("multi:softprob",),
     ("lightgbm", "ranking"): ("lambdarank", "rank_xendcg", "regression", "regression_l1",
                               "huber", "fair", "quantile", "mape"),
     ("xgboost", "binary"): ("binary:logistic", "reg:logistic"),
@@ -83,18 +87,27 @@ def _check_native_link(booster: str, model: Any, name: str, task: str) -> None:
         header = model.model_to_string(num_iteration=1).split("Tree=")[0]
         line = next((x for x in header.splitlines() if x.startswith("objective=")), "")
         recorded = line[len("objective="):]
+        if task == "multiclass":
+            recorded = recorded.split(" ")[0]
     else:
         import json
 
         recorded = json.loads(model.save_config())["learner"]["objective"]["name"]
     valid = _NATIVE_LINKS[(booster, task)]
     if recorded not in valid:
-        what = ("the sigmoid of the raw score (predict_proba)" if task == "binary"
-                else "the raw score (predict)")
+        what = {"binary": "the sigmoid of the raw score (predict_proba)",
+                "multiclass": "the softmax of the raw scores (predict_proba)",
+                "ranking": "the raw score (predict)"}[task]
         raise ValueError(
             f"objective='native:{name}' makes {booster} predict with its objective "
             f"{recorded!r}, not {what}; a saved model would predict something else. "
             f"Objectives whose prediction is {what}: {', '.join(valid)}")
+
+
+def _has_start(init: Any) -> bool:
+    """Whether training carries a start (``init_score`` / ``base_margin``): a constant
+    start of 0 (a number, or 0 for every class) is left out."""
+    return bool(np.any(np.asarray(init) != 0.0))
 
 
 class _GBBase(BaseEstimator):
@@ -215,12 +228,17 @@ class _GBBase(BaseEstimator):
 
     # -- training -------------------------------------------------------------------------
     def _train(self, p: dict[str, Any], obj: Objective | str, X: Any, y: np.ndarray,
-               sizes: np.ndarray | None, w: np.ndarray | None, init: float,
-               Xv: Any, yv: Any, sizes_v: Any, wv: Any, metric: Any, seed: int) -> None:
+               sizes: np.ndarray | None, w: np.ndarray | None, init: Any,
+               Xv: Any, yv: Any, sizes_v: Any, wv: Any, metric: Any, seed: int,
+               num_class: int | None = None) -> None:
         """Train ``self.booster_`` through the one training loop (:mod:`gbrank._train`);
-        set ``evals_result_`` and ``best_iteration_``."""
+        set ``evals_result_`` and ``best_iteration_``. ``init``: the constant start, a
+        number or one per class (``num_class`` trees per round)."""
         lr, decay = p["learning_rate"], p["decay"]
         extra = dict(self.booster_params or {})
+        if num_class is not None:
+            extra["num_class"] = num_class
+        started = _has_start(init)
         if p["booster"] == "lightgbm":
             lgb = require("lightgbm")
 
@@ -231,12 +249,12 @@ class _GBBase(BaseEstimator):
             params = {"learning_rate": lr, "verbosity": -1, "seed": seed,
                       "metric": "None", "feature_pre_filter": False,
                       **self._tree_params("lightgbm"), **extra}
-            init_tr = None if init == 0.0 else np.full(y.size, init)
+            init_tr = start_rows(init, y.size) if started else None
             dtrain = lgb.Dataset(X, y, group=sizes, weight=w, init_score=init_tr,
                                  free_raw_data=True)
             dvalid = None
             if Xv is not None:
-                init_v = None if init == 0.0 else np.full(len(yv), init)
+                init_v = start_rows(init, len(yv)) if started else None
                 dvalid = lgb.Dataset(Xv, yv, group=sizes_v, weight=wv, init_score=init_v,
                                      reference=dtrain)
         else:
@@ -251,7 +269,7 @@ class _GBBase(BaseEstimator):
             def dmat(Xi: Any, yi: Any, gi: Any, wi: Any) -> Any:
                 if wi is not None and gi is not None:  # XGBoost: one weight per query
                     wi = query_structure(len(yi), group=gi, weight=wi).weights
-                margin = None if init == 0.0 else np.full(len(yi), init)
+                margin = start_rows(init, len(yi)) if started else None
                 return xgb.DMatrix(Xi, yi, group=gi, weight=wi, base_margin=margin,
                                    enable_categorical=True, missing=np.nan,
                                    nthread=params.get("nthread"))
@@ -281,7 +299,8 @@ class _GBBase(BaseEstimator):
             names = {"feature_names": self.booster_.feature_names,
                      "feature_types": self.booster_.feature_types}
         # As in training: a start given as base_margin replaces the model's base_score.
-        margin = None if self.init_score_ == 0.0 else np.zeros(X.shape[0])
+        margin = (start_rows(np.zeros_like(self.init_score_), X.shape[0])
+                  if _has_start(self.init_score_) else None)
         dm = xgb.DMatrix(X, enable_categorical=True, missing=np.nan, base_margin=margin,
                          **names)
         return np.asarray(self.booster_.predict(dm, output_margin=True,
@@ -298,12 +317,16 @@ class _GBBase(BaseEstimator):
         return X, None
 
     # -- export -------------------------------------------------------------------------
+    def _fitted_task(self) -> str:
+        """The task of the fitted model ("ranking", "binary" or "multiclass")."""
+        return self._task
+
     def _native_booster(self) -> Any:
         """The fitted model as a booster that predicts on its own (see ``save_model``)."""
         check_is_fitted(self, "booster_")
         obj, best = self.objective_, self.best_iteration_
         if isinstance(obj, str):  # the booster's own objective: its start is inside
-            _check_native_link(self.booster, self.booster_, obj, self._task)
+            _check_native_link(self.booster, self.booster_, obj, self._fitted_task())
             if self.booster == "lightgbm":
                 lgb = require("lightgbm")
                 return lgb.Booster(model_str=self.booster_.model_to_string(num_iteration=best))
@@ -316,7 +339,7 @@ class _GBBase(BaseEstimator):
         from gbrank.xgboost import to_native
 
         # Training had a base_margin exactly when the start is not 0 (see _train).
-        start = "base_score" if self.init_score_ == 0.0 else self.init_score_
+        start = self.init_score_ if _has_start(self.init_score_) else "base_score"
         return to_native(self.booster_, obj, init_score=start, num_iteration=best)
 
     def save_model(self, path: Any) -> None:

@@ -1,17 +1,18 @@
-"""GBClassifier: imbalanced binary classification with a gbrank objective as a
-scikit-learn classifier."""
+"""GBClassifier: imbalanced classification, two classes or K, with a gbrank objective as
+a scikit-learn classifier."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
-from sklearn.base import ClassifierMixin
+from sklearn.base import ClassifierMixin, clone
 from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
-from gbrank._proba import predict_proba as _sigmoid
+from gbrank._proba import log_softmax
+from gbrank._proba import predict_proba as _link
 from gbrank._validation import (
     check_beta,
     check_choice,
@@ -19,82 +20,119 @@ from gbrank._validation import (
     check_number,
     check_row_weights,
 )
-from gbrank.sklearn._base import _GBBase, _resolve_objective, _ValidMetric
+from gbrank.objectives import FocalLoss, Objective, get_objective
+from gbrank.sklearn._base import _NATIVE, _GBBase, _resolve_objective, _ValidMetric
 
 __all__ = ["GBClassifier"]
 
+# The boosters' own objectives whose K raw scores become probabilities by the softmax.
+_NATIVE_SOFTMAX = {"lightgbm": ("multiclass", "softmax"),
+                   "xgboost": ("multi:softprob", "multi:softmax")}
+
 
 class GBClassifier(ClassifierMixin, _GBBase):
-    r"""Imbalanced binary classification with a gbrank objective (focal loss, the F_β
-    surrogate), as a scikit-learn classifier.
+    r"""Imbalanced classification with a gbrank objective (focal loss, the F_β
+    surrogate), two classes or K, as a scikit-learn classifier.
 
     The booster starts from the objective's loss-optimal constant
     (``init_score_ = objective.init_score(y)``), which is added back at prediction,
-    so ``predict_proba`` is :math:`\sigma(z)` of the full margin :math:`z` — calibrated
-    as far as the loss allows (focal loss with γ > 0 is not a proper scoring rule).
-    ``predict`` thresholds it: ``threshold="auto"`` picks the F_β-best cut (threshold
-    moving); a number is a probability threshold.
+    so ``predict_proba`` is :math:`\sigma(z)` of the full margin :math:`z` (two
+    classes) or the softmax of the K margins :math:`z_k` (K classes) — calibrated as far
+    as the loss allows (focal loss with γ > 0 is not a proper scoring rule).
 
-    How ``threshold="auto"`` is chosen: a model is trained on the rows outside a
-    stratified validation split (``validation_fraction`` of each class's rows), and the
-    threshold maximising F_β of its predictions on the split is taken. Without early
-    stopping, the final model is then trained again on every row (same rounds and seed)
-    and keeps that threshold, so no row is lost to the choice; with early stopping the
-    split also chooses the number of rounds and the final model is the one trained
-    without it. With ``validation_fraction=None`` the threshold is chosen on the
-    training predictions.
+    Two classes: ``predict`` thresholds the probability of ``pos_label_``:
+    ``threshold="auto"`` picks the F_β-best cut (threshold moving); a number is a
+    probability threshold.
+
+    K classes (three or more labels in ``y``, or a multiclass objective): ``predict``
+    is :math:`\arg\max_k (\log p_k + b_k)` with per-class offsets :math:`b_k`
+    (``class_offsets_``), additive corrections of each class's log-odds. With
+    ``decision="auto"`` they maximise macro-F_β (``beta``) of the held-out predictions
+    (:func:`gbrank.metrics.best_class_offsets`: coordinate ascent with an exact sweep
+    per class, from no offsets and from rescaling by the class shares, never worse than
+    the argmax there) — threshold moving for K classes; ``decision="argmax"`` sets them
+    to 0, the most probable class. The objective follows the data: ``"focal"`` or a
+    ``FocalLoss`` without ``num_class`` becomes ``FocalLoss(num_class=K)`` with its
+    other parameters (``alpha="balanced"`` weights the classes by inverse frequency).
+
+    How the threshold or the offsets are chosen (``"auto"``): a model is trained on the
+    rows outside a stratified validation split (``validation_fraction`` of each class's
+    rows), and the threshold (offsets) maximising F_β (macro-F_β) of its predictions on
+    the split is taken. Without early stopping, the final model is then trained again
+    on every row (same rounds and seed) and keeps that threshold (those offsets), so no
+    row is lost to the choice; with early stopping the split also chooses the number
+    of rounds and the final model is the one trained without it. With
+    ``validation_fraction=None`` the choice is made on the training predictions.
 
     Parameters
     ----------
     objective : str or gbrank objective, default "focal"
-        ``"focal"``, ``"fbeta_surrogate"``, a binary gbrank objective instance, or
-        ``"native:<name>"`` (``"native:binary"`` for LightGBM, ``"native:binary:logistic"``
-        for XGBoost; margins are then the booster's raw scores).
+        Two classes: ``"focal"``, ``"fbeta_surrogate"``, a binary gbrank objective
+        instance, or ``"native:<name>"`` (``"native:binary"`` for LightGBM,
+        ``"native:binary:logistic"`` for XGBoost; margins are then the booster's raw
+        scores). K classes: ``"focal"``, a ``FocalLoss`` (``num_class`` None or K), or
+        the booster's softmax objective, ``"native:multiclass"`` (LightGBM) or
+        ``"native:multi:softprob"`` (XGBoost).
     threshold : "auto" or float in (0, 1), default "auto"
-        Probability above which ``predict`` says the positive class. ``"auto"``: the
-        threshold maximising F_β (``beta``) on held-out predictions (see above).
+        Two classes: probability above which ``predict`` says the positive class.
+        ``"auto"``: the threshold maximising F_β (``beta``) on held-out predictions
+        (see above). K classes: only ``"auto"`` (the rule is ``decision``).
+    decision : {"auto", "argmax"}, default "auto"
+        ``"argmax"``: predict the most probable class (K classes: offsets 0; two
+        classes: threshold 0.5, refused beside a numeric ``threshold``). ``"auto"``:
+        K classes, the macro-F_β offsets (see above); two classes, as ``threshold``
+        says.
     beta : float, default 1.0
-        β of the F_β that ``threshold="auto"`` maximises.
+        β of the F_β that ``threshold="auto"`` (two classes) or the macro-F_β that
+        ``decision="auto"`` (K classes) maximises.
     pos_label : label, optional
-        The positive class: the one the objective's ``alpha``, F_β and the threshold
-        are about, and ``predict_proba``'s column for it is :math:`\sigma(z)`.
-        ``None``: for numeric or boolean labels the larger (1 of {0, 1}, +1 of
-        {−1, +1}, True), as scikit-learn's metrics assume; for other labels (strings)
-        the rarer class in ``y`` (by summed ``sample_weight``; ``classes_[1]`` on a
-        tie), the one an imbalanced classifier looks for. Pass it to be explicit.
+        Two classes only. The positive class: the one the objective's ``alpha``, F_β and
+        the threshold are about, and ``predict_proba``'s column for it is
+        :math:`\sigma(z)`. ``None``: for numeric or boolean labels the larger (1 of
+        {0, 1}, +1 of {−1, +1}, True), as scikit-learn's metrics assume; for other
+        labels (strings) the rarer class in ``y`` (by summed ``sample_weight``;
+        ``classes_[1]`` on a tie), the one an imbalanced classifier looks for. Pass it to
+        be explicit.
     booster, n_estimators, learning_rate, learning_rate_decay, early_stopping_rounds, \
 validation_fraction, random_state, num_leaves, max_depth, min_child_samples, subsample, \
 colsample_bytree, reg_lambda, n_jobs, booster_params
-        As in :class:`GBRanker`; early stopping watches the objective's loss on the
-        validation split. The split (``validation_fraction`` of each class's rows,
-        drawn from ``random_state``) is made when early stopping is on or
-        ``threshold="auto"``.
+        As in :class:`GBRanker`; early stopping watches the objective's loss (the log
+        loss for the boosters' own objectives) on the validation split. The split
+        (``validation_fraction`` of each class's rows, drawn from ``random_state``) is
+        made when early stopping is on or the threshold (offsets) is chosen.
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        The two labels (any type), sorted; ``predict_proba``'s columns follow it.
+    classes_ : ndarray of shape (n_classes,)
+        The labels (any type), sorted; ``predict_proba``'s columns follow it.
     pos_label_ : label
-        The positive class (``pos_label`` or its default).
+        Two classes: the positive class (``pos_label`` or its default).
     threshold_ : float
-        Probability threshold ``predict`` uses.
-    init_score_ : float
-        The objective's constant start, added to the booster's raw margins.
+        Two classes: probability threshold ``predict`` uses.
+    class_offsets_ : ndarray of shape (K,)
+        K classes: the offsets :math:`b_k` added to the log-probabilities (columns as
+        ``classes_``).
+    init_score_ : float or ndarray of shape (K,)
+        The objective's constant start, added to the booster's raw margins (one per
+        class for K classes; 0 for the boosters' own objectives, whose start is in the
+        model).
     booster_, objective_, evals_result_, best_iteration_, n_features_in_, \
 feature_names_in_, feature_importances_
         As in :class:`GBRanker`.
 
     Notes
     -----
-    ``save_model(path)`` writes a model whose own prediction is ``predict_proba``'s
-    probability of ``pos_label_`` (:math:`\sigma(z)`, the start ``init_score_``
-    included; objective ``binary sigmoid:1`` for LightGBM, ``binary:logistic`` for
-    XGBoost), whichever column of ``classes_`` that is. The decision
-    ``predict`` makes — ``pos_label_`` where that probability exceeds
-    ``threshold_`` — is not part of a booster's model: apply ``threshold_`` where the
-    model is served. LightGBM's file has no place for it; XGBoost's carries it as the
-    attributes ``gbrank_threshold`` and ``gbrank_pos_label`` (JSON text), read with
-    ``Booster.attr``.
+    ``save_model(path)`` writes a model whose own prediction is ``predict_proba``'s:
+    two classes, the probability of ``pos_label_`` (:math:`\sigma(z)`, the start
+    ``init_score_`` included; objective ``binary sigmoid:1`` for LightGBM,
+    ``binary:logistic`` for XGBoost), whichever column of ``classes_`` that is; K
+    classes, the K probabilities (``multiclass`` / ``multi:softprob``), columns as
+    ``classes_``. The decision ``predict`` makes — ``pos_label_`` where that
+    probability exceeds ``threshold_``; :math:`\arg\max_k (\log p_k + b_k)` — is not
+    part of a booster's model: apply ``threshold_`` or ``class_offsets_`` where the model
+    is served. LightGBM's file has no place for them; XGBoost's carries them as the
+    attributes ``gbrank_threshold`` and ``gbrank_pos_label``, or ``gbrank_class_offsets``
+    and ``gbrank_classes`` (JSON text), read with ``Booster.attr``.
 
     Examples
     --------
@@ -108,6 +146,20 @@ feature_names_in_, feature_importances_
     True
     >>> clf.predict(X[:3]).tolist()
     [0.0, 0.0, 0.0]
+
+    K classes: the decision adds per-class offsets to the log-probabilities.
+
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_classification
+    >>> X, y = make_classification(3000, 10, n_informative=6, n_classes=3,
+    ...                            weights=[0.85, 0.1, 0.05], random_state=0)
+    >>> clf = GBClassifier(n_estimators=30, random_state=0,
+    ...                    n_jobs=1).fit(X, y)
+    >>> clf.classes_.tolist(), clf.objective_.num_class, clf.class_offsets_.shape
+    ([0, 1, 2], 3, (3,))
+    >>> rule = np.argmax(np.log(clf.predict_proba(X)) + clf.class_offsets_, axis=1)
+    >>> bool(np.array_equal(clf.classes_[rule], clf.predict(X)))
+    True
     """
 
     _task = "binary"
@@ -117,8 +169,8 @@ feature_names_in_, feature_importances_
                  learning_rate_decay: float | None = None,
                  early_stopping_rounds: int | None = None,
                  validation_fraction: float | None = 0.1, threshold: Any = "auto",
-                 beta: float = 1.0, pos_label: Any = None, random_state: Any = None,
-                 num_leaves: int | None = None,
+                 decision: str = "auto", beta: float = 1.0, pos_label: Any = None,
+                 random_state: Any = None, num_leaves: int | None = None,
                  max_depth: int | None = None, min_child_samples: int | None = None,
                  subsample: float | None = None, colsample_bytree: float | None = None,
                  reg_lambda: float | None = None, n_jobs: int | None = None,
@@ -131,6 +183,7 @@ feature_names_in_, feature_importances_
         self.early_stopping_rounds = early_stopping_rounds
         self.validation_fraction = validation_fraction
         self.threshold = threshold
+        self.decision = decision
         self.beta = beta
         self.pos_label = pos_label
         self.random_state = random_state
@@ -155,7 +208,7 @@ feature_names_in_, feature_importances_
                              f"{self.threshold!r}") from None
 
     def fit(self, X: Any, y: Any, *, sample_weight: Any = None) -> GBClassifier:
-        """Fit on features ``X`` and two-class labels ``y`` (any two values).
+        """Fit on features ``X`` and labels ``y`` (two classes or more, any values).
 
         Returns
         -------
@@ -165,8 +218,8 @@ feature_names_in_, feature_importances_
             raise ValueError("GBClassifier requires y to be passed, but the target y is None")
         p = self._check_params()
         fixed = self._check_threshold_param()
+        decision = check_choice(self.decision, "decision", ("auto", "argmax"))
         beta = check_beta(self.beta)
-        obj = _resolve_objective(self.objective, "binary", "GBClassifier")
         X = self._validate_X(X, reset=True)
         n = X.shape[0]
         y = column_or_1d(y.to_numpy() if hasattr(y, "to_numpy") else y, warn=True)
@@ -177,35 +230,66 @@ feature_names_in_, feature_importances_
         check_classification_targets(y)
         w = check_row_weights(sample_weight, n, "sample_weight")
         classes = np.unique(y if w is None else y[w > 0])
-        if classes.size != 2:
+        if classes.size < 2:
             raise ValueError(
-                f"Only binary classification is supported: GBClassifier needs exactly two "
-                f"classes in y{' (with positive weight)' if w is not None else ''}; got "
+                f"GBClassifier needs at least two classes in y"
+                f"{' (with positive weight)' if w is not None else ''}; got "
                 f"{classes.size} class{'es' if classes.size != 1 else ''}: "
                 f"{classes[:5].tolist()}")
+        obj, multiclass = _classifier_objective(self.objective, classes.size, p["booster"])
+        if multiclass:
+            if self.pos_label is not None:
+                raise ValueError(f"pos_label={self.pos_label!r} names the positive class of "
+                                 "two; with K classes there is none (leave it None)")
+            if fixed is not None:
+                raise ValueError(f"threshold={self.threshold!r} is a probability cut for two "
+                                 "classes; K classes are decided by decision='auto' "
+                                 "(macro-F_β offsets) or 'argmax'")
+        elif decision == "argmax":
+            if fixed is not None:
+                raise ValueError(f"decision='argmax' is threshold 0.5 for two classes; pass "
+                                 f"threshold={self.threshold!r} or decision='argmax', not both")
+            fixed = 0.5
         self.classes_ = classes
-        self.pos_label_ = self._positive_class(y, classes, w)
-        y01 = (y == self.pos_label_).astype(np.float64)
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
+        if multiclass:
+            self._fit_multiclass(p, obj, X, y, w, decision == "auto", beta, rng, seed)
+        else:
+            self._fit_binary(p, obj, X, y, w, fixed, beta, rng, seed)
+        return self
+
+    def _split(self, codes: np.ndarray, k: int, frac: float,
+               rng: np.random.RandomState) -> tuple[np.ndarray, np.ndarray]:
+        """Stratified training and validation rows: ``frac`` of each class's rows (at
+        least one row left to train on per class)."""
+        n = codes.size
+        held = []
+        by_class = [rng.permutation(np.flatnonzero(codes == c)) for c in range(k)]
+        for idx in by_class:
+            m = min(int(round(frac * idx.size)), idx.size - 1)
+            held.append(idx[:max(m, 0)])
+        va = np.sort(np.concatenate(held))
+        big = max(by_class, key=len)
+        if va.size == 0 and big.size >= 2:  # tiny data: one row of the largest class
+            va = big[:1]
+        if va.size == 0:
+            raise ValueError(
+                f"validation_fraction={self.validation_fraction!r} of {n} rows leaves an "
+                "empty validation part; use more rows or validation_fraction=None")
+        return np.setdiff1d(np.arange(n), va), va
+
+    def _fit_binary(self, p: dict[str, Any], obj: Objective | str, X: Any, y: np.ndarray,
+                    w: np.ndarray | None, fixed: float | None, beta: float,
+                    rng: np.random.RandomState, seed: int) -> None:
+        n = y.size
+        self.pos_label_ = self._positive_class(y, self.classes_, w)
+        y01 = (y == self.pos_label_).astype(np.float64)
         early = p["early_stopping_rounds"] is not None
         holdout = p["validation_fraction"] is not None and (early or fixed is None)
         tr, va = np.arange(n), None
-        if holdout:  # stratified: each class contributes its share of rows
-            held = []
-            by_class = [rng.permutation(np.flatnonzero(y01 == c)) for c in (0.0, 1.0)]
-            for idx in by_class:
-                k = min(int(round(p["validation_fraction"] * idx.size)), idx.size - 1)
-                held.append(idx[:max(k, 0)])
-            va = np.sort(np.concatenate(held))
-            big = max(by_class, key=len)
-            if va.size == 0 and big.size >= 2:  # tiny data: one row of the larger class
-                va = big[:1]
-            if va.size == 0:
-                raise ValueError(
-                    f"validation_fraction={self.validation_fraction!r} of {n} rows leaves an "
-                    "empty validation part; use more rows or validation_fraction=None")
-            tr = np.setdiff1d(np.arange(n), va)
+        if holdout:
+            tr, va = self._split(y01, 2, p["validation_fraction"], rng)
         init = 0.0
         if not isinstance(obj, str):
             wt = None if w is None else w[tr]
@@ -235,8 +319,51 @@ feature_names_in_, feature_importances_
             self._train(p, obj, X, y01, None, w, self.init_score_, None, None, None, None,
                         metric, seed)
             self.evals_result_ = curve
-        self.threshold_ = float(_sigmoid(np.array([self._margin_threshold]))[0])
-        return self
+        self.threshold_ = float(_link(np.array([self._margin_threshold]))[0])
+
+    def _fit_multiclass(self, p: dict[str, Any], obj: Objective | str, X: Any,
+                        y: np.ndarray, w: np.ndarray | None, choose: bool, beta: float,
+                        rng: np.random.RandomState, seed: int) -> None:
+        from gbrank.metrics import best_class_offsets
+
+        k = self.classes_.size
+        codes = np.searchsorted(self.classes_, y)
+        known = self.classes_[np.minimum(codes, k - 1)] == y
+        if not known.all():  # rows of weight 0 whose label is no class: they weigh nothing
+            keep = np.flatnonzero(known)
+            X, codes, w = _safe_indexing(X, keep), codes[keep], w[keep]
+        codes = codes.astype(np.float64)
+        early = p["early_stopping_rounds"] is not None
+        holdout = p["validation_fraction"] is not None and (early or choose)
+        tr, va = np.arange(codes.size), None
+        if holdout:
+            tr, va = self._split(codes, k, p["validation_fraction"], rng)
+        native = isinstance(obj, str)
+        Xt, yt, wt = _safe_indexing(X, tr), codes[tr], None if w is None else w[tr]
+        Xv = yv = wv = None
+        if va is not None:
+            Xv, yv, wv = _safe_indexing(X, va), codes[va], None if w is None else w[va]
+        init = np.zeros(k) if native else np.asarray(obj.init_score(yt, wt), dtype=np.float64)
+        metric = _ValidMetric(None, _LogLoss() if native else obj)
+        self.objective_ = obj
+        self.init_score_ = init
+        self._train(p, obj, Xt, yt, None, wt, init, Xv, yv, None, wv, metric, seed,
+                    num_class=k)
+        offsets = np.zeros(k)
+        if choose:
+            Xs, ys, ws = (Xv, yv, wv) if va is not None else (Xt, yt, wt)
+            offsets = best_class_offsets(ys, log_softmax(self._raw(Xs) + init), beta,
+                                         weight=ws)[0]
+        if holdout and not early:
+            # As for two classes: the final model learns from every row and keeps the
+            # offsets (corrections of log-probabilities) chosen on the split.
+            curve = self.evals_result_
+            if not native:
+                self.init_score_ = np.asarray(obj.init_score(codes, w), dtype=np.float64)
+            self._train(p, obj, X, codes, None, w, self.init_score_, None, None, None, None,
+                        metric, seed, num_class=k)
+            self.evals_result_ = curve
+        self.class_offsets_ = offsets
 
     def _positive_class(self, y: np.ndarray, classes: np.ndarray, w: Any) -> Any:
         """``pos_label``, checked; by default the larger of numeric or boolean labels, the
@@ -253,48 +380,109 @@ feature_names_in_, feature_importances_
                 for c in classes]
         return classes[0] if mass[0] < mass[1] else classes[1]
 
+    def _fitted_task(self) -> str:
+        return "multiclass" if np.ndim(self.init_score_) == 1 else "binary"
+
     def _export_attributes(self) -> dict[str, str]:
         import json
 
-        label = self.pos_label_.item() if isinstance(self.pos_label_, np.generic) \
-            else self.pos_label_
-        try:
-            label = json.dumps(label)
-        except TypeError:
-            label = json.dumps(str(label))
-        return {"gbrank_threshold": repr(float(self.threshold_)), "gbrank_pos_label": label}
+        if self._fitted_task() == "multiclass":
+            return {"gbrank_class_offsets": json.dumps(self.class_offsets_.tolist()),
+                    "gbrank_classes": json.dumps([_json_label(c) for c in self.classes_])}
+        return {"gbrank_threshold": repr(float(self.threshold_)),
+                "gbrank_pos_label": json.dumps(_json_label(self.pos_label_))}
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """The positive class's margin minus the threshold's margin, signed as
-        scikit-learn expects: positive exactly where ``predict`` says ``classes_[1]``."""
-        d = self._margins(X) - self._margin_threshold
+        """Two classes: the positive class's margin minus the threshold's margin, signed
+        as scikit-learn expects (positive exactly where ``predict`` says ``classes_[1]``).
+        K classes: the offset log-probabilities :math:`\\log p_k + b_k`, shape (n, K),
+        whose argmax ``predict`` takes."""
+        z = self._margins(X)
+        if z.ndim == 2:
+            return log_softmax(z) + self.class_offsets_
+        d = z - self._margin_threshold
         return d if self.pos_label_ == self.classes_[1] else -d
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Probabilities of ``classes_`` per row: :math:`p = \\sigma(z)` for
-        ``pos_label_`` (margin including ``init_score_``), :math:`1 - p` for the other."""
-        p = _sigmoid(self._margins(X))
+        """Probabilities of ``classes_`` per row. Two classes: :math:`p = \\sigma(z)` for
+        ``pos_label_`` (margin including ``init_score_``), :math:`1 - p` for the other.
+        K classes: the softmax of the K margins."""
+        z = self._margins(X)
+        if z.ndim == 2:
+            return _link(z)
+        p = _link(z)
         if self.pos_label_ == self.classes_[1]:
             return np.column_stack([1.0 - p, p])
         return np.column_stack([p, 1.0 - p])
 
     def predict(self, X: Any) -> np.ndarray:
-        """``pos_label_`` where the margin exceeds the threshold, else the other class."""
+        """Two classes: ``pos_label_`` where the margin exceeds the threshold, else the
+        other class. K classes: the class of the largest offset log-probability."""
         d = self.decision_function(X)  # raises NotFittedError first
+        if d.ndim == 2:
+            return self.classes_[np.argmax(d, axis=1)]
         return self.classes_[(d > 0).astype(np.intp)]
 
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
+
+def _classifier_objective(objective: Any, k: int, booster: str) -> tuple[Any, bool]:
+    """The objective for ``k`` classes, and whether the model is multiclass (K trees per
+    round, softmax): a booster objective name, or a fresh gbrank objective."""
+    if isinstance(objective, str) and objective.startswith(_NATIVE) \
+            and len(objective) > len(_NATIVE):
+        name = objective[len(_NATIVE):]
+        softmax = name in _NATIVE_SOFTMAX.get(booster, ())
+        if k > 2 and not softmax:
+            raise ValueError(
+                f"objective={objective!r} is not {booster}'s softmax objective, and y has "
+                f"{k} classes: predict_proba is the softmax of K raw scores; use "
+                + " or ".join(f"'native:{x}'" for x in _NATIVE_SOFTMAX.get(booster, ())))
+        return name, softmax
+    if isinstance(objective, Objective) and objective.task == "multiclass":
+        obj = clone(objective)
+        declared = obj._params().num_class
+        if declared != k:
+            raise ValueError(f"objective {objective!r} has num_class={declared}, but y has {k} "
+                             "classes; leave num_class None (GBClassifier sets it from y)")
+        return obj, True
+    if k == 2:
+        return _resolve_objective(objective, "binary", "GBClassifier"), False
+    obj = get_objective(objective) if isinstance(objective, str) else objective
+    if not isinstance(obj, FocalLoss):
+        raise ValueError(
+            f"objective {objective!r} is a {getattr(obj, 'task', 'non-gbrank')} objective; "
+            f"for {k} classes GBClassifier takes 'focal' or a FocalLoss (num_class is set "
+            "from y), or the booster's softmax objective ('native:multiclass' for LightGBM, "
+            "'native:multi:softprob' for XGBoost)")
+    obj = clone(obj).set_params(num_class=k)
+    obj._params()  # validate now: a bad parameter for K classes fails at fit, named
+    return obj, True
+
+
+def _json_label(label: Any) -> Any:
+    """A label as JSON can hold it (NumPy scalars as Python ones; others as text)."""
+    import json
+
+    label = label.item() if isinstance(label, np.generic) else label
+    try:
+        json.dumps(label)
+    except TypeError:
+        return str(label)
+    return label
 
 
 class _LogLoss:
-    """Validation loss for native binary objectives (raw margins): the logistic loss."""
+    """Validation loss for the boosters' own objectives: binary, the logistic loss of
+    the values as margins; multiclass (an (n, K) array of the probabilities the
+    boosters hand a custom metric for their softmax objectives), the mean
+    cross-entropy."""
 
     def loss(self, y: Any, s: Any, weight: Any = None) -> float:
         from gbrank.objectives import FocalLoss
 
+        if np.ndim(s) == 2:
+            from gbrank.metrics import multiclass_log_loss
+
+            p = np.asarray(s, dtype=np.float64)
+            return multiclass_log_loss(y, np.log(np.maximum(p, np.finfo(np.float64).tiny)),
+                                       weight=weight)
         return FocalLoss(gamma=0.0).loss(y, s, weight=weight)
-
-

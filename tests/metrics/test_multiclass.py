@@ -7,7 +7,12 @@ import pytest
 from sklearn import metrics as skm
 
 from gbrank import get_metric
-from gbrank.metrics import balanced_accuracy, fbeta_multiclass, multiclass_log_loss
+from gbrank.metrics import (
+    balanced_accuracy,
+    best_class_offsets,
+    fbeta_multiclass,
+    multiclass_log_loss,
+)
 
 
 def _data(n=500, k=5, seed=0, absent=None):
@@ -65,3 +70,62 @@ def test_bad_multiclass_input():
         fbeta_multiclass(y, s, average="samples")
     with pytest.raises(ValueError, match="bad beta in metric"):
         get_metric("macro_fbeta:-1")
+
+
+# --- best_class_offsets: the K-class decision rule ----------------------------------------
+
+
+def _switch_points(s, b, c):
+    """Every value of b_c at which some row's argmax(s + b) changes, with b_c's
+    neighbours: candidates between and beyond them (brute force)."""
+    t = s + b
+    others = np.delete(t, c, axis=1).max(axis=1) - s[:, c]
+    v = np.unique(others)
+    return np.concatenate(([v[0] - 1.0], (v[1:] + v[:-1]) / 2, [v[-1] + 1.0]))
+
+
+@pytest.mark.parametrize("beta", [1.0, 2.0])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_best_class_offsets_is_a_coordinatewise_optimum_never_below_argmax(beta, weighted):
+    y, s, w = _data(300, seed=3)
+    w = w if weighted else None
+    b, value = best_class_offsets(y, s, beta, weight=w)
+    pred = np.argmax(s + b, axis=1)
+    assert value == fbeta_multiclass(y, s + b, beta, weight=w)
+    assert value == pytest.approx(skm.fbeta_score(y, pred, beta=beta, average="macro",
+                                                  sample_weight=w), abs=1e-12)
+    assert value > fbeta_multiclass(y, s, beta, weight=w)  # argmax: b = 0
+    for c in range(s.shape[1]):  # no single offset does better (brute force)
+        for v in _switch_points(s, b, c):
+            trial = b.copy()
+            trial[c] = v
+            assert fbeta_multiclass(y, s + trial, beta, weight=w) <= value + 1e-12
+
+
+def test_best_class_offsets_two_classes_is_the_global_optimum():
+    y, s, _ = _data(200, k=2, seed=4)
+    b, value = best_class_offsets(y, s)
+    d = s[:, 1] - s[:, 0]  # only b_1 - b_0 matters: predict 1 iff d + b_1 - b_0 > 0
+    cuts = np.unique(d)
+    brute = max(skm.f1_score(y, (d - c >= 0).astype(int), average="macro") for c in cuts)
+    brute = max(brute, skm.f1_score(y, np.zeros_like(y), average="macro"))
+    assert value == pytest.approx(brute, abs=1e-12)
+
+
+def test_best_class_offsets_read_raw_scores_and_log_probabilities_alike():
+    y, s, _ = _data(300, seed=5)
+    log_p = s - np.logaddexp.reduce(s, axis=1, keepdims=True)
+    b1, v1 = best_class_offsets(y, s)
+    b2, v2 = best_class_offsets(y, log_p)
+    assert v1 == v2
+    np.testing.assert_array_equal(np.argmax(s + b1, axis=1), np.argmax(log_p + b2, axis=1))
+    b3, v3 = best_class_offsets(y, s)  # deterministic
+    np.testing.assert_array_equal(b1, b3)
+
+
+def test_best_class_offsets_leave_a_class_without_rows_at_zero():
+    y, s, _ = _data(300, seed=6, absent=3)
+    b, value = best_class_offsets(y, s)
+    assert b[3] == 0.0 and value == fbeta_multiclass(y, s + b)
+    with pytest.raises(ValueError, match="max_sweeps"):
+        best_class_offsets(y, s, max_sweeps=0)

@@ -277,6 +277,104 @@ def test_init_score_multiclass(gamma):
 
 
 # ---------------------------------------------------------------------------------------
+# alpha="balanced": scikit-learn's balanced class weights
+
+
+def _skewed(n=300, k=4, seed=11):
+    rng = np.random.default_rng(seed)
+    y = rng.choice(k, n, p=[0.75, 0.15, 0.07, 0.03]).astype(np.float64)
+    return y, rng.standard_normal((n, k)) * 3
+
+
+def test_balanced_gradients_are_the_natively_weighted_softmax_gradients():
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    y, s = _skewed()
+    w = compute_sample_weight("balanced", y)  # n / (K n_c), scikit-learn's rule
+    exact = FocalLoss(0.0, "balanced", hess_floor=0.0, num_class=4, max_step=None)
+    g, h = exact.grad_hess(y, s)
+    p = predict_proba(s)
+    onehot = np.eye(4)[y.astype(int)]
+    np.testing.assert_allclose(g, w[:, None] * (p - onehot), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(h, w[:, None] * p * (1 - p), rtol=1e-12, atol=1e-15)
+    # For any gamma and the defaults (floor, step bound): balanced is these weights,
+    # given as sample weights or as explicit class weights.
+    for gamma in (0.0, 2.0):
+        ref = FocalLoss(gamma, num_class=4).grad_hess(y, s, weight=w)
+        per_class = y.size / (4 * np.bincount(y.astype(int), minlength=4))
+        explicit = FocalLoss(gamma, alpha=per_class.tolist(), num_class=4)
+        for got in (FocalLoss(gamma, "balanced", num_class=4).grad_hess(y, s),
+                    explicit.grad_hess(y, s)):
+            np.testing.assert_allclose(got[0], ref[0], rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(got[1], ref[1], rtol=1e-12, atol=1e-15)
+        assert FocalLoss(gamma, "balanced", num_class=4).loss(y, s) == pytest.approx(
+            FocalLoss(gamma, num_class=4).loss(y, s, weight=w), rel=1e-12)
+
+
+def test_balanced_weights_come_from_the_labels_and_bind_fixes_them():
+    y, s = _skewed(200)
+    obj = FocalLoss(2.0, "balanced", num_class=4)
+    counts = np.bincount(y.astype(int), minlength=4)
+    bound = obj.bind_data_defaults(y)
+    assert bound.alpha == pytest.approx((y.size / (4 * counts)).tolist(), rel=1e-15)
+    assert obj.alpha == "balanced"  # the original is unchanged (get_params as given)
+    # Single rows are weighted as in training only once bound: one row alone is its
+    # class's whole data set (weight n / K = 1/4 there).
+    g_all, _ = obj.grad_hess(y, s)
+    g_row, _ = bound.grad_hess(y[:1], s[:1])
+    np.testing.assert_allclose(g_row, g_all[:1], rtol=1e-13)
+    assert not np.allclose(obj.grad_hess(y[:1], s[:1])[0], g_all[:1])
+    rep = check(obj, y[:40], s[:40])  # check() binds on the labels it is given
+    assert rep.ok, str(rep)
+    # A class absent from the labels weighs as a class of one row (finite, unused).
+    assert obj.bind_data_defaults(np.array([0.0, 0.0, 1.0])).alpha == pytest.approx(
+        [0.375, 0.75, 0.75, 0.75])
+    assert FocalLoss(0.0, num_class=3).bind_data_defaults(y) is not None
+
+
+@pytest.mark.parametrize("gamma", (0.0, 2.0))
+def test_balanced_init_score(gamma):
+    from scipy.optimize import minimize
+
+    y, _ = _skewed(500)
+    obj = FocalLoss(gamma, "balanced", num_class=4)
+    c = obj.init_score(y)
+    explicit = FocalLoss(gamma, obj.bind_data_defaults(y).alpha, num_class=4)
+    np.testing.assert_allclose(c, explicit.init_score(y), rtol=0, atol=1e-9)
+    if gamma == 0:  # every class weighs n / K in total: the uniform start, exactly
+        np.testing.assert_allclose(c, 0.0, atol=1e-15)
+    # It minimises the balanced loss of a constant (direct numerical minimisation).
+    def f(v):
+        return obj.loss(y, np.tile(v, (y.size, 1)))
+
+    best = minimize(f, np.zeros(4), method="Nelder-Mead",
+                    options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000}).x
+    assert f(c) <= f(best) + 1e-9
+
+
+def test_class_weighted_gamma0_init_score_is_the_weighted_log_frequency():
+    y, _ = _skewed(500)
+    alpha = [0.5, 2.0, 1.0, 4.0]
+    c = FocalLoss(0.0, alpha, num_class=4).init_score(y)
+    mass = np.bincount(y.astype(int), minlength=4) * np.array(alpha)
+    np.testing.assert_allclose(predict_proba(c[None, :])[0], mass / mass.sum(), rtol=1e-12)
+    assert c.sum() == pytest.approx(0.0, abs=1e-12)
+
+
+def test_balanced_parameter_errors():
+    obj = FocalLoss(alpha="balanced")  # binary: no K classes to balance
+    assert obj.get_params()["alpha"] == "balanced"
+    with pytest.raises(ValueError, match=r"alpha='balanced' weights the K classes of the "
+                                         r"multiclass loss: set num_class"):
+        obj.grad_hess([0.0, 1.0], [0.0, 0.0])
+    with pytest.raises(ValueError, match=r"alpha must be one of .*'balanced'.*got 'balance'"):
+        FocalLoss(alpha="balance", num_class=3).loss([0.0, 1.0], np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="alpha must be None, 'balanced' or 3 finite class "
+                                         "weights"):
+        FocalLoss(alpha=[1.0, 2.0], num_class=3).loss([0.0, 1.0], np.zeros((2, 3)))
+
+
+# ---------------------------------------------------------------------------------------
 # predict_proba and bad input
 
 

@@ -541,6 +541,159 @@ def test_grid_search_objective_parameter_inside_gbclassifier():
         GBClassifier().set_params(objective__gamma=1.0)
 
 
+# --- the classifier with K classes -------------------------------------------------------
+
+
+def _multi(n=450, seed=3):
+    """Three classes, 70/20/10, from a noisy linear signal."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    z = X[:, 0] - 0.6 * X[:, 1] + 0.7 * rng.normal(size=n)
+    y = np.digitize(z, np.quantile(z, [0.7, 0.9]))
+    return X, y
+
+
+def _softmax_of_booster(est, X):
+    """predict_proba recomputed from the booster's own raw margins and init_score_."""
+    if est.booster == "lightgbm":
+        raw = est.booster_.predict(X, raw_score=True)
+    else:
+        import xgboost as xgb
+
+        start = np.zeros((len(X), est.classes_.size))
+        raw = est.booster_.predict(xgb.DMatrix(X, base_margin=start), output_margin=True)
+    return sigmoid(raw + est.init_score_)  # gbrank.predict_proba: softmax for (n, K)
+
+
+@pytest.mark.parametrize("booster", BOOSTERS)
+def test_multiclass_classifier_probabilities_rule_and_labels(booster):
+    X, y = _multi()
+    names = np.array(["high", "low", "mid"])[y]  # sorted: classes_ = high, low, mid
+    est = GBClassifier(booster=booster, **FAST).fit(X, names)
+    assert est.classes_.tolist() == ["high", "low", "mid"]
+    assert isinstance(est.objective_, FocalLoss) and est.objective_.num_class == 3
+    assert est.objective == "focal"  # the parameter is stored as given
+    codes = np.searchsorted(est.classes_, names)
+    np.testing.assert_allclose(est.init_score_, FocalLoss(num_class=3).init_score(codes),
+                               rtol=0, atol=1e-9)  # final model: every row
+    proba = est.predict_proba(X)
+    assert proba.shape == (len(X), 3)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(proba, _softmax_of_booster(est, X),
+                               rtol=1e-12 if booster == "lightgbm" else 1e-5)
+    d = est.decision_function(X)
+    np.testing.assert_allclose(d, np.log(proba) + est.class_offsets_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(est.predict(X), est.classes_[np.argmax(d, axis=1)])
+    assert np.any(est.class_offsets_ != 0)  # the rule moved some decisions
+    assert not hasattr(est, "threshold_") and not hasattr(est, "pos_label_")
+
+
+def test_multiclass_offsets_maximise_macro_f1_of_the_choosing_predictions():
+    # validation_fraction=None: chosen on the training predictions (reproducible here).
+    X, y = _multi()
+    est = GBClassifier(validation_fraction=None, **FAST).fit(X, y)
+    log_p = np.log(est.predict_proba(X))
+    offsets, best = metrics.best_class_offsets(y, log_p)
+    np.testing.assert_allclose(est.class_offsets_, offsets, rtol=0, atol=1e-9)
+    assert f1_score(y, est.predict(X), average="macro") == pytest.approx(best, abs=1e-12)
+    assert best > f1_score(y, np.argmax(log_p, axis=1), average="macro")
+    # beta: the macro-F_beta offsets.
+    est2 = GBClassifier(validation_fraction=None, beta=2.0, **FAST).fit(X, y)
+    np.testing.assert_allclose(est2.class_offsets_,
+                               metrics.best_class_offsets(y, log_p, 2.0)[0], atol=1e-9)
+
+
+@pytest.mark.parametrize("booster", BOOSTERS)
+def test_multiclass_auto_offsets_final_model_learns_from_every_row(booster):
+    X, y = _multi()
+    auto = GBClassifier(booster=booster, **FAST).fit(X, y)
+    plain = GBClassifier(booster=booster, decision="argmax", **FAST).fit(X, y)
+    # The same final model (every row, same seed); argmax has no offsets and no split.
+    np.testing.assert_array_equal(auto.predict_proba(X), plain.predict_proba(X))
+    np.testing.assert_array_equal(plain.class_offsets_, np.zeros(3))
+    np.testing.assert_array_equal(plain.predict(X), np.argmax(plain.predict_proba(X), axis=1))
+    assert "valid" in auto.evals_result_ and plain.evals_result_ == {}
+
+
+@pytest.mark.parametrize(("booster", "native"), [("lightgbm", "multiclass"),
+                                                 ("xgboost", "multi:softprob")])
+def test_multiclass_classifier_with_the_boosters_own_softmax(booster, native):
+    X, y = _multi()
+    w = np.where(y == 2, 3.0, 1.0)
+    est = GBClassifier(f"native:{native}", booster=booster, **FAST).fit(X, y, sample_weight=w)
+    assert est.objective_ == native
+    np.testing.assert_array_equal(est.init_score_, np.zeros(3))
+    if booster == "lightgbm":
+        own = est.booster_.predict(X)
+    else:
+        import xgboost as xgb
+
+        own = est.booster_.predict(xgb.DMatrix(X))
+    np.testing.assert_allclose(est.predict_proba(X), own,
+                               rtol=1e-12 if booster == "lightgbm" else 1e-5)
+    # Early stopping watches the log loss of the probabilities the booster hands over.
+    stop = GBClassifier(f"native:{native}", booster=booster, early_stopping_rounds=3,
+                        validation_fraction=0.3, **FAST).fit(X, y)
+    curve = stop.evals_result_["valid"]["loss"]
+    assert 0.0 < min(curve) < np.log(3) and stop.best_iteration_ <= len(curve)
+
+
+def test_multiclass_early_stopping_loss_is_the_objective_loss_on_the_split():
+    X, y = _multi()
+    va = np.arange(0, len(y), 4)
+
+    class FixedSplit(GBClassifier):
+        def _split(self, codes, k, frac, rng):
+            return np.setdiff1d(np.arange(codes.size), va), va
+
+    obj = FocalLoss(gamma=1.0, alpha="balanced")
+    est = FixedSplit(obj, early_stopping_rounds=50, **FAST).fit(X, y)
+    # The final model is the one trained without the split; its loss there is recorded.
+    margins = _softmax_of_booster(est, X[va])  # probabilities
+    expected = est.objective_.loss(y[va], np.log(margins))  # balanced on the split labels
+    assert est.evals_result_["valid"]["loss"][est.best_iteration_ - 1] == pytest.approx(
+        expected, rel=1e-9)
+
+
+def test_multiclass_classifier_in_cross_validation_grid_search_and_pipeline():
+    X, y = _multi(300)
+    kw = {"n_estimators": 8, "n_jobs": 1, "random_state": 0}
+    scores = cross_val_score(GBClassifier(**kw), X, y, cv=3, scoring="f1_macro")
+    assert scores.shape == (3,) and np.all(scores > 0.3)
+    gs = GridSearchCV(GBClassifier(objective=FocalLoss(), **kw),
+                      {"objective__gamma": [0.0, 2.0], "decision": ["auto", "argmax"]},
+                      cv=3, scoring="f1_macro").fit(X, y)
+    assert gs.best_estimator_.objective_.num_class == 3
+    pipe = make_pipeline(StandardScaler(), GBClassifier(**kw)).fit(X, y)
+    assert set(pipe.predict(X)) <= {0, 1, 2}
+
+
+def test_multiclass_and_decision_parameter_errors():
+    X, y = _multi(120)
+    with pytest.raises(ValueError, match="pos_label=1 names the positive class of two"):
+        GBClassifier(pos_label=1, **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="threshold=0.3 is a probability cut for two classes"):
+        GBClassifier(threshold=0.3, **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="decision must be one of"):
+        GBClassifier(decision="macro", **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="has num_class=4, but y has 3 classes"):
+        GBClassifier(FocalLoss(num_class=4), **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="'native:binary' is not lightgbm's softmax objective"):
+        GBClassifier("native:binary", **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="alpha must be None, 'balanced' or 3"):
+        GBClassifier(FocalLoss(alpha=0.25), **FAST).fit(X, y)
+    # Two classes: decision="argmax" is threshold 0.5, and not beside another threshold.
+    Xb, yb = _binary()
+    est = GBClassifier(decision="argmax", **FAST).fit(Xb, yb)
+    assert est.threshold_ == 0.5
+    np.testing.assert_array_equal(est.predict(Xb), np.argmax(est.predict_proba(Xb), axis=1))
+    with pytest.raises(ValueError, match="pass threshold=0.3 or decision='argmax', not both"):
+        GBClassifier(decision="argmax", threshold=0.3, **FAST).fit(Xb, yb)
+    # A multiclass objective on two classes: the softmax model, K = 2.
+    two = GBClassifier(FocalLoss(num_class=2), **FAST).fit(Xb, yb)
+    assert two.class_offsets_.shape == (2,) and two.init_score_.shape == (2,)
+
+
 # --- bad input -------------------------------------------------------------------------------
 
 
@@ -561,10 +714,11 @@ def test_bad_input_is_a_clear_error_at_fit():
     with pytest.raises(ValueError, match="'focal' is a binary objective; GBRanker takes "
                                          "ranking objectives"):
         GBRanker(objective="focal", **FAST).fit(X, y)
-    with pytest.raises(ValueError, match=r"needs exactly two classes in y; got 1 class: \[1\]"):
+    with pytest.raises(ValueError, match=r"needs at least two classes in y; got 1 class: \[1\]"):
         GBClassifier(**FAST).fit(X, np.ones(60, dtype=int))
-    with pytest.raises(ValueError, match="Only binary classification is supported"):
-        GBClassifier(**FAST).fit(X, np.arange(60) % 3)
+    with pytest.raises(ValueError, match="'fbeta_surrogate' is a binary objective; for 3 "
+                                         "classes GBClassifier takes 'focal' or a FocalLoss"):
+        GBClassifier(objective="fbeta_surrogate", **FAST).fit(X, np.arange(60) % 3)
     with pytest.raises(ValueError, match=r"learning_rate must be a finite number in \(0, inf\)"):
         GBRanker(learning_rate=0).fit(X, y)
     with pytest.raises(ValueError, match="booster must be one of"):
