@@ -74,7 +74,7 @@ c._steps = lambda: steps
 first = c.warmup(threads=True, verbose=False)
 second = c.warmup(threads=True, verbose=False)
 print(first["compiled"], second["compiled"], len(first["steps"]),
-      len(ndcg._ndcg_serial.signatures), len(ndcg._ndcg_parallel.signatures))
+      len(ndcg._ndcg_chunk.signatures), len(ndcg._ndcg_parallel_kernel.signatures))
 """
     first, second, n_steps, serial, parallel = map(
         int, _run(code, {"NUMBA_CACHE_DIR": str(tmp_path)}).stdout.split())
