@@ -18,7 +18,7 @@ import numpy as np
 __all__ = ["is_lightgbm_dataset", "lightgbm_dataset_fields", "dmatrix_fields", "per_row_weights",
            "check_fold_keeps_queries", "lightgbm_builtin_metrics", "calling_lightgbm_dataset",
            "warn_lightgbm_builtin_metrics", "lightgbm_positions", "keep_lightgbm_positions",
-           "lightgbm_learning_rate", "dmatrix_positions"]
+           "lightgbm_learning_rate", "dmatrix_positions", "keep_calling_lightgbm_positions"]
 
 
 def is_lightgbm_dataset(x: Any) -> bool:
@@ -57,8 +57,10 @@ def lightgbm_positions(ds: Any) -> np.ndarray | None:
     first appearance (it treats them as categories) and the values given are gone from
     it; gbrank reads number ``s`` as position ``s + 1``, which is the display rank when
     rows are logged in display order from the top (as ``simulate_clicks`` writes them).
-    Positions of a Dataset that gbrank built (:func:`keep_lightgbm_positions`), and of
-    one not yet constructed, are the values given. A subset (a fold of ``lgb.cv``, which
+    Positions of a Dataset that gbrank built (:func:`keep_lightgbm_positions`), of one
+    given unconstructed to ``lgb.train`` / ``lgb.cv`` (kept when they copy their params,
+    :func:`keep_calling_lightgbm_positions`), and of one not yet constructed, are the
+    values given. A subset (a fold of ``lgb.cv``, which
     drops positions) takes its rows' positions from its parent.
     """
     kept = _POSITIONS.get(ds)
@@ -76,6 +78,32 @@ def lightgbm_positions(ds: Any) -> np.ndarray | None:
         if whole is not None:
             return np.asarray(whole)[np.asarray(used, dtype=np.int64)]
     return None
+
+
+def keep_calling_lightgbm_positions(depth: int = 12) -> None:
+    """Keep the positions of the training Dataset of the ``lgb.train`` / ``lgb.cv`` call
+    this runs inside, as the user gave them, while that Dataset is not yet constructed.
+
+    Called when LightGBM deep-copies its ``params`` (the first thing ``lgb.train`` and
+    ``lgb.cv`` do, before they construct ``train_set``): once constructed, the Dataset
+    holds only LightGBM's renumbering of its positions (0, 1, … in order of first
+    appearance). Finds the local ``train_set`` of a LightGBM frame up the stack; does
+    nothing when the layout differs or the Dataset is already constructed.
+    """
+    try:
+        frame = sys._getframe(1)
+    except ValueError:
+        return
+    for _ in range(depth):
+        if frame is None:
+            return
+        if "lightgbm" in frame.f_code.co_filename:
+            ds = frame.f_locals.get("train_set")
+            if (is_lightgbm_dataset(ds) and getattr(ds, "_handle", 0) is None
+                    and getattr(ds, "position", None) is not None and ds not in _POSITIONS):
+                keep_lightgbm_positions(ds, np.asarray(ds.position))
+            return
+        frame = frame.f_back
 
 
 _LEARNING_RATE_ALIASES = ("learning_rate", "shrinkage_rate", "eta")

@@ -30,7 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from gbrank._fields import lightgbm_learning_rate, lightgbm_positions
+from gbrank._fields import (
+    keep_calling_lightgbm_positions,
+    lightgbm_learning_rate,
+    lightgbm_positions,
+)
 from gbrank._kernels import position_bias as _pk
 from gbrank._validation import (
     check_choice,
@@ -423,6 +427,10 @@ class PositionBiasMixin:
         # A strong reference: LightGBM's intermediate copies are gone by the time the last
         # one trains, and the chain must reach the object the user holds.
         new.__dict__["_position_origin"] = self
+        if self.__dict__.get("position_bias") is not None:
+            # lgb.train / lgb.cv copy their params before they construct train_set:
+            # the last moment its positions are still the values given.
+            keep_calling_lightgbm_positions()
         return new
 
     def __getstate__(self) -> dict[str, Any]:
