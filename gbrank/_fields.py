@@ -81,8 +81,9 @@ def lightgbm_positions(ds: Any) -> np.ndarray | None:
 
 
 def keep_calling_lightgbm_positions(depth: int = 12) -> None:
-    """Keep the positions of the training Dataset of the ``lgb.train`` / ``lgb.cv`` call
-    this runs inside, as the user gave them, while that Dataset is not yet constructed.
+    """Keep the positions of the training and validation Datasets of the ``lgb.train`` /
+    ``lgb.cv`` call this runs inside, as the user gave them, while they are not yet
+    constructed.
 
     Called when LightGBM deep-copies its ``params`` (the first thing ``lgb.train`` and
     ``lgb.cv`` do, before they construct ``train_set``): once constructed, the Dataset
@@ -98,10 +99,13 @@ def keep_calling_lightgbm_positions(depth: int = 12) -> None:
         if frame is None:
             return
         if "lightgbm" in frame.f_code.co_filename:
-            ds = frame.f_locals.get("train_set")
-            if (is_lightgbm_dataset(ds) and getattr(ds, "_handle", 0) is None
-                    and getattr(ds, "position", None) is not None and ds not in _POSITIONS):
-                keep_lightgbm_positions(ds, np.asarray(ds.position))
+            found = [frame.f_locals.get("train_set"), *(frame.f_locals.get("valid_sets")
+                                                        or ())]
+            for ds in found:
+                if (is_lightgbm_dataset(ds) and getattr(ds, "_handle", 0) is None
+                        and getattr(ds, "position", None) is not None
+                        and ds not in _POSITIONS):
+                    keep_lightgbm_positions(ds, np.asarray(ds.position))
             return
         frame = frame.f_back
 

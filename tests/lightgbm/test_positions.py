@@ -80,3 +80,59 @@ def test_cv_carries_positions_into_folds(clicks):
                nfold=3, return_cvbooster=True)
     assert np.abs(plain["cvbooster"].boosters[0].predict(X, raw_score=True)
                   - res["cvbooster"].boosters[0].predict(X, raw_score=True)).max() > 1e-4
+
+
+# -- ips_dcg as a registry name: feval and early stopping on click logs -------------------
+
+
+def test_ips_dcg_registry_name_hand_worked():
+    from gbrank.metrics import get_metric
+
+    m = get_metric("IPS_DCG@2")
+    assert (m.name, m.kind, m.higher_is_better, m.params) == ("ips_dcg@2", "clicks", True,
+                                                              {"k": 2})
+    with pytest.raises(ValueError, match="none is bound"):
+        m([1, 0], [0.1, 0.9], position=[1, 2])
+    bound = m.with_propensity([1.0, 0.5, 0.25])
+    with pytest.raises(ValueError, match="logged display position"):
+        bound([1, 0], [0.1, 0.9])
+    # query 1: clicks at logged positions 3 (ρ 0.25) and 1, ranked 1st and 3rd (cut at 2):
+    # 1/0.25/log2(2) = 4; query 2: a click at position 2 ranked 2nd: 1/0.5/log2(3)
+    y = [1, 0, 1, 1, 0]
+    s = [0.1, 0.5, 0.9, 0.2, 0.7]
+    pos = [1, 2, 3, 2, 1]
+    expected = (4.0 + 2.0 / np.log2(3)) / 2
+    assert bound(y, s, [3, 2], position=pos) == pytest.approx(expected, rel=1e-12)
+    assert get_metric("ips_dcg").with_propensity([1.0, 0.5, 0.25]).params["k"] is None
+    with pytest.raises(ValueError, match="probabilities in"):
+        m.with_propensity([1.0, 0.0])
+
+
+def test_feval_ips_dcg_reads_positions_and_stops_early(clicks):
+    from gbrank.lightgbm import feval, metric_key
+    from gbrank.metrics import ips_dcg
+
+    X, y, g, pos = clicks
+    cut = int(g[:30].sum())
+    rho = [1.0 / p for p in range(1, 7)]
+    train = lgb.Dataset(X[:cut], y[:cut], group=g[:30], position=pos[:cut])
+    valid = lgb.Dataset(X[cut:], y[cut:], group=g[30:], position=pos[cut:], reference=train)
+    res: dict = {}
+    booster = lgb.train({**BASE, "objective": LambdaRank(position_bias="unbiased"),
+                         "learning_rate": 0.3}, train, 200, valid_sets=[valid],
+                        feval=feval("ips_dcg@5", propensity=rho),
+                        callbacks=[lgb.record_evaluation(res),
+                                   lgb.early_stopping(5, verbose=False)])
+    hist = res["valid_0"][metric_key("ips_dcg@5")]
+    assert len(hist) < 200
+    pred = booster.predict(X[cut:], raw_score=True, num_iteration=booster.best_iteration)
+    direct = ips_dcg(y[cut:], pred, pos[cut:], rho, g[30:], k=5)
+    assert hist[booster.best_iteration - 1] == pytest.approx(direct, rel=1e-12)
+    assert max(hist) == hist[booster.best_iteration - 1]
+    with pytest.raises(ValueError, match="propensity= is for click metrics"):
+        feval("ndcg@5", propensity=rho)
+    with pytest.raises(ValueError, match="has none: build it with"):
+        lgb.train({**BASE, "objective": LambdaRank()}, lgb.Dataset(X[:cut], y[:cut],
+                                                                  group=g[:30]), 2,
+                  valid_sets=[lgb.Dataset(X[cut:], y[cut:], group=g[30:])],
+                  feval=feval("ips_dcg@5", propensity=rho))
