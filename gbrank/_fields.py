@@ -98,7 +98,7 @@ def keep_calling_lightgbm_positions(depth: int = 12) -> None:
     for _ in range(depth):
         if frame is None:
             return
-        if "lightgbm" in frame.f_code.co_filename:
+        if str(frame.f_globals.get("__name__", "")).startswith("lightgbm."):
             found = [frame.f_locals.get("train_set"), *(frame.f_locals.get("valid_sets")
                                                         or ())]
             for ds in found:
