@@ -9,6 +9,8 @@ naive training, the true-grade ceiling and both boosters' native corrections.
         --out position_bias_extra --cascade-seeds 3
     python experiments/quality/position_bias.py --only rank,mq2008 --methods unbiased_r1 \
         --out position_bias_r1
+    python experiments/quality/position_bias.py --only rank,mq2008 --methods unbiased_xgb \
+        --out position_bias_r1
     python experiments/quality/position_bias.py --merge
 
 Protocol (SPEC, "Learning from clicks"; issue 24). Per data set and seed:
@@ -34,8 +36,10 @@ of its test part; the validation part is unused). Rows:
 - ``naive``: ``LambdaRank()`` on the clicks (the floor);
 - ``ipw``: ``LambdaRank(position_bias="ipw", propensity=<the simulator's true ones>)``;
 - ``unbiased``: ``LambdaRank(position_bias="unbiased")`` (the paper's loss, r = 0);
-- ``unbiased_r1``: the same with ``bias_norm=1`` (XGBoost's default exponent 1/2; run as
-  a separate pass, ``--methods unbiased_r1 --out position_bias_r1``);
+- ``unbiased_r1``: the same with ``bias_norm=1`` (XGBoost's default exponent 1/2), and
+  ``unbiased_xgb`` with ``bias_norm=1, bias_cost="xgboost"`` (XGBoost's estimator in
+  gbrank's LambdaRank on LightGBM); run as separate passes
+  (``--methods unbiased_r1 --out position_bias_r1``, then ``unbiased_xgb``);
 - ``additive``: ``LambdaRank(position_bias="additive")``;
 - ``lgb_native``: LightGBM ``lambdarank`` with ``lambdarank_position_bias_regularization``
   (0, its default) and ``Dataset(position=...)``;
@@ -79,9 +83,9 @@ LGB = {"objective": None, "learning_rate": 0.1, "num_leaves": 31, "min_data_in_l
        "force_row_wise": True}
 XGB = {"eta": 0.1, "max_leaves": 31, "max_depth": 0, "grow_policy": "lossguide",
        "tree_method": "hist", "nthread": 1, "verbosity": 0}
-METHODS = ("ceiling", "naive", "ipw", "unbiased", "unbiased_r1", "additive", "lgb_native",
-           "xgb_native")
-GBRANK = ("ipw", "unbiased", "unbiased_r1", "additive")
+METHODS = ("ceiling", "naive", "ipw", "unbiased", "unbiased_r1", "unbiased_xgb", "additive",
+           "lgb_native", "xgb_native")
+GBRANK = ("ipw", "unbiased", "unbiased_r1", "unbiased_xgb", "additive")
 
 
 # -- data -------------------------------------------------------------------------------
@@ -161,6 +165,9 @@ def fit_predict(method: str, task, log, rho, rounds: int) -> tuple[np.ndarray, d
     elif method == "unbiased_r1":
         ds = lgb.Dataset(Xc, c, group=gc, position=pos)
         obj = LambdaRank(position_bias="unbiased", bias_norm=1.0)
+    elif method == "unbiased_xgb":
+        ds = lgb.Dataset(Xc, c, group=gc, position=pos)
+        obj = LambdaRank(position_bias="unbiased", bias_norm=1.0, bias_cost="xgboost")
     else:
         kw = {"propensity": list(rho)} if method == "ipw" else {}
         ds = lgb.Dataset(Xc, c, group=gc, position=pos)
@@ -216,21 +223,24 @@ def gap_closed(block: dict, m: str) -> float:
 def ratio_table(block: dict) -> list[str]:
     """Learned ratios per position (mean over units) against the simulator's 1/p^η."""
     eta = block["eta"]
-    rows = ["| position | true ρ(p)/ρ(1) | unbiased t⁺ | unbiased t⁻ | unbiased_r1 t⁺ "
-            "| unbiased_r1 t⁻ | XGBoost ti+ | XGBoost tj- | additive b(p) − b(1) |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    cols = [("unbiased", "t_plus", "unbiased t⁺"), ("unbiased", "t_minus", "unbiased t⁻"),
+            ("unbiased_r1", "t_plus", "unbiased_r1 t⁺"),
+            ("unbiased_r1", "t_minus", "unbiased_r1 t⁻"),
+            ("unbiased_xgb", "t_plus", "unbiased_xgb t⁺"),
+            ("xgb_native", "t_plus", "XGBoost ti+"), ("xgb_native", "t_minus", "XGBoost tj-")]
+    cols = [c for c in cols if c[0] in block["learned"]]
+    rows = ["| position | true ρ(p)/ρ(1) | " + " | ".join(c[2] for c in cols)
+            + " | additive b(p) − b(1) |",
+            "|---:|---:|" + "---:|" * len(cols) + "---:|"]
 
     def mean_of(m, key, p):
         vals = [u[key][p - 1] for u in block["learned"].get(m, []) if len(u.get(key, [])) >= p]
         return float(np.mean(vals)) if vals else float("nan")
     for p in range(1, TOP_N + 1):
         b = mean_of("additive", "offsets", p) - mean_of("additive", "offsets", 1)
-        rows.append(f"| {p} | {(1 / p) ** eta:.3f} | {mean_of('unbiased', 't_plus', p):.3f} "
-                    f"| {mean_of('unbiased', 't_minus', p):.3f} "
-                    f"| {mean_of('unbiased_r1', 't_plus', p):.3f} "
-                    f"| {mean_of('unbiased_r1', 't_minus', p):.3f} "
-                    f"| {mean_of('xgb_native', 't_plus', p):.3f} "
-                    f"| {mean_of('xgb_native', 't_minus', p):.3f} | {b:+.3f} |")
+        rows.append(f"| {p} | {(1 / p) ** eta:.3f} | "
+                    + " | ".join(f"{mean_of(m, key, p):.3f}" for m, key, _ in cols)
+                    + f" | {b:+.3f} |")
     return rows
 
 
@@ -268,11 +278,13 @@ def plot(sweep: dict, path: Path) -> None:
     styles = {"ceiling": ("black", "--", "o"), "naive": ("grey", "--", "s"),
               "ipw": ("tab:blue", "-", "o"), "unbiased": ("tab:green", "-", "o"),
               "unbiased_r1": ("tab:cyan", "-", "o"),
+              "unbiased_xgb": ("tab:pink", "-", "o"),
               "additive": ("tab:olive", "-", "o"), "lgb_native": ("tab:red", ":", "^"),
               "xgb_native": ("tab:purple", ":", "v")}
     labels = {"ceiling": "ceiling (true grades)", "naive": "naive LambdaRank on clicks",
               "ipw": "gbrank ipw (true ρ)", "unbiased": "gbrank unbiased",
               "unbiased_r1": "gbrank unbiased, bias_norm=1",
+              "unbiased_xgb": "gbrank unbiased, XGBoost's cost and norm",
               "additive": "gbrank additive", "lgb_native": "LightGBM native position bias",
               "xgb_native": "XGBoost lambdarank_unbiased"}
     for m in METHODS:
@@ -433,7 +445,8 @@ def main(argv=None) -> None:
     ap.add_argument("--only", default="rank,mq2008,cascade,eta")
     ap.add_argument("--out", default="position_bias", help="results file stem")
     ap.add_argument("--cascade-seeds", type=int, default=len(SEEDS))
-    ap.add_argument("--methods", default=",".join(m for m in METHODS if m != "unbiased_r1"),
+    ap.add_argument("--methods", default=",".join(
+                        m for m in METHODS if m not in ("unbiased_r1", "unbiased_xgb")),
                     help="rows to run (comma-separated)")
     ap.add_argument("--merge", action="store_true",
                     help="write the report and figure from the saved results")
