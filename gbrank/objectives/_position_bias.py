@@ -324,7 +324,10 @@ class PositionBiasMixin:
                 raise ValueError(
                     f"position_bias={self.position_bias!r} needs the display position of "
                     "every row, and this LightGBM Dataset has none: build it with "
-                    "lgb.Dataset(X, y, group=..., position=...)")
+                    "lgb.Dataset(X, y, group=..., position=...) for lgb.train / lgb.cv "
+                    "(LightGBM's LGBMRanker and DaskLGBMRanker pass no positions: use "
+                    "gbrank.sklearn.GBRanker(...).fit(..., position=...), or on Dask "
+                    "xgboost.dask with gbrank.dask.partition_by_query(..., position=...))")
         self.__dict__["_reuse_outputs"] = True
         try:
             return self.booster_position_grad_hess(
