@@ -381,7 +381,9 @@ def report(saved: dict) -> str:
              f"trained on simulated clicks (top {TOP_N} of a weak logging ranker, "
              f"ε⁻ = {EPS_MINUS}, sessions kept, sessions without a click dropped), "
              f"LightGBM, learning rate 0.1, {saved['rounds']} rounds, 31 leaves. Paired "
-             "differences: mean over units, wins = units where the row is higher.", ""]
+             "differences: mean over units, wins = units where the row is higher. "
+             "Seconds per run were measured with up to three passes sharing two busy "
+             "cores: compare them within a table only.", ""]
     lines += verdicts(saved)
     for key, title in (("rank", "rank.train → rank.test (5 click seeds)"),
                        ("mq2008", "MQ2008, 5 LETOR rotations (clicks on the training "
