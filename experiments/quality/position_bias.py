@@ -11,6 +11,11 @@ naive training, the true-grade ceiling and both boosters' native corrections.
         --out position_bias_r1
     python experiments/quality/position_bias.py --only rank,mq2008 --methods unbiased_xgb \
         --out position_bias_r1
+    python experiments/quality/position_bias.py --only mq2008_cascade \
+        --methods ceiling,naive,ipw,unbiased,unbiased_xgb,additive,lgb_native,xgb_native \
+        --out position_bias_extra
+    python experiments/quality/position_bias.py --only rank_cascade --methods unbiased_xgb \
+        --cascade-seeds 3 --out position_bias_r1
     python experiments/quality/position_bias.py --merge
 
 Protocol (SPEC, "Learning from clicks"; issue 24). Per data set and seed:
@@ -48,8 +53,8 @@ of its test part; the validation part is unused). Rows:
 
 Also: the learned propensity ratios (``unbiased``: t⁺(p) against the simulator's
 ρ(p)/ρ(1) = 1/p), a cascade-user robustness block (``simulate_clicks(user="cascade")``,
-ipw given the position-based propensities, which are then wrong; rank.train, 3 seeds), and
-NDCG@10 against η (rank.train, 2 seeds) as a PNG.
+ipw given the position-based propensities, which are then wrong; rank.train, 3 seeds;
+MQ2008, 5 rotations), and NDCG@10 against η (rank.train, 2 seeds) as a PNG.
 """
 
 from __future__ import annotations
@@ -508,7 +513,7 @@ def main(argv=None) -> None:
             print(key + " cascade", flush=True)
             saved[key + "_cascade"] = run_block(
                 tasks[key], range(min(args.cascade_seeds, len(seeds))), user="cascade",
-                sessions=SESSIONS[key], rounds=rounds)
+                sessions=SESSIONS[key], rounds=rounds, methods=methods)
             save()
     if "eta" in only and not args.quick:
         saved.setdefault("eta", {})
