@@ -17,7 +17,8 @@ import numpy as np
 
 __all__ = ["is_lightgbm_dataset", "lightgbm_dataset_fields", "dmatrix_fields", "per_row_weights",
            "check_fold_keeps_queries", "lightgbm_builtin_metrics", "calling_lightgbm_dataset",
-           "warn_lightgbm_builtin_metrics"]
+           "warn_lightgbm_builtin_metrics", "lightgbm_positions", "keep_lightgbm_positions",
+           "lightgbm_learning_rate", "dmatrix_positions", "keep_calling_lightgbm_positions"]
 
 
 def is_lightgbm_dataset(x: Any) -> bool:
@@ -35,6 +36,98 @@ def lightgbm_dataset_fields(ds: Any) -> tuple[np.ndarray, Any, Any]:
     if g is not None and np.size(g) == 0:
         g = None
     return y, w, g
+
+
+# Positions of Datasets built by gbrank (GBRanker, gbrank.lightgbm.cv's folds) as the user
+# gave them: a constructed Dataset holds only LightGBM's renumbering of them.
+_POSITIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def keep_lightgbm_positions(ds: Any, position: Any) -> None:
+    """Remember the positions ``ds`` was (or will be) built with, as given: LightGBM
+    replaces them by its own numbering when it constructs the Dataset."""
+    if position is not None:
+        _POSITIONS[ds] = np.asarray(position)
+
+
+def lightgbm_positions(ds: Any) -> np.ndarray | None:
+    """Display positions of the rows of a LightGBM ``Dataset`` (``None`` if it has none).
+
+    When LightGBM constructs a Dataset it renumbers the positions 0, 1, 2, … in order of
+    first appearance (it treats them as categories) and the values given are gone from
+    it; gbrank reads number ``s`` as position ``s + 1``, which is the display rank when
+    rows are logged in display order from the top (as ``simulate_clicks`` writes them).
+    Positions of a Dataset that gbrank built (:func:`keep_lightgbm_positions`), of one
+    given unconstructed to ``lgb.train`` / ``lgb.cv`` (kept when they copy their params,
+    :func:`keep_calling_lightgbm_positions`), and of one not yet constructed, are the
+    values given. A subset (a fold of ``lgb.cv``, which
+    drops positions) takes its rows' positions from its parent.
+    """
+    kept = _POSITIONS.get(ds)
+    if kept is not None:
+        return kept
+    handle = getattr(ds, "_handle", None)
+    raw = getattr(ds, "position", None) if handle is None else ds.get_position()
+    if raw is not None and np.size(raw) > 0:
+        raw = np.asarray(raw)
+        return raw if handle is None else raw.astype(np.int64) + 1
+    used = getattr(ds, "used_indices", None)
+    parent = getattr(ds, "reference", None)
+    if used is not None and parent is not None:
+        whole = lightgbm_positions(parent)
+        if whole is not None:
+            return np.asarray(whole)[np.asarray(used, dtype=np.int64)]
+    return None
+
+
+def keep_calling_lightgbm_positions(depth: int = 12) -> None:
+    """Keep the positions of the training and validation Datasets of the ``lgb.train`` /
+    ``lgb.cv`` call this runs inside, as the user gave them, while they are not yet
+    constructed.
+
+    Called when LightGBM deep-copies its ``params`` (the first thing ``lgb.train`` and
+    ``lgb.cv`` do, before they construct ``train_set``): once constructed, the Dataset
+    holds only LightGBM's renumbering of its positions (0, 1, … in order of first
+    appearance). Finds the local ``train_set`` of a LightGBM frame up the stack; does
+    nothing when the layout differs or the Dataset is already constructed.
+    """
+    try:
+        frame = sys._getframe(1)
+    except ValueError:
+        return
+    for _ in range(depth):
+        if frame is None:
+            return
+        if str(frame.f_globals.get("__name__", "")).startswith("lightgbm."):
+            found = [frame.f_locals.get("train_set"), *(frame.f_locals.get("valid_sets")
+                                                        or ())]
+            for ds in found:
+                if (is_lightgbm_dataset(ds) and getattr(ds, "_handle", 0) is None
+                        and getattr(ds, "position", None) is not None
+                        and ds not in _POSITIONS):
+                    keep_lightgbm_positions(ds, np.asarray(ds.position))
+            return
+        frame = frame.f_back
+
+
+_LEARNING_RATE_ALIASES = ("learning_rate", "shrinkage_rate", "eta")
+
+
+def lightgbm_learning_rate(ds: Any) -> float:
+    """The learning rate of the training a LightGBM ``Dataset`` serves (``lgb.train``
+    copies the booster's parameters into it); LightGBM's default 0.1 when unset."""
+    params = getattr(ds, "params", None) or {}
+    for alias in _LEARNING_RATE_ALIASES:
+        if alias in params:
+            return float(params[alias])
+    return 0.1
+
+
+def dmatrix_positions(dmat: Any, field: str) -> np.ndarray | None:
+    """Positions carried in the per-row float field ``field`` of a ``DMatrix`` (e.g.
+    ``"label_lower_bound"``), or ``None`` when it is empty."""
+    values = dmat.get_float_info(field)
+    return None if values.size == 0 else np.asarray(values, dtype=np.float64)
 
 
 def dmatrix_fields(dmat: Any) -> tuple[np.ndarray, Any, Any]:

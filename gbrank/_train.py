@@ -76,7 +76,8 @@ def train(booster: str, params: dict[str, Any], objective: Any, dtrain: Any,
           dvalid: Any = None, *, rounds: int, validation: Validation | None = None,
           early_stopping: int | None = None,
           learning_rates: Callable[[int], float] | None = None,
-          on_iteration: Callable[[int, float], Any] | None = None) -> Trained:
+          on_iteration: Callable[[int, float], Any] | None = None,
+          position: Any = None) -> Trained:
     """Train ``booster`` ("lightgbm" or "xgboost") for at most ``rounds`` rounds.
 
     Parameters
@@ -101,6 +102,10 @@ def train(booster: str, params: dict[str, Any], objective: Any, dtrain: Any,
     on_iteration : callable, optional
         ``(round, validation value)`` after every round; it may raise to stop training
         (an Optuna ``TrialPruned``).
+    position : array-like, optional
+        Display positions of ``dtrain``'s rows, for an objective with ``position_bias``:
+        XGBoost gets them through :func:`gbrank.xgboost.objective`; a LightGBM
+        ``Dataset`` carries its own (``Dataset(position=...)``).
 
     Returns
     -------
@@ -147,7 +152,11 @@ def train(booster: str, params: dict[str, Any], objective: Any, dtrain: Any,
     if objective is not None and not isinstance(objective, str):
         from gbrank.xgboost import objective as xgb_objective
 
-        fobj = xgb_objective(objective)
+        if position is None:
+            fobj = xgb_objective(objective)
+        else:
+            lr = next((p[k] for k in ("eta", "learning_rate") if k in p), 0.3)
+            fobj = xgb_objective(objective, position=position, learning_rate=float(lr))
         p.pop("objective", None)
     elif objective is not None:
         p["objective"] = objective

@@ -35,6 +35,10 @@ __all__ = [
     "prepare_ranking",
     "prepare_binary",
     "call_function_objective",
+    "check_positions",
+    "check_propensity",
+    "propensity_per_row",
+    "check_clicks",
 ]
 
 # 2**l - 1 is an exact float64 integer for l <= 53; beyond that the gain rounds.
@@ -547,3 +551,90 @@ def call_function_objective(fn: Any, y: np.ndarray, s: np.ndarray, group: Any = 
         check_finite(a, f"{name}'s {what} values")
         arrays.append(a)
     return arrays[0], arrays[1]
+
+
+# -- click logs: positions, propensities, clicks ---------------------------------------
+
+
+def check_positions(position: Any, n: int, name: str = "position", *, low: int = 0,
+                    ) -> np.ndarray:
+    """Display positions, one per row: integers ≥ ``low`` (1-based display ranks, or any
+    non-negative integer slot ids), returned as int64."""
+    if position is None:
+        raise ValueError(f"{name} is required, got None")
+    p = as_float_array(position, name)
+    if p.size != n:
+        raise ValueError(f"{name} has {p.size} entries but there are {n} rows")
+    check_finite(p, name)
+    bad = np.flatnonzero((p < low) | (p != np.floor(p)))
+    if bad.size:
+        what = ("1-based display ranks or slot ids" if low >= 1 else
+                "display ranks or non-negative integer slot ids")
+        raise ValueError(f"{name} must hold integer positions ≥ {low} ({what}); {bad.size} "
+                         f"do not (first at index {bad[0]}: {float(p[bad[0]])!r})")
+    if p.size and float(p.max()) >= 2.0**53:
+        raise ValueError(f"{name} holds {float(p.max())!r}, beyond the integers float64 "
+                         "represents exactly")
+    return p.astype(np.int64)
+
+
+def check_propensity(propensity: Any, name: str = "propensity",
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Examination probabilities per position, as ``(positions, values)`` sorted by
+    position: a sequence ρ(1), ρ(2), … for positions 1, 2, … (``ClickLog.examination``),
+    or a mapping ``{position: ρ}`` for any non-negative integer positions; every value
+    in (0, 1]."""
+    if isinstance(propensity, dict):
+        if not propensity:
+            raise ValueError(f"{name} is an empty mapping; give {{position: probability}}")
+        keys = [check_integer(k, f"a position (key) of {name}", 0) for k in propensity]
+        order = np.argsort(keys, kind="stable")
+        pos = np.asarray(keys, dtype=np.int64)[order]
+        rho = as_float_array([propensity[k] for k in propensity], name)[order]
+    else:
+        if isinstance(propensity, (str, bytes)) or np.ndim(propensity) != 1:
+            raise ValueError(f"{name} must be a sequence of probabilities for positions 1, "
+                             f"2, … or a mapping {{position: probability}}, got "
+                             f"{propensity!r}")
+        rho = as_float_array(propensity, name)
+        pos = np.arange(1, rho.size + 1, dtype=np.int64)
+    check_finite(rho, name)
+    bad = np.flatnonzero((rho <= 0) | (rho > 1))
+    if bad.size:
+        raise ValueError(f"{name} must hold probabilities in (0, 1]; position "
+                         f"{int(pos[bad[0]])} has {float(rho[bad[0]])!r}")
+    return pos, rho
+
+
+def propensity_per_row(table: tuple[np.ndarray, np.ndarray], positions: np.ndarray,
+                       name: str = "propensity", hint: str = "") -> np.ndarray:
+    """ρ of every row's position from a :func:`check_propensity` table; a position
+    without a value is an error naming it (``hint`` is appended)."""
+    pos, rho = table
+    at = np.searchsorted(pos, positions)
+    at_c = np.minimum(at, pos.size - 1)
+    missing = np.flatnonzero(pos[at_c] != positions)
+    if missing.size:
+        p = int(positions[missing[0]])
+        if p == 0 and pos[0] == 1 and np.array_equal(pos, np.arange(1, pos.size + 1)):
+            why = (f"position 0 occurs, but a sequence of {name} is for positions 1, 2, …; "
+                   f"pass a mapping {{position: probability}} for slot ids that start at 0")
+        elif pos[0] == 1 and np.array_equal(pos, np.arange(1, pos.size + 1)):
+            why = (f"{name} has {pos.size} entries but position {p} occurs; give one "
+                   "examination probability per position 1, 2, …")
+        else:
+            why = f"{name} has no value for position {p}, which occurs"
+        raise ValueError(why + hint)
+    return rho[at_c]
+
+
+def check_clicks(y: np.ndarray, why: str, name: str = "labels") -> None:
+    """Labels that are clicks, 0 or 1 each (``why`` names what needs them)."""
+    bad = np.flatnonzero((y != 0) & (y != 1))
+    if bad.size:
+        raise ValueError(
+            f"{why} needs clicks as {name}, 0 or 1 per displayed row (one query per "
+            f"session); {bad.size} are not (first at index {bad[0]}: {float(y[bad[0]])!r}). "
+            "Click counts summed over sessions lose which rows a session compared: keep "
+            "sessions apart (gbrank.datasets.simulate_clicks(sessions='keep')), or use "
+            "position_bias='additive', which takes any grades")

@@ -22,6 +22,18 @@ LightGBM's query sizes describe it). This module provides:
   :func:`gbrank.metrics.confusion_counts`) merged exactly, equal to
   :mod:`gbrank.metrics` on the same data.
 
+Click logs (an objective with ``position_bias``): ``partition_by_query(...,
+position=...)`` moves every row's display position with its query
+(``parts.position``); XGBoost takes them as ``DaskDMatrix(...,
+label_lower_bound=parts.position)`` with ``gbrank.xgboost.objective(obj,
+position="label_lower_bound")``. Each worker computes the gradients of its own queries
+exactly; the per-position sums behind ``"unbiased"``'s ratios and ``"additive"``'s
+offsets are summed over the workers (XGBoost's allreduce) before every update, so every
+worker holds the whole data's estimates, as on one machine (``"ipw"`` has none). The
+model differs from the single-machine one only as any XGBoost distributed model does
+(its histograms). LightGBM's ``DaskLGBMRanker`` passes no positions to its workers'
+Datasets: a position-bias objective refuses it with an error naming the fix.
+
 The objectives themselves need nothing from here: a gbrank objective is pickled to the
 workers as it is (``DaskLGBMRanker(objective=LambdaRank())``,
 ``xgboost.dask.train(..., obj=gbrank.xgboost.objective(LambdaRank()))``). Dask, pandas

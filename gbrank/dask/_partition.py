@@ -24,6 +24,7 @@ __all__ = ["QueryPartitions", "partition_by_query"]
 # Helper columns added while repartitioning (dropped from the returned features).
 _Q, _Y, _W, _KEY, _PART, _CODE = ("__gbrank_qid", "__gbrank_y", "__gbrank_w", "__gbrank_key",
                                   "__gbrank_part", "__gbrank_code")
+_P = "__gbrank_position"
 # Row order key: input partition << _KEY_SHIFT | position in it (keeps the order of a
 # query's rows, which decides score ties, through the shuffle).
 _KEY_SHIFT = 40
@@ -61,6 +62,10 @@ class QueryPartitions:
         The original query id of each code (``query_ids[code]``).
     partition_rows, partition_queries : tuple of int
         Rows and queries per partition.
+    position : dask Series, dask Array or None
+        Display positions (click logs) if given, as float64, partitioned like ``X``:
+        ``DaskDMatrix(..., label_lower_bound=parts.position)`` with
+        ``gbrank.xgboost.objective(obj, position="label_lower_bound")``.
     npartitions : int
         Number of partitions.
 
@@ -85,6 +90,7 @@ class QueryPartitions:
     query_ids: np.ndarray
     partition_rows: tuple[int, ...]
     partition_queries: tuple[int, ...]
+    position: Any = None
 
     @property
     def npartitions(self) -> int:
@@ -104,19 +110,21 @@ def _balanced_cuts(sizes: np.ndarray, npartitions: int) -> np.ndarray:
     return np.concatenate(([0], cuts)).astype(np.int64)
 
 
-def _label_part(part: Any, p: int, qcol: Any, ycol: Any, wcol: Any) -> Any:
-    """Worker side: the helper columns (qid, label, weight, order key) of one partition."""
+def _label_part(part: Any, p: int, qcol: Any, ycol: Any, wcol: Any,
+                pcol: Any = None) -> Any:
+    """Worker side: the helper columns (qid, label, weight, position, order key) of one
+    partition."""
     import pandas as pd
 
     extra = {}
-    for out, col in ((_Q, qcol), (_Y, ycol), (_W, wcol)):
+    for out, col in ((_Q, qcol), (_Y, ycol), (_W, wcol), (_P, pcol)):
         if col is None:
             continue
         v = part[col].to_numpy() if isinstance(col, str) else as_numpy(col).ravel()
         extra[out] = v if out == _Q else v.astype(np.float64)
     frame = part if isinstance(part, pd.DataFrame) else pd.DataFrame(
         as_numpy(part), columns=[f"f{i}" for i in range(as_numpy(part).shape[1])])
-    drop = [c for c in (qcol, ycol, wcol) if isinstance(c, str)]
+    drop = [c for c in (qcol, ycol, wcol, pcol) if isinstance(c, str)]
     frame = frame.drop(columns=drop)
     n = len(frame)
     key = (np.int64(p) << _KEY_SHIFT) + np.arange(n, dtype=np.int64)
@@ -138,7 +146,7 @@ def _sort_part(frame: Any) -> Any:
 
 def partition_by_query(X: Any, y: Any, qid: Any, *, weight: Any = None,
                        npartitions: int | None = None, persist: bool = True,
-                       ) -> QueryPartitions:
+                       position: Any = None) -> QueryPartitions:
     """Repartition training data so that every query lies whole and contiguous in one
     partition, and return what LightGBM's and XGBoost's Dask APIs want.
 
@@ -154,6 +162,9 @@ def partition_by_query(X: Any, y: Any, qid: Any, *, weight: Any = None,
         see :func:`partition_pseudo_queries` for group-less data.
     weight : str, dask Series/Array, or array-like, optional
         Row weights, given like ``y``.
+    position : str, dask Series/Array, or array-like, optional
+        Display positions of click logs (for an objective with ``position_bias``),
+        given like ``y``; they travel with their rows (``parts.position``).
     npartitions : int, optional
         Number of partitions (at most one per query). Default: as many as ``X`` has
         (2 for in-memory data). Cuts are placed at query boundaries nearest to equal
@@ -199,13 +210,13 @@ def partition_by_query(X: Any, y: Any, qid: Any, *, weight: Any = None,
     if npartitions is not None:
         npartitions = check_integer(npartitions, "npartitions", 1)
     if is_dask(X):
-        return _partition_dask(X, y, qid, weight, npartitions, persist)
+        return _partition_dask(X, y, qid, weight, npartitions, persist, position)
     return _partition_local(X, y, qid, weight, 2 if npartitions is None else npartitions,
-                            persist)
+                            persist, position)
 
 
 def _partition_local(X: Any, y: Any, qid: Any, weight: Any, npartitions: int,
-                     persist: bool) -> QueryPartitions:
+                     persist: bool, position: Any = None) -> QueryPartitions:
     import dask.array as da
     import dask.dataframe as dd
     import pandas as pd
@@ -217,6 +228,9 @@ def _partition_local(X: Any, y: Any, qid: Any, weight: Any, npartitions: int,
     if q.size != n or yy.size != n:
         raise ValueError(f"X has {n} rows, y {yy.size}, qid {q.size}; they must match")
     ww = None if weight is None else as_float_array(weight, "weight")
+    pp = None if position is None else as_float_array(position, "position")
+    if pp is not None and pp.size != n:
+        raise ValueError(f"X has {n} rows, position {pp.size}; they must match")
     order = np.argsort(q, kind="stable")
     qs = q[order]
     query_ids, sizes = np.unique(qs, return_counts=True)
@@ -227,7 +241,8 @@ def _partition_local(X: Any, y: Any, qid: Any, weight: Any, npartitions: int,
     nqs = tuple(int(c) for c in np.diff(qbounds))
     codes = np.repeat(np.arange(query_ids.size, dtype=np.int64), sizes)
     Xs = X.iloc[order].reset_index(drop=True) if frame else np.asarray(X)[order]
-    cols = [yy[order], codes, None if ww is None else ww[order]]
+    cols = [yy[order], codes, None if ww is None else ww[order],
+            None if pp is None else pp[order]]
     client = _default_client()
     pieces = []
     for a, b in zip(rbounds[:-1], rbounds[1:], strict=True):
@@ -252,21 +267,23 @@ def _partition_local(X: Any, y: Any, qid: Any, weight: Any, npartitions: int,
     yd = column(1, lambda r: (r,), np.float64)
     qd = column(2, lambda r: (r,), np.int64)
     wd = None if ww is None else column(3, lambda r: (r,), np.float64)
+    pd_ = None if pp is None else column(4, lambda r: (r,), np.float64)
     group = da.from_array(sizes.astype(np.int64), chunks=(nqs,))
     if persist or client is not None:
         # Scattered pieces live only while their futures do: persist before they go.
         Xd, yd, qd = Xd.persist(), yd.persist(), qd.persist()
         wd = None if wd is None else wd.persist()
-    return QueryPartitions(Xd, yd, qd, group, wd, query_ids, rows, nqs)
+        pd_ = None if pd_ is None else pd_.persist()
+    return QueryPartitions(Xd, yd, qd, group, wd, query_ids, rows, nqs, pd_)
 
 
 def _partition_dask(X: Any, y: Any, qid: Any, weight: Any, npartitions: int | None,
-                    persist: bool) -> QueryPartitions:
+                    persist: bool, position: Any = None) -> QueryPartitions:
     import dask.array as da
     import dask.dataframe as dd
 
     frame = is_dask_frame(X)
-    cols = {"y": y, "qid": qid, "weight": weight}
+    cols = {"y": y, "qid": qid, "weight": weight, "position": position}
     by_name = {k: v for k, v in cols.items() if isinstance(v, str)}
     if by_name and not frame:
         raise ValueError(f"column names {by_name} need X to be a Dask DataFrame")
@@ -286,8 +303,8 @@ def _partition_dask(X: Any, y: Any, qid: Any, weight: Any, npartitions: int | No
                             columns=[f"f{i}" for i in range(X.shape[1])])
     meta = meta.drop(columns=list(by_name.values()))
     extra_meta = {_Q: (X._meta[qid] if isinstance(qid, str) else _meta_of(qid)).dtype,
-                  _Y: np.float64, _W: np.float64, _KEY: np.int64}
-    for name, col in ((_Q, qid), (_Y, y), (_W, weight)):
+                  _Y: np.float64, _W: np.float64, _P: np.float64, _KEY: np.int64}
+    for name, col in ((_Q, qid), (_Y, y), (_W, weight), (_P, position)):
         if col is not None:
             meta = meta.assign(**{name: np.zeros(0, dtype=extra_meta[name])})
     meta = meta.assign(**{_KEY: np.zeros(0, dtype=np.int64)})
@@ -297,7 +314,7 @@ def _partition_dask(X: Any, y: Any, qid: Any, weight: Any, npartitions: int | No
         return v if isinstance(v, str) or v is None else part[name]
 
     labelled = [lazy(_label_part)(part["X"], p, ref("qid", part), ref("y", part),
-                                  ref("weight", part))
+                                  ref("weight", part), ref("position", part))
                 for p, part in enumerate(aligned)]
     df = dd.from_delayed(labelled, meta=meta, verify_meta=False)
     counts = df[_Q].value_counts().compute().sort_index()
@@ -319,16 +336,18 @@ def _partition_dask(X: Any, y: Any, qid: Any, weight: Any, npartitions: int | No
     rbounds = np.concatenate(([0], np.cumsum(sizes)))[qbounds]
     rows = tuple(int(r) for r in np.diff(rbounds))
     nqs = tuple(int(c) for c in np.diff(qbounds))
-    features = [c for c in df.columns if c not in (_Q, _Y, _W, _KEY, _CODE)]
+    features = [c for c in df.columns if c not in (_Q, _Y, _W, _P, _KEY, _CODE)]
     Xd = df[features]
     yd, qd = df[_Y], df[_CODE]
     wd = df[_W] if weight is not None else None
+    pd_ = df[_P] if position is not None else None
     if not frame:
         Xd = Xd.to_dask_array(lengths=rows)
         yd, qd = yd.to_dask_array(lengths=rows), qd.to_dask_array(lengths=rows)
         wd = None if wd is None else wd.to_dask_array(lengths=rows)
+        pd_ = None if pd_ is None else pd_.to_dask_array(lengths=rows)
     group = da.from_array(sizes, chunks=(nqs,))
-    return QueryPartitions(Xd, yd, qd, group, wd, query_ids, rows, nqs)
+    return QueryPartitions(Xd, yd, qd, group, wd, query_ids, rows, nqs, pd_)
 
 
 def _default_client() -> Any:

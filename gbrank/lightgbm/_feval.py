@@ -9,6 +9,7 @@ from gbrank._fields import (
     check_fold_keeps_queries,
     is_lightgbm_dataset,
     lightgbm_dataset_fields,
+    lightgbm_positions,
     warn_lightgbm_builtin_metrics,
 )
 
@@ -61,21 +62,30 @@ class _FEval:
             y, preds = a, b
             ds = calling_lightgbm_dataset()
         if ds is not None:
-            if any(m.kind == "ranking" for m in self.metrics):
+            if any(m.kind in ("ranking", "clicks") for m in self.metrics):
                 check_fold_keeps_queries(ds)
             warn_lightgbm_builtin_metrics(ds, self.metrics[0].key)
-        return [
-            (m.key, m(y, preds, group if m.kind == "ranking" else None,
-                                       weight),
-             m.higher_is_better)
-            for m in self.metrics
-        ]
+        out = []
+        for m in self.metrics:
+            if m.kind == "clicks":
+                position = None if ds is None else lightgbm_positions(ds)
+                if position is None:
+                    raise ValueError(
+                        f"{m.name} needs the logged display position of every row of the "
+                        "evaluation data, and this call has none: build it with "
+                        "lgb.Dataset(X, clicks, group=..., position=...) and evaluate "
+                        "through lgb.train(valid_sets=...)")
+                value = m(y, preds, group, weight, position=position)
+            else:
+                value = m(y, preds, group if m.kind == "ranking" else None, weight)
+            out.append((m.key, value, m.higher_is_better))
+        return out
 
     def __repr__(self) -> str:
         return f"feval({', '.join(repr(m.name) for m in self.metrics)})"
 
 
-def feval(*names: str, threshold: float | None = None) -> _FEval:
+def feval(*names: str, threshold: float | None = None, propensity: Any = None) -> _FEval:
     """A LightGBM evaluation function computing gbrank metrics by name.
 
     Parameters
@@ -87,6 +97,11 @@ def feval(*names: str, threshold: float | None = None) -> _FEval:
         Threshold for binary metrics (prediction ``s > threshold``). Default 0, right
         for raw margins (custom objectives); with LightGBM's built-in ``binary``
         objective ``feval`` receives probabilities, so pass 0.5.
+    propensity : sequence or dict, optional
+        Examination propensities for click metrics (``"ips_dcg@10"``): ρ(1), ρ(2), …
+        or ``{position: ρ}``. Their positions come from the evaluation Dataset
+        (``lgb.Dataset(..., position=...)``, as given), their labels are clicks: early
+        stopping on a held-out part of the click log.
 
     Returns
     -------
@@ -137,4 +152,9 @@ def feval(*names: str, threshold: float | None = None) -> _FEval:
     metrics = tuple(get_metric(n) for n in names)
     if threshold is not None:
         metrics = tuple(m.with_threshold(threshold) for m in metrics)
+    if propensity is not None:
+        if not any(m.kind == "clicks" for m in metrics):
+            raise ValueError("propensity= is for click metrics such as 'ips_dcg@10'; "
+                             f"none of {[m.name for m in metrics]} is one")
+        metrics = tuple(m.with_propensity(propensity) for m in metrics)
     return _FEval(metrics)

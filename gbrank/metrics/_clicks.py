@@ -11,41 +11,13 @@ from gbrank._validation import (
     check_finite,
     check_integer,
     check_lengths,
+    check_positions,
+    check_propensity,
+    propensity_per_row,
     query_structure,
 )
 
-__all__ = ["ips_dcg", "check_positions", "check_propensity"]
-
-
-def check_positions(position: Any, n: int, name: str = "position") -> np.ndarray:
-    """Display positions (1-based ranks or integer slot ids ≥ 1), one per row."""
-    p = as_float_array(position, name)
-    if p.size != n:
-        raise ValueError(f"{name} has {p.size} entries but there are {n} rows")
-    check_finite(p, name)
-    bad = np.flatnonzero((p < 1) | (p != np.floor(p)))
-    if bad.size:
-        raise ValueError(f"{name} must hold integer positions ≥ 1 (1-based display ranks or "
-                         f"slot ids); {bad.size} do not (first at index {bad[0]}: "
-                         f"{float(p[bad[0]])!r})")
-    return p.astype(np.int64)
-
-
-def check_propensity(propensity: Any, positions: np.ndarray,
-                     name: str = "propensity") -> np.ndarray:
-    """Examination probabilities per position (``propensity[p - 1]`` for position p), each
-    in (0, 1], covering every position that occurs."""
-    rho = as_float_array(propensity, name)
-    check_finite(rho, name)
-    top = int(positions.max()) if positions.size else 0
-    if rho.size < top:
-        raise ValueError(f"{name} has {rho.size} entries but position {top} occurs; give one "
-                         "examination probability per position 1, 2, …")
-    bad = np.flatnonzero((rho <= 0) | (rho > 1))
-    if bad.size:
-        raise ValueError(f"{name} must hold probabilities in (0, 1]; position {bad[0] + 1} "
-                         f"has {float(rho[bad[0]])!r}")
-    return rho
+__all__ = ["ips_dcg"]
 
 
 def ips_dcg(clicks: Any, s: Any, position: Any, propensity: Any, group: Any = None,
@@ -71,9 +43,11 @@ def ips_dcg(clicks: Any, s: Any, position: Any, propensity: Any, group: Any = No
     s : array-like
         The model's scores.
     position : array-like of int
-        The logged display position of every row (1-based).
-    propensity : array-like
-        ρ(p) = P(examined | position p) for p = 1, 2, …, in (0, 1].
+        The logged display position of every row (1-based, or any non-negative slot
+        ids with a mapping ``propensity``).
+    propensity : array-like or dict
+        ρ(p) = P(examined | position p) in (0, 1]: a sequence for p = 1, 2, …, or a
+        mapping ``{position: ρ}``.
     group, qid, weight
         Query structure and per-query weights, as in :func:`gbrank.metrics.ndcg`.
     k : int or None, default 10
@@ -98,17 +72,17 @@ def ips_dcg(clicks: Any, s: Any, position: Any, propensity: Any, group: Any = No
     check_finite(s, "scores")
     if np.any(c < 0):
         raise ValueError("clicks must be non-negative counts")
-    p = check_positions(position, c.size)
-    rho = check_propensity(propensity, p)
+    p = check_positions(position, c.size, low=0 if isinstance(propensity, dict) else 1)
+    rho = propensity_per_row(check_propensity(propensity), p)
     kk = check_integer(k, "k", 1, allow_none=True)
     queries = query_structure(c.size, group=group, qid=qid, weight=weight)
-    c, s, p = queries.apply(c), queries.apply(s), queries.apply(p)
+    c, s, rho = queries.apply(c), queries.apply(s), queries.apply(rho)
     offsets = queries.offsets
     sizes = np.diff(offsets)
     query = np.repeat(np.arange(sizes.size), sizes)
     order = np.lexsort((np.arange(c.size), -s, query))  # by query, score desc, row order
     rank = np.arange(c.size) - np.repeat(offsets[:-1], sizes)  # 0-based within the query
-    gain = c[order] / rho[p[order] - 1] / np.log2(rank + 2.0)
+    gain = c[order] / rho[order] / np.log2(rank + 2.0)
     if kk is not None:
         gain[rank >= kk] = 0.0
     per_query = np.bincount(query, weights=gain, minlength=sizes.size)

@@ -8,6 +8,10 @@ XGBoost ``custom_metric``) uses. Forms:
   ``@k`` (``ndcg@10``); without ``@k`` the metric runs over every row of a query
   (``k=None``), unlike LightGBM's ``ndcg`` which defaults to ``eval_at=1..5``.
 - ``pair_accuracy``.
+- ``ips_dcg``, ``ips_dcg@<k>``: inverse-propensity-scored DCG on click logs (labels are
+  clicks); it needs every row's logged position and the examination propensities,
+  bound with :meth:`Metric.with_propensity` (``feval("ips_dcg@10", propensity=...)``
+  reads the positions from the LightGBM ``Dataset``).
 - ``f1``, ``fbeta:<beta>`` (``fbeta:2``), ``balanced`` (the balanced measure); these
   judge ``s > 0`` unless a threshold is given (:meth:`Metric.with_threshold`).
 - ``logloss`` and ``ece`` / ``ece:<bins>`` (10 bins by default): calibration of
@@ -27,8 +31,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from gbrank._validation import check_beta, check_threshold
-from gbrank.metrics import _binary, _calibration, _multiclass, _ranking
+from gbrank._validation import check_beta, check_propensity, check_threshold
+from gbrank.metrics import _binary, _calibration, _clicks, _multiclass, _ranking
 
 __all__ = ["Metric", "METRICS", "get_metric", "metric_names"]
 
@@ -42,8 +46,9 @@ class Metric:
     name : str
         Canonical name (``"ndcg@10"``), used as the metric's name in booster logs.
     kind : str
-        ``"ranking"`` (uses the query structure), ``"binary"`` (judges ``s >
-        threshold`` per row), ``"pointwise"`` (calibration of σ(s) per row) or
+        ``"ranking"`` (uses the query structure), ``"clicks"`` (a ranking metric of
+        click logs: also the rows' positions and bound propensities), ``"binary"``
+        (judges ``s > threshold`` per row), ``"pointwise"`` (calibration of σ(s) per row) or
         ``"multiclass"`` ((n, K) scores).
     higher_is_better : bool
         False for the losses (``logloss``, ``ece``, ``mlogloss``), True for the rest.
@@ -80,13 +85,38 @@ class Metric:
         return "gbrank_" + self.name
 
     def __call__(self, y: Any, s: Any, group: Any = None, weight: Any = None, *,
-                 qid: Any = None) -> float:
+                 qid: Any = None, position: Any = None) -> float:
         """Value on labels ``y``, scores ``s``; ranking metrics read the query structure
         (``group`` sizes or per-row ``qid``) and per-query or per-row ``weight``; the
-        others ignore it and take one weight per row."""
+        others ignore it and take one weight per row. Click metrics (``ips_dcg``) also
+        need ``position``, the rows' logged display positions."""
         if self.kind == "ranking":
             return self.func(y, s, group, qid=qid, weight=weight, **self.params)
+        if self.kind == "clicks":
+            if "propensity" not in self.params:
+                raise ValueError(
+                    f"{self.name} weighs each click by the examination propensity of its "
+                    "logged position, and none is bound: get_metric("
+                    f"{self.name!r}).with_propensity(rho), or feval({self.name!r}, "
+                    "propensity=rho)")
+            if position is None:
+                raise ValueError(
+                    f"{self.name} needs every row's logged display position: pass "
+                    "position=, or for LightGBM build the evaluation Dataset with "
+                    "lgb.Dataset(..., position=...)")
+            return self.func(y, s, position, group=group, qid=qid, weight=weight,
+                             **self.params)
         return self.func(y, s, weight=weight, **self.params)
+
+    def with_propensity(self, propensity: Any) -> Metric:
+        """The same click metric with the examination propensities bound (a sequence
+        for positions 1, 2, … or a mapping ``{position: ρ}``, as
+        :func:`gbrank.metrics.ips_dcg` takes them); other metrics are returned
+        unchanged."""
+        if self.kind != "clicks":
+            return self
+        check_propensity(propensity)
+        return replace(self, params={**self.params, "propensity": propensity})
 
     def with_threshold(self, threshold: float) -> Metric:
         """The same binary metric judging ``s > threshold`` (e.g. 0.5 on probabilities).
@@ -106,6 +136,7 @@ METRICS: Mapping[str, tuple[Callable[..., float], str, bool]] = MappingProxyType
     "precision": (_ranking.precision_at_k, "ranking", True),
     "recall": (_ranking.recall_at_k, "ranking", True),
     "pair_accuracy": (_ranking.pair_accuracy, "ranking", False),
+    "ips_dcg": (_clicks.ips_dcg, "clicks", True),
     "f1": (_binary.f1, "binary", False),
     "balanced": (_binary.balanced_measure, "binary", False),
     "logloss": (_calibration.log_loss, "pointwise", False),
@@ -118,8 +149,8 @@ _LOSSES = {"logloss", "ece", "mlogloss"}
 
 _FORMS = (
     "ndcg, ndcg@<k>, err, err@<k>, map, map@<k>, mrr, mrr@<k>, precision, precision@<k>, "
-    "recall, recall@<k>, pair_accuracy, f1, fbeta:<beta>, balanced, logloss, ece, "
-    "ece:<bins>, macro_f1, weighted_f1, micro_f1, macro_fbeta:<beta>, "
+    "recall, recall@<k>, pair_accuracy, ips_dcg, ips_dcg@<k>, f1, fbeta:<beta>, balanced, "
+    "logloss, ece, ece:<bins>, macro_f1, weighted_f1, micro_f1, macro_fbeta:<beta>, "
     "weighted_fbeta:<beta>, micro_fbeta:<beta>, balanced_accuracy, mlogloss"
 )
 _AT_K = re.compile(r"^([a-z_]+)@(\d+)$")

@@ -8,6 +8,7 @@ from gbrank.objectives._cross_entropy import CrossEntropy
 from gbrank.objectives._fbeta import FBetaSurrogate
 from gbrank.objectives._focal import FocalLoss
 from gbrank.objectives._lambdarank import LambdaRank
+from gbrank.objectives._position_bias import PositionBias
 from gbrank.objectives._ranknet import RankNet
 from gbrank.objectives._registry import (
     OBJECTIVES,
@@ -18,5 +19,5 @@ from gbrank.objectives._registry import (
 )
 
 __all__ = ["Objective", "FocalLoss", "FBetaSurrogate", "RankNet", "LambdaRank",
-           "CrossEntropy", "Combination", "get_objective", "objective_names", "REGISTRY",
-           "OBJECTIVES", "ObjectiveEntry"]
+           "CrossEntropy", "Combination", "PositionBias", "get_objective", "objective_names",
+           "REGISTRY", "OBJECTIVES", "ObjectiveEntry"]

@@ -157,11 +157,26 @@ class Objective:
         overwritten by the next; :meth:`grad_hess` always returns new arrays.
         """
         if is_lightgbm_dataset(b):
-            self._inspect_lightgbm_dataset(b)
+            ds = b
             y, weight, group = lightgbm_dataset_fields(b)
-            return self.booster_grad_hess_reusing(y, a, group, weight)
-        self._inspect_lightgbm_dataset(calling_lightgbm_dataset())
-        return self.booster_grad_hess_reusing(a, b, group, weight)
+            preds = a
+        else:
+            ds = calling_lightgbm_dataset()
+            y, preds = a, b
+        self._inspect_lightgbm_dataset(ds)
+        return self._lightgbm_grad_hess(y, preds, group, weight, ds)
+
+    def _lightgbm_grad_hess(self, y: Any, preds: Any, group: Any, weight: Any,
+                            ds: Any) -> tuple[np.ndarray, np.ndarray]:
+        """What a LightGBM call computes, with the Dataset it comes from (``None`` when
+        unknown): :meth:`booster_grad_hess_reusing` (objectives that read more of the
+        Dataset, such as positions, override it)."""
+        return self.booster_grad_hess_reusing(y, preds, group, weight)
+
+    def _uses_positions(self) -> bool:
+        """Whether the booster must give this objective the rows' display positions
+        (a ranking objective with ``position_bias``)."""
+        return False
 
     def _inspect_lightgbm_dataset(self, ds: Any) -> None:
         """Refuse a LightGBM fold that cuts queries (for a loss summed over queries) and

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from gbrank._kernels import lambdarank as _k
+from gbrank._kernels import position_bias as _pk
 from gbrank._kernels.delta import ERR, MAP, MRR, NDCG
 from gbrank._targets import TARGETS as CALIBRATION_TARGETS
 from gbrank._validation import (
@@ -25,6 +26,7 @@ from gbrank._validation import (
 )
 from gbrank.objectives._base import Objective
 from gbrank.objectives._combination import CalibrationMixin
+from gbrank.objectives._position_bias import PositionBiasMixin
 
 __all__ = ["LambdaRank"]
 
@@ -41,7 +43,7 @@ def _integer_grades(y: np.ndarray) -> bool:
     return bool(np.all(y == np.floor(y))) and (y.size == 0 or float(y.max()) <= MAX_EXACT_GRADE)
 
 
-class LambdaRank(CalibrationMixin, Objective):
+class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
     r"""LambdaRank: pairwise logistic loss weighted by the change of an IR metric.
 
     For rows i, j of one query with :math:`l_i > l_j` and min(rank_i, rank_j) ≤ k
@@ -185,7 +187,11 @@ class LambdaRank(CalibrationMixin, Objective):
                  label_gain: Any = None, max_grade: int | None = None, threshold: float = 1,
                  norm: bool = False, weighting: str = "lambdarank", mu: float = 1.0,
                  smoothing: float | None = None, max_step: float | None = 16.0,
-                 calibration: float = 0.0, calibration_target: str = "auto") -> None:
+                 calibration: float = 0.0, calibration_target: str = "auto",
+                 position_bias: str | None = None, propensity: Any = None,
+                 max_weight: float | None = None, bias_norm: float = 0.0,
+                 bias_cost: str = "paper", position_bias_regularization: float = 0.0,
+                 position_bias_learning_rate: float | None = None) -> None:
         self.metric = metric
         self.truncation = truncation
         self.sigma = sigma
@@ -199,6 +205,13 @@ class LambdaRank(CalibrationMixin, Objective):
         self.max_step = max_step
         self.calibration = calibration
         self.calibration_target = calibration_target
+        self.position_bias = position_bias
+        self.propensity = propensity
+        self.max_weight = max_weight
+        self.bias_norm = bias_norm
+        self.bias_cost = bias_cost
+        self.position_bias_regularization = position_bias_regularization
+        self.position_bias_learning_rate = position_bias_learning_rate
 
     # -- validation ---------------------------------------------------------------
     def _validate_params(self) -> SimpleNamespace:
@@ -226,6 +239,11 @@ class LambdaRank(CalibrationMixin, Objective):
                              f"it needs metric='ndcg', got metric={p.metric!r}")
         if isinstance(p.smoothing, dict):
             p.smoothing = p.smoothing[p.metric]
+        p.pb = self._position_params()
+        if p.pb.method is not None and p.calibration > 0.0:
+            raise ValueError(f"position_bias={p.pb.method!r} with calibration="
+                             f"{self.calibration!r} is not supported: a calibration term on "
+                             "biased clicks learns the bias; use calibration=0")
         return p
 
     def _smoothing(self, p: SimpleNamespace, y: np.ndarray) -> float:
@@ -275,8 +293,25 @@ class LambdaRank(CalibrationMixin, Objective):
                 _WEIGHTINGS[p.weighting], p.mu, self._smoothing(p, y))
 
     # -- protocol -------------------------------------------------------------------
-    def _grad_hess(self, y: Any, s: Any, group: Any, qid: Any, weight: Any,
-                   max_step: float) -> tuple[np.ndarray, np.ndarray]:
+    def _pair_options(self, p: SimpleNamespace, y: np.ndarray) -> tuple:
+        """The pair weight arguments of :func:`gbrank._kernels.position_bias.pair_grad_hess`
+        (position-bias options)."""
+        (metric, k, sigma, gain, threshold, norm, lgb_discount, scheme, mu,
+         smooth) = self._args(y)
+        if scheme != _k.LAMBDARANK:
+            mix = _pk.LAMBDALOSS
+        elif smooth > 0.0:
+            mix = _pk.MIXED
+        else:
+            mix = _pk.PLAIN
+        ngain = _EMPTY
+        if mix == _pk.MIXED and metric != NDCG:
+            ngain = np.exp2(np.arange(int(y.max()) + 1, dtype=np.float64)) - 1.0
+        return (metric, mix, k, sigma, gain, ngain, threshold, norm, lgb_discount, scheme,
+                mu, smooth)
+
+    def _plain_grad_hess(self, y: Any, s: Any, group: Any, qid: Any, weight: Any,
+                         max_step: float) -> tuple[np.ndarray, np.ndarray]:
         y, s, queries = self._prepare(y, s, group, qid, weight)
         qw = _EMPTY if queries.weights is None else queries.weights
         grad, hess = _k.lambdarank_grad_hess(y, s, queries.offsets, qw, *self._args(y),
@@ -285,31 +320,49 @@ class LambdaRank(CalibrationMixin, Objective):
         return queries.restore(grad, into=s), queries.restore(hess, into=y)
 
     def grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
-                  weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
+                  weight: Any = None, position: Any = None) -> tuple[np.ndarray, np.ndarray]:
         r"""λ-gradients and the booster's diagonal Hessians at ``s``:
         :math:`\max(h_i, \sigma |\lambda_i| / c)`, c = ``max_step`` (the true
-        :math:`h_i` when ``max_step=None``; see the class docstring)."""
+        :math:`h_i` when ``max_step=None``; see the class docstring). With
+        ``position_bias``, ``position`` gives every row's display position and the
+        estimates of ``position_bias_`` are used as they stand (never updated here)."""
         mix = self._calibrated()
         if mix is not None:
             return mix.grad_hess(y, s, group, qid=qid, weight=weight)
-        return self._grad_hess(y, s, group, qid, weight, self._params().max_step)
+        p = self._params()
+        if p.pb.method is not None:
+            return self._factored(p, y, s, group, qid, weight, position, p.max_step)
+        return self._plain_grad_hess(y, s, group, qid, weight, p.max_step)
 
     def exact_grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
-                        weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
+                        weight: Any = None, position: Any = None,
+                        ) -> tuple[np.ndarray, np.ndarray]:
         """λ-gradients and the true diagonal Hessians of the local loss (no
         ``max_step`` bound): what the gradient check compares."""
         mix = self._calibrated()
         if mix is not None:
             return mix.exact_grad_hess(y, s, group, qid=qid, weight=weight)
-        return self._grad_hess(y, s, group, qid, weight, 0.0)
+        p = self._params()
+        if p.pb.method is not None:
+            return self._factored(p, y, s, group, qid, weight, position, 0.0)
+        return self._plain_grad_hess(y, s, group, qid, weight, 0.0)
 
     def loss(self, y: Any, s: Any, group: Any = None, *, qid: Any = None, weight: Any = None,
-             at: Any = None) -> float:
+             at: Any = None, position: Any = None) -> float:
         """Local loss: ranking, |ΔZ| (and norm's rescalings) frozen at ``at`` (default
-        ``s``), pair terms log(1 + exp(−σ(s_i − s_j))) at ``s``."""
+        ``s``), pair terms log(1 + exp(−σ(s_i − s_j))) at ``s``; with
+        ``position_bias``, each pair's term times its factor (or the scores shifted by
+        the offsets), the estimates frozen."""
         mix = self._calibrated()
         if mix is not None:
             return mix.loss(y, s, group, qid=qid, weight=weight, at=at)
+        p = self._params()
+        if p.pb.method is not None:
+            return self._factored_loss(p, y, s, group, qid, weight, position, at)
+        return self._plain_loss(y, s, group, qid, weight, at)
+
+    def _plain_loss(self, y: Any, s: Any, group: Any, qid: Any, weight: Any,
+                    at: Any) -> float:
         y2, s2, queries = self._prepare(y, s, group, qid, weight)
         if at is None:
             at2 = s2
@@ -331,4 +384,7 @@ class LambdaRank(CalibrationMixin, Objective):
         top = float(np.max(as_float_array(y, "labels")))
         if not np.isfinite(top):
             return self  # validation of the call itself names the problem
-        return type(self)(**{**self.get_params(deep=False), "max_grade": int(top)})
+        bound = type(self)(**{**self.get_params(deep=False), "max_grade": int(top)})
+        if "position_bias_" in self.__dict__:  # the same frozen estimates
+            bound.__dict__["position_bias_"] = self.__dict__["position_bias_"]
+        return bound

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from gbrank._kernels import position_bias as _pk
 from gbrank._kernels import ranknet as _k
 from gbrank._kernels import ranknet_grid as _grid
 from gbrank._targets import TARGETS as CALIBRATION_TARGETS
@@ -19,6 +20,7 @@ from gbrank._validation import (
 )
 from gbrank.objectives._base import Objective
 from gbrank.objectives._combination import CalibrationMixin
+from gbrank.objectives._position_bias import PositionBiasMixin
 
 __all__ = ["RankNet"]
 
@@ -28,7 +30,7 @@ _TIES = ("skip", "pull")
 _METHODS = ("auto", "exact", "fast")
 
 
-class RankNet(CalibrationMixin, Objective):
+class RankNet(PositionBiasMixin, CalibrationMixin, Objective):
     r"""RankNet: logistic loss on every differently-labelled pair of a query.
 
     For rows i, j of one query with :math:`l_i > l_j`, :math:`\Delta s = s_i - s_j` and
@@ -108,16 +110,27 @@ class RankNet(CalibrationMixin, Objective):
 
     def __init__(self, sigma: float = 1.0, ties: str = "skip", method: str = "auto",
                  exact_max_rows: int = 10_000, calibration: float = 0.0,
-                 calibration_target: str = "auto") -> None:
+                 calibration_target: str = "auto", position_bias: str | None = None,
+                 propensity: Any = None, max_weight: float | None = None,
+                 bias_norm: float = 0.0, bias_cost: str = "paper",
+                 position_bias_regularization: float = 0.0,
+                 position_bias_learning_rate: float | None = None) -> None:
         self.sigma = sigma
         self.ties = ties
         self.method = method
         self.exact_max_rows = exact_max_rows
         self.calibration = calibration
         self.calibration_target = calibration_target
+        self.position_bias = position_bias
+        self.propensity = propensity
+        self.max_weight = max_weight
+        self.bias_norm = bias_norm
+        self.bias_cost = bias_cost
+        self.position_bias_regularization = position_bias_regularization
+        self.position_bias_learning_rate = position_bias_learning_rate
 
     def _validate_params(self) -> SimpleNamespace:
-        return SimpleNamespace(
+        p = SimpleNamespace(
             sigma=check_sigma(self.sigma),
             pull=check_choice(self.ties, "ties", _TIES) == "pull",
             method=check_choice(self.method, "method", _METHODS),
@@ -125,17 +138,69 @@ class RankNet(CalibrationMixin, Objective):
             calibration=check_number(self.calibration, "calibration", 0.0, 1.0),
             calibration_target=check_choice(self.calibration_target, "calibration_target",
                                             CALIBRATION_TARGETS),
+            max_step=0.0,  # RankNet passes its true Hessian
         )
+        p.pb = self._position_params()
+        method = p.pb.method
+        if method is not None and p.calibration > 0.0:
+            raise ValueError(f"position_bias={method!r} with calibration="
+                             f"{self.calibration!r} is not supported: a calibration term on "
+                             "biased clicks learns the bias; use calibration=0")
+        if method in ("ipw", "unbiased"):
+            if p.pull:
+                raise ValueError(f"position_bias={method!r} corrects pairs of a clicked and "
+                                 "an unclicked row; ties='pull' adds pairs of equal labels, "
+                                 "which it cannot weigh: use ties='skip'")
+            if p.method == "fast":
+                raise ValueError(f"position_bias={method!r} sums its pairs exactly "
+                                 "(per-row factors), which method='fast' cannot: use "
+                                 "method='exact' or 'auto', or position_bias='additive' "
+                                 "(any method)")
+        return p
+
+    def _pair_options(self, p: SimpleNamespace, y: np.ndarray) -> tuple:
+        """The pair kernel's arguments for RankNet (weight 1, every pair)."""
+        return (_pk.RANKNET, _pk.PLAIN, 0, p.sigma, _EMPTY, _EMPTY, 1.0, False, False, 0,
+                0.0, 0.0)
+
+    def _check_query_sizes(self, queries: Any) -> None:
+        """Queries above ``exact_max_rows`` take the fast method without position bias;
+        with factors per row they are refused (O(n²) pairs each)."""
+        p = self._params()
+        big = np.flatnonzero(queries.sizes > p.exact_max_rows)
+        if big.size:
+            q = int(big[0])
+            raise ValueError(
+                f"position_bias={p.pb.method!r} sums RankNet's pairs exactly, O(n²) per "
+                f"query, and query {q} has {int(queries.sizes[q])} rows (exact_max_rows="
+                f"{p.exact_max_rows}): click logs hold the displayed rows of a query (or "
+                "session) — pass their query ids, raise exact_max_rows, or use "
+                "LambdaRank(position_bias=...) (O(n·k)) or position_bias='additive'")
 
     def _prepare(self, y: Any, s: Any, group: Any, qid: Any, weight: Any):
         return prepare_ranking(y, s, group, qid, weight, integer_grades=False, max_grade=None)
 
     def grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
-                  weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
-        """Gradient and diagonal Hessian of the RankNet loss w.r.t. ``s``."""
+                  weight: Any = None, position: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """Gradient and diagonal Hessian of the RankNet loss w.r.t. ``s``. With
+        ``position_bias``, ``position`` gives every row's display position and the
+        estimates of ``position_bias_`` are used as they stand (never updated here)."""
         mix = self._calibrated()
         if mix is not None:
             return mix.grad_hess(y, s, group, qid=qid, weight=weight)
+        p = self._params()
+        if p.pb.method is not None:
+            return self._factored(p, y, s, group, qid, weight, position, 0.0)
+        return self._plain_grad_hess(y, s, group, qid, weight, 0.0)
+
+    def exact_grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
+                        weight: Any = None, position: Any = None,
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        """Same as :meth:`grad_hess` (RankNet's Hessian is the true one)."""
+        return self.grad_hess(y, s, group, qid=qid, weight=weight, position=position)
+
+    def _plain_grad_hess(self, y: Any, s: Any, group: Any, qid: Any, weight: Any,
+                         max_step: float) -> tuple[np.ndarray, np.ndarray]:
         p = self._params()
         y, s, queries = self._prepare(y, s, group, qid, weight)
         pull = p.pull
@@ -176,11 +241,20 @@ class RankNet(CalibrationMixin, Objective):
         return queries.restore(grad, into=s), queries.restore(hess, into=y)
 
     def loss(self, y: Any, s: Any, group: Any = None, *, qid: Any = None, weight: Any = None,
-             at: Any = None) -> float:
-        """Σ_q w_q Σ_pairs C_ij (O(n²) per query; ``at`` is ignored: no frozen weights)."""
+             at: Any = None, position: Any = None) -> float:
+        """Σ_q w_q Σ_pairs C_ij (O(n²) per query; ``at`` is ignored: no frozen weights);
+        with ``position_bias``, each pair's term times its factor (or the scores shifted
+        by the offsets), the estimates frozen."""
         mix = self._calibrated()
         if mix is not None:
             return mix.loss(y, s, group, qid=qid, weight=weight, at=at)
+        p = self._params()
+        if p.pb.method is not None:
+            return self._factored_loss(p, y, s, group, qid, weight, position, at)
+        return self._plain_loss(y, s, group, qid, weight, at)
+
+    def _plain_loss(self, y: Any, s: Any, group: Any, qid: Any, weight: Any,
+                    at: Any) -> float:
         p = self._params()
         y, s, queries = self._prepare(y, s, group, qid, weight)
         qw = _EMPTY if queries.weights is None else queries.weights

@@ -13,6 +13,7 @@ from gbrank._deps import require
 from gbrank._fields import (
     dmatrix_fields,
     is_lightgbm_dataset,
+    keep_lightgbm_positions,
     lightgbm_dataset_fields,
     per_row_weights,
 )
@@ -230,10 +231,11 @@ class _GBBase(BaseEstimator):
     def _train(self, p: dict[str, Any], obj: Objective | str, X: Any, y: np.ndarray,
                sizes: np.ndarray | None, w: np.ndarray | None, init: Any,
                Xv: Any, yv: Any, sizes_v: Any, wv: Any, metric: Any, seed: int,
-               num_class: int | None = None) -> None:
+               num_class: int | None = None, position: np.ndarray | None = None) -> None:
         """Train ``self.booster_`` through the one training loop (:mod:`gbrank._train`);
         set ``evals_result_`` and ``best_iteration_``. ``init``: the constant start, a
-        number or one per class (``num_class`` trees per round)."""
+        number or one per class (``num_class`` trees per round). ``position``: the
+        training rows' display positions (an objective with ``position_bias``)."""
         lr, decay = p["learning_rate"], p["decay"]
         extra = dict(self.booster_params or {})
         if num_class is not None:
@@ -251,7 +253,8 @@ class _GBBase(BaseEstimator):
                       **self._tree_params("lightgbm"), **extra}
             init_tr = start_rows(init, y.size) if started else None
             dtrain = lgb.Dataset(X, y, group=sizes, weight=w, init_score=init_tr,
-                                 free_raw_data=True)
+                                 position=position, free_raw_data=True)
+            keep_lightgbm_positions(dtrain, position)
             dvalid = None
             if Xv is not None:
                 init_v = start_rows(init, len(yv)) if started else None
@@ -280,7 +283,8 @@ class _GBBase(BaseEstimator):
             p["booster"], params, obj, dtrain, dvalid, rounds=p["n_estimators"],
             validation=None if dvalid is None else metric.validation(),
             early_stopping=p["early_stopping_rounds"] if dvalid is not None else None,
-            learning_rates=None if decay is None else (lambda i: lr * decay ** i))
+            learning_rates=None if decay is None else (lambda i: lr * decay ** i),
+            position=position)
         self.booster_ = trained.model
         self.evals_result_ = trained.evals_result
         self.best_iteration_ = trained.best_iteration
@@ -393,15 +397,18 @@ class _GBBase(BaseEstimator):
         check_is_fitted(self, "booster_")
         n = self.n_features_in_
         qid_at = getattr(self, "_qid_at", None)
-        n_booster = n - (qid_at is not None)
+        dropped = getattr(self, "_dropped_at", None)
+        if dropped is None:
+            dropped = () if qid_at is None else (qid_at,)
+        n_booster = n - len(dropped)
         if self.booster == "lightgbm":
             gain = np.asarray(self.booster_.feature_importance("gain"), dtype=np.float64)
         else:
             names = self.booster_.feature_names or [f"f{i}" for i in range(n_booster)]
             score = self.booster_.get_score(importance_type="total_gain")
             gain = np.array([score.get(name, 0.0) for name in names], dtype=np.float64)
-        if qid_at is not None:  # the query-id column of X is no feature
-            gain = np.insert(gain, qid_at, 0.0)
+        for at in sorted(dropped):  # the query-id and position columns are no features
+            gain = np.insert(gain, at, 0.0)
         total = gain.sum()
         return gain / total if total > 0 else gain
 

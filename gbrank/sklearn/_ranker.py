@@ -13,6 +13,7 @@ from gbrank._validation import (
     as_float_array,
     check_finite,
     check_grades,
+    check_positions,
     check_row_weights,
     query_structure,
 )
@@ -73,6 +74,11 @@ class GBRanker(_GBBase):
         index (arrays and DataFrames). The default ``"qid"`` is used when ``X`` is a
         DataFrame with that column and ignored otherwise; any other value must name a
         column of ``X``. ``None``: ``X`` has no query-id column.
+    position_col : str, int or None, default None
+        The column of ``X`` holding each row's logged display position (click logs, for
+        an objective with ``position_bias``): a DataFrame column name or a column index.
+        Like the query-id column it is never a feature (dropped at ``predict`` too).
+        ``None``: positions come from ``fit(..., position=...)`` when needed.
     random_state : int, RandomState or None
         Seeds the validation split and the booster.
     num_leaves, max_depth : int, optional
@@ -106,12 +112,22 @@ class GBRanker(_GBBase):
         objective's constant start for a calibrated one.
     n_features_in_, feature_names_in_ : as in scikit-learn.
     feature_importances_ : ndarray
-        Normalised total gain per column of ``X`` (0 for the query-id column).
+        Normalised total gain per column of ``X`` (0 for the query-id and position
+        columns).
 
     Notes
     -----
     Sample weights are query weights: per row, constant within each query (for
     group-less data: all equal), as gbrank's ranking objectives define them.
+
+    Click logs: with an objective that has ``position_bias`` (e.g.
+    ``LambdaRank(position_bias="unbiased")``), ``fit`` needs every row's display
+    position (``position=`` or ``position_col``); the training part's positions go to
+    the booster (LightGBM's ``Dataset(position=...)`` as given, XGBoost through
+    :func:`gbrank.xgboost.objective`), the learned estimates are
+    ``objective_.position_bias_`` and never part of ``predict``. With
+    ``position_bias="additive"`` on XGBoost the offsets move by ``learning_rate`` (not
+    its decayed value).
 
     ``save_model(path)`` writes a model whose own prediction is ``predict``'s score
     (objective ``lambdarank`` for LightGBM; ``rank:ndcg``, ``rank:map`` or
@@ -142,7 +158,7 @@ class GBRanker(_GBBase):
                  learning_rate_decay: float | None = None,
                  early_stopping_rounds: int | None = None,
                  validation_fraction: float | None = 0.1, scoring: str = "pair_accuracy",
-                 qid_col: str | int | None = "qid",
+                 qid_col: str | int | None = "qid", position_col: str | int | None = None,
                  random_state: Any = None, num_leaves: int | None = None,
                  max_depth: int | None = None, min_child_samples: int | None = None,
                  subsample: float | None = None, colsample_bytree: float | None = None,
@@ -157,6 +173,7 @@ class GBRanker(_GBBase):
         self.validation_fraction = validation_fraction
         self.scoring = scoring
         self.qid_col = qid_col
+        self.position_col = position_col
         self.random_state = random_state
         self.num_leaves = num_leaves
         self.max_depth = max_depth
@@ -169,39 +186,68 @@ class GBRanker(_GBBase):
 
     def _qid_column(self, X: Any) -> int | None:
         """Position of the query-id column in ``X``, or ``None`` (see ``qid_col``)."""
-        col = self.qid_col
+        return self._named_column(X, self.qid_col, "qid_col", "qid")
+
+    def _position_column(self, X: Any) -> int | None:
+        """Position of the display-position column in ``X``, or ``None``."""
+        at = self._named_column(X, self.position_col, "position_col", None)
+        if at is not None and at == self._qid_column(X):
+            raise ValueError(f"position_col={self.position_col!r} and qid_col="
+                             f"{self.qid_col!r} name the same column of X")
+        return at
+
+    @staticmethod
+    def _named_column(X: Any, col: Any, param: str, optional: str | None) -> int | None:
+        """Index of the column ``col`` of ``X`` (``param``'s value); ``optional``: a
+        name that is used when present and ignored otherwise."""
         if col is None:
             return None
         if isinstance(col, (int, np.integer)) and not isinstance(col, bool):
             width = X.shape[1]
             if not -width <= col < width:
-                raise ValueError(f"qid_col={col!r} is not a column index of X, which has "
+                raise ValueError(f"{param}={col!r} is not a column index of X, which has "
                                  f"{width} columns")
             return int(col) % width
         if not isinstance(col, str):
-            raise ValueError(f"qid_col must be a column name (str), a column index (int) or "
-                             f"None, got {col!r}")
+            raise ValueError(f"{param} must be a column name (str), a column index (int) "
+                             f"or None, got {col!r}")
         if _is_frame(X):
             names = [str(c) for c in X.columns]
             if col in names:
                 return names.index(col)
-        if col != "qid":
+        if col != optional:
             where = (f"columns: {', '.join(map(str, X.columns[:12]))}" if _is_frame(X)
                      else "X is not a DataFrame; name the column by its index")
-            raise ValueError(f"qid_col={col!r} is not a column of X ({where})")
+            raise ValueError(f"{param}={col!r} is not a column of X ({where})")
         return None
 
-    def _features(self, X: Any) -> tuple[Any, np.ndarray | None]:
-        """``X`` without its query-id column, and that column (``None`` if it has none)."""
-        at = self._qid_column(X)
-        if at is None:
-            return X, None
+    def _split_columns(self, X: Any) -> tuple[Any, np.ndarray | None, np.ndarray | None]:
+        """``X`` without its query-id and position columns, and those columns (``None``
+        where there is none)."""
+        at_q, at_p = self._qid_column(X), self._position_column(X)
+        drop = [a for a in (at_q, at_p) if a is not None]
+        if not drop:
+            return X, None, None
+
+        def column(at: int | None) -> np.ndarray | None:
+            if at is None:
+                return None
+            if _is_frame(X):
+                return X.iloc[:, at].to_numpy()
+            ids = X[:, [at]]
+            return np.asarray(ids.todense() if hasattr(ids, "todense") else ids).ravel()
+
+        ids, pos = column(at_q), column(at_p)
         if _is_frame(X):
-            return X.drop(columns=X.columns[at]), X.iloc[:, at].to_numpy()
-        keep = np.delete(np.arange(X.shape[1]), at)
-        ids = X[:, [at]]
-        ids = np.asarray(ids.todense() if hasattr(ids, "todense") else ids).ravel()
-        return X[:, keep], ids
+            return X.drop(columns=X.columns[drop]), ids, pos
+        keep = np.delete(np.arange(X.shape[1]), drop)
+        return X[:, keep], ids, pos
+
+    def _features(self, X: Any) -> tuple[Any, np.ndarray | None]:
+        """``X`` without its query-id (and position) column, and the query ids
+        (``None`` if it has none)."""
+        X, ids, _ = self._split_columns(X)
+        return X, ids
 
     def _query_ids(self, X: Any, qid: Any) -> tuple[Any, Any]:
         """Features and query ids from ``X``'s column or the ``qid`` argument (not both,
@@ -215,10 +261,14 @@ class GBRanker(_GBBase):
                 "of X, and they differ; pass one of them (qid_col=None ignores the column)")
         return X, in_X
 
-    def fit(self, X: Any, y: Any, *, qid: Any = None, sample_weight: Any = None) -> GBRanker:
+    def fit(self, X: Any, y: Any, *, qid: Any = None, sample_weight: Any = None,
+            position: Any = None) -> GBRanker:
         """Fit on features ``X`` and grades ``y`` (non-negative; integers for NDCG/ERR
         gains), grouped by the query-id column of ``X`` (``qid_col``) or by per-row
         ``qid`` (any order), or group-less when there is neither.
+
+        ``position``: every row's logged display position (click logs; or the column
+        ``position_col`` of ``X``), for an objective with ``position_bias``.
 
         Returns
         -------
@@ -231,8 +281,12 @@ class GBRanker(_GBBase):
         obj = _resolve_objective(self.objective, "ranking", "GBRanker")
         X = self._validate_X(X, reset=True)
         self._qid_at = self._qid_column(X)
+        self._dropped_at = tuple(sorted(a for a in (self._qid_at, self._position_column(X))
+                                        if a is not None))
+        in_X = self._split_columns(X)[2]
         X, qid = self._query_ids(X, qid)
         n = X.shape[0]
+        position = self._positions(obj, position, in_X, n)
         y = as_float_array(y, "y")
         if y.size != n:
             raise ValueError(f"y has {y.size} entries but X has {n} rows")
@@ -257,6 +311,7 @@ class GBRanker(_GBBase):
                     None if w is None else w[rows])
 
         Xt, yt, gt, wt = part(tr)
+        pos_t = None if position is None else position[order[tr]]
         Xv = yv = gv = wv = None
         if va is not None:
             Xv, yv, gv, wv = part(va)
@@ -264,8 +319,34 @@ class GBRanker(_GBBase):
         # A ranking loss ignores a constant; a calibrated one starts from the logit of
         # the mean target, as a binary objective does.
         self.init_score_ = 0.0 if isinstance(obj, str) else float(obj.init_score(yt, wt))
-        self._train(p, obj, Xt, yt, gt, wt, self.init_score_, Xv, yv, gv, wv, metric, seed)
+        self._train(p, obj, Xt, yt, gt, wt, self.init_score_, Xv, yv, gv, wv, metric, seed,
+                    position=pos_t)
         return self
+
+    def _positions(self, obj: Any, position: Any, in_X: Any, n: int) -> np.ndarray | None:
+        """The rows' display positions (argument or column), checked; ``None`` when the
+        objective does not use them."""
+        if in_X is not None:
+            if position is not None and not np.array_equal(np.asarray(position).ravel(),
+                                                           in_X):
+                raise ValueError(
+                    f"positions given twice, as the position argument and as column "
+                    f"{self.position_col!r} of X, and they differ; pass one of them")
+            position = in_X
+        uses = not isinstance(obj, str) and obj._uses_positions()
+        if not uses:
+            if position is not None:
+                raise ValueError(
+                    f"positions were given, but objective {self.objective!r} has no "
+                    "position_bias and would ignore them: use e.g. LambdaRank("
+                    "position_bias='unbiased'), or drop position= / position_col")
+            return None
+        if position is None:
+            raise ValueError(
+                f"objective {obj!r} learns from clicks and needs every row's display "
+                "position: fit(X, y, qid=..., position=...) or position_col= (a column of "
+                "X)")
+        return check_positions(position, n)
 
     def predict(self, X: Any) -> np.ndarray:
         """Ranking scores (raw booster output plus ``init_score_``; higher = ranked

@@ -7,7 +7,7 @@ import weakref
 from typing import Any
 
 from gbrank._deps import require
-from gbrank._fields import dmatrix_fields, per_row_weights
+from gbrank._fields import dmatrix_fields, dmatrix_positions, per_row_weights
 
 
 def _is_dmatrix(x: Any) -> bool:
@@ -75,8 +75,9 @@ def _direction_in_early_stopping(directions: dict[str, bool]) -> None:
 class _XGBMetric:
     """XGBoost metric callable (module-level class: picklable with a fitted estimator)."""
 
-    def __init__(self, metrics: tuple[Any, ...]) -> None:
+    def __init__(self, metrics: tuple[Any, ...], position: str | None = None) -> None:
         self.metrics = metrics
+        self.position = position
         self.keys = tuple(m.key for m in metrics)
         # XGBoost's scikit-learn wrappers name the metric after ``func.__name__``.
         self.__name__ = ",".join(self.keys)
@@ -87,7 +88,7 @@ class _XGBMetric:
         if _is_dmatrix(b):
             y, w, group = dmatrix_fields(b)
             w_rows = per_row_weights(w, group, y.size)
-            out = [(key, m(y, a, group, w) if m.kind == "ranking" else m(y, a, None, w_rows))
+            out = [(key, self._value(m, y, a, group, w, w_rows, b))
                    for key, m in zip(self.keys, self.metrics, strict=True)]
             return out[0] if len(out) == 1 else out
         if len(self.metrics) != 1:
@@ -97,11 +98,26 @@ class _XGBMetric:
             )
         return self.metrics[0](a, b, None, sample_weight)
 
+    def _value(self, m: Any, y: Any, s: Any, group: Any, w: Any, w_rows: Any,
+               dmat: Any) -> float:
+        if m.kind == "ranking":
+            return m(y, s, group, w)
+        if m.kind == "clicks":
+            pos = dmatrix_positions(dmat, self.position)
+            if pos is None:
+                raise ValueError(
+                    f"{m.name} reads positions from the DMatrix field {self.position!r}, "
+                    "which is empty on this evaluation data: dvalid.set_float_info("
+                    f"{self.position!r}, positions)")
+            return m(y, s, group, w, position=pos)
+        return m(y, s, None, w_rows)
+
     def __repr__(self) -> str:
         return f"metric({', '.join(repr(m.name) for m in self.metrics)})"
 
 
-def metric(*names: str, threshold: float | None = None) -> _XGBMetric:
+def metric(*names: str, threshold: float | None = None, propensity: Any = None,
+           position: str | None = None) -> _XGBMetric:
     """An XGBoost evaluation function computing gbrank metrics by name.
 
     Parameters
@@ -113,6 +129,15 @@ def metric(*names: str, threshold: float | None = None) -> _XGBMetric:
         Threshold for binary metrics (``s > threshold``). Default 0, right for margins
         (custom objectives); with XGBoost's built-in ``binary:logistic`` the metric sees
         probabilities, so pass 0.5.
+    propensity : sequence or dict, optional
+        Examination propensities for click metrics (``"ips_dcg@10"``): ρ(1), ρ(2), …
+        or ``{position: ρ}``.
+    position : str, optional
+        For click metrics: the per-row float field of each evaluated ``DMatrix`` that
+        holds the rows' logged display positions (a ``DMatrix`` has no position
+        field), e.g. ``"label_lower_bound"`` (``dvalid.set_float_info(
+        "label_lower_bound", positions)``), as :func:`gbrank.xgboost.objective` reads
+        them.
 
     Returns
     -------
@@ -159,4 +184,16 @@ def metric(*names: str, threshold: float | None = None) -> _XGBMetric:
     metrics = [get_metric(n) for n in names]
     if threshold is not None:
         metrics = [m.with_threshold(threshold) for m in metrics]
-    return _XGBMetric(tuple(metrics))
+    clicks = any(m.kind == "clicks" for m in metrics)
+    if (propensity is not None or position is not None) and not clicks:
+        raise ValueError("propensity= and position= are for click metrics such as "
+                         f"'ips_dcg@10'; none of {[m.name for m in metrics]} is one")
+    if clicks and not isinstance(position, str):
+        raise ValueError(
+            "a click metric (ips_dcg) needs every evaluated row's logged position, and a "
+            "DMatrix has no position field: store them in a per-row float field and name "
+            "it, metric('ips_dcg@10', propensity=rho, position='label_lower_bound') with "
+            "dvalid.set_float_info('label_lower_bound', positions)")
+    if propensity is not None:
+        metrics = [m.with_propensity(propensity) for m in metrics]
+    return _XGBMetric(tuple(metrics), position)

@@ -9,24 +9,42 @@ from typing import Any
 import numpy as np
 
 from gbrank._deps import require
-from gbrank._fields import dmatrix_fields
+from gbrank._fields import dmatrix_fields, dmatrix_positions
 
 
-def objective(obj: Any) -> Callable[[np.ndarray, Any], tuple[np.ndarray, np.ndarray]]:
+def objective(obj: Any, position: Any = None, learning_rate: float | None = None,
+              ) -> Callable[[np.ndarray, Any], tuple[np.ndarray, np.ndarray]]:
     """Wrap a gbrank objective for ``xgb.train(obj=...)``.
 
     Parameters
     ----------
     obj : gbrank objective
         For example ``LambdaRank(metric="ndcg")`` or ``FocalLoss(gamma=2)``.
+    position : array-like or str, optional
+        Display positions for an objective with ``position_bias`` (a ``DMatrix`` has no
+        position field): one per row of the training ``DMatrix``, or the name of a
+        per-row float field of the ``DMatrix`` that carries them —
+        ``"label_lower_bound"``, which only survival objectives read, is the one that
+        travels with the rows where XGBoost moves them (``xgboost.dask``'s
+        ``DaskDMatrix(label_lower_bound=...)`` partitions it with its queries).
+    learning_rate : float, optional
+        The booster's learning rate (``eta``), by which ``position_bias="additive"``
+        moves its offsets (XGBoost does not tell an objective); not needed when the
+        objective sets ``position_bias_learning_rate``.
 
     Returns
     -------
     callable
         ``f(preds, dtrain) -> (grad, hess)``, holding its own copy of ``obj`` (as
         LightGBM copies its params), so an objective with per-training state
-        (``FBetaSurrogate(batch_size=...)`` counts rounds) starts afresh in every
-        wrapper: use one ``objective(obj)`` per ``xgb.train``.
+        (``FBetaSurrogate(batch_size=...)`` counts rounds; a ``position_bias`` run its
+        estimates) starts afresh in every wrapper: use one ``objective(obj)`` per
+        ``xgb.train``. The copy reports position-bias estimates to ``obj``
+        (``obj.position_bias_``). In distributed training (``xgboost.dask``) every worker
+        computes the gradients of its own queries exactly, and the per-position sums
+        behind the ``"unbiased"`` and ``"additive"`` estimates are summed over the
+        workers (XGBoost's allreduce) before each update, so every worker holds the
+        estimates of the whole data.
 
     Examples
     --------
@@ -40,20 +58,65 @@ def objective(obj: Any) -> Callable[[np.ndarray, Any], tuple[np.ndarray, np.ndar
     ...                     obj=objective(LambdaRank(metric="ndcg")))
     >>> booster.predict(dtrain, output_margin=True).shape
     (200,)
+
+    Clicks and positions (the top 10 of every query shown to two sessions):
+
+    >>> import numpy as np
+    >>> from gbrank.datasets import simulate_clicks
+    >>> log = simulate_clicks(y, group, X[:, 0], top_n=10, n_sessions=2, sessions="keep")
+    >>> dclicks = xgb.DMatrix(X[log.rows], log.clicks, group=log.group)
+    >>> ranker = LambdaRank(position_bias="unbiased")
+    >>> booster = xgb.train({"base_score": 0.0, "nthread": 1}, dclicks, num_boost_round=3,
+    ...                     obj=objective(ranker, position=log.position))
+    >>> ranker.position_bias_.positions.tolist()
+    [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
     """
+    origin = obj
     obj = copy.deepcopy(obj)
+    uses_positions = bool(getattr(obj, "_uses_positions", lambda: False)())
+    if position is not None and not isinstance(position, str):
+        position = np.asarray(position)
 
     def _xgb_objective(preds: np.ndarray, dtrain: Any) -> tuple[np.ndarray, np.ndarray]:
         y, w, group = dmatrix_fields(dtrain)
         if group is None and obj.loss_blocks == "query":
             _refuse_distributed_groupless(obj)
+        if uses_positions:
+            pos = position
+            if isinstance(position, str):
+                pos = dmatrix_positions(dtrain, position)
+                if pos is None:
+                    raise ValueError(f"position={position!r} names a DMatrix field that is "
+                                     "empty on this training data; set it, e.g. "
+                                     f"dtrain.set_float_info({position!r}, positions)")
+            return obj.booster_position_grad_hess(
+                y, preds, group, w, position=pos, data=dtrain, learning_rate=learning_rate,
+                reduce=_distributed_reduce())
         # XGBoost copies the gradients into its own buffers before it returns, so the
         # arrays of the previous round can be rewritten (as for LightGBM).
         return obj.booster_grad_hess_reusing(y, preds, group, w)
 
+    if position is not None and not uses_positions:
+        raise ValueError(f"position= is for an objective with position_bias; {origin!r} "
+                         "has none")
     _xgb_objective.__name__ = type(obj).__name__
     _xgb_objective.gbrank_objective = obj  # type: ignore[attr-defined]
     return _xgb_objective
+
+
+def _distributed_reduce() -> Callable[[np.ndarray, str], np.ndarray] | None:
+    """Sums and maxima over XGBoost's workers (its collective allreduce) in distributed
+    training; ``None`` on one machine."""
+    collective = require("xgboost.collective")
+
+    if collective.get_world_size() <= 1:
+        return None
+
+    def reduce(values: np.ndarray, op: str) -> np.ndarray:
+        how = collective.Op.SUM if op == "sum" else collective.Op.MAX
+        return np.asarray(collective.allreduce(np.ascontiguousarray(values, np.float64), how))
+
+    return reduce
 
 
 def _refuse_distributed_groupless(obj: Any) -> None:

@@ -128,6 +128,20 @@ def test_partition_by_query_carries_weights(client):
         np.testing.assert_array_equal(parts.weight.compute(), w[_stable(qid)])
 
 
+def test_partition_by_query_carries_positions(client):
+    X, y, qid, _ = _data(n=500, n_queries=40, seed=9)
+    pos = np.arange(500, dtype=np.float64) % 10 + 1
+    for data in ((X, y, qid, pos), tuple(_chunked(a, (200, 300)) for a in (X, y, qid, pos))):
+        parts = gd.partition_by_query(*data[:3], position=data[3], npartitions=2)
+        np.testing.assert_array_equal(parts.position.compute(), pos[_stable(qid)])
+        np.testing.assert_array_equal(np.asarray(parts.y.compute()), y[_stable(qid)])
+    frame = dd.from_pandas(pd.DataFrame({"a": X[:, 0], "q": qid, "y": y, "p": pos}),
+                           npartitions=3)
+    parts = gd.partition_by_query(frame, "y", "q", position="p", npartitions=2)
+    assert list(parts.X.columns) == ["a"]
+    np.testing.assert_array_equal(parts.position.compute().to_numpy(), pos[_stable(qid)])
+
+
 def test_partition_by_query_dask_arrays(client):
     X, y, qid, _ = _data(seed=1)
     ch = (500, 700, 300, 500)
@@ -462,3 +476,40 @@ def test_xgboost_dask_refuses_groupless_objective(client):
     dtrain = xgb_dask.DaskDMatrix(client, parts.X, parts.y, qid=parts.qid)
     xgb_dask.train(client, {"tree_method": "hist", "nthread": 1}, dtrain,
                    num_boost_round=2, obj=gbrank.xgboost.objective(RankNet()))
+
+
+def test_xgboost_dask_position_bias_near_single_machine(client):
+    """Click logs on two workers: positions travel with their queries (label_lower_bound),
+    gradients are per worker, the ratios' sums are allreduced: the model is the
+    single-machine one up to XGBoost's distributed histograms."""
+    xgb = pytest.importorskip("xgboost")
+    import xgboost.dask as xgb_dask
+
+    import gbrank.xgboost
+    from gbrank.datasets import make_ranking, simulate_clicks
+
+    X, y, g = make_ranking(n_queries=80, rows_per_query=15, n_features=4, seed=3)
+    weak = X[:, 0] + np.random.default_rng(0).normal(size=y.size)
+    log = simulate_clicks(y, g, weak, top_n=8, n_sessions=2, sessions="keep", seed=1)
+    Xc, c, pos = X[log.rows], log.clicks, log.position.astype(np.float64)
+    qid = np.repeat(np.arange(log.group.size), log.group)
+    parts = gd.partition_by_query(Xc, c, qid, position=pos, npartitions=2)
+    params = {"tree_method": "hist", "eta": 0.3, "max_depth": 4, "nthread": 1,
+              "disable_default_eval_metric": 1, "base_score": 0.0}
+    dtrain = xgb_dask.DaskDMatrix(client, parts.X, parts.y, qid=parts.qid,
+                                  label_lower_bound=parts.position)
+    obj = gbrank.xgboost.objective(LambdaRank(position_bias="unbiased"),
+                                   position="label_lower_bound")
+    dist = xgb_dask.train(client, params, dtrain, num_boost_round=10, obj=obj)["booster"]
+    single_obj = LambdaRank(position_bias="unbiased")
+    single = xgb.train(params, xgb.DMatrix(Xc, c, group=log.group), 10,
+                       obj=gbrank.xgboost.objective(single_obj, position=pos))
+    plain = xgb.train(params, xgb.DMatrix(Xc, c, group=log.group), 10,
+                      obj=gbrank.xgboost.objective(LambdaRank()))
+    d = xgb.DMatrix(X)
+    p_dist, p_one, p_plain = (b.predict(d, output_margin=True) for b in (dist, single, plain))
+    assert single_obj.position_bias_.rounds == 10
+    near = metrics.ndcg(y, p_dist, g, k=10) - metrics.ndcg(y, p_one, g, k=10)
+    assert abs(near) <= 0.01, near
+    # the positions mattered on one machine: the debiased model is not the plain one
+    assert np.abs(p_one - p_plain).max() > 0.05

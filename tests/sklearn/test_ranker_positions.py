@@ -1,0 +1,116 @@
+"""GBRanker on click logs: positions as a fit argument or a column of X, on both
+boosters, against the boosters trained directly with the same parameters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.utils import check_random_state
+
+from gbrank.datasets import make_ranking, simulate_clicks
+from gbrank.objectives import LambdaRank, RankNet
+from gbrank.sklearn import GBRanker
+
+lgb = pytest.importorskip("lightgbm")
+xgb = pytest.importorskip("xgboost")
+
+ROUNDS = 5
+
+
+@pytest.fixture(scope="module")
+def clicks():
+    X, y, g = make_ranking(n_queries=40, rows_per_query=15, n_features=4, seed=3)
+    weak = X[:, 0] + np.random.default_rng(0).normal(size=y.size)
+    log = simulate_clicks(y, g, weak, top_n=8, n_sessions=1, sessions="keep", seed=1)
+    qid = np.repeat(np.arange(log.group.size), log.group)
+    return X[log.rows], log.clicks, qid, log.group, log.position
+
+
+def _seed(random_state):
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def _direct(booster, obj, X, y, g, pos):
+    """The booster trained directly with GBRanker's parameters (n_jobs=1, seed 0)."""
+    seed = _seed(0)
+    if booster == "lightgbm":
+        params = {"learning_rate": 0.1, "verbosity": -1, "seed": seed, "metric": "None",
+                  "feature_pre_filter": False, "num_threads": 1, "objective": obj}
+        model = lgb.train(params, lgb.Dataset(X, y, group=g, position=pos), ROUNDS)
+        return model.predict(X, raw_score=True)
+    from gbrank.xgboost import objective
+
+    params = {"eta": 0.1, "seed": seed, "verbosity": 0, "disable_default_eval_metric": 1,
+              "nthread": 1, "base_score": 0.0}
+    d = xgb.DMatrix(X, y, group=g)
+    model = xgb.train(params, d, ROUNDS,
+                      obj=objective(obj, position=pos, learning_rate=0.1))
+    return model.predict(d, output_margin=True)
+
+
+@pytest.mark.parametrize("booster", ["lightgbm", "xgboost"])
+@pytest.mark.parametrize("method", ["unbiased", "additive"])
+def test_fit_with_positions_equals_the_booster_trained_directly(clicks, booster, method):
+    X, y, qid, g, pos = clicks
+    make = lambda: LambdaRank(position_bias=method)  # noqa: E731
+    ranker = GBRanker(make(), booster=booster, n_estimators=ROUNDS, n_jobs=1,
+                      random_state=0).fit(X, y, qid=qid, position=pos)
+    direct_obj = make()
+    expected = _direct(booster, direct_obj, X, y, g, pos)
+    np.testing.assert_array_equal(ranker.predict(X), expected)
+    est = ranker.objective_.position_bias_
+    assert est.rounds == ROUNDS
+    assert est.as_dict() == direct_obj.position_bias_.as_dict()
+    assert "position_bias_" not in ranker.objective.__dict__  # the parameter is untouched
+    # the positions matter: shuffled across rows (not a relabelling of the slots, to
+    # which both methods are invariant up to the reference position), another model
+    shuffled = np.random.default_rng(5).permutation(pos)
+    other = GBRanker(make(), booster=booster, n_estimators=ROUNDS, n_jobs=1,
+                     random_state=0).fit(X, y, qid=qid, position=shuffled)
+    assert np.abs(other.predict(X) - expected).max() > 1e-4
+
+
+@pytest.mark.parametrize("booster", ["lightgbm", "xgboost"])
+def test_position_column_of_X(clicks, booster):
+    X, y, qid, g, pos = clicks
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    df.insert(1, "shown_at", pos)
+    df["qid"] = qid
+    kw = dict(booster=booster, n_estimators=ROUNDS, n_jobs=1, random_state=0)
+    by_arg = GBRanker(RankNet(position_bias="unbiased"), **kw).fit(X, y, qid=qid,
+                                                                    position=pos)
+    by_col = GBRanker(RankNet(position_bias="unbiased"), position_col="shown_at",
+                      **kw).fit(df, y)
+    np.testing.assert_array_equal(by_col.predict(df), by_arg.predict(X))
+    imp = by_col.feature_importances_
+    assert imp.shape == (df.shape[1],) and imp[1] == 0.0 and imp[-1] == 0.0
+    assert imp.sum() == pytest.approx(1.0)
+    # by index, on an array: column 1
+    arr = np.column_stack([X[:, :1], pos, X[:, 1:]])
+    by_idx = GBRanker(RankNet(position_bias="unbiased"), position_col=1, qid_col=None,
+                      **kw).fit(arr, y, qid=qid)
+    np.testing.assert_array_equal(by_idx.predict(arr), by_arg.predict(X))
+    assert clone(by_col).get_params()["position_col"] == "shown_at"
+
+
+def test_bad_positions_name_the_fix(clicks):
+    X, y, qid, g, pos = clicks
+    ranker = GBRanker(LambdaRank(position_bias="unbiased"), n_estimators=2, n_jobs=1)
+    with pytest.raises(ValueError, match="needs every row's display position"):
+        ranker.fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="position has 3 entries"):
+        ranker.fit(X, y, qid=qid, position=pos[:3])
+    with pytest.raises(ValueError, match="has no position_bias and would ignore them"):
+        GBRanker(LambdaRank(), n_estimators=2, n_jobs=1).fit(X, y, qid=qid, position=pos)
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    df["p"] = pos
+    with pytest.raises(ValueError, match="position_col='q' is not a column of X"):
+        GBRanker(LambdaRank(position_bias="unbiased"), position_col="q").fit(df, y, qid=qid)
+    with pytest.raises(ValueError, match="positions given twice"):
+        GBRanker(LambdaRank(position_bias="unbiased"), position_col="p", n_estimators=2,
+                 n_jobs=1).fit(df, y, qid=qid, position=pos + 1)
+    with pytest.raises(ValueError, match="name the same column"):
+        GBRanker(LambdaRank(position_bias="unbiased"), position_col=0, qid_col=0).fit(
+            X, y, position=pos)
