@@ -374,7 +374,32 @@ def verdicts(saved: dict) -> list[str]:
             "it to 1.9e-5 with norm=True and max_step=None, "
             "tests/objectives/test_position_bias.py); their rows differ by `LambdaRank()`'s "
             "defaults (norm=False, a Newton step bounded by max_step=16) against LightGBM's "
-            "(lambdarank_norm, true Hessians).", ""]
+            "(lambdarank_norm, true Hessians).", "",
+            "Why the default `unbiased` fails here (a one-off diagnostic on rank.train units "
+            "0 and 1, the runs of the table above: the cost sums recomputed from the model's "
+            "scores with the slow reference's pairs reproduce the learned t⁺ and t⁻ to three "
+            "decimals, so the code computes Hu et al.'s eq. 30–31 as written; the estimator is "
+            "what fails). With r = 0 the update sets t⁺(k) to the cost mass of the clicks at k "
+            "over that at position 1: clicks × pair weight |ΔZ| × pair cost. (1) Clicks carry "
+            "relevance as well as examination: the logging ranker shows more attractive rows "
+            "at the top (mean attractiveness 0.37 and 0.52 at position 1 against 0.24 and 0.23 "
+            "at 10), so clicks at 10 are 0.061 and 0.047 of those at 1, not 0.1. With a "
+            "random display order (same data, unit 0) clicks at 10 are 0.084 and t⁺ after 10 "
+            "rounds is 0.50, 0.29, 0.21, 0.16 at positions 2–5 and 0.083 at 10, near the "
+            "truth. (2) The cost is the training loss of a model fitted with weights 1/t⁺: "
+            "the up-weighted bottom clicks get fitted, their mean pair cost falls (position "
+            "10 against 1, unit 1: 1.39 at round 10, 1.35 at 50, 0.68 at 100; unit 0 and the "
+            "random order: 0.51 at 100), and t⁺ with it (random order, position 10: 0.083, "
+            "0.067, 0.052 at rounds 10, 50, 100). (3) |ΔZ| depends on the model's ranks: "
+            "after round 1 (tied scores, ranked in display order) t⁺(10) is 0.015 (unit 0), "
+            "against 0.060 for RankNet (weight 1), whose t⁺ then follows the click counts "
+            "(0.053 at round 100). t⁻ is the same mass on the unclicked side: position 10 "
+            "holds 1.9 (unit 0) and 2.6 (unit 1) times the unclicked rows of position 1, and "
+            "their pair cost rises to 1.6–1.7 times position 1's as the model ranks the "
+            "unexamined relevant rows up; t⁻(10) ends at 3.2 and 4.2. XGBoost's "
+            "cost is not a better estimate: its r = 1 takes a square root, and t⁺(10) = 0.145 "
+            "(`unbiased_xgb`) or 0.150 (XGBoost's own) means a raw cost ratio of 0.021–0.023, "
+            "steeper than the default's 0.041.", ""]
     return out
 
 
