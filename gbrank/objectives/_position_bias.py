@@ -75,7 +75,10 @@ class PositionBias:
         ``"unbiased"``: the ratios :math:`t^+(p)` (clicked side) and :math:`t^-(p)`
         (unclicked side), 1 at the reference position (the smallest). Under the
         position-based click model with ``bias_norm=0``, :math:`t^+(p)` estimates
-        :math:`\rho(p)/\rho(p_{ref})`.
+        :math:`\rho(p)/\rho(p_{ref})` only when every position shows similar rows (a
+        randomised display order); on clicks logged from a ranking the better rows sit
+        on top and the ratios fall below the examination ratios (``docs/contract.md``,
+        learning from clicks).
     offsets : ndarray or None
         ``"additive"``: the score offsets :math:`b(p)`.
     propensity : ndarray or None
