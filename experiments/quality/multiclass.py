@@ -1,5 +1,5 @@
 """Imbalanced multiclass with LightGBM: softmax focal loss, class re-weighting and
-gbrank's macro-F1 decision rule (issue 26), held-out macro-F1.
+gbrank's macro-F1 decision rule, held-out macro-F1.
 
     python experiments/quality/multiclass.py                  # both tasks, then the report
     python experiments/quality/multiclass.py --task synthetic # one task (cached as JSON)
@@ -484,7 +484,7 @@ def reading(results: dict) -> list[str]:
            f"{ch['holdout', 'synthetic'][0]}, (b) {ch['holdout', 'mq2008'][0]}; "
            f"out-of-fold: (a) {ch['oof', 'synthetic'][0]}, (b) {ch['oof', 'mq2008'][0]}. "
            "The out-of-fold protocol was added after the held-out protocol's test "
-           "scores had been seen (it is the other protocol issue 26 allows); read its "
+           "scores had been seen (the other protocol the design allows); read its "
            "result with that in mind.", ""]
     return out
 

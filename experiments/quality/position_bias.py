@@ -18,7 +18,7 @@ naive training, the true-grade ceiling and both boosters' native corrections.
         --cascade-seeds 3 --out position_bias_r1
     python experiments/quality/position_bias.py --merge
 
-Protocol (SPEC, "Learning from clicks"; issue 24). Per data set and seed:
+Protocol (docs/contract.md, "Learning from clicks"). Per data set and seed:
 
 1. A weak logging ranker: LightGBM ``lambdarank`` (4 leaves) trained for 3 rounds on
    the true grades of 2% of the training queries (at least 3, drawn per seed), scoring
