@@ -81,6 +81,14 @@ class GBClassifier(ClassifierMixin, _GBBase):
     final model is the one trained without it. With ``validation_fraction=None`` the
     choice is made on the training predictions.
 
+    ``sample_weight`` weights the rows of that F_β (macro-F_β) too. Weights that
+    re-balance the classes therefore make the threshold (offsets) maximise the
+    re-balanced F_β, not the F_β of the data as it comes. To re-weight the classes in
+    training only, fit without them and give the objective class weights:
+    ``FocalLoss(alpha="balanced")`` for K classes (with ``gamma=0``, the softmax
+    cross-entropy with scikit-learn's balanced class weights), ``FocalLoss(alpha=a)``
+    (the positive class's weight) for two.
+
     Parameters
     ----------
     objective : str or gbrank objective, default "focal"
