@@ -3,6 +3,7 @@ a scikit-learn classifier."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ from gbrank._validation import (
     check_beta,
     check_choice,
     check_finite,
+    check_integer,
     check_number,
     check_row_weights,
 )
@@ -47,7 +49,7 @@ class GBClassifier(ClassifierMixin, _GBBase):
     K classes (three or more labels in ``y``, or a multiclass objective): ``predict``
     is :math:`\arg\max_k (\log p_k + b_k)` with per-class offsets :math:`b_k`
     (``class_offsets_``), additive corrections of each class's log-odds. With
-    ``decision="auto"`` they maximise macro-F_β (``beta``) of the held-out predictions
+    ``decision="auto"`` they maximise macro-F_β (``beta``) of out-of-fold predictions
     (:func:`gbrank.metrics.best_class_offsets`: coordinate ascent with an exact sweep
     per class, from no offsets and from rescaling by the class shares, never worse than
     the argmax there) — threshold moving for K classes; ``decision="argmax"`` sets them
@@ -55,14 +57,37 @@ class GBClassifier(ClassifierMixin, _GBBase):
     ``FocalLoss`` without ``num_class`` becomes ``FocalLoss(num_class=K)`` with its
     other parameters (``alpha="balanced"`` weights the classes by inverse frequency).
 
-    How the threshold or the offsets are chosen (``"auto"``): a model is trained on the
-    rows outside a stratified validation split (``validation_fraction`` of each class's
-    rows), and the threshold (offsets) maximising F_β (macro-F_β) of its predictions on
-    the split is taken. Without early stopping, the final model is then trained again
-    on every row (same rounds and seed) and keeps that threshold (those offsets), so no
-    row is lost to the choice; with early stopping the split also chooses the number
-    of rounds and the final model is the one trained without it. With
-    ``validation_fraction=None`` the choice is made on the training predictions.
+    How the offsets are chosen (K classes, ``decision="auto"``): with ``decision_cv=c``
+    (default 4) every row is scored by a model trained on the other folds of a
+    stratified c-fold split (drawn from ``random_state``; same parameters, seed and
+    number of rounds as the final model), and the offsets maximising macro-F_β of those
+    out-of-fold log-probabilities (weighted by ``sample_weight``) are taken; the final
+    model is trained on every row, so no row is lost to the choice. That is c + 1
+    trainings. Without early stopping no validation split is made (``evals_result_``
+    stays empty). With early stopping the validation split (``validation_fraction``)
+    chooses the number of rounds as usual and the final model is the one trained
+    without the split; the fold models are trained on the folds of all rows for that
+    number of rounds, without early stopping. A class with fewer rows than folds is
+    warned about; ``decision_cv=None`` chooses the offsets as the threshold is chosen
+    for two classes (below), on one held-out split.
+
+    How the threshold (two classes, ``threshold="auto"``) or, with ``decision_cv=None``,
+    the offsets are chosen: a model is trained on the rows outside a stratified
+    validation split (``validation_fraction`` of each class's rows), and the threshold
+    (offsets) maximising F_β (macro-F_β) of its predictions on the split is taken.
+    Without early stopping, the final model is then trained again on every row (same
+    rounds and seed) and keeps that threshold (those offsets), so no row is lost to the
+    choice; with early stopping the split also chooses the number of rounds and the
+    final model is the one trained without it. With ``validation_fraction=None`` the
+    choice is made on the training predictions.
+
+    ``sample_weight`` weights the rows of that F_β (macro-F_β) too. Weights that
+    re-balance the classes therefore make the threshold (offsets) maximise the
+    re-balanced F_β, not the F_β of the data as it comes. To re-weight the classes in
+    training only, fit without them and give the objective class weights:
+    ``FocalLoss(alpha="balanced")`` for K classes (with ``gamma=0``, the softmax
+    cross-entropy with scikit-learn's balanced class weights), ``FocalLoss(alpha=a)``
+    (the positive class's weight) for two.
 
     Parameters
     ----------
@@ -82,6 +107,11 @@ class GBClassifier(ClassifierMixin, _GBBase):
         classes: threshold 0.5, refused beside a numeric ``threshold``). ``"auto"``:
         K classes, the macro-F_β offsets (see above); two classes, as ``threshold``
         says.
+    decision_cv : int >= 2 or None, default 4
+        K classes with ``decision="auto"``: the number of stratified folds whose
+        out-of-fold predictions choose the offsets (see above); ``None``: one held-out
+        split of ``validation_fraction`` (the training predictions when that is
+        ``None``). Two classes: not used.
     beta : float, default 1.0
         β of the F_β that ``threshold="auto"`` (two classes) or the macro-F_β that
         ``decision="auto"`` (K classes) maximises.
@@ -99,7 +129,8 @@ colsample_bytree, reg_lambda, n_jobs, booster_params
         As in :class:`GBRanker`; early stopping watches the objective's loss (the log
         loss for the boosters' own objectives) on the validation split. The split
         (``validation_fraction`` of each class's rows, drawn from ``random_state``) is
-        made when early stopping is on or the threshold (offsets) is chosen.
+        made when early stopping is on or the threshold (offsets with
+        ``decision_cv=None``) is chosen.
 
     Attributes
     ----------
@@ -147,7 +178,8 @@ feature_names_in_, feature_importances_
     >>> clf.predict(X[:3]).tolist()
     [0.0, 0.0, 0.0]
 
-    K classes: the decision adds per-class offsets to the log-probabilities.
+    K classes: the decision adds per-class offsets to the log-probabilities, chosen on
+    out-of-fold predictions (``decision_cv=4`` folds).
 
     >>> import numpy as np
     >>> from sklearn.datasets import make_classification
@@ -169,7 +201,8 @@ feature_names_in_, feature_importances_
                  learning_rate_decay: float | None = None,
                  early_stopping_rounds: int | None = None,
                  validation_fraction: float | None = 0.1, threshold: Any = "auto",
-                 decision: str = "auto", beta: float = 1.0, pos_label: Any = None,
+                 decision: str = "auto", decision_cv: int | None = 4,
+                 beta: float = 1.0, pos_label: Any = None,
                  random_state: Any = None, num_leaves: int | None = None,
                  max_depth: int | None = None, min_child_samples: int | None = None,
                  subsample: float | None = None, colsample_bytree: float | None = None,
@@ -184,6 +217,7 @@ feature_names_in_, feature_importances_
         self.validation_fraction = validation_fraction
         self.threshold = threshold
         self.decision = decision
+        self.decision_cv = decision_cv
         self.beta = beta
         self.pos_label = pos_label
         self.random_state = random_state
@@ -219,6 +253,7 @@ feature_names_in_, feature_importances_
         p = self._check_params()
         fixed = self._check_threshold_param()
         decision = check_choice(self.decision, "decision", ("auto", "argmax"))
+        cv = check_integer(self.decision_cv, "decision_cv", 2, allow_none=True)
         beta = check_beta(self.beta)
         X = self._validate_X(X, reset=True)
         n = X.shape[0]
@@ -254,7 +289,7 @@ feature_names_in_, feature_importances_
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         if multiclass:
-            self._fit_multiclass(p, obj, X, y, w, decision == "auto", beta, rng, seed)
+            self._fit_multiclass(p, obj, X, y, w, decision == "auto", cv, beta, rng, seed)
         else:
             self._fit_binary(p, obj, X, y, w, fixed, beta, rng, seed)
         return self
@@ -322,8 +357,8 @@ feature_names_in_, feature_importances_
         self.threshold_ = float(_link(np.array([self._margin_threshold]))[0])
 
     def _fit_multiclass(self, p: dict[str, Any], obj: Objective | str, X: Any,
-                        y: np.ndarray, w: np.ndarray | None, choose: bool, beta: float,
-                        rng: np.random.RandomState, seed: int) -> None:
+                        y: np.ndarray, w: np.ndarray | None, choose: bool, cv: int | None,
+                        beta: float, rng: np.random.RandomState, seed: int) -> None:
         from gbrank.metrics import best_class_offsets
 
         k = self.classes_.size
@@ -334,7 +369,8 @@ feature_names_in_, feature_importances_
             X, codes, w = _safe_indexing(X, keep), codes[keep], w[keep]
         codes = codes.astype(np.float64)
         early = p["early_stopping_rounds"] is not None
-        holdout = p["validation_fraction"] is not None and (early or choose)
+        oof = choose and cv is not None  # offsets from out-of-fold scores
+        holdout = p["validation_fraction"] is not None and (early or (choose and not oof))
         tr, va = np.arange(codes.size), None
         if holdout:
             tr, va = self._split(codes, k, p["validation_fraction"], rng)
@@ -350,7 +386,7 @@ feature_names_in_, feature_importances_
         self._train(p, obj, Xt, yt, None, wt, init, Xv, yv, None, wv, metric, seed,
                     num_class=k)
         offsets = np.zeros(k)
-        if choose:
+        if choose and not oof:
             Xs, ys, ws = (Xv, yv, wv) if va is not None else (Xt, yt, wt)
             offsets = best_class_offsets(ys, log_softmax(self._raw(Xs) + init), beta,
                                          weight=ws)[0]
@@ -363,7 +399,50 @@ feature_names_in_, feature_importances_
             self._train(p, obj, X, codes, None, w, self.init_score_, None, None, None, None,
                         metric, seed, num_class=k)
             self.evals_result_ = curve
+        if oof:
+            rounds = self.best_iteration_ if early else p["n_estimators"]
+            s = self._out_of_fold(p, obj, X, codes, w, k, cv, rounds, rng, seed)
+            offsets = best_class_offsets(codes, s, beta, weight=w)[0]
         self.class_offsets_ = offsets
+
+    def _out_of_fold(self, p: dict[str, Any], obj: Objective | str, X: Any,
+                     codes: np.ndarray, w: np.ndarray | None, k: int, cv: int, rounds: int,
+                     rng: np.random.RandomState, seed: int) -> np.ndarray:
+        """Log-probabilities of every row by the model trained on the other folds of a
+        stratified ``cv``-fold split (``rounds`` rounds, no early stopping, ``seed``); the
+        fitted state (the final model) is left as it was."""
+        from sklearn.model_selection import StratifiedKFold
+
+        counts = np.bincount(codes.astype(np.intp), minlength=k)
+        if counts.max() < cv:
+            raise ValueError(
+                f"decision_cv={self.decision_cv!r} folds need at least {cv} rows of some "
+                f"class, but the largest class has {counts.max()}; use fewer folds, "
+                "decision_cv=None or decision='argmax'")
+        if counts.min() < cv:  # every class has a row (see fit)
+            warnings.warn(
+                f"decision_cv={self.decision_cv!r}: the rarest class has {counts.min()} "
+                f"row{'s' if counts.min() != 1 else ''}, fewer than the folds: some folds "
+                "hold none of its rows, and its offset rests on that few predictions; use "
+                "fewer folds, decision_cv=None or decision='argmax'", UserWarning,
+                stacklevel=4)
+        with warnings.catch_warnings():  # scikit-learn's own warning says the same
+            warnings.filterwarnings("ignore", "The least populated class", UserWarning)
+            folds = list(StratifiedKFold(cv, shuffle=True, random_state=rng)
+                         .split(np.zeros((codes.size, 1)), codes))
+        final = (self.booster_, self.evals_result_, self.best_iteration_, self.init_score_)
+        q = {**p, "n_estimators": rounds, "early_stopping_rounds": None}
+        out = np.empty((codes.size, k))
+        for tr, va in folds:
+            wt = None if w is None else w[tr]
+            init = (np.zeros(k) if isinstance(obj, str)
+                    else np.asarray(obj.init_score(codes[tr], wt), dtype=np.float64))
+            self._train(q, obj, _safe_indexing(X, tr), codes[tr], None, wt, init, None, None,
+                        None, None, None, seed, num_class=k)
+            self.init_score_ = init  # _raw reads it (XGBoost's start)
+            out[va] = log_softmax(self._raw(_safe_indexing(X, va)) + init)
+        self.booster_, self.evals_result_, self.best_iteration_, self.init_score_ = final
+        return out
 
     def _positive_class(self, y: np.ndarray, classes: np.ndarray, w: Any) -> Any:
         """``pos_label``, checked; by default the larger of numeric or boolean labels, the

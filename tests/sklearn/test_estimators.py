@@ -21,6 +21,7 @@ from sklearn.model_selection import (
     GridSearchCV,
     GroupKFold,
     KFold,
+    StratifiedKFold,
     TunedThresholdClassifierCV,
     cross_val_score,
     cross_validate,
@@ -589,16 +590,17 @@ def test_multiclass_classifier_probabilities_rule_and_labels(booster):
 
 
 def test_multiclass_offsets_maximise_macro_f1_of_the_choosing_predictions():
-    # validation_fraction=None: chosen on the training predictions (reproducible here).
+    # decision_cv=None, validation_fraction=None: chosen on the training predictions.
     X, y = _multi()
-    est = GBClassifier(validation_fraction=None, **FAST).fit(X, y)
+    est = GBClassifier(validation_fraction=None, decision_cv=None, **FAST).fit(X, y)
     log_p = np.log(est.predict_proba(X))
     offsets, best = metrics.best_class_offsets(y, log_p)
     np.testing.assert_allclose(est.class_offsets_, offsets, rtol=0, atol=1e-9)
     assert f1_score(y, est.predict(X), average="macro") == pytest.approx(best, abs=1e-12)
     assert best > f1_score(y, np.argmax(log_p, axis=1), average="macro")
     # beta: the macro-F_beta offsets.
-    est2 = GBClassifier(validation_fraction=None, beta=2.0, **FAST).fit(X, y)
+    est2 = GBClassifier(validation_fraction=None, decision_cv=None, beta=2.0,
+                        **FAST).fit(X, y)
     np.testing.assert_allclose(est2.class_offsets_,
                                metrics.best_class_offsets(y, log_p, 2.0)[0], atol=1e-9)
 
@@ -607,12 +609,97 @@ def test_multiclass_offsets_maximise_macro_f1_of_the_choosing_predictions():
 def test_multiclass_auto_offsets_final_model_learns_from_every_row(booster):
     X, y = _multi()
     auto = GBClassifier(booster=booster, **FAST).fit(X, y)
+    split = GBClassifier(booster=booster, decision_cv=None, **FAST).fit(X, y)
     plain = GBClassifier(booster=booster, decision="argmax", **FAST).fit(X, y)
     # The same final model (every row, same seed); argmax has no offsets and no split.
     np.testing.assert_array_equal(auto.predict_proba(X), plain.predict_proba(X))
+    np.testing.assert_array_equal(split.predict_proba(X), plain.predict_proba(X))
     np.testing.assert_array_equal(plain.class_offsets_, np.zeros(3))
     np.testing.assert_array_equal(plain.predict(X), np.argmax(plain.predict_proba(X), axis=1))
-    assert "valid" in auto.evals_result_ and plain.evals_result_ == {}
+    # Out-of-fold offsets need no validation split; decision_cv=None records its curve.
+    assert auto.evals_result_ == {} and plain.evals_result_ == {}
+    assert "valid" in split.evals_result_
+
+
+def _fold_rng(random_state):
+    """The generator GBClassifier draws its folds from: random_state after the booster's
+    seed is drawn."""
+    rng = np.random.RandomState(random_state)
+    rng.randint(np.iinfo(np.int32).max)
+    return rng
+
+
+def _oof_log_proba(X, y, w, cv, booster, random_state, **kw):
+    """Out-of-fold log-probabilities by a hand loop over StratifiedKFold: plain argmax
+    classifiers (no offsets, no split) trained on the other folds."""
+    folds = StratifiedKFold(cv, shuffle=True, random_state=_fold_rng(random_state))
+    out = np.full((len(y), 3), np.nan)
+    for tr, va in folds.split(X, y):
+        model = GBClassifier(booster=booster, decision="argmax", random_state=random_state,
+                             n_jobs=1, **kw).fit(X[tr], y[tr], sample_weight=w[tr])
+        assert model.classes_.tolist() == [0, 1, 2]
+        out[va] = np.log(model.predict_proba(X[va]))
+    return out
+
+
+@pytest.mark.parametrize("booster", BOOSTERS)
+def test_multiclass_auto_offsets_are_chosen_on_out_of_fold_predictions(booster):
+    X, y = _multi()
+    w = np.where(y == 2, 2.0, 1.0)
+    est = GBClassifier(booster=booster, decision_cv=3, **FAST).fit(X, y, sample_weight=w)
+    oof = _oof_log_proba(X, y, w, 3, booster, 0, n_estimators=15)
+    offsets, best = metrics.best_class_offsets(y, oof, weight=w)
+    np.testing.assert_allclose(est.class_offsets_, offsets, rtol=0, atol=1e-12)
+    rule = np.argmax(oof + est.class_offsets_, axis=1)
+    assert f1_score(y, rule, average="macro", sample_weight=w) == pytest.approx(best, abs=1e-12)
+    # The final model learns from every row.
+    plain = GBClassifier(booster=booster, decision="argmax", **FAST).fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(est.predict_proba(X), plain.predict_proba(X))
+    # Other folds, other offsets: the folds are drawn from random_state.
+    other = GBClassifier(booster=booster, decision_cv=4, **FAST).fit(X, y, sample_weight=w)
+    assert not np.allclose(other.class_offsets_, est.class_offsets_)
+
+
+def test_multiclass_out_of_fold_offsets_with_early_stopping():
+    X, y = _multi()
+    va = np.arange(0, len(y), 4)
+
+    class FixedSplit(GBClassifier):  # a split that draws nothing from random_state
+        def _split(self, codes, k, frac, rng):
+            return np.setdiff1d(np.arange(codes.size), va), va
+
+    kw = {"learning_rate": 0.3, "n_estimators": 100, "n_jobs": 1, "random_state": 0}
+    est = FixedSplit(early_stopping_rounds=3, decision_cv=3, **kw).fit(X, y)
+    rounds = est.best_iteration_
+    assert rounds < 100  # it stopped
+    # The final model is the one trained without the split, for the rounds it chose.
+    tr = np.setdiff1d(np.arange(len(y)), va)
+    first = GBClassifier(decision="argmax", **{**kw, "n_estimators": rounds}).fit(X[tr], y[tr])
+    np.testing.assert_array_equal(est.predict_proba(X), first.predict_proba(X))
+    assert len(est.evals_result_["valid"]["loss"]) > rounds
+    # The fold models: all rows, that many rounds, no early stopping.
+    oof = _oof_log_proba(X, y, np.ones(len(y)), 3, "lightgbm", 0, n_estimators=rounds,
+                         learning_rate=0.3)
+    np.testing.assert_allclose(est.class_offsets_, metrics.best_class_offsets(y, oof)[0],
+                               rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("booster", BOOSTERS)
+def test_multiclass_decision_cv_none_chooses_offsets_on_the_validation_split(booster):
+    X, y = _multi()
+    va = np.arange(1, len(y), 5)
+
+    class FixedSplit(GBClassifier):
+        def _split(self, codes, k, frac, rng):
+            return np.setdiff1d(np.arange(codes.size), va), va
+
+    est = FixedSplit(booster=booster, decision_cv=None, **FAST).fit(X, y)
+    tr = np.setdiff1d(np.arange(len(y)), va)
+    part = GBClassifier(booster=booster, decision="argmax", **FAST).fit(X[tr], y[tr])
+    offsets = metrics.best_class_offsets(y[va], np.log(part.predict_proba(X[va])))[0]
+    np.testing.assert_allclose(est.class_offsets_, offsets, rtol=0, atol=1e-12)
+    full = GBClassifier(booster=booster, decision="argmax", **FAST).fit(X, y)
+    np.testing.assert_array_equal(est.predict_proba(X), full.predict_proba(X))
 
 
 @pytest.mark.parametrize(("booster", "native"), [("lightgbm", "multiclass"),
@@ -676,6 +763,20 @@ def test_multiclass_and_decision_parameter_errors():
         GBClassifier(threshold=0.3, **FAST).fit(X, y)
     with pytest.raises(ValueError, match="decision must be one of"):
         GBClassifier(decision="macro", **FAST).fit(X, y)
+    for bad in (1, 0, -3, 2.5, "4", True):
+        with pytest.raises(ValueError, match=r"decision_cv must be an integer in \[2, inf\] "
+                                             r"or None, got "):
+            GBClassifier(decision_cv=bad, **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="decision_cv=5 folds need at least 5 rows of some "
+                                         "class, but the largest class has 4"):
+        GBClassifier(decision_cv=5, **FAST).fit(X[:12], np.arange(12) % 3)
+    # Fewer rows than folds matter only where folds are made.
+    GBClassifier(decision_cv=5, decision="argmax", **FAST).fit(X[:12], np.arange(12) % 3)
+    rare = np.where(np.arange(40) < 2, 2, np.arange(40) % 2)  # class 2: two rows
+    with pytest.warns(UserWarning, match="decision_cv=3: the rarest class has 2 rows, fewer "
+                                         "than the folds") as caught:
+        est = GBClassifier(decision_cv=3, **FAST).fit(X[:40], rare)
+    assert len(caught) == 1 and est.class_offsets_.shape == (3,)
     with pytest.raises(ValueError, match="has num_class=4, but y has 3 classes"):
         GBClassifier(FocalLoss(num_class=4), **FAST).fit(X, y)
     with pytest.raises(ValueError, match="'native:binary' is not lightgbm's softmax objective"):
@@ -689,6 +790,8 @@ def test_multiclass_and_decision_parameter_errors():
     np.testing.assert_array_equal(est.predict(Xb), np.argmax(est.predict_proba(Xb), axis=1))
     with pytest.raises(ValueError, match="pass threshold=0.3 or decision='argmax', not both"):
         GBClassifier(decision="argmax", threshold=0.3, **FAST).fit(Xb, yb)
+    with pytest.raises(ValueError, match="decision_cv must be an integer"):  # checked
+        GBClassifier(decision_cv=1, **FAST).fit(Xb, yb)
     # A multiclass objective on two classes: the softmax model, K = 2.
     two = GBClassifier(FocalLoss(num_class=2), **FAST).fit(Xb, yb)
     assert two.class_offsets_.shape == (2,) and two.init_score_.shape == (2,)
