@@ -32,6 +32,27 @@ _NATIVE_SOFTMAX = {"lightgbm": ("multiclass", "softmax"),
                    "xgboost": ("multi:softprob", "multi:softmax")}
 
 
+def _warn_if_class_balancing(y: np.ndarray, w: np.ndarray, multiclass: bool) -> None:
+    """Warn when ``sample_weight`` is one value per class, different between classes:
+    the decision rule would maximise the re-balanced F_β, usually not what is wanted."""
+    values, codes = np.unique(y, return_inverse=True)
+    lo = np.full(values.size, np.inf)
+    hi = np.full(values.size, -np.inf)
+    np.minimum.at(lo, codes, w)
+    np.maximum.at(hi, codes, w)
+    per_class = np.allclose(lo, hi, rtol=1e-12, atol=0.0)
+    if per_class and not np.allclose(lo, lo[0], rtol=1e-9, atol=0.0):
+        fix = ('FocalLoss(alpha="balanced") (softmax cross-entropy with balanced class '
+               "weights when gamma=0)" if multiclass else
+               "FocalLoss(alpha=a) (the positive class's weight)")
+        what = "offsets (decision='auto')" if multiclass else "threshold (threshold='auto')"
+        warnings.warn(
+            f"sample_weight is one value per class: the {what} will maximise the F_β of "
+            "the re-weighted classes, not the F_β of the data as it comes. To "
+            f"re-weight the classes in training only, fit without sample_weight and use "
+            f"objective={fix}", UserWarning, stacklevel=3)
+
+
 class GBClassifier(ClassifierMixin, _GBBase):
     r"""Imbalanced classification with a gbrank objective (focal loss, the F_β
     surrogate), two classes or K, as a scikit-learn classifier.
@@ -83,7 +104,8 @@ class GBClassifier(ClassifierMixin, _GBBase):
 
     ``sample_weight`` weights the rows of that F_β (macro-F_β) too. Weights that
     re-balance the classes therefore make the threshold (offsets) maximise the
-    re-balanced F_β, not the F_β of the data as it comes. To re-weight the classes in
+    re-balanced F_β, not the F_β of the data as it comes (a ``UserWarning`` says so
+    when ``sample_weight`` is one value per class). To re-weight the classes in
     training only, fit without them and give the objective class weights:
     ``FocalLoss(alpha="balanced")`` for K classes (with ``gamma=0``, the softmax
     cross-entropy with scikit-learn's balanced class weights), ``FocalLoss(alpha=a)``
@@ -286,6 +308,8 @@ feature_names_in_, feature_importances_
                                  f"threshold={self.threshold!r} or decision='argmax', not both")
             fixed = 0.5
         self.classes_ = classes
+        if w is not None and (fixed is None if not multiclass else decision == "auto"):
+            _warn_if_class_balancing(y, w, multiclass)
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         if multiclass:

@@ -904,3 +904,32 @@ def test_classifier_with_the_boosters_own_binary_objective(booster, native):
         own = est.booster_.predict(xgb.DMatrix(X))
     np.testing.assert_allclose(est.predict_proba(X)[:, 1], own,
                                rtol=1e-12 if booster == "lightgbm" else 1e-6)
+
+
+def test_class_balancing_sample_weight_is_warned_about_for_the_decision_rule():
+    # One weight per class re-weights the F_β the threshold / offsets maximise; the
+    # warning names the objective's class weights as the way to re-weight training only.
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y3 = np.digitize(X[:, 0] + 0.3 * rng.normal(size=300), [0.8, 1.6])
+    balanced = compute_sample_weight("balanced", y3)
+    est = GBClassifier(n_estimators=5, decision_cv=None, random_state=0)
+    with pytest.warns(UserWarning, match=r"one value per class.*alpha=\"balanced\""):
+        est.fit(X, y3, sample_weight=balanced)
+    y2 = (y3 > 0).astype(int)
+    with pytest.warns(UserWarning, match=r"one value per class.*threshold='auto'"):
+        GBClassifier(n_estimators=5, random_state=0).fit(
+            X, y2, sample_weight=compute_sample_weight("balanced", y2))
+    import warnings as w
+
+    with w.catch_warnings():
+        w.simplefilter("error", UserWarning)
+        # weights that vary within a class, equal weights, or a rule that does not use
+        # the weights: no warning
+        est.fit(X, y3, sample_weight=rng.random(300) + 0.5)
+        est.fit(X, y3, sample_weight=np.full(300, 2.0))
+        GBClassifier(n_estimators=5, decision="argmax").fit(X, y3, sample_weight=balanced)
+        GBClassifier(n_estimators=5, threshold=0.3).fit(
+            X, y2, sample_weight=compute_sample_weight("balanced", y2))
