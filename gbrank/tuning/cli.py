@@ -62,15 +62,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "folder of parts: fold k holds out part S<k+4 mod 5> (fold 1: S5)")
     p.add_argument("--metric", help="tune, early-stop and compare every candidate on this "
                    "metric: ndcg@10, err@10, map@5, mrr@10, pair_accuracy, f1, fbeta:2, ap, "
-                   "logloss (minimised), … (default: each objective on its own metric; the "
-                   "verdict on the task's first metric)")
+                   "logloss (minimised), macro_f1, balanced_accuracy (multiclass), … "
+                   "(default: each objective on its own metric; the verdict on the task's "
+                   "first metric)")
     p.add_argument("--label-col", help="label column of a CSV/Parquet table")
     p.add_argument("--qid-col", help="query-id column of a CSV/Parquet table")
     p.add_argument("--drop-cols", help="comma-separated columns of a CSV/Parquet table to "
                    "leave out of the features (default: every column but the label and "
                    "qid is a feature, and must be numeric)")
-    p.add_argument("--task", choices=("ranking", "binary"),
-                   help="kind of --data (default: binary for 0/1 labels without queries)")
+    p.add_argument("--task", choices=("ranking", "binary", "multiclass"),
+                   help="kind of --data (default: binary for 0/1 labels without queries, "
+                   "multiclass for the labels 0 … K-1 of K > 2 classes without queries, "
+                   "else ranking)")
     p.add_argument("--booster", choices=("lightgbm", "xgboost"), default="lightgbm")
     p.add_argument("--objectives", help="comma-separated: ranknet, lambdarank:ndcg|err|map|mrr, "
                    "focal, fbeta_surrogate, native:<name> (default: all of the task's kind)")
@@ -358,9 +361,11 @@ def main(argv: list[str] | None = None) -> int:
             except ValueError as exc:
                 _fail(f"--metric: {exc} (task {t.name})")
     if keys is not None:
+        from gbrank.tuning.spaces import kinds_of
+
         kinds = {t.kind for t in tasks}
         for k in keys:
-            if candidate(k, args.booster).kind not in kinds:
+            if not kinds_of(k, args.booster) & kinds:
                 _fail(f"--objectives: {k!r} is a {candidate(k, args.booster).kind} objective; "
                       f"the data are {'/'.join(sorted(kinds))}")
     _check_storage(cfg)

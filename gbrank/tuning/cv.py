@@ -10,12 +10,13 @@ from typing import Any
 import numpy as np
 
 from gbrank._deps import require
-from gbrank._train import Validation, start_data, train
+from gbrank._train import Validation, start_data, start_rows, train
 from gbrank.tuning.folds import Fold
 from gbrank.tuning.tasks import Task
 
-__all__ = ["FoldData", "TrialResult", "check_feature_names", "higher_is_better", "score",
-           "run_cv", "run_fixed", "fit_full", "save_native"]
+__all__ = ["FoldData", "TrialResult", "balanced_weights", "booster_only",
+           "check_feature_names", "higher_is_better", "score", "run_cv", "run_fixed",
+           "fit_full", "save_native"]
 
 # Binning is fixed for every trial (the Datasets are built once); feature_pre_filter is
 # off so trials may change min_data_in_leaf on an already constructed Dataset.
@@ -79,9 +80,11 @@ class FoldData:
     first use and kept for every later trial (``reuse=False`` rebuilds them each time,
     the plain Optuna loop the throughput figure compares with).
 
-    Natives and gbrank objectives get separate sets ("variants"): a gbrank binary
-    objective starts from its own constant (``init_score``/``base_margin``, set per
-    trial), a native one from the booster's own start.
+    Natives and gbrank objectives get separate sets ("variants"): a gbrank binary or
+    multiclass objective starts from its own constant (``init_score``/``base_margin``,
+    set per trial), a native one from the booster's own start; a native multiclass
+    trial with ``class_weight="balanced"`` trains on a variant whose training rows carry
+    the balanced class weights (:func:`balanced_weights`).
     """
 
     def __init__(self, task: Task, folds: list[Fold], booster: str = "lightgbm",
@@ -107,32 +110,51 @@ class FoldData:
         if self.reuse and key in self._cache:
             return self._cache[key]
         Xt, yt, gt, Xv, yv, gv = self.fold_arrays(f)
+        wt = balanced_weights(yt, self.task.num_class) if variant == "balanced" else None
         sets = make_sets(self.booster, Xt, yt, gt, Xv, yv, gv, self.n_jobs,
-                         self.task.feature_names)
+                         self.task.feature_names, weight=wt)
         self.builds += 1
         if self.reuse:
             self._cache[key] = sets
         return sets
 
 
+def balanced_weights(y: np.ndarray, num_class: int) -> np.ndarray:
+    """Each row's "balanced" class weight n / (K n_c) (scikit-learn's
+    ``compute_sample_weight("balanced", y)`` over the K classes present in ``y``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbrank.tuning.cv import balanced_weights
+    >>> balanced_weights(np.array([0.0, 0.0, 0.0, 1.0]), 2).tolist()
+    [0.6666666666666666, 0.6666666666666666, 0.6666666666666666, 2.0]
+    """
+    codes = np.asarray(y).astype(np.int64)
+    counts = np.bincount(codes, minlength=num_class).astype(np.float64)
+    present = np.count_nonzero(counts)
+    return codes.size / (present * counts[codes])
+
+
 def make_sets(booster: str, Xt, yt, gt, Xv, yv, gv, n_jobs: int = 2,
-              feature_names: list[str] | None = None):
+              feature_names: list[str] | None = None, weight: np.ndarray | None = None):
     """Binned training set and validation set (LightGBM ``Dataset`` pair sharing bins, or
     XGBoost ``DMatrix`` pair), constructed now; ``feature_names`` (optional) name the
-    columns."""
+    columns; ``weight`` (optional) weighs the training rows."""
     if booster == "lightgbm":
         lgb = require("lightgbm")
 
         params = dict(LGB_DATASET_PARAMS, num_threads=n_jobs)
         names = feature_names or "auto"
-        dt = lgb.Dataset(Xt, yt, group=gt, params=params, feature_name=names,
+        dt = lgb.Dataset(Xt, yt, group=gt, weight=weight, params=params, feature_name=names,
                          free_raw_data=False).construct()
         dv = lgb.Dataset(Xv, yv, group=gv, reference=dt, params=params, feature_name=names,
                          free_raw_data=False).construct()
         return dt, dv
     xgb = require("xgboost")
 
-    dt = xgb.DMatrix(Xt, yt, group=gt, nthread=n_jobs, feature_names=feature_names)
+    dt = xgb.DMatrix(Xt, yt, group=gt, weight=weight, nthread=n_jobs,
+                     feature_names=feature_names)
     dv = xgb.DMatrix(Xv, yv, group=gv, nthread=n_jobs, feature_names=feature_names)
     return dt, dv
 
@@ -198,18 +220,34 @@ def run_cv(data: FoldData, booster_params: dict, obj: Any, target: str, *,
     return TrialResult(value, folds, iters, time.perf_counter() - t0)
 
 
+def _start(obj: Any, kind: str, y: np.ndarray) -> Any:
+    """A gbrank classification objective's constant start on labels ``y``: a number
+    (binary), K numbers (multiclass); None for ranking objectives and natives."""
+    if obj is None or kind == "ranking":
+        return None
+    if kind == "multiclass":
+        return np.asarray(obj.init_score(y), dtype=np.float64)
+    return float(obj.init_score(y))
+
+
+def booster_only(booster_params: dict) -> tuple[dict, bool]:
+    """The booster's own parameters and whether the training rows are weighted by class
+    (``class_weight="balanced"``, the tuner's setting, not the booster's)."""
+    params = dict(booster_params)
+    return params, params.pop("class_weight", None) == "balanced"
+
+
 def _fold_setup(data: FoldData, f: int, booster_params: dict, obj: Any):
     """Fold ``f``'s binned sets carrying the objective's start, the start itself (a gbrank
-    binary objective's constant, else None) and the booster parameters with threads."""
-    variant = "native" if obj is None else "custom"
+    classification objective's constant, else None) and the booster parameters with
+    threads."""
+    params, balanced = booster_only(booster_params)
+    variant = "custom" if obj is not None else "balanced" if balanced else "native"
     dt, dv = data.get(f, variant)
-    init = None
-    if obj is not None and data.task.kind == "binary":
-        init = float(obj.init_score(data.task.y[data.folds[f].train]))
+    init = _start(obj, data.task.kind, data.task.y[data.folds[f].train])
     if obj is not None:
         start_data(data.booster, dt, init)
         start_data(data.booster, dv, init)
-    params = dict(booster_params)
     params["num_threads" if data.booster == "lightgbm" else "nthread"] = data.n_jobs
     return dt, dv, init, params
 
@@ -234,25 +272,27 @@ def run_fixed(data: FoldData, booster_params: dict, obj: Any, rounds: int,
 def fit_full(task: Task, booster: str, booster_params: dict, obj: Any, rounds: int,
              n_jobs: int = 2):
     """Refit on the whole tuning part with ``rounds`` rounds; return the model, the
-    starting constant (binary gbrank objectives) and the held-out test raw scores."""
-    init = float(obj.init_score(task.y)) if (obj is not None and task.kind == "binary") else None
+    starting constant (gbrank classification objectives: a number, or K for
+    multiclass) and the held-out test raw scores (``(n, K)`` for multiclass)."""
+    init = _start(obj, task.kind, task.y)
     g = task.lgb_group(task.group, task.y.size)
     gte = task.lgb_group(task.group_test, task.y_test.size)
-    params = dict(booster_params)
+    params, balanced = booster_only(booster_params)
+    w = balanced_weights(task.y, task.num_class) if balanced else None
     params["num_threads" if booster == "lightgbm" else "nthread"] = n_jobs
     if booster == "lightgbm":
         lgb = require("lightgbm")
 
-        ds = lgb.Dataset(task.X, task.y, group=g, params=dict(LGB_DATASET_PARAMS),
-                         init_score=None if init is None else np.full(task.y.size, init),
+        ds = lgb.Dataset(task.X, task.y, group=g, weight=w, params=dict(LGB_DATASET_PARAMS),
+                         init_score=None if init is None else start_rows(init, task.y.size),
                          feature_name=task.feature_names or "auto")
         model = train(booster, params, obj, ds, rounds=rounds).model
-        s_test = model.predict(task.X_test, raw_score=True) + (init or 0.0)
-        return model, init, s_test
+        s_test = model.predict(task.X_test, raw_score=True)
+        return model, init, s_test + (0.0 if init is None else init)
     xgb = require("xgboost")
 
     names = task.feature_names
-    dt = xgb.DMatrix(task.X, task.y, group=g, nthread=n_jobs, feature_names=names)
+    dt = xgb.DMatrix(task.X, task.y, group=g, weight=w, nthread=n_jobs, feature_names=names)
     dte = xgb.DMatrix(task.X_test, task.y_test, group=gte, nthread=n_jobs, feature_names=names)
     if init is not None:
         start_data(booster, dt, init)
@@ -261,7 +301,7 @@ def fit_full(task: Task, booster: str, booster_params: dict, obj: Any, rounds: i
     return model, init, model.predict(dte, output_margin=True)
 
 
-def save_native(model: Any, booster: str, obj: Any, init: float | None, path: Any,
+def save_native(model: Any, booster: str, obj: Any, init: Any, path: Any,
                 X_test: Any, s_test: np.ndarray, kind: str,
                 feature_names: list[str] | None = None) -> float:
     """Write a model from :func:`fit_full` so that the booster alone predicts with it, and
@@ -271,7 +311,8 @@ def save_native(model: Any, booster: str, obj: Any, init: float | None, path: An
     :func:`gbrank.xgboost.to_native`: the start ``init`` and the link inside); a native
     one is written as it is. The file is loaded back by the plain booster, and its
     test predictions are compared with the tuner's raw test scores ``s_test`` through
-    the link (sigmoid for binary tasks, none for ranking). Returns the largest
+    the link (sigmoid for binary tasks, softmax over the K scores for multiclass, none
+    for ranking). Returns the largest
     absolute difference; a difference beyond float32 precision raises ``RuntimeError``.
     """
     from gbrank import predict_proba
@@ -290,7 +331,8 @@ def save_native(model: Any, booster: str, obj: Any, init: float | None, path: An
         xgb = require("xgboost")
         served = xgb.Booster(model_file=str(path)).predict(
             xgb.DMatrix(X_test, feature_names=feature_names))
-    expected = predict_proba(s_test) if kind == "binary" else np.asarray(s_test, np.float64)
+    expected = (predict_proba(s_test) if kind in ("binary", "multiclass")
+                else np.asarray(s_test, np.float64))
     diff = float(np.max(np.abs(np.asarray(served, np.float64) - expected), initial=0.0))
     if not diff <= 1e-5 * max(1.0, float(np.max(np.abs(expected), initial=0.0))):
         raise RuntimeError(f"the saved model {path} predicts up to {diff:g} away from the "

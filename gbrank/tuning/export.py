@@ -23,12 +23,18 @@ _SERVING_USAGE = {
         "binary": "probability = lightgbm.Booster(model_file='model.txt').predict(X); the "
                   "start (init_score) is in the trees",
         "ranking": "score = lightgbm.Booster(model_file='model.txt').predict(X)",
+        "multiclass": "probabilities = lightgbm.Booster(model_file='model.txt').predict(X), "
+                      "shape (n, K) (softmax); class = probabilities.argmax(axis=1); the "
+                      "start (init_score) is in the trees",
     },
     "xgboost": {
         "binary": "probability = xgboost.Booster(model_file='model.json')"
                   ".predict(xgboost.DMatrix(X)); the start (init_score) is in the trees",
         "ranking": "score = xgboost.Booster(model_file='model.json')"
                    ".predict(xgboost.DMatrix(X))",
+        "multiclass": "probabilities = xgboost.Booster(model_file='model.json')"
+                      ".predict(xgboost.DMatrix(X)), shape (n, K) (multi:softprob); class = "
+                      "probabilities.argmax(axis=1); the start (init_score) is in the trees",
     },
 }
 
@@ -59,7 +65,7 @@ def _code(res: StudyResult, task: Task, booster: str) -> list[str] | None:
 
 
 def export_model(res: StudyResult, task: Task, cfg: TuneConfig, model: Any, obj: Any,
-                 init: float | None, s_test: np.ndarray, booster_params: dict) -> str:
+                 init: Any, s_test: np.ndarray, booster_params: dict) -> str:
     """Save the refit best model of study ``res.study`` and its ``params.json``; return
     the model file's path.
 

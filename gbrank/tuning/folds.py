@@ -27,7 +27,8 @@ def make_folds(task: Task, n_folds: int = 3, seed: int = 0) -> list[Fold]:
 
     Grouped ranking: whole queries per fold (scikit-learn's ``GroupKFold`` over query
     ids after a seeded shuffle of the query order). Group-less ranking: ``KFold`` over
-    rows (each side is one query). Binary: ``StratifiedKFold`` over rows.
+    rows (each side is one query). Binary and multiclass: ``StratifiedKFold`` over rows
+    (by class).
     """
     from sklearn.model_selection import GroupKFold, KFold, StratifiedKFold
 
@@ -42,7 +43,7 @@ def make_folds(task: Task, n_folds: int = 3, seed: int = 0) -> list[Fold]:
         perm = np.random.default_rng(seed).permutation(nq)
         qid = np.repeat(perm, task.group)  # shuffled ids: GroupKFold's split is by size
         splits = GroupKFold(n_splits=n_folds).split(np.zeros(n), groups=qid)
-    elif task.kind == "binary":
+    elif task.kind in ("binary", "multiclass"):
         splits = StratifiedKFold(n_folds, shuffle=True, random_state=seed).split(
             np.zeros(n), task.y)
     else:

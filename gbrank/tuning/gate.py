@@ -19,7 +19,10 @@ class GateResult:
     message: str
 
 
-def _random_inputs(kind: str, rng: np.random.Generator):
+def _random_inputs(kind: str, rng: np.random.Generator, num_class: int = 1):
+    if kind == "multiclass":
+        y = np.arange(200, dtype=np.float64) % num_class
+        return y, 2.0 * rng.standard_normal((200, num_class)), None
     if kind == "ranking":
         y = rng.integers(0, 5, 36).astype(np.float64)
         return y, rng.standard_normal(36), np.array([12, 12, 12])
@@ -31,7 +34,8 @@ def _random_inputs(kind: str, rng: np.random.Generator):
 def _data_sample(task: Task, rng: np.random.Generator, max_rows: int):
     """Labels of the user's data: whole small queries (grouped), a random subset of rows
     (group-less ranking: one query, kept small since the loss is O(n²) per query), or a
-    stratified random subset (binary). Scores are random: the gate checks the calculus,
+    stratified random subset (binary; multiclass: up to 40 rows of each class, with
+    K random scores per row). Scores are random: the gate checks the calculus,
     not a model."""
     y = task.y
     if task.grouped:
@@ -54,6 +58,11 @@ def _data_sample(task: Task, rng: np.random.Generator, max_rows: int):
         idx = np.sort(np.concatenate([rng.choice(pos, min(pos.size, 20), replace=False),
                                       rng.choice(neg, min(neg.size, 180), replace=False)]))
         return y[idx], 2.0 * rng.standard_normal(idx.size), None
+    if task.kind == "multiclass":  # up to 40 rows of each class
+        idx = np.sort(np.concatenate([
+            rng.choice(rows, min(rows.size, 40), replace=False)
+            for rows in (np.flatnonzero(y == c) for c in np.unique(y))]))
+        return y[idx], 2.0 * rng.standard_normal((idx.size, task.num_class)), None
     idx = np.sort(rng.choice(y.size, size=min(y.size, 120), replace=False))
     return y[idx], rng.standard_normal(idx.size), None
 
@@ -66,7 +75,7 @@ def gate(obj: Any, task: Task, name: str = "", *, seed: int = 0,
 
     name = name or type(obj).__name__
     rng = np.random.default_rng(seed)
-    for where, (y, s, g) in (("random inputs", _random_inputs(task.kind, rng)),
+    for where, (y, s, g) in (("random inputs", _random_inputs(task.kind, rng, task.num_class)),
                              (f"a sample of the {task.name} data",
                               _data_sample(task, rng, max_rows))):
         try:

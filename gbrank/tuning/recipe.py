@@ -23,8 +23,9 @@ _NAMED = {
 }
 _SET_BY_ESTIMATOR = {
     "lightgbm": {"objective", "verbose", "verbosity", "metric", "bagging_freq",
-                 "num_threads", "feature_pre_filter"},
-    "xgboost": {"objective", "verbosity", "disable_default_eval_metric", "nthread"},
+                 "num_threads", "feature_pre_filter", "num_class", "class_weight"},
+    "xgboost": {"objective", "verbosity", "disable_default_eval_metric", "nthread",
+                "num_class", "class_weight"},
 }
 
 
@@ -73,13 +74,16 @@ def training_code(res: StudyResult, kind: str, booster: str, grouped: bool) -> l
     ``qid``, each row's query id, when ``grouped``) with :class:`gbrank.sklearn.GBRanker`
     or :class:`~gbrank.sklearn.GBClassifier`: the same objective, booster parameters,
     seed and rounds as the tuner's refit (on the same rows, LightGBM trains the same
-    model).
+    model). A multiclass configuration trains ``GBClassifier(..., decision="argmax")``
+    (the class of the largest score, as the tuner judged it; ``num_class`` follows
+    ``y``); with balanced class weights (``class_weight="balanced"``) it is fit with
+    ``sample_weight=compute_sample_weight("balanced", y)``.
 
     Parameters
     ----------
     res : StudyResult
         A study with a pick (``booster_params``, ``objective_params``, ``rounds``).
-    kind : {"ranking", "binary"}
+    kind : {"ranking", "binary", "multiclass"}
     booster : {"lightgbm", "xgboost"}
     grouped : bool
         Whether the data have queries (``fit(X, y, qid=qid)``; else ``fit(X, y)``).
@@ -119,7 +123,12 @@ def training_code(res: StudyResult, kind: str, booster: str, grouped: bool) -> l
     args = [f"{k}={_value(v)}" for k, v in named.items()]
     if booster != "lightgbm":
         args.insert(0, 'booster="xgboost"')
+    if kind == "multiclass":
+        args.insert(0, 'decision="argmax"')
+    balanced = res.booster_params.get("class_weight") == "balanced"
     lines = [imp] if imp else []
+    if balanced:
+        lines.append("from sklearn.utils.class_weight import compute_sample_weight")
     lines.append(f"from gbrank.sklearn import {estimator}")
     lines += [f"model = {estimator}(", f"    {obj},", *_wrap(args, "    ")]
     if rest:
@@ -129,5 +138,8 @@ def training_code(res: StudyResult, kind: str, booster: str, grouped: bool) -> l
             lines.append(one)
         else:
             lines += ["    booster_params={", *_wrap(items, "        "), "    },"]
-    lines.append(").fit(X, y, qid=qid)" if grouped else ").fit(X, y)")
+    if balanced:
+        lines.append(').fit(X, y, sample_weight=compute_sample_weight("balanced", y))')
+    else:
+        lines.append(").fit(X, y, qid=qid)" if grouped else ").fit(X, y)")
     return lines

@@ -14,7 +14,7 @@ from typing import Any
 from gbrank.objectives import REGISTRY
 
 __all__ = ["Candidate", "Param", "BOOSTER_SPACES", "OBJECTIVE_SPACES", "NATIVE", "TARGETS",
-           "candidate", "candidates_for", "family_of", "known_keys"]
+           "candidate", "candidates_for", "family_of", "kinds_of", "known_keys"]
 
 
 @dataclass(frozen=True)
@@ -129,6 +129,14 @@ OBJECTIVE_SPACES: dict[str, list[Param]] = {
         Param("alpha", "cat", choices=(None, 0.25, 0.5, 0.75)),
         Param("hess_floor", "float", 1e-6, 1e-2, log=True),
     ],
+    # Softmax focal loss (FocalLoss(num_class=K)): class weights none or scikit-learn's
+    # "balanced" n / (K n_c); the bound on a leaf value (docs/max_step.md) around its
+    # default 16.
+    "focal_multiclass": [
+        Param("gamma", "float", 0.0, 5.0),
+        Param("alpha", "cat", choices=(None, "balanced")),
+        Param("max_step", "float", 1.0, 64.0, log=True),
+    ],
     "fbeta_surrogate": [
         Param("beta", "float", 0.5, 2.0, log=True),
         # The constant Hessian is the inverse step size (default 4 with random examples,
@@ -164,6 +172,10 @@ NATIVE: dict[str, dict[str, NativeSpec]] = {
         "rank_xendcg": NativeSpec("rank_xendcg", "ranking", "ndcg@10"),
         "binary": NativeSpec("binary", "binary", "ap", (
             Param("scale_pos_weight_on", "cat", choices=(False, True)),)),
+        # Softmax; "balanced" class weights (n / (K n_c)) as row weights of the training
+        # rows, or none.
+        "multiclass": NativeSpec("multiclass", "multiclass", "macro_f1", (
+            Param("class_weight_on", "cat", choices=(False, True)),)),
     },
     "xgboost": {
         # XGBoost's pair construction: neither method won on both data sets of
@@ -175,6 +187,8 @@ NATIVE: dict[str, dict[str, NativeSpec]] = {
         "rank:pairwise": NativeSpec("rank:pairwise", "ranking", "pair_accuracy"),
         "binary:logistic": NativeSpec("binary:logistic", "binary", "ap", (
             Param("scale_pos_weight_on", "cat", choices=(False, True)),)),
+        "multi:softprob": NativeSpec("multi:softprob", "multiclass", "macro_f1", (
+            Param("class_weight_on", "cat", choices=(False, True)),)),
     },
 }
 
@@ -184,7 +198,8 @@ class Candidate:
     """One study's subject: a gbrank objective (``base`` instance, tuned from its own
     parameters) or a native booster objective (``native``), judged on ``target`` (the
     metric it is tuned, early-stopped and compared on); ``own_target`` is the metric
-    the objective exists for (``target`` unless a run asks for another)."""
+    the objective exists for (``target`` unless a run asks for another); ``num_class``
+    is K for a multiclass candidate (the booster trains K scores per row)."""
 
     key: str
     kind: str
@@ -192,6 +207,7 @@ class Candidate:
     base: Any = None
     native: NativeSpec | None = None
     own_target: str = ""
+    num_class: int | None = None
 
     def __post_init__(self) -> None:
         self.own_target = self.own_target or self.target
@@ -207,9 +223,12 @@ class Candidate:
 
 def family_of(obj: Any) -> str:
     """The search-space family of a gbrank objective instance (by class, so subclasses
-    share their parent's space)."""
+    share their parent's space; a ``FocalLoss`` with ``num_class`` set is
+    ``"focal_multiclass"``)."""
     from gbrank.objectives import FBetaSurrogate, FocalLoss, LambdaRank, RankNet
 
+    if isinstance(obj, FocalLoss) and obj.num_class is not None:
+        return "focal_multiclass"
     for cls, fam in ((LambdaRank, "lambdarank"), (RankNet, "ranknet"), (FocalLoss, "focal"),
                      (FBetaSurrogate, "fbeta_surrogate")):
         if isinstance(obj, cls):
@@ -223,24 +242,46 @@ def known_keys(booster: str) -> list[str]:
     return list(TARGETS) + [f"native:{k}" for k in NATIVE[booster]]
 
 
-def candidate(key: str, booster: str = "lightgbm", obj: Any = None) -> Candidate:
+# The gbrank objectives that also train K classes (their multiclass form is built with
+# the task's K), each judged on macro-F1 there.
+MULTICLASS_KEYS = ("focal",)
+
+
+def kinds_of(key: str, booster: str = "lightgbm") -> set[str]:
+    """The task kinds candidate ``key`` can be tuned on."""
+    kinds = {candidate(key, booster).kind}
+    return kinds | {"multiclass"} if key in MULTICLASS_KEYS else kinds
+
+
+def candidate(key: str, booster: str = "lightgbm", obj: Any = None, *,
+              num_class: int | None = None) -> Candidate:
     """The candidate named ``key`` (``"lambdarank:err"``, ``"focal"``,
-    ``"native:lambdarank"``), or a custom instance ``obj`` under the name ``key``."""
+    ``"native:lambdarank"``), or a custom instance ``obj`` under the name ``key``;
+    ``num_class=K`` (K > 2) makes the multiclass candidate (``"focal"``:
+    ``FocalLoss(num_class=K)``; a native softmax objective)."""
     import gbrank
 
     if obj is not None:
         fam = family_of(obj)
         kind = obj.task
+        default = {"ranking": "ndcg@10", "multiclass": "macro_f1"}.get(kind, "ap")
         target = TARGETS.get(fam if fam != "lambdarank" else f"lambdarank:{obj.metric}",
-                             "ndcg@10" if kind == "ranking" else "ap")
-        return Candidate(key, kind, target, base=obj)
+                             default) if kind != "multiclass" else default
+        return Candidate(key, kind, target, base=obj,
+                         num_class=getattr(obj, "num_class", None))
+    if num_class is not None and key in MULTICLASS_KEYS:
+        from gbrank.objectives import FocalLoss
+
+        return Candidate(key, "multiclass", "macro_f1", base=FocalLoss(num_class=num_class),
+                         num_class=num_class)
     if key.startswith("native:"):
         name = key.split(":", 1)[1]
         if name not in NATIVE[booster]:
             raise ValueError(f"unknown objective {key!r} for {booster}; valid: "
                              + ", ".join(known_keys(booster)))
         spec = NATIVE[booster][name]
-        return Candidate(key, spec.kind, spec.target, native=spec)
+        return Candidate(key, spec.kind, spec.target, native=spec,
+                         num_class=num_class if spec.kind == "multiclass" else None)
     if key not in TARGETS:
         raise ValueError(f"unknown objective {key!r}; valid: " + ", ".join(known_keys(booster)))
     base = gbrank.get_objective(key)
@@ -252,28 +293,47 @@ DEFAULT_OBJECTIVES = {
                 "lambdarank:mrr"],
     "demand_levels": ["ranknet", "lambdarank:ndcg"],
     "binary": ["focal", "fbeta_surrogate"],
+    "multiclass": ["focal"],
 }
 QUICK_OBJECTIVES = {
     "ranking": ["ranknet", "lambdarank:ndcg"],
     "demand_levels": ["ranknet"],
     "binary": ["focal"],
+    "multiclass": ["focal"],
 }
 DEFAULT_NATIVES = {
-    "lightgbm": {"ranking": ["lambdarank", "rank_xendcg"], "binary": ["binary"]},
-    "xgboost": {"ranking": ["rank:ndcg", "rank:pairwise"], "binary": ["binary:logistic"]},
+    "lightgbm": {"ranking": ["lambdarank", "rank_xendcg"], "binary": ["binary"],
+                 "multiclass": ["multiclass"]},
+    "xgboost": {"ranking": ["rank:ndcg", "rank:pairwise"], "binary": ["binary:logistic"],
+                "multiclass": ["multi:softprob"]},
 }
 
 
 def candidates_for(task_name: str, kind: str, booster: str, keys: list[str] | None = None,
                    custom: dict[str, Any] | None = None, quick: bool = False,
-                   metric: str | None = None) -> list[Candidate]:
+                   metric: str | None = None, num_class: int | None = None
+                   ) -> list[Candidate]:
     """The candidates of one task: the chosen gbrank objectives of the task's kind (all
     defaults when ``keys`` is None), custom instances, then the native baselines; each
-    judged on ``metric`` when given, else on its own metric."""
+    judged on ``metric`` when given, else on its own metric. A multiclass task passes
+    its ``num_class`` K: its candidates train K scores per row (``"focal"`` is
+    ``FocalLoss(num_class=K)``, the natives the booster's softmax objective).
+
+    Examples
+    --------
+    >>> from gbrank.tuning.spaces import candidates_for
+    >>> [(c.key, c.target, c.num_class)
+    ...  for c in candidates_for("m", "multiclass", "lightgbm", num_class=4)]
+    [('focal', 'macro_f1', 4), ('native:multiclass', 'macro_f1', 4)]
+    """
+    if kind == "multiclass" and num_class is None:
+        raise ValueError("a multiclass task's candidates need its num_class")
+    k = num_class if kind == "multiclass" else None
     if keys is None:
         table = QUICK_OBJECTIVES if quick else DEFAULT_OBJECTIVES
-        keys = table.get(task_name) or table["ranking" if kind == "ranking" else "binary"]
-    out = [c for c in (candidate(k, booster) for k in keys if not k.startswith("native:"))
+        keys = table.get(task_name) or table[kind]
+    out = [c for c in (candidate(key, booster, num_class=k) for key in keys
+                       if not key.startswith("native:"))
            if c.kind == kind]
     for name, obj in (custom or {}).items():
         c = candidate(name, booster, obj)
@@ -283,7 +343,7 @@ def candidates_for(task_name: str, kind: str, booster: str, keys: list[str] | No
     natives = natives or DEFAULT_NATIVES[booster][kind]
     if quick and not any(k.startswith("native:") for k in keys):
         natives = natives[:1]
-    out += [candidate(f"native:{n}", booster) for n in natives
+    out += [candidate(f"native:{n}", booster, num_class=k) for n in natives
             if NATIVE[booster][n].kind == kind]
     if metric is not None:
         from dataclasses import replace
@@ -297,7 +357,10 @@ def suggest_params(trial: Any, cand: Candidate, booster: str, y_train: Any = Non
     """Booster parameters and objective parameters (``{}`` for natives) of one trial.
 
     Objective parameters are named ``obj_<name>`` in the trial (no clash with booster
-    names like XGBoost's ``alpha``)."""
+    names like XGBoost's ``alpha``). A multiclass candidate's booster parameters hold
+    ``num_class``; a native one's drawn ``class_weight_on`` becomes
+    ``class_weight="balanced"`` (the tuner weights the training rows n / (K n_c); not a
+    booster parameter, the tuner takes it out before training)."""
     bp: dict[str, Any] = dict(BOOSTER_FIXED[booster])
     for p in BOOSTER_SPACES[booster]:
         v = p.suggest(trial, "", bp)
@@ -312,8 +375,12 @@ def suggest_params(trial: Any, cand: Candidate, booster: str, y_train: Any = Non
         if bp.pop("scale_pos_weight_on", False) and y_train is not None:
             pos = float(sum(y_train == 1))
             bp["scale_pos_weight"] = (len(y_train) - pos) / max(pos, 1.0)
+        if bp.pop("class_weight_on", False):
+            bp["class_weight"] = "balanced"
         bp["objective"] = spec.objective
         bp.update(spec.fixed)
+        if cand.num_class is not None:
+            bp["num_class"] = cand.num_class
         return bp, {}
     have = cand.base.get_params()
     op: dict[str, Any] = {}
@@ -326,6 +393,8 @@ def suggest_params(trial: Any, cand: Candidate, booster: str, y_train: Any = Non
         v = p.suggest(trial, "obj_", {**ctx, **op})
         if v is not _SKIP:
             op[p.name] = v
+    if cand.num_class is not None:
+        bp["num_class"] = cand.num_class
     return bp, op
 
 

@@ -60,10 +60,15 @@ def _warm_kernels(task: Task, cand: Candidate, data: FoldData, seed: int) -> Non
     which would otherwise come out of its ``timeout``."""
     _, y, group, _, yv, gv = data.fold_arrays(0)
     rng = np.random.default_rng(seed)
+    k = task.num_class  # K scores per row for multiclass, else 1
+
+    def scores(n: int) -> np.ndarray:
+        return rng.standard_normal(n) if k == 1 else rng.standard_normal((n, k))
+
     for params in kernel_variants(cand):
         obj = build_objective(cand, params, seed)
-        obj.booster_grad_hess(y, rng.standard_normal(y.size), group)
-    sv = rng.standard_normal(yv.size)
+        obj.booster_grad_hess(y, scores(y.size), group)
+    sv = scores(yv.size)
     for name in task.metrics:
         score(name, yv, sv, gv)
 

@@ -12,23 +12,27 @@ import numpy as np
 from gbrank._validation import check_choice, check_number
 
 __all__ = ["Task", "check_metric", "default_tasks", "infer_kind", "letor_task",
-           "task_from_arrays", "task_metrics", "with_metric"]
+           "multiclass_task", "task_from_arrays", "task_metrics", "with_metric"]
 
 RANKING_METRICS = ("ndcg@10", "err@10", "map@10", "mrr@10", "pair_accuracy")
 BINARY_METRICS = ("ap", "f1")
+MULTICLASS_METRICS = ("macro_f1", "weighted_f1", "balanced_accuracy", "mlogloss")
 
 # The kinds of gbrank metric (gbrank.metrics.Metric.kind) that can judge a task of each
-# kind; "ap" (scikit-learn's average precision) judges binary tasks. A new task kind
-# (multiclass) adds a row here and to task_metrics.
+# kind; "ap" (scikit-learn's average precision) judges binary tasks; multiclass tasks
+# are judged on (n, K) scores, by the multiclass metrics only.
 METRIC_KINDS = {
     "ranking": ("ranking", "pointwise"),
     "binary": ("binary", "pointwise", "ranking"),
+    "multiclass": ("multiclass",),
 }
+KINDS = tuple(METRIC_KINDS)
 
 
 def task_metrics(kind: str) -> tuple[str, ...]:
     """Every metric a study of this kind records (the first is the task's headline)."""
-    return RANKING_METRICS if kind == "ranking" else BINARY_METRICS
+    return {"ranking": RANKING_METRICS, "multiclass": MULTICLASS_METRICS}.get(
+        kind, BINARY_METRICS)
 
 
 def check_metric(name: str, kind: str) -> str:
@@ -38,7 +42,9 @@ def check_metric(name: str, kind: str) -> str:
     Ranking tasks take ranking metrics (``ndcg@10``, ``err@5``, ``pair_accuracy``, …)
     and the per-row calibration losses (``logloss``, ``ece``); binary tasks take binary
     metrics (``f1``, ``fbeta:2``, …), ``ap``, the calibration losses and ranking
-    metrics over all rows as one list (``precision@100``).
+    metrics over all rows as one list (``precision@100``); multiclass tasks take the
+    multiclass metrics (``macro_f1``, ``weighted_f1``, ``balanced_accuracy``,
+    ``mlogloss``, …).
 
     Examples
     --------
@@ -88,12 +94,14 @@ class Task:
 
     ``X``, ``y``, ``group`` are the tuning part (cross-validated, then refit on);
     ``X_test``, ``y_test``, ``group_test`` the held-out part, never seen while tuning
-    (for grouped ranking: whole queries). ``group`` is ``None`` for binary data and for
-    group-less ranking (the rows are one query). ``feature_names`` (one per column of
-    ``X``, e.g. a table's column names) name the features of every booster the tuner
-    trains and saves; ``None``: the boosters' defaults (``Column_0``, ``f0``, ...).
+    (for grouped ranking: whole queries). ``group`` is ``None`` for binary and
+    multiclass data and for group-less ranking (the rows are one query).
+    ``feature_names`` (one per column of ``X``, e.g. a table's column names) name the
+    features of every booster the tuner trains and saves; ``None``: the boosters'
+    defaults (``Column_0``, ``f0``, ...).
 
-    ``kind`` is ``"ranking"`` or ``"binary"``; ``metrics`` (default: those of the
+    ``kind`` is ``"ranking"``, ``"binary"`` or ``"multiclass"`` (labels: the integers
+    ``0 … K−1``, K > 2, the class of each row); ``metrics`` (default: those of the
     kind, the first being the headline) are recorded for every study of the task.
     :func:`task_from_arrays` makes a task with a held-out split from one data set.
 
@@ -121,7 +129,17 @@ class Task:
     feature_names: list[str] | None = None
 
     def __post_init__(self) -> None:
-        check_choice(self.kind, "kind", ("ranking", "binary"))
+        check_choice(self.kind, "kind", KINDS)
+        if self.kind == "multiclass":
+            for part, y in (("y", self.y), ("y_test", self.y_test)):
+                y = np.asarray(y, dtype=np.float64)
+                bad = np.flatnonzero((y != np.floor(y)) | (y < 0))
+                if bad.size:
+                    raise ValueError(f"{self.name}: multiclass labels must be the integers "
+                                     f"0 … K-1; {part}[{bad[0]}] is {y[bad[0]]!r}")
+            if self.num_class < 3:
+                raise ValueError(f"{self.name}: a multiclass task needs labels of 3 or "
+                                 f"more classes; the largest is {self.num_class - 1:g}")
         if not self.metrics:
             self.metrics = task_metrics(self.kind)
         if self.feature_names is not None:
@@ -135,6 +153,14 @@ class Task:
                 raise ValueError(f"{self.name}: feature_names must be unique; {twice!r} "
                                  "occur more than once")
             self.feature_names = names
+
+    @property
+    def num_class(self) -> int:
+        """The number of classes K of a multiclass task (the largest label + 1, over
+        both parts); 1 for the other kinds."""
+        if self.kind != "multiclass":
+            return 1
+        return int(max(np.max(self.y, initial=0), np.max(self.y_test, initial=0))) + 1
 
     @property
     def grouped(self) -> bool:
@@ -165,9 +191,27 @@ def _rows(X: Any, idx: np.ndarray) -> Any:
 
 
 def infer_kind(y: Any, group: Any) -> str:
-    """``"binary"`` for 0/1 labels without query structure, else ``"ranking"``."""
+    """``"binary"`` for 0/1 labels without query structure, ``"multiclass"`` for the
+    labels ``0 … K−1`` of K > 2 classes (every one present) without query structure,
+    else ``"ranking"`` (group-less graded labels that are classes: pass the kind).
+
+    Examples
+    --------
+    >>> from gbrank.tuning.tasks import infer_kind
+    >>> infer_kind([0, 1, 1, 0], None), infer_kind([0, 2, 1, 2], None)
+    ('binary', 'multiclass')
+    >>> infer_kind([0, 2, 1, 2], [2, 2]), infer_kind([0.5, 2, 1], None)
+    ('ranking', 'ranking')
+    """
     y = np.asarray(y, dtype=np.float64)
-    return "binary" if group is None and set(np.unique(y)) <= {0.0, 1.0} else "ranking"
+    if group is not None:
+        return "ranking"
+    values = np.unique(y)
+    if set(values) <= {0.0, 1.0}:
+        return "binary"
+    if values.size > 2 and np.array_equal(values, np.arange(values.size)):
+        return "multiclass"
+    return "ranking"
 
 
 def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str | None = None,
@@ -177,8 +221,9 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
 
     Grouped ranking: a random ``test_size`` share of the queries is held out (whole
     queries). Group-less ranking: random rows (both parts remain one query each).
-    Binary: a stratified random share of the rows. ``kind`` defaults to ``"binary"``
-    when the labels are all 0/1 and there is no query structure, else ``"ranking"``.
+    Binary and multiclass: a random share of the rows of each class (stratified).
+    ``kind`` defaults to :func:`infer_kind`'s (binary for 0/1 labels, multiclass for
+    the classes ``0 … K−1``, K > 2, without query structure; else ranking).
     ``feature_names``: see :class:`Task`.
 
     Parameters
@@ -186,7 +231,7 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
     name : str
     X, y, group
         Features, labels and query sizes (``None``: binary or group-less ranking).
-    kind : {"ranking", "binary"}, optional
+    kind : {"ranking", "binary", "multiclass"}, optional
     test_size : float in (0, 1), default 0.2
         Share of the queries (grouped) or rows held out.
     seed : int, default 0
@@ -236,6 +281,10 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
         te_idx = np.concatenate([
             rng.choice(pos, size=max(1, int(round(test_size * pos.size))), replace=False),
             rng.choice(neg, size=max(1, int(round(test_size * neg.size))), replace=False)])
+    elif kind == "multiclass":
+        te_idx = np.concatenate([
+            rng.choice(rows, size=int(round(test_size * rows.size)), replace=False)
+            for rows in (np.flatnonzero(y == c) for c in np.unique(y))])
     else:
         te_idx = rng.choice(n, size=max(1, int(round(test_size * n))), replace=False)
     te = np.zeros(n, bool)
@@ -250,7 +299,9 @@ def default_tasks(quick: bool = False) -> list[Task]:
 
     * ``ranking``: synthetic MSLR-shaped graded relevance with query structure;
     * ``demand_levels``: a group-less demand-level task (one query, five equal grades);
-    * ``binary``: synthetic imbalanced binary classification (3% positives).
+    * ``binary``: synthetic imbalanced binary classification (3% positives);
+    * ``multiclass``: synthetic imbalanced 5-class classification (scikit-learn's
+      ``make_classification``, classes of 90 %, 6 %, 2 %, 1.5 % and 0.5 %).
 
     Parameters
     ----------
@@ -264,8 +315,12 @@ def default_tasks(quick: bool = False) -> list[Task]:
     Examples
     --------
     >>> from gbrank.tuning import default_tasks
-    >>> [(t.name, t.kind, t.y.size + t.y_test.size) for t in default_tasks(quick=True)]
-    [('ranking', 'ranking', 3000), ('demand_levels', 'ranking', 2500), ('binary', 'binary', 5000)]
+    >>> tasks = default_tasks(quick=True)
+    >>> [(t.name, t.kind) for t in tasks]  # doctest: +NORMALIZE_WHITESPACE
+    [('ranking', 'ranking'), ('demand_levels', 'ranking'), ('binary', 'binary'),
+     ('multiclass', 'multiclass')]
+    >>> [t.y.size + t.y_test.size for t in tasks]
+    [3000, 2500, 5000, 2500]
     """
     from gbrank.datasets import make_demand_levels, make_imbalanced, make_ranking
 
@@ -286,7 +341,33 @@ def default_tasks(quick: bool = False) -> list[Task]:
     Xb, yb = make_imbalanced(n_rows=n_b, positive_rate=0.03, seed=0)
     binary = task_from_arrays("binary", Xb, yb, None, kind="binary", seed=0, description=(
         f"make_imbalanced({n_b} rows, 3% positives, seed 0); stratified 20% held out"))
-    return [rank, demand, binary]
+    multiclass = multiclass_task(2500 if quick else 4000, seed=0)
+    return [rank, demand, binary, multiclass]
+
+
+def multiclass_task(n_rows: int = 4000, seed: int = 0) -> Task:
+    """The embedded multiclass task: ``make_classification(n_rows, 20, n_informative=10,
+    n_classes=5, n_clusters_per_class=1, weights=[0.90, 0.06, 0.02, 0.015, 0.005],
+    flip_y=0.01, random_state=seed)``, a stratified 20 % held out.
+
+    Examples
+    --------
+    >>> from gbrank.tuning.tasks import multiclass_task
+    >>> task = multiclass_task(1000)
+    >>> task.kind, task.num_class, task.metrics[0], task.y.size + task.y_test.size
+    ('multiclass', 5, 'macro_f1', 1000)
+    """
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_rows, 20, n_informative=10, n_classes=5,
+                               n_clusters_per_class=1,
+                               weights=[0.90, 0.06, 0.02, 0.015, 0.005], flip_y=0.01,
+                               random_state=seed)
+    return task_from_arrays("multiclass", X, y, None, kind="multiclass", seed=seed,
+                            description=(
+                                f"make_classification({n_rows} rows, 20 features, 5 classes "
+                                "of 90/6/2/1.5/0.5 %, 1% flipped labels, seed "
+                                f"{seed}); stratified 20% held out"))
 
 
 # A LETOR fold folder (LETOR 3.0/4.0 and MSLR ship Fold1 … Fold5 so): its training and

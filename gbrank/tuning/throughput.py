@@ -25,7 +25,8 @@ def measure_reuse(task: Task, key: str = "lambdarank:ndcg", booster: str = "ligh
     per study."""
     optuna = require("optuna")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    cand = candidate(key, booster)
+    cand = candidate(key, booster,
+                     num_class=task.num_class if task.kind == "multiclass" else None)
     folds = make_folds(task, n_folds, seed)
 
     def trial_fn(data: FoldData):

@@ -181,10 +181,14 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
         tuned = sorted({f"`{r.key}` for {r.target}" for r in rows
                         if r.status == "done" and r.target != metric
                         and not r.key.startswith(ANCHOR)})
-        lines += [f"Judged on {metric}, the task's headline metric. Without `--metric` "
-                  "each study was tuned for its own objective's metric"
-                  + (f" ({', '.join(tuned)})" if tuned else "")
-                  + f"; `--metric {metric}` tunes every candidate for {metric}.", ""]
+        if tuned:
+            lines += [f"Judged on {metric}, the task's headline metric. Without `--metric` "
+                      "each study was tuned for its own objective's metric"
+                      f" ({', '.join(tuned)}); `--metric {metric}` tunes every candidate "
+                      f"for {metric}.", ""]
+        else:
+            lines += [f"Judged on {metric}, the task's headline metric, which every study "
+                      "was tuned for (its objective's own metric).", ""]
     if rec.use is None:
         return lines + ["No study finished with a pick: nothing to recommend.", ""]
     direction = "" if higher_is_better(metric) else f" ({metric}: lower is better)"

@@ -496,11 +496,12 @@ def test_quick_run_end_to_end(tmp_path):
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr
     summary = (out / "SUMMARY.md").read_text()
-    for section in ("## Verdict", "## ranking", "## demand_levels", "## binary"):
+    for section in ("## Verdict", "## ranking", "## demand_levels", "## binary",
+                    "## multiclass", "### multiclass: macro_f1"):
         assert section in summary
     assert "## Throughput" not in summary  # only with --throughput
     assert len(_numbers(summary)) >= 30
-    for task in ("ranking", "demand_levels", "binary"):
+    for task in ("ranking", "demand_levels", "binary", "multiclass"):
         assert (out / "tune" / f"comparison_{task}.png").stat().st_size > 5000
         assert list((out / "tune" / task).glob("*_history.png"))
 
