@@ -67,7 +67,11 @@ def lightgbm_positions(ds: Any) -> np.ndarray | None:
     if kept is not None:
         return kept
     handle = getattr(ds, "_handle", None)
-    raw = getattr(ds, "position", None) if handle is None else ds.get_position()
+    if handle is None:
+        raw = getattr(ds, "position", None)
+    else:  # LightGBM < 4.1 has no positions
+        getter = getattr(ds, "get_position", None)
+        raw = None if getter is None else getter()
     if raw is not None and np.size(raw) > 0:
         raw = np.asarray(raw)
         return raw if handle is None else raw.astype(np.int64) + 1

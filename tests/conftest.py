@@ -88,3 +88,10 @@ def any_url(request, tmp_path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'studies.db'}"
     return _postgres_url()
+
+
+def needs_lightgbm_positions() -> None:
+    """Skip unless LightGBM's Dataset takes display positions (LightGBM >= 4.1)."""
+    lgb = pytest.importorskip("lightgbm")
+    if not hasattr(lgb.Dataset, "get_position"):
+        pytest.skip(f"LightGBM {lgb.__version__} has no Dataset positions (4.1 added them)")

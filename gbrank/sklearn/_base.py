@@ -252,8 +252,14 @@ class _GBBase(BaseEstimator):
                       "metric": "None", "feature_pre_filter": False,
                       **self._tree_params("lightgbm"), **extra}
             init_tr = start_rows(init, y.size) if started else None
+            # LightGBM < 4.1 has no positions (gbrank reads them from its own record).
+            with_position = {} if position is None else {"position": position}
+            if position is not None and not hasattr(lgb.Dataset, "get_position"):
+                raise ValueError("positions need LightGBM >= 4.1 (lightgbm.Dataset has no "
+                                 f"position in {lgb.__version__}); upgrade it, or use "
+                                 "booster='xgboost'")
             dtrain = lgb.Dataset(X, y, group=sizes, weight=w, init_score=init_tr,
-                                 position=position, free_raw_data=True)
+                                 free_raw_data=True, **with_position)
             keep_lightgbm_positions(dtrain, position)
             dvalid = None
             if Xv is not None:

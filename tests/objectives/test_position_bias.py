@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+from conftest import needs_lightgbm_positions
 from reference import position_bias as ref
 from sklearn.base import clone
 
@@ -242,6 +243,7 @@ LGB_BASE = {"verbose": -1, "num_threads": 1, "learning_rate": 0.1, "min_data_in_
 
 @pytest.mark.parametrize("method", METHODS)
 def test_same_objective_twice_gives_identical_models(click_log, method):
+    needs_lightgbm_positions()
     X, y, g, pos = click_log["kept"]
     obj = _objective(lambda **kw: LambdaRank(norm=True, **kw), method,
                      propensity=[1.0 / p for p in range(1, 11)])
@@ -269,6 +271,7 @@ def test_same_objective_twice_gives_identical_models(click_log, method):
 
 
 def test_get_params_set_params_and_set_params_resets_estimates(click_log):
+    needs_lightgbm_positions()
     obj = LambdaRank(position_bias="unbiased", bias_norm=1.0, bias_cost="xgboost")
     params = obj.get_params()
     for name in ("position_bias", "propensity", "max_weight", "bias_norm", "bias_cost",
@@ -316,6 +319,7 @@ class _Log:
 
 
 def test_additive_reproduces_lightgbm_native_position_bias(click_log):
+    needs_lightgbm_positions()
     """LightGBM's lambdarank with lambdarank_position_bias_regularization (norm,
     truncation 30, exponential gains) vs LambdaRank(norm=True, max_step=None,
     position_bias="additive"): same trees for 10 rounds; predictions agree to LightGBM's

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import needs_lightgbm_positions
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
@@ -53,6 +54,8 @@ def _direct(booster, obj, X, y, g, pos):
 @pytest.mark.parametrize("booster", ["lightgbm", "xgboost"])
 @pytest.mark.parametrize("method", ["unbiased", "additive"])
 def test_fit_with_positions_equals_the_booster_trained_directly(clicks, booster, method):
+    if booster == "lightgbm":
+        needs_lightgbm_positions()
     X, y, qid, g, pos = clicks
     make = lambda: LambdaRank(position_bias=method)  # noqa: E731
     ranker = GBRanker(make(), booster=booster, n_estimators=ROUNDS, n_jobs=1,
@@ -74,6 +77,8 @@ def test_fit_with_positions_equals_the_booster_trained_directly(clicks, booster,
 
 @pytest.mark.parametrize("booster", ["lightgbm", "xgboost"])
 def test_position_column_of_X(clicks, booster):
+    if booster == "lightgbm":
+        needs_lightgbm_positions()
     X, y, qid, g, pos = clicks
     df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
     df.insert(1, "shown_at", pos)
