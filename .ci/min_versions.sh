@@ -19,5 +19,8 @@ echo "[min-versions] installed:"
 "$venv/bin/python" "$repo/.ci/versions.py"
 cd "$repo"
 # A cache directory of its own: this numba version must not evict the main venv's cache.
+# tests/kernels (each kernel against its slow reference) is left to the main run: the
+# objectives' and metrics' tests run the same kernels against references here, and the
+# floors run must keep CI short.
 NUMBA_CACHE_DIR="$venv/numba-cache" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
-    -m "not slow" --durations=15
+    -m "not slow" --durations=15 --ignore=tests/kernels
