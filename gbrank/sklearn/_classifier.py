@@ -574,10 +574,9 @@ def _json_label(label: Any) -> Any:
 
 
 class _LogLoss:
-    """Validation loss for the boosters' own objectives: binary, the logistic loss of
-    the values as margins; multiclass (an (n, K) array of the probabilities the
-    boosters hand a custom metric for their softmax objectives), the mean
-    cross-entropy."""
+    """Validation loss for the boosters' own objectives, on the raw margins the training
+    loop hands over: binary, the logistic loss; multiclass ((n, K) margins), the mean
+    softmax cross-entropy."""
 
     def loss(self, y: Any, s: Any, weight: Any = None) -> float:
         from gbrank.objectives import FocalLoss
@@ -585,7 +584,5 @@ class _LogLoss:
         if np.ndim(s) == 2:
             from gbrank.metrics import multiclass_log_loss
 
-            p = np.asarray(s, dtype=np.float64)
-            return multiclass_log_loss(y, np.log(np.maximum(p, np.finfo(np.float64).tiny)),
-                                       weight=weight)
+            return multiclass_log_loss(y, np.asarray(s, dtype=np.float64), weight=weight)
         return FocalLoss(gamma=0.0).loss(y, s, weight=weight)

@@ -718,7 +718,7 @@ def test_multiclass_classifier_with_the_boosters_own_softmax(booster, native):
         own = est.booster_.predict(xgb.DMatrix(X))
     np.testing.assert_allclose(est.predict_proba(X), own,
                                rtol=1e-12 if booster == "lightgbm" else 1e-5)
-    # Early stopping watches the log loss of the probabilities the booster hands over.
+    # Early stopping watches the log loss of the margins behind the booster's probabilities.
     stop = GBClassifier(f"native:{native}", booster=booster, early_stopping_rounds=3,
                         validation_fraction=0.3, **FAST).fit(X, y)
     curve = stop.evals_result_["valid"]["loss"]
