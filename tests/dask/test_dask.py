@@ -447,24 +447,33 @@ def test_xgboost_dask_refuses_groupless_objective(client):
     X, y, _, _ = _data(n=1000)
     # One partition on each worker: with all data on one worker XGBoost trains on that
     # worker alone, where the group-less objective is the single-machine one (allowed).
+    # The partitions are cut without the cluster and each block is scattered to its
+    # worker: where the scheduler runs tasks is its choice (it put both blocks on one
+    # worker under load), where scattered data lives is not.
     workers = sorted(client.scheduler_info()["workers"])
     assert len(workers) == 2
-
+    local = gd.partition_pseudo_queries(da.from_array(X, chunks=(500, X.shape[1])),
+                                        da.from_array(y, chunks=500), 50)
+    blocks = local.X.chunks[0]
+    assert len(blocks) == 2
+    Xl, yl, ql = dask.compute(local.X, local.y, local.qid, scheduler="sync")
     keep = []  # the scattered futures must outlive the graph built on them
 
-    def spread(a):
-        futures = [client.scatter(a[i * 500:(i + 1) * 500], workers=[w])
-                   for i, w in enumerate(workers)]
+    def placed(a):
+        futures, start = [], 0
+        for size, w in zip(blocks, workers, strict=True):
+            futures.append(client.scatter(a[start:start + size], workers=[w]))
+            start += size
         keep.extend(futures)
-        return da.concatenate([da.from_delayed(f, shape=(500,) + a.shape[1:], dtype=a.dtype)
-                               for f in futures])
+        return da.concatenate([da.from_delayed(f, shape=(n,) + a.shape[1:], dtype=a.dtype)
+                               for f, n in zip(futures, blocks, strict=True)])
 
-    parts = gd.partition_pseudo_queries(spread(X), spread(y), 50)
-    Xp, yp, qp = dask.persist(parts.X, parts.y, parts.qid)  # tasks run where data lives
+    parts = local
+    Xp, yp, qp = placed(Xl), placed(yl), placed(ql)
     from distributed import wait
 
-    wait([Xp, yp, qp], timeout=TIMEOUT)
-    holders = {w for ws in client.who_has(Xp).values() for w in ws}
+    wait(keep, timeout=TIMEOUT)
+    holders = {w for ws in client.who_has(keep).values() for w in ws}
     assert len(holders) == 2, holders
     parts = dataclasses.replace(parts, X=Xp, y=yp, qid=qp)
     dtrain = xgb_dask.DaskDMatrix(client, parts.X, parts.y)  # no qid
