@@ -13,10 +13,10 @@ import numpy as np
 from gbrank import metrics
 from gbrank._validation import (
     as_float_array,
+    check_beta,
     check_finite,
     check_grades,
     check_integer,
-    check_number,
     check_threshold,
 )
 from gbrank.dask._collections import aligned_parts, as_numpy, compute, lazy
@@ -290,7 +290,7 @@ def fbeta(y: Any, s: Any, beta: float = 1.0, threshold: float = 0.0, *,
     >>> fbeta(y, s, beta=2)  # a = 2, b = 2, c = 1: 10 / (10 + 2 + 4)
     0.625
     """
-    b = check_number(beta, "beta", 0.0, low_open=True)
+    b = check_beta(beta)
     t = check_threshold(threshold)
     parts = aligned_parts({"y": y, "s": s, "weight": weight})
     counts = compute(*[lazy(_confusion_part)(pt["y"], pt["s"], pt.get("weight"), t)

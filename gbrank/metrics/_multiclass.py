@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from gbrank._validation import as_float_array, check_beta, check_choice, check_finite
+from gbrank.metrics._binary import _fbeta_from_counts
 
 __all__ = ["fbeta_multiclass", "balanced_accuracy", "multiclass_log_loss", "best_class_offsets"]
 
@@ -93,9 +94,7 @@ def fbeta_multiclass(y: Any, s: Any, beta: float = 1.0, average: str = "macro", 
     fp = m.sum(axis=0) - tp
     fn = m.sum(axis=1) - tp
     if average == "micro":
-        a, b, c = tp.sum(), fp.sum(), fn.sum()
-        den = (1 + b2) * a + b + b2 * c
-        return float((1 + b2) * a / den) if den > 0 else 1.0
+        return float(_fbeta_from_counts(tp.sum(), fp.sum(), fn.sum(), b2))
     f = _fbeta_per_class(m, b2)
     if average == "weighted":
         support = m.sum(axis=1)
