@@ -82,7 +82,10 @@ class GBRanker(_GBBase):
         The column of ``X`` holding each row's logged display position (click logs, for
         an objective with ``position_bias``): a DataFrame column name or a column index.
         Like the query-id column it is never a feature (dropped at ``predict`` too).
-        ``None``: positions come from ``fit(..., position=...)`` when needed.
+        ``None``: positions come from ``fit(..., position=...)`` when needed. LightGBM's
+        own ``"native:lambdarank"`` takes them too (its ``Dataset(position=...)``: its
+        additive position-bias model, ``booster_params={"lambdarank_position_bias_
+        regularization": ...}``).
     propensity : sequence or dict, optional
         Examination probabilities ρ(1), ρ(2), … (or ``{position: ρ}``) for a click
         metric ``scoring`` (``"ips_dcg@10"``), which weighs every held-out click by
@@ -354,8 +357,11 @@ class GBRanker(_GBBase):
                     None if w is None else w[rows])
 
         Xt, yt, gt, wt = part(tr)
-        trains_on_positions = not isinstance(obj, str) and obj._uses_positions()
-        pos_t = position[order[tr]] if trains_on_positions else None
+        if isinstance(obj, str):
+            trains_on_positions = p["booster"] == "lightgbm" and obj == "lambdarank"
+        else:
+            trains_on_positions = obj._uses_positions()
+        pos_t = position[order[tr]] if trains_on_positions and position is not None else None
         Xv = yv = gv = wv = None
         if va is not None:
             Xv, yv, gv, wv = part(va)
@@ -401,7 +407,11 @@ class GBRanker(_GBBase):
                     f"positions given twice, as the position argument and as column "
                     f"{self.position_col!r} of X, and they differ; pass one of them")
             position = in_X
-        uses = not isinstance(obj, str) and obj._uses_positions()
+        # LightGBM's own lambdarank learns from a Dataset's positions when it has them
+        # (and trains without them otherwise, as it always did).
+        native_optional = (isinstance(obj, str) and self.booster == "lightgbm"
+                           and obj == "lambdarank")
+        uses = native_optional or (not isinstance(obj, str) and obj._uses_positions())
         if for_metric and position is None:
             raise ValueError(
                 f"scoring={self.scoring!r} early-stops on the clicks of held-out queries, "
@@ -414,6 +424,8 @@ class GBRanker(_GBBase):
                     "position_bias and would ignore them: use e.g. LambdaRank("
                     "position_bias='unbiased'), or drop position= / position_col "
                     "(or judge clicks with scoring='ips_dcg@10' and early stopping)")
+            return None
+        if position is None and native_optional:
             return None
         if position is None:
             raise ValueError(

@@ -136,3 +136,22 @@ def test_click_metric_refuses_what_it_cannot_judge_honestly(log):
     params = clone(ranker).get_params()
     assert params["propensity"] is rho or np.array_equal(params["propensity"], rho)
     assert params["scoring"] == "ips_dcg@10"
+
+
+def test_lightgbm_native_lambdarank_learns_from_the_positions(log):
+    """LightGBM's own lambdarank takes the positions (its Dataset's): the model of
+    lgb.train on Dataset(position=...), and another one without them."""
+    needs_lightgbm_positions()
+    X, c, qid, pos, _ = log
+    fit = lambda **kw: GBRanker("native:lambdarank", n_estimators=5, n_jobs=1,  # noqa: E731
+                                random_state=0).fit(X, c, qid=qid, **kw)
+    g = np.unique(qid, return_counts=True)[1]
+    params = {"objective": "lambdarank", "learning_rate": 0.1, "verbosity": -1,
+              "seed": _split(qid, 0)[0], "metric": "None", "feature_pre_filter": False,
+              "num_threads": 1}
+    direct = lgb.train(params, lgb.Dataset(X, c, group=g, position=pos), 5)
+    with_pos = fit(position=pos).predict(X)
+    np.testing.assert_array_equal(with_pos, direct.predict(X, raw_score=True))
+    assert np.abs(fit().predict(X) - with_pos).max() > 1e-6
+    with pytest.raises(ValueError, match="would ignore them"):
+        GBRanker("native:lambdarank", booster="xgboost").fit(X, c, qid=qid, position=pos)
