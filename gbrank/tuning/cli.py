@@ -129,9 +129,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     args = p.parse_args(argv)
     if args.data is None and (args.test_data or args.label_col or args.qid_col
-                              or args.drop_cols or args.position_col):
-        _fail("--test-data, --label-col, --qid-col, --drop-cols and --position-col need "
-              "--data")
+                              or args.drop_cols):
+        _fail("--test-data, --label-col, --qid-col and --drop-cols need --data")
+    if args.data is None and args.position_col:
+        _fail("--position-col names a column of --data, a CSV/Parquet click log")
     if args.propensity is not None and args.position_col is None:
         _fail("--propensity weighs the clicks of logged positions: name the position "
               "column with --position-col")
@@ -190,9 +191,12 @@ def _load_tasks(args: argparse.Namespace):
     if table and not args.label_col:
         _fail(f"--label-col: {args.data} is a table (CSV/Parquet); name its column of "
               "labels with --label-col")
-    if not table and (args.label_col or args.qid_col or drop or args.position_col):
-        _fail(f"--label-col, --qid-col, --drop-cols and --position-col choose columns of "
-              f"a CSV/Parquet table; {args.data} is read as LETOR/SVMlight")
+    if not table and (args.label_col or args.qid_col or drop):
+        _fail(f"--label-col, --qid-col and --drop-cols choose columns of a CSV/Parquet "
+              f"table; {args.data} is read as LETOR/SVMlight")
+    if not table and args.position_col:
+        _fail(f"--position-col chooses a column of a CSV/Parquet table; {args.data} is "
+              "read as LETOR/SVMlight")
     if args.test_data is not None and (args.test_data.suffix.lower() in TABLE_SUFFIXES
                                        ) != table:
         _fail(f"--test-data: {args.test_data} must be in the format of --data (a table with "
@@ -274,8 +278,14 @@ def _letor_source(args: argparse.Namespace):
         if args.label_col or args.qid_col or args.drop_cols:
             _fail(f"--label-col, --qid-col and --drop-cols choose columns of a CSV/Parquet "
                   f"table; {data} is a LETOR folder")
+        if args.position_col:
+            _fail(f"--position-col chooses a column of a CSV/Parquet table; {data} is a "
+                  "LETOR folder")
         return data
     if not data.exists() and "," in str(data):
+        if args.position_col:
+            _fail("--position-col chooses a column of a CSV/Parquet table; --data names "
+                  "LETOR files")
         paths = [Path(p.strip()) for p in str(data).split(",") if p.strip()]
         missing = [str(p) for p in paths if not p.is_file()]
         if missing:

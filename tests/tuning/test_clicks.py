@@ -146,3 +146,7 @@ def test_bad_click_log_flags_exit_2_naming_the_fix(csv_log, tmp_path, capsys):
     code, err = run(args=["--data", str(csv_log / "train.csv"), "--label-col", "clicked",
                           "--propensity", RHO])
     assert code == 2 and "--position-col" in err
+    letor = tmp_path / "r.txt"
+    letor.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\n")
+    code, err = run(args=["--data", str(letor), "--position-col", "p", "--propensity", RHO])
+    assert code == 2 and "CSV/Parquet" in err
