@@ -431,20 +431,29 @@ class _ValidMetric:
     """Validation metric for both boosters (module-level: picklable).
 
     ``lightgbm``/``xgboost`` are the callables each booster takes. Ranking: a gbrank
-    metric by name (groups from the Dataset/DMatrix). Classification: the objective's
-    own loss (lower is better)."""
+    metric by name (groups from the Dataset/DMatrix). Click metrics (``ips_dcg@k``):
+    also ``propensity``, bound here, and ``position``, the validation rows' logged
+    positions in the order the validation data hold them (a DMatrix has no position
+    field, so both boosters read them from here). Classification: the objective's own
+    loss (lower is better)."""
 
-    def __init__(self, scoring: str | None, objective: Any) -> None:
+    def __init__(self, scoring: str | None, objective: Any, *, propensity: Any = None,
+                 position: np.ndarray | None = None) -> None:
         self.objective = objective
+        self.position = position
         if scoring is None:
             self.name, self.higher_is_better, self.metric = "loss", False, None
         else:
             self.metric = get_metric(scoring)
+            if propensity is not None:
+                self.metric = self.metric.with_propensity(propensity)
             self.name, self.higher_is_better = self.metric.name, self.metric.higher_is_better
 
     def _value(self, y: Any, s: Any, group: Any, weight: Any) -> float:
         if self.metric is not None and self.metric.kind == "ranking":
             return self.metric(y, s, group, weight)
+        if self.metric is not None and self.metric.kind == "clicks":
+            return self.metric(y, s, group, weight, position=self.position)
         weight = per_row_weights(weight, group, np.size(y))
         if self.metric is not None:
             return self.metric(y, s, None, weight)

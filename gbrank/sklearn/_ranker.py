@@ -14,6 +14,7 @@ from gbrank._validation import (
     check_finite,
     check_grades,
     check_positions,
+    check_propensity,
     check_row_weights,
     query_structure,
 )
@@ -68,7 +69,10 @@ class GBRanker(_GBBase):
         queries when grouped; drawn from ``random_state``.
     scoring : str, default "pair_accuracy"
         gbrank metric name (``"ndcg@10"``, ``"err@5"``, ``"map"``, …) used by ``score``
-        and early stopping.
+        and early stopping. On click logs, ``"ips_dcg@k"`` judges the held-out queries'
+        clicks, each divided by the examination propensity of the position it was
+        logged at (:func:`gbrank.metrics.ips_dcg`): it needs every row's position
+        (``position=`` or ``position_col``) and the propensities (see ``propensity``).
     qid_col : str, int or None, default "qid"
         The column of ``X`` holding query ids: a DataFrame column name, or a column
         index (arrays and DataFrames). The default ``"qid"`` is used when ``X`` is a
@@ -78,7 +82,20 @@ class GBRanker(_GBBase):
         The column of ``X`` holding each row's logged display position (click logs, for
         an objective with ``position_bias``): a DataFrame column name or a column index.
         Like the query-id column it is never a feature (dropped at ``predict`` too).
-        ``None``: positions come from ``fit(..., position=...)`` when needed.
+        ``None``: positions come from ``fit(..., position=...)`` when needed. LightGBM's
+        own ``"native:lambdarank"`` takes them too (its ``Dataset(position=...)``: its
+        additive position-bias model, ``booster_params={"lambdarank_position_bias_
+        regularization": ...}``).
+    propensity : sequence or dict, optional
+        Examination probabilities ρ(1), ρ(2), … (or ``{position: ρ}``) for a click
+        metric ``scoring`` (``"ips_dcg@10"``), which weighs every held-out click by
+        1/ρ of its logged position. ``None``: those of an objective with
+        ``position_bias="ipw"`` (its ``propensity``). An objective with
+        ``position_bias="unbiased"`` or ``"additive"`` (or none) learns or has no
+        propensities, so a click metric then needs this parameter, and ``fit`` refuses
+        without it rather than judge the clicks by guessed ones. Given, it is used even
+        beside an ``"ipw"`` objective's own. Only for click metrics (an error
+        otherwise).
     random_state : int, RandomState or None
         Seeds the validation split and the booster.
     num_leaves, max_depth : int, optional
@@ -127,7 +144,11 @@ class GBRanker(_GBBase):
     :func:`gbrank.xgboost.objective`), the learned estimates are
     ``objective_.position_bias_`` and never part of ``predict``. With
     ``position_bias="additive"`` on XGBoost the offsets move by ``learning_rate`` (not
-    its decayed value).
+    its decayed value). Early stopping on click logs: ``scoring="ips_dcg@10"`` with
+    ``early_stopping_rounds``; the held-out queries keep their rows' positions through
+    the split, and the best round is the one with the highest IPS-DCG@10 on them (the
+    positions are then needed even for an objective without ``position_bias``, and
+    only for the metric).
 
     ``save_model(path)`` writes a model whose own prediction is ``predict``'s score
     (objective ``lambdarank`` for LightGBM; ``rank:ndcg``, ``rank:map`` or
@@ -149,6 +170,20 @@ class GBRanker(_GBBase):
     ...                          scoring=make_scorer("ndcg@10"))
     >>> scores.shape
     (3,)
+
+    Early stopping on a click log, judged by IPS-DCG@10 on held-out sessions:
+
+    >>> from gbrank.datasets import simulate_clicks
+    >>> from gbrank.objectives import LambdaRank
+    >>> log = simulate_clicks(y, group, X[:, 0], top_n=10, n_sessions=1, seed=0)
+    >>> qid = np.repeat(np.arange(log.group.size), log.group)
+    >>> rho = log.examination
+    >>> ranker = GBRanker(LambdaRank(position_bias="ipw", propensity=rho),
+    ...                   scoring="ips_dcg@10", early_stopping_rounds=5, n_estimators=30,
+    ...                   validation_fraction=0.25, random_state=0)
+    >>> ranker = ranker.fit(X[log.rows], log.clicks, qid=qid, position=log.position)
+    >>> list(ranker.evals_result_["valid"])
+    ['ips_dcg@10']
     """
 
     _task = "ranking"
@@ -159,7 +194,7 @@ class GBRanker(_GBBase):
                  early_stopping_rounds: int | None = None,
                  validation_fraction: float | None = 0.1, scoring: str = "pair_accuracy",
                  qid_col: str | int | None = "qid", position_col: str | int | None = None,
-                 random_state: Any = None, num_leaves: int | None = None,
+                 propensity: Any = None, random_state: Any = None, num_leaves: int | None = None,
                  max_depth: int | None = None, min_child_samples: int | None = None,
                  subsample: float | None = None, colsample_bytree: float | None = None,
                  reg_lambda: float | None = None, n_jobs: int | None = None,
@@ -174,6 +209,7 @@ class GBRanker(_GBBase):
         self.scoring = scoring
         self.qid_col = qid_col
         self.position_col = position_col
+        self.propensity = propensity
         self.random_state = random_state
         self.num_leaves = num_leaves
         self.max_depth = max_depth
@@ -268,7 +304,8 @@ class GBRanker(_GBBase):
         ``qid`` (any order), or group-less when there is neither.
 
         ``position``: every row's logged display position (click logs; or the column
-        ``position_col`` of ``X``), for an objective with ``position_bias``.
+        ``position_col`` of ``X``), for an objective with ``position_bias`` and for a
+        click metric ``scoring`` (``"ips_dcg@10"``) judging the validation split.
 
         Returns
         -------
@@ -279,6 +316,15 @@ class GBRanker(_GBBase):
         p = self._check_params()
         metric = _ValidMetric(self.scoring, None)  # validates the name before training
         obj = _resolve_objective(self.objective, "ranking", "GBRanker")
+        clicks = metric.metric.kind == "clicks"
+        holdout = p["early_stopping_rounds"] is not None
+        # Checked before any work: never judge held-out clicks by absent propensities.
+        rho = self._evaluation_propensity(obj) if clicks else None
+        if not clicks and self.propensity is not None:
+            raise ValueError(
+                f"propensity= weighs the clicks of a click metric, and scoring="
+                f"{self.scoring!r} is not one: use scoring='ips_dcg@10', or drop "
+                "propensity (an objective's own goes to LambdaRank(propensity=...))")
         X = self._validate_X(X, reset=True)
         self._qid_at = self._qid_column(X)
         self._dropped_at = tuple(sorted(a for a in (self._qid_at, self._position_column(X))
@@ -286,7 +332,7 @@ class GBRanker(_GBBase):
         in_X = self._split_columns(X)[2]
         X, qid = self._query_ids(X, qid)
         n = X.shape[0]
-        position = self._positions(obj, position, in_X, n)
+        position = self._positions(obj, position, in_X, n, for_metric=clicks and holdout)
         y = as_float_array(y, "y")
         if y.size != n:
             raise ValueError(f"y has {y.size} entries but X has {n} rows")
@@ -311,10 +357,17 @@ class GBRanker(_GBBase):
                     None if w is None else w[rows])
 
         Xt, yt, gt, wt = part(tr)
-        pos_t = None if position is None else position[order[tr]]
+        if isinstance(obj, str):
+            trains_on_positions = p["booster"] == "lightgbm" and obj == "lambdarank"
+        else:
+            trains_on_positions = obj._uses_positions()
+        pos_t = position[order[tr]] if trains_on_positions and position is not None else None
         Xv = yv = gv = wv = None
         if va is not None:
             Xv, yv, gv, wv = part(va)
+            if clicks:  # the held-out rows' positions, in the validation data's order
+                metric = _ValidMetric(self.scoring, None, propensity=rho,
+                                      position=position[order[va]])
         self.objective_ = obj
         # A ranking loss ignores a constant; a calibrated one starts from the logit of
         # the mean target, as a binary objective does.
@@ -323,9 +376,30 @@ class GBRanker(_GBBase):
                     position=pos_t)
         return self
 
-    def _positions(self, obj: Any, position: Any, in_X: Any, n: int) -> np.ndarray | None:
-        """The rows' display positions (argument or column), checked; ``None`` when the
-        objective does not use them."""
+    def _evaluation_propensity(self, obj: Any) -> Any:
+        """The propensities a click metric ``scoring`` divides clicks by: the
+        ``propensity`` parameter, else those of an ``"ipw"`` objective; an error naming
+        the fix otherwise."""
+        if self.propensity is not None:
+            check_propensity(self.propensity, "propensity")
+            return self.propensity
+        method = None if isinstance(obj, str) else getattr(obj, "position_bias", None)
+        if method == "ipw":
+            return obj.propensity  # checked with the objective's parameters
+        why = (f"objective position_bias={method!r} learns its own position effects, "
+               "which are not examination probabilities" if method is not None else
+               f"objective {self.objective!r} has no propensities")
+        raise ValueError(
+            f"scoring={self.scoring!r} divides each click by the examination propensity "
+            f"of the position it was logged at, and {why}: pass them as GBRanker("
+            "propensity=[rho_1, rho_2, ...]) (or {position: rho}), or use "
+            "LambdaRank(position_bias='ipw', propensity=...)")
+
+    def _positions(self, obj: Any, position: Any, in_X: Any, n: int,
+                   for_metric: bool = False) -> np.ndarray | None:
+        """The rows' display positions (argument or column), checked; ``None`` when
+        neither the objective nor the validation metric (``for_metric``: a click
+        metric on a validation split) uses them."""
         if in_X is not None:
             if position is not None and not np.array_equal(np.asarray(position).ravel(),
                                                            in_X):
@@ -333,13 +407,25 @@ class GBRanker(_GBBase):
                     f"positions given twice, as the position argument and as column "
                     f"{self.position_col!r} of X, and they differ; pass one of them")
             position = in_X
-        uses = not isinstance(obj, str) and obj._uses_positions()
-        if not uses:
+        # LightGBM's own lambdarank learns from a Dataset's positions when it has them
+        # (and trains without them otherwise, as it always did).
+        native_optional = (isinstance(obj, str) and self.booster == "lightgbm"
+                           and obj == "lambdarank")
+        uses = native_optional or (not isinstance(obj, str) and obj._uses_positions())
+        if for_metric and position is None:
+            raise ValueError(
+                f"scoring={self.scoring!r} early-stops on the clicks of held-out queries, "
+                "each weighed by the position it was logged at, and no positions were "
+                "given: fit(X, y, qid=..., position=...) or position_col= (a column of X)")
+        if not uses and not for_metric:
             if position is not None:
                 raise ValueError(
                     f"positions were given, but objective {self.objective!r} has no "
                     "position_bias and would ignore them: use e.g. LambdaRank("
-                    "position_bias='unbiased'), or drop position= / position_col")
+                    "position_bias='unbiased'), or drop position= / position_col "
+                    "(or judge clicks with scoring='ips_dcg@10' and early stopping)")
+            return None
+        if position is None and native_optional:
             return None
         if position is None:
             raise ValueError(
@@ -383,11 +469,29 @@ class GBRanker(_GBBase):
         """
         return _sigmoid(self._margins(X))
 
-    def score(self, X: Any, y: Any, *, qid: Any = None) -> float:
+    def score(self, X: Any, y: Any, *, qid: Any = None, position: Any = None) -> float:
         """The ``scoring`` metric of ``predict(X)`` against grades ``y``, per query of
-        ``X``'s query-id column or of ``qid`` (group-less without either)."""
+        ``X``'s query-id column or of ``qid`` (group-less without either). A click
+        metric (``"ips_dcg@10"``) also reads the rows' logged positions (``position=``
+        or the ``position_col`` column of ``X``) and the propensities of ``fit``."""
         s = self.predict(X)
-        qid = self._query_ids(self._validate_X(X, reset=False), qid)[1]
-        return float(get_metric(self.scoring)(y, s, qid=qid))
+        Xv = self._validate_X(X, reset=False)
+        qid = self._query_ids(Xv, qid)[1]
+        metric = get_metric(self.scoring)
+        if metric.kind != "clicks":
+            return float(metric(y, s, qid=qid))
+        in_X = self._split_columns(Xv)[2]
+        if in_X is not None:
+            if position is not None and not np.array_equal(np.asarray(position).ravel(),
+                                                           in_X):
+                raise ValueError(
+                    f"positions given twice, as the position argument and as column "
+                    f"{self.position_col!r} of X, and they differ; pass one of them")
+            position = in_X
+        if position is None:
+            raise ValueError(f"scoring={self.scoring!r} needs every row's logged position: "
+                             "score(X, clicks, qid=..., position=...) or position_col=")
+        rho = self._evaluation_propensity(self.objective_)
+        return float(metric.with_propensity(rho)(y, s, qid=qid, position=position))
 
 

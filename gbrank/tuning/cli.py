@@ -7,6 +7,8 @@ gradient checks (also ``python -m gbrank.tuning`` and ``make tune`` in a checkou
     gbrank tune --data ../shared/data/MQ2008 --metric ndcg@10   # LETOR 4.0 fold 1
     gbrank tune --data train.parquet --label-col rel --qid-col qid --metric err@10
     gbrank tune --workers 4 --storage postgresql://user:pw@host/db
+    gbrank tune --data clicks.csv --label-col clicked --qid-col session \
+        --position-col shown_at --propensity 1,0.5,0.33,0.25,0.2   # a click log
 
 ``--metric NAME`` tunes, early-stops and compares every candidate on one metric;
 without it each objective is tuned for its own. Writes ``SUMMARY.md`` (the verdict
@@ -67,6 +69,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "first metric)")
     p.add_argument("--label-col", help="label column of a CSV/Parquet table")
     p.add_argument("--qid-col", help="query-id column of a CSV/Parquet table")
+    p.add_argument("--position-col", help="a click log: the CSV/Parquet column of each "
+                   "row's logged display position (1, 2, …); --label-col then holds clicks "
+                   "(0/1). The ranking studies also search the position-bias correction "
+                   "(none, ipw, unbiased, additive) and every candidate is judged by "
+                   "ips_dcg@10 on held-out clicks, each divided by the propensity of its "
+                   "position (needs --propensity): a metric of the clicks as labels would "
+                   "reward the logged ranking's position bias")
+    p.add_argument("--propensity", help="with --position-col: comma-separated examination "
+                   "probabilities rho(1),rho(2),… of positions 1, 2, … (in (0, 1]), e.g. "
+                   "from a randomisation experiment; required, as no estimate learned from "
+                   "the same clicks can judge them")
     p.add_argument("--drop-cols", help="comma-separated columns of a CSV/Parquet table to "
                    "leave out of the features (default: every column but the label and "
                    "qid is a feature, and must be numeric)")
@@ -118,6 +131,26 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.data is None and (args.test_data or args.label_col or args.qid_col
                               or args.drop_cols):
         _fail("--test-data, --label-col, --qid-col and --drop-cols need --data")
+    if args.data is None and args.position_col:
+        _fail("--position-col names a column of --data, a CSV/Parquet click log")
+    if args.propensity is not None and args.position_col is None:
+        _fail("--propensity weighs the clicks of logged positions: name the position "
+              "column with --position-col")
+    if args.position_col is not None:
+        if args.propensity is None:
+            _fail("--position-col: a click log is judged by ips_dcg@10, which divides each "
+                  "held-out click by the examination propensity of its logged position; "
+                  "give them with --propensity rho1,rho2,... (positions 1, 2, …)")
+        if args.task not in (None, "ranking"):
+            _fail(f"--position-col: a click log is a ranking task, not --task {args.task}")
+        if args.anchor:
+            _fail("--anchor: LightGBMTunerCV judges true labels, not a click log; run "
+                  "without --anchor (native lambdarank with the positions is a study)")
+        try:
+            args.propensity = [float(v) for v in args.propensity.split(",") if v.strip()]
+        except ValueError:
+            _fail(f"--propensity: {args.propensity!r} is not a comma-separated list of "
+                  "numbers")
     if not 1 <= args.fold <= 5:
         _fail(f"--fold: must be an integer from 1 to 5, got {args.fold}")
     if args.workers < 1:
@@ -161,6 +194,9 @@ def _load_tasks(args: argparse.Namespace):
     if not table and (args.label_col or args.qid_col or drop):
         _fail(f"--label-col, --qid-col and --drop-cols choose columns of a CSV/Parquet "
               f"table; {args.data} is read as LETOR/SVMlight")
+    if not table and args.position_col:
+        _fail(f"--position-col chooses a column of a CSV/Parquet table; {args.data} is "
+              "read as LETOR/SVMlight")
     if args.test_data is not None and (args.test_data.suffix.lower() in TABLE_SUFFIXES
                                        ) != table:
         _fail(f"--test-data: {args.test_data} must be in the format of --data (a table with "
@@ -171,16 +207,22 @@ def _load_tasks(args: argparse.Namespace):
             # The table's column names go to every booster the tuner trains and saves.
             X, y, g, names = load_table(args.data, args.label_col, args.qid_col,
                                         drop_cols=drop)
+            X, names, pos = _position_column(args, args.data, X, names)
         else:
             X, y, g = load_data(args.data)
+            pos = None
+        clicks = ({} if pos is None else {"position": pos, "propensity": args.propensity})
         if args.test_data is None:
             return [task_from_arrays(args.data.name, X, y, g, kind=args.task, seed=args.seed,
                                      description=f"{args.data}; 20% held out",
-                                     feature_names=names)]
+                                     feature_names=names, **clicks)]
         n_feat = X.shape[1]
         if table:  # the same features, matched by name
+            cols = names if pos is None else [*names, args.position_col]
             Xt, yt, gt, _ = load_table(args.test_data, args.label_col, args.qid_col,
-                                       feature_cols=names)
+                                       feature_cols=cols)
+            if pos is not None:  # the test rows' positions, in their rows' order
+                Xt, clicks["position_test"] = Xt[:, :-1], Xt[:, -1]
         else:
             try:
                 Xt, yt, gt = load_letor(args.test_data, n_features=n_feat)
@@ -188,18 +230,36 @@ def _load_tasks(args: argparse.Namespace):
                 Xt, yt, gt = load_data(args.test_data)
         if Xt.shape[1] != n_feat:
             raise ValueError(f"{args.test_data}: {Xt.shape[1]} features, --data has {n_feat}")
-        kind = args.task or infer_kind(y, g)
+        kind = args.task or ("ranking" if pos is not None else infer_kind(y, g))
         g = g if g is not None and len(g) > 1 else None
         gt = gt if gt is not None and len(gt) > 1 else None
         return [Task(args.data.name, kind, X, np.asarray(y, float), g, Xt,
                      np.asarray(yt, float), gt, f"{args.data}; test: {args.test_data}",
-                     feature_names=names)]
+                     feature_names=names, **clicks)]
     except NonNumericColumnsError as exc:
         _fail(f"--data: {' '.join(exc.problem.split())}; encode them as numbers in the "
               f"file, or leave them out with --drop-cols {','.join(exc.columns)}")
     except (OSError, ValueError, ImportError, KeyError) as exc:
         msg = " ".join(str(exc).split()) or type(exc).__name__
         _fail(f"--data: {msg}")
+
+
+def _position_column(args: argparse.Namespace, path: Path, X, names: list[str]):
+    """``X`` and its feature names without the ``--position-col`` column, and that
+    column (``None`` without the flag)."""
+    import numpy as np
+
+    col = args.position_col
+    if col is None:
+        return X, names, None
+    if col not in names:
+        why = ("the label column" if col == args.label_col else "the qid column"
+               if col == args.qid_col else "left out by --drop-cols"
+               if col in (args.drop_cols or "").split(",") else "not a column")
+        _fail(f"--position-col: {col!r} is {why} of {path} (numeric columns: "
+              f"{', '.join(names[:12])})")
+    at = names.index(col)
+    return np.delete(X, at, axis=1), [n for n in names if n != col], X[:, at]
 
 
 def _metric_kind(name: str) -> str:
@@ -218,8 +278,14 @@ def _letor_source(args: argparse.Namespace):
         if args.label_col or args.qid_col or args.drop_cols:
             _fail(f"--label-col, --qid-col and --drop-cols choose columns of a CSV/Parquet "
                   f"table; {data} is a LETOR folder")
+        if args.position_col:
+            _fail(f"--position-col chooses a column of a CSV/Parquet table; {data} is a "
+                  "LETOR folder")
         return data
     if not data.exists() and "," in str(data):
+        if args.position_col:
+            _fail("--position-col chooses a column of a CSV/Parquet table; --data names "
+                  "LETOR files")
         paths = [Path(p.strip()) for p in str(data).split(",") if p.strip()]
         missing = [str(p) for p in paths if not p.is_file()]
         if missing:
@@ -360,6 +426,14 @@ def main(argv: list[str] | None = None) -> int:
                 t.metrics = with_metric(t, cfg.metric).metrics
             except ValueError as exc:
                 _fail(f"--metric: {exc} (task {t.name})")
+    for t in tasks:
+        if t.clicks:  # only objectives that learn from the positions
+            from gbrank.tuning.spaces import click_candidates
+
+            try:
+                click_candidates(cfg.booster, t.propensity, keys)
+            except ValueError as exc:
+                _fail(f"--objectives: {exc}")
     if keys is not None:
         from gbrank.tuning.spaces import kinds_of
 
@@ -406,7 +480,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.label_col:
         hint = (f"; from {args.data.name}: X = its feature columns, y = its "
                 f"{args.label_col!r} column" + (f", qid = its {args.qid_col!r} column"
-                                                if args.qid_col else ""))
+                                                if args.qid_col else "")
+                + (f", position = its {args.position_col!r} column" if args.position_col
+                   else ""))
     path = write_summary(args.out / "SUMMARY.md", tasks, results, config_line=config_line,
                          throughput=throughput, wall_seconds=time.perf_counter() - t_start,
                          plot_dir=args.out / "tune", metric=cfg.metric,

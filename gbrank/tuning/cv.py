@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from gbrank._deps import require
+from gbrank._fields import keep_lightgbm_positions
 from gbrank._train import Validation, start_data, start_rows, train
 from gbrank.tuning.folds import Fold
 from gbrank.tuning.tasks import Task
@@ -49,16 +50,26 @@ def check_feature_names(names: list[str] | None, booster: str) -> None:
                          "of the features")
 
 
-def score(name: str, y: np.ndarray, s: np.ndarray, group: np.ndarray | None) -> float:
+def score(name: str, y: np.ndarray, s: np.ndarray, group: np.ndarray | None,
+          position: np.ndarray | None = None, propensity: Any = None) -> float:
     """Metric ``name`` of raw scores ``s`` (``"ap"``: scikit-learn's average precision;
-    any other name: ``gbrank.get_metric``; ``"f1"`` judges the margin > 0)."""
+    any other name: ``gbrank.get_metric``; ``"f1"`` judges the margin > 0). A click
+    metric (``ips_dcg@10``) also takes the rows' logged ``position`` and the
+    ``propensity`` of the positions."""
     if name == "ap":
         from sklearn.metrics import average_precision_score
 
         return float(average_precision_score(y, s))
     import gbrank
 
-    return float(gbrank.get_metric(name)(y, s, group))
+    metric = gbrank.get_metric(name)
+    if metric.kind == "clicks":
+        if position is None or propensity is None:
+            raise ValueError(f"{name} judges a click log: it needs the rows' logged "
+                             "positions and their propensities (gbrank tune --position-col "
+                             "... --propensity ...)")
+        return float(metric.with_propensity(propensity)(y, s, group, position=position))
+    return float(metric(y, s, group))
 
 
 def higher_is_better(name: str) -> bool:
@@ -105,6 +116,12 @@ class FoldData:
                 _rows(t.X, fold.valid), t.y[fold.valid],
                 t.lgb_group(fold.group_valid, fold.valid.size))
 
+    def fold_positions(self, f: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The logged positions of fold ``f``'s training and validation rows (``None``
+        for a task without positions)."""
+        fold = self.folds[f]
+        return self.task.positions(fold.train), self.task.positions(fold.valid)
+
     def get(self, f: int, variant: str):
         key = (f, variant)
         if self.reuse and key in self._cache:
@@ -112,7 +129,8 @@ class FoldData:
         Xt, yt, gt, Xv, yv, gv = self.fold_arrays(f)
         wt = balanced_weights(yt, self.task.num_class) if variant == "balanced" else None
         sets = make_sets(self.booster, Xt, yt, gt, Xv, yv, gv, self.n_jobs,
-                         self.task.feature_names, weight=wt)
+                         self.task.feature_names, weight=wt,
+                         position=self.fold_positions(f)[0])
         self.builds += 1
         if self.reuse:
             self._cache[key] = sets
@@ -137,17 +155,25 @@ def balanced_weights(y: np.ndarray, num_class: int) -> np.ndarray:
 
 
 def make_sets(booster: str, Xt, yt, gt, Xv, yv, gv, n_jobs: int = 2,
-              feature_names: list[str] | None = None, weight: np.ndarray | None = None):
+              feature_names: list[str] | None = None, weight: np.ndarray | None = None,
+              position: np.ndarray | None = None):
     """Binned training set and validation set (LightGBM ``Dataset`` pair sharing bins, or
     XGBoost ``DMatrix`` pair), constructed now; ``feature_names`` (optional) name the
-    columns; ``weight`` (optional) weighs the training rows."""
+    columns; ``weight`` (optional) weighs the training rows; ``position`` (optional, a
+    click log) the training rows' logged positions, which a LightGBM ``Dataset``
+    carries (gbrank's position-bias objectives and LightGBM's own ``lambdarank`` read
+    them; XGBoost gets them through the training loop)."""
     if booster == "lightgbm":
         lgb = require("lightgbm")
 
         params = dict(LGB_DATASET_PARAMS, num_threads=n_jobs)
         names = feature_names or "auto"
+        with_position = {} if position is None else {"position": position}
         dt = lgb.Dataset(Xt, yt, group=gt, weight=weight, params=params, feature_name=names,
-                         free_raw_data=False).construct()
+                         free_raw_data=False, **with_position)
+        # LightGBM keeps only a renumbering of the positions once constructed.
+        keep_lightgbm_positions(dt, position)
+        dt = dt.construct()
         dv = lgb.Dataset(Xv, yv, group=gv, reference=dt, params=params, feature_name=names,
                          free_raw_data=False).construct()
         return dt, dv
@@ -167,10 +193,12 @@ class TrialResult:
     seconds: float
 
 
-def _fold_validation(target: str, yv: np.ndarray, gv: Any) -> Validation:
-    """The study's metric on a fold's validation rows (their labels and queries, in the
-    order the validation set holds them)."""
-    return Validation(target, lambda preds, data: score(target, yv, preds, gv),
+def _fold_validation(target: str, yv: np.ndarray, gv: Any, pv: Any = None,
+                     propensity: Any = None) -> Validation:
+    """The study's metric on a fold's validation rows (their labels, queries and, for a
+    click log, logged positions, in the order the validation set holds them)."""
+    return Validation(target, lambda preds, data: score(target, yv, preds, gv, pv,
+                                                         propensity),
                       higher_is_better(target))
 
 
@@ -201,23 +229,33 @@ def run_cv(data: FoldData, booster_params: dict, obj: Any, target: str, *,
         dt, dv, init, params = _fold_setup(data, f, booster_params, obj)
         fold = data.folds[f]
         yv, gv = task.y[fold.valid], fold.group_valid
+        pt, pv = data.fold_positions(f)
+        rho = task.propensity
 
         def on_iter(it, value, f=f):
             if report is not None and ((it + 1) % 10 == 0):
                 report(f * max_rounds + it, value)
 
         trained = train(data.booster, params, obj, dt, dv, rounds=max_rounds,
-                        validation=_fold_validation(target, yv, gv),
-                        early_stopping=patience, on_iteration=on_iter)
+                        validation=_fold_validation(target, yv, gv, pv, rho),
+                        early_stopping=patience, on_iteration=on_iter,
+                        position=_objective_positions(obj, pt))
         best = trained.best_iteration
         s = _predict(data.booster, trained.model, _rows(task.X, fold.valid), dv, best, init)
         iters.append(best)
         for m in task.metrics:
-            folds[m].append(score(m, yv, s, gv))
+            folds[m].append(score(m, yv, s, gv, pv, rho))
         if target not in folds:
-            folds.setdefault(target, []).append(score(target, yv, s, gv))
+            folds.setdefault(target, []).append(score(target, yv, s, gv, pv, rho))
     value = float(np.mean(folds[target]))
     return TrialResult(value, folds, iters, time.perf_counter() - t0)
+
+
+def _objective_positions(obj: Any, position: np.ndarray | None) -> np.ndarray | None:
+    """The training rows' positions for the training loop (which hands them to an
+    XGBoost objective): only a gbrank objective with ``position_bias`` takes them."""
+    uses = obj is not None and bool(getattr(obj, "_uses_positions", lambda: False)())
+    return position if uses else None
 
 
 def _start(obj: Any, kind: str, y: np.ndarray) -> Any:
@@ -262,10 +300,13 @@ def run_fixed(data: FoldData, booster_params: dict, obj: Any, rounds: int,
     for f in range(len(data.folds)):
         dt, dv, init, params = _fold_setup(data, f, booster_params, obj)
         fold = data.folds[f]
-        model = train(data.booster, params, obj, dt, rounds=rounds).model
+        pt, pv = data.fold_positions(f)
+        model = train(data.booster, params, obj, dt, rounds=rounds,
+                      position=_objective_positions(obj, pt)).model
         s = _predict(data.booster, model, _rows(task.X, fold.valid), dv, rounds, init)
         for m in metrics:
-            out[m].append(score(m, task.y[fold.valid], s, fold.group_valid))
+            out[m].append(score(m, task.y[fold.valid], s, fold.group_valid, pv,
+                                task.propensity))
     return out
 
 
@@ -283,9 +324,11 @@ def fit_full(task: Task, booster: str, booster_params: dict, obj: Any, rounds: i
     if booster == "lightgbm":
         lgb = require("lightgbm")
 
+        with_position = {} if task.position is None else {"position": task.position}
         ds = lgb.Dataset(task.X, task.y, group=g, weight=w, params=dict(LGB_DATASET_PARAMS),
                          init_score=None if init is None else start_rows(init, task.y.size),
-                         feature_name=task.feature_names or "auto")
+                         feature_name=task.feature_names or "auto", **with_position)
+        keep_lightgbm_positions(ds, task.position)
         model = train(booster, params, obj, ds, rounds=rounds).model
         s_test = model.predict(task.X_test, raw_score=True)
         return model, init, s_test + (0.0 if init is None else init)
@@ -297,7 +340,8 @@ def fit_full(task: Task, booster: str, booster_params: dict, obj: Any, rounds: i
     if init is not None:
         start_data(booster, dt, init)
         start_data(booster, dte, init)
-    model = train(booster, params, obj, dt, rounds=rounds).model
+    model = train(booster, params, obj, dt, rounds=rounds,
+                  position=_objective_positions(obj, task.position)).model
     return model, init, model.predict(dte, output_margin=True)
 
 

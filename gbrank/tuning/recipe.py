@@ -140,6 +140,21 @@ def training_code(res: StudyResult, kind: str, booster: str, grouped: bool) -> l
             lines += ["    booster_params={", *_wrap(items, "        "), "    },"]
     if balanced:
         lines.append(').fit(X, y, sample_weight=compute_sample_weight("balanced", y))')
+    elif _learns_positions(res, booster):  # a click log's display positions
+        lines.append(").fit(X, y, qid=qid, position=position)" if grouped
+                     else ").fit(X, y, position=position)")
     else:
         lines.append(").fit(X, y, qid=qid)" if grouped else ").fit(X, y)")
+    if res.booster_params.get("lambdarank_unbiased"):
+        lines.append("# lambdarank_unbiased: each query's rows in display order")
     return lines
+
+
+def _learns_positions(res: StudyResult, booster: str) -> bool:
+    """Whether the configuration trains on a click log's positions: a gbrank objective
+    with ``position_bias``, or LightGBM's lambdarank with its position-bias penalty (the
+    tuner gave it the positions)."""
+    if res.native:
+        return (booster == "lightgbm"
+                and "lambdarank_position_bias_regularization" in res.booster_params)
+    return res.objective_params.get("position_bias") is not None

@@ -20,7 +20,7 @@ from gbrank.tuning.folds import make_folds
 from gbrank.tuning.pick import RepeatFolds
 from gbrank.tuning.progress import Progress
 from gbrank.tuning.results import StudyResult
-from gbrank.tuning.spaces import candidates_for
+from gbrank.tuning.spaces import candidates_for, click_candidates
 from gbrank.tuning.storage import default_storage_url, open_storage
 from gbrank.tuning.study import run_study
 from gbrank.tuning.tasks import Task, with_metric
@@ -74,9 +74,12 @@ def tune_task(task: Task, cfg: TuneConfig, progress: Progress | None = None,
     if storage is None:
         storage = open_storage(cfg.storage or default_storage_url(cfg.out_dir),
                                cfg.heartbeat, cfg.grace)
-    cands = candidates_for(task.name, task.kind, cfg.booster, cfg.objectives, cfg.custom,
-                           cfg.quick, cfg.metric,
-                           num_class=task.num_class if task.kind == "multiclass" else None)
+    if task.clicks:
+        cands = _click_candidates(task, cfg, progress)
+    else:
+        cands = candidates_for(task.name, task.kind, cfg.booster, cfg.objectives,
+                               cfg.custom, cfg.quick, cfg.metric,
+                               num_class=task.num_class if task.kind == "multiclass" else None)
     folds = make_folds(task, cfg.n_folds, cfg.seed)
     data = FoldData(task, folds, cfg.booster, reuse=True, n_jobs=cfg.n_jobs)
     repeats = RepeatFolds(task, cfg.n_folds, cfg.repeats, cfg.seed, cfg.booster, cfg.n_jobs)
@@ -85,7 +88,10 @@ def tune_task(task: Task, cfg: TuneConfig, progress: Progress | None = None,
     t0 = time.perf_counter()
     for cand in cands:
         results.append(run_study(task, cand, cfg, data, storage, fp, progress, repeats))
-    if cfg.anchor and cfg.report and task.kind == "ranking" and cfg.booster == "lightgbm":
+    if cfg.anchor and task.clicks:
+        progress.line(f"{task.name} / anchor: not run on a click log (LightGBMTunerCV "
+                      "judges true labels)")
+    elif cfg.anchor and cfg.report and task.kind == "ranking" and cfg.booster == "lightgbm":
         # The same wall time as the tuner's work on the task: this process's (gates,
         # trials, rescoring, refits), or, when the studies were run elsewhere, their
         # trials and rescoring, whichever is longer.
@@ -96,6 +102,39 @@ def tune_task(task: Task, cfg: TuneConfig, progress: Progress | None = None,
         results.append(run_anchor(task, folds, budget, repeats, max_rounds=cfg.max_rounds,
                                   patience=cfg.patience, n_jobs=cfg.n_jobs, seed=cfg.seed))
     return results
+
+
+def _click_candidates(task: Task, cfg: TuneConfig, progress: Progress) -> list:
+    """A click log's candidates, all judged on its click metric. XGBoost's Unbiased
+    LambdaMART reads a row's place within its query as its position, so it is left out,
+    with a line saying why, unless every query of the tuning part lists its rows at
+    positions 1, 2, … in that order."""
+    cands = click_candidates(cfg.booster, task.propensity, cfg.objectives, cfg.custom,
+                             cfg.quick, task.metrics[0])
+    if cfg.booster == "xgboost" and not in_display_order(task.position, task.group,
+                                                         task.y.size):
+        progress.line(f"{task.name} / native:rank:ndcg: left out: XGBoost's "
+                      "lambdarank_unbiased takes a row's place within its query for its "
+                      "position, and this log's rows are not at positions 1, 2, … in order")
+        cands = [c for c in cands if not c.is_native]
+    return cands
+
+
+def in_display_order(position: Any, group: Any, n: int) -> bool:
+    """Whether every query's rows are at positions 1, 2, … in row order (group-less:
+    the rows are one query).
+
+    Examples
+    --------
+    >>> from gbrank.tuning.runner import in_display_order
+    >>> in_display_order([1, 2, 3, 1, 2], [3, 2], 5), in_display_order([2, 1], [2], 2)
+    (True, False)
+    """
+    import numpy as np
+
+    sizes = np.asarray([n] if group is None else group, dtype=np.int64)
+    start = np.repeat(np.cumsum(sizes) - sizes, sizes)
+    return bool(np.array_equal(np.asarray(position), np.arange(n) - start + 1))
 
 
 def tune(tasks: list[Task], cfg: TuneConfig) -> list[StudyResult]:

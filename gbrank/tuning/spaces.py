@@ -14,7 +14,8 @@ from typing import Any
 from gbrank.objectives import REGISTRY
 
 __all__ = ["Candidate", "Param", "BOOSTER_SPACES", "OBJECTIVE_SPACES", "NATIVE", "TARGETS",
-           "candidate", "candidates_for", "family_of", "kinds_of", "known_keys"]
+           "candidate", "candidates_for",
+           "click_candidates", "family_of", "kinds_of", "known_keys"]
 
 
 @dataclass(frozen=True)
@@ -95,17 +96,39 @@ def _calibrated(p: dict) -> bool:
     return (p.get("_calibration") or 0.0) > 0.0
 
 
+def _clicks(p: dict) -> bool:
+    return bool(p.get("_clicks"))
+
+
 # The calibration weight α of a calibrated ranker (one given with calibration > 0) is
 # searched on a log scale over (0, 1]; an uncalibrated one stays uncalibrated. Judged on
 # one metric, α drifts towards an end of the trade-off (a ranking metric favours small α,
 # log loss α = 1), so the metric chosen decides what "best" means.
 _CALIBRATION = Param("calibration", "float", 0.01, 1.0, log=True, when=_calibrated)
 
+
+# On a click log (a task with positions, and so with propensities: it is judged by
+# ips_dcg@10), the position-bias correction and its parameters are searched: none, ipw
+# with the task's propensities, Unbiased LambdaMART (its exponent r and the cost of its
+# estimates) or LightGBM's additive offsets (their L2 penalty). Never on other tasks.
+_POSITION_BIAS = [
+    Param("position_bias", "cat", choices=(None, "ipw", "unbiased", "additive"),
+          when=lambda p: _clicks(p) and not _calibrated(p)),
+    Param("bias_norm", "float", 0.0, 2.0, when=lambda p: p.get("position_bias") == "unbiased"),
+    Param("bias_cost", "cat", choices=("paper", "xgboost"),
+          when=lambda p: p.get("position_bias") == "unbiased"),
+    Param("position_bias_regularization", "float", 1e-3, 10.0, log=True,
+          when=lambda p: p.get("position_bias") == "additive"),
+]
+
 OBJECTIVE_SPACES: dict[str, list[Param]] = {
     "ranknet": [
-        Param("ties", "cat", choices=("skip", "pull")),
+        # On a click log ties stay "skip": ipw and unbiased weigh clicked-unclicked pairs
+        # only, and pairs of equal labels (two unclicked rows) say nothing there.
+        Param("ties", "cat", choices=("skip", "pull"), when=lambda p: not _clicks(p)),
         Param("sigma", "float", 0.25, 4.0, log=True, when=_sigma_matters),
         _CALIBRATION,
+        *_POSITION_BIAS,
     ],
     "lambdarank": [
         Param("truncation", "int", 10, 60, log=True),
@@ -123,6 +146,7 @@ OBJECTIVE_SPACES: dict[str, list[Param]] = {
         # folds (ranking_quality.md); the whole [0, 1] stays open, 0 being pure |ΔZ|.
         Param("smoothing", "float", 0.0, 1.0, when=lambda p: p.get("_metric") != "ndcg"),
         _CALIBRATION,
+        *_POSITION_BIAS,
     ],
     "focal": [
         Param("gamma", "float", 0.0, 5.0),
@@ -193,13 +217,37 @@ NATIVE: dict[str, dict[str, NativeSpec]] = {
 }
 
 
+# The boosters' own objectives that learn from a click log's positions: LightGBM's
+# lambdarank with the training Dataset's positions (its additive position-bias model;
+# rank_xendcg would ignore them) and XGBoost's Unbiased LambdaMART (rank:ndcg with
+# lambdarank_unbiased, which reads a row's position as its place within its query;
+# rank:pairwise would ignore them).
+NATIVE_CLICKS: dict[str, dict[str, NativeSpec]] = {
+    "lightgbm": {
+        "lambdarank": NativeSpec("lambdarank", "ranking", "ips_dcg@10", (
+            *NATIVE["lightgbm"]["lambdarank"].space,
+            Param("lambdarank_position_bias_regularization", "float", 1e-3, 10.0,
+                  log=True))),
+    },
+    "xgboost": {
+        "rank:ndcg": NativeSpec("rank:ndcg", "ranking", "ips_dcg@10", (
+            *NATIVE["xgboost"]["rank:ndcg"].space,
+            Param("lambdarank_bias_norm", "float", 0.0, 2.0)),
+            fixed={"lambdarank_unbiased": True}),
+    },
+}
+
+
 @dataclass
 class Candidate:
     """One study's subject: a gbrank objective (``base`` instance, tuned from its own
     parameters) or a native booster objective (``native``), judged on ``target`` (the
     metric it is tuned, early-stopped and compared on); ``own_target`` is the metric
     the objective exists for (``target`` unless a run asks for another); ``num_class``
-    is K for a multiclass candidate (the booster trains K scores per row)."""
+    is K for a multiclass candidate (the booster trains K scores per row).
+    ``propensity`` (a click log's, see :class:`~gbrank.tuning.tasks.Task`): a gbrank
+    RankNet or LambdaRank study then also searches ``position_bias`` and its parameters,
+    ``"ipw"`` with these propensities."""
 
     key: str
     kind: str
@@ -208,6 +256,7 @@ class Candidate:
     native: NativeSpec | None = None
     own_target: str = ""
     num_class: int | None = None
+    propensity: Any = None
 
     def __post_init__(self) -> None:
         self.own_target = self.own_target or self.target
@@ -309,6 +358,49 @@ DEFAULT_NATIVES = {
 }
 
 
+CLICK_OBJECTIVES = ["ranknet", "lambdarank:ndcg"]
+QUICK_CLICK_OBJECTIVES = ["lambdarank:ndcg"]
+
+
+def click_candidates(booster: str, propensity: Any, keys: list[str] | None = None,
+                     custom: dict[str, Any] | None = None, quick: bool = False,
+                     metric: str = "ips_dcg@10") -> list[Candidate]:
+    """The candidates of a click log (a ranking task with positions and propensities),
+    all judged on ``metric`` (a click metric): gbrank's RankNet and LambdaRank studies,
+    which also search the position-bias correction, then the booster's own objectives
+    that learn from positions (:data:`NATIVE_CLICKS`). An objective that would ignore
+    the positions is refused (a ValueError naming the ones that do not).
+
+    Examples
+    --------
+    >>> from gbrank.tuning.spaces import click_candidates
+    >>> [(c.key, c.target) for c in click_candidates("lightgbm", [1.0, 0.5])]
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [('ranknet', 'ips_dcg@10'), ('lambdarank:ndcg', 'ips_dcg@10'),
+     ('native:lambdarank', 'ips_dcg@10')]
+    """
+    from dataclasses import replace
+
+    if keys is None:
+        keys = QUICK_CLICK_OBJECTIVES if quick else CLICK_OBJECTIVES
+    natives = [k.split(":", 1)[1] for k in keys if k.startswith("native:")]
+    bad = [f"native:{n}" for n in natives if n not in NATIVE_CLICKS[booster]]
+    ours = [candidate(k, booster) for k in keys if not k.startswith("native:")]
+    ours += [candidate(name, booster, obj) for name, obj in (custom or {}).items()]
+    bad += [c.key for c in ours if c.kind == "ranking"
+            and c.family not in ("ranknet", "lambdarank")]
+    if bad:
+        able = ["ranknet", "lambdarank:<metric>",
+                *(f"native:{n}" for n in NATIVE_CLICKS[booster])]
+        raise ValueError(f"{', '.join(bad)} would ignore the click log's positions; the "
+                         f"objectives that learn from them on {booster}: {', '.join(able)}")
+    out = [replace(c, target=metric, propensity=propensity) for c in ours
+           if c.kind == "ranking"]
+    natives = natives or list(NATIVE_CLICKS[booster])
+    return out + [Candidate(f"native:{n}", "ranking", metric, native=NATIVE_CLICKS[booster][n])
+                  for n in natives]
+
+
 def candidates_for(task_name: str, kind: str, booster: str, keys: list[str] | None = None,
                    custom: dict[str, Any] | None = None, quick: bool = False,
                    metric: str | None = None, num_class: int | None = None
@@ -387,6 +479,7 @@ def suggest_params(trial: Any, cand: Candidate, booster: str, y_train: Any = Non
     ctx = dict(bp)
     ctx["_metric"] = have.get("metric")
     ctx["_calibration"] = have.get("calibration")
+    ctx["_clicks"] = cand.propensity is not None
     for p in OBJECTIVE_SPACES[cand.family]:
         if p.name not in have:
             continue  # an option this objective does not have (yet)
@@ -409,7 +502,7 @@ def kernel_variants(cand: Candidate) -> list[dict[str, Any]]:
     if cand.is_native:
         return []
     have = cand.base.get_params()
-    ctx = {"_metric": have.get("metric")}
+    ctx = {"_metric": have.get("metric"), "_clicks": cand.propensity is not None}
     cats = [p for p in OBJECTIVE_SPACES[cand.family]
             if p.kind == "cat" and p.name in have and (p.when is None or p.when(ctx))]
     return [dict(zip([p.name for p in cats], combo, strict=True))
@@ -426,6 +519,8 @@ def build_objective(cand: Candidate, obj_params: dict, seed: int = 0) -> Any:
     params = dict(obj_params)
     if obj.get_params().get("random_state", 0) is None:
         params["random_state"] = seed
+    if params.get("position_bias") == "ipw":  # a click log's propensities
+        params["propensity"] = cand.propensity
     if params:
         obj.set_params(**params)
     return obj

@@ -65,12 +65,16 @@ def _warm_kernels(task: Task, cand: Candidate, data: FoldData, seed: int) -> Non
     def scores(n: int) -> np.ndarray:
         return rng.standard_normal(n) if k == 1 else rng.standard_normal((n, k))
 
+    pt, pv = data.fold_positions(0)
     for params in kernel_variants(cand):
         obj = build_objective(cand, params, seed)
-        obj.booster_grad_hess(y, scores(y.size), group)
+        if obj._uses_positions():  # a click log's position-bias variants
+            obj.grad_hess(y, scores(y.size), group, position=pt)
+        else:
+            obj.booster_grad_hess(y, scores(y.size), group)
     sv = scores(yv.size)
     for name in task.metrics:
-        score(name, yv, sv, gv)
+        score(name, yv, sv, gv, pv, task.propensity)
 
 
 def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, storage: Any,
@@ -204,11 +208,15 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
     # Refit the pick on the whole tuning part; score the held-out test split.
     bp, op = configuration(chosen.params, cand, cfg.booster, task.y, cfg.seed)
     res.booster_params, res.objective_params = bp, op
+    if op.get("position_bias") == "ipw":  # the click log's propensities, in the code too
+        res.objective_params = {**op, "propensity": [float(r) for r in np.atleast_1d(
+            cand.propensity)]} if not isinstance(cand.propensity, dict) else {
+            **op, "propensity": dict(cand.propensity)}
     obj = None if cand.is_native else build_objective(cand, op, cfg.seed)
     model, init, s_test = fit_full(task, cfg.booster, bp, obj, res.rounds, cfg.n_jobs)
     gte = task.group_test
     for m in dict.fromkeys((*task.metrics, cand.target)):
-        res.test[m] = score(m, task.y_test, s_test, gte)
+        res.test[m] = score(m, task.y_test, s_test, gte, task.position_test, task.propensity)
     slug = cand.key.replace(":", "_")
     if cfg.save_models:
         res.model_path = export_model(res, task, cfg, model, obj, init, s_test, bp)

@@ -15,6 +15,9 @@ __all__ = ["Task", "check_metric", "default_tasks", "infer_kind", "letor_task",
            "multiclass_task", "task_from_arrays", "task_metrics", "with_metric"]
 
 RANKING_METRICS = ("ndcg@10", "err@10", "map@10", "mrr@10", "pair_accuracy")
+# A click log is judged by the click metric only: a metric of the clicks as labels
+# (NDCG of clicks) rewards reproducing the logging ranker's position bias.
+CLICK_METRICS = ("ips_dcg@10",)
 BINARY_METRICS = ("ap", "f1")
 MULTICLASS_METRICS = ("macro_f1", "weighted_f1", "balanced_accuracy", "mlogloss")
 
@@ -35,7 +38,7 @@ def task_metrics(kind: str) -> tuple[str, ...]:
         kind, BINARY_METRICS)
 
 
-def check_metric(name: str, kind: str) -> str:
+def check_metric(name: str, kind: str, *, clicks: bool = False) -> str:
     """The canonical name of metric ``name`` (any :func:`gbrank.metrics.get_metric` name,
     or ``"ap"``), refused with a ValueError when it cannot judge a task of ``kind``.
 
@@ -44,7 +47,9 @@ def check_metric(name: str, kind: str) -> str:
     metrics (``f1``, ``fbeta:2``, …), ``ap``, the calibration losses and ranking
     metrics over all rows as one list (``precision@100``); multiclass tasks take the
     multiclass metrics (``macro_f1``, ``weighted_f1``, ``balanced_accuracy``,
-    ``mlogloss``, …).
+    ``mlogloss``, …). A click log (``clicks=True``: a ranking task whose labels are
+    clicks, with positions) takes the click metrics only (``ips_dcg@k``): any metric
+    of the clicks as labels rewards the logging ranker's position bias.
 
     Examples
     --------
@@ -62,6 +67,13 @@ def check_metric(name: str, kind: str) -> str:
     else:
         m = get_metric(key)
         key, metric_kind = m.name, m.kind
+    if clicks:
+        if metric_kind != "clicks":
+            raise ValueError(f"metric {key!r} would judge the clicks as true labels, which "
+                             "rewards the position bias of the logged ranking; a click log "
+                             "is judged by ips_dcg@k (clicks weighed by 1/propensity of "
+                             "their logged positions), e.g. ips_dcg@10")
+        return key
     if metric_kind not in METRIC_KINDS[kind]:
         raise ValueError(f"metric {key!r} is a {metric_kind} metric; a {kind} task is "
                          f"judged by {' or '.join(METRIC_KINDS[kind])} metrics"
@@ -84,7 +96,7 @@ def with_metric(task: Task, metric: str) -> Task:
     """
     from dataclasses import replace
 
-    metric = check_metric(metric, task.kind)
+    metric = check_metric(metric, task.kind, clicks=task.clicks)
     return replace(task, metrics=(metric, *(m for m in task.metrics if m != metric)))
 
 
@@ -104,6 +116,13 @@ class Task:
     ``0 … K−1``, K > 2, the class of each row); ``metrics`` (default: those of the
     kind, the first being the headline) are recorded for every study of the task.
     :func:`task_from_arrays` makes a task with a held-out split from one data set.
+
+    A click log is a ranking task whose labels are clicks (0/1): ``position`` and
+    ``position_test`` hold every row's logged display position (they follow their rows
+    through every fold and split), ``propensity`` the examination probabilities
+    ρ(1), ρ(2), … (or ``{position: ρ}``) of the positions, required with positions:
+    the task is judged by ``ips_dcg@10`` (its ``metrics``), each held-out click divided
+    by the ρ of its position, which no learned estimate may replace.
 
     Examples
     --------
@@ -127,9 +146,20 @@ class Task:
     description: str = ""
     metrics: tuple[str, ...] = field(default=())
     feature_names: list[str] | None = None
+    position: np.ndarray | None = None
+    position_test: np.ndarray | None = None
+    propensity: Any = None
 
     def __post_init__(self) -> None:
         check_choice(self.kind, "kind", KINDS)
+        if (self.position is None) != (self.position_test is None):
+            raise ValueError(f"{self.name}: positions are needed for both parts (position "
+                             "and position_test), or for neither")
+        if self.position is not None:
+            self._check_clicks()
+        elif self.propensity is not None:
+            raise ValueError(f"{self.name}: propensities weigh the clicks of logged "
+                             "positions, and the task has no positions")
         if self.kind == "multiclass":
             for part, y in (("y", self.y), ("y_test", self.y_test)):
                 y = np.asarray(y, dtype=np.float64)
@@ -141,7 +171,7 @@ class Task:
                 raise ValueError(f"{self.name}: a multiclass task needs labels of 3 or "
                                  f"more classes; the largest is {self.num_class - 1:g}")
         if not self.metrics:
-            self.metrics = task_metrics(self.kind)
+            self.metrics = CLICK_METRICS if self.clicks else task_metrics(self.kind)
         if self.feature_names is not None:
             names = [str(n) for n in self.feature_names]
             for part, X in (("X", self.X), ("X_test", self.X_test)):
@@ -153,6 +183,44 @@ class Task:
                 raise ValueError(f"{self.name}: feature_names must be unique; {twice!r} "
                                  "occur more than once")
             self.feature_names = names
+
+    def _check_clicks(self) -> None:
+        """A click log: a ranking task of 0/1 clicks, every row's position, and the
+        propensities of every logged position."""
+        from gbrank._validation import (
+            check_clicks,
+            check_positions,
+            check_propensity,
+            propensity_per_row,
+        )
+
+        if self.kind != "ranking":
+            raise ValueError(f"{self.name}: positions belong to a click log, a ranking "
+                             f"task; this task is {self.kind}")
+        if self.propensity is None:
+            raise ValueError(
+                f"{self.name}: a click log is judged by ips_dcg@10, which divides each "
+                "held-out click by the examination propensity of its logged position; give "
+                "the propensities (gbrank tune --propensity rho1,rho2,...; "
+                "Task(propensity=...))")
+        table = check_propensity(self.propensity, "propensity")
+        for part, pos, y in (("position", self.position, self.y),
+                             ("position_test", self.position_test, self.y_test)):
+            pos = check_positions(pos, np.size(y), part)
+            propensity_per_row(table, pos, "propensity",
+                               " (gbrank tune --propensity: one value per position 1, 2, …)")
+            setattr(self, part, pos)
+            check_clicks(np.asarray(y, dtype=np.float64), f"{self.name}: a click log "
+                         "(rows with positions)", "its labels")
+
+    @property
+    def clicks(self) -> bool:
+        """True for a click log (rows with logged positions, judged by ``ips_dcg@10``)."""
+        return self.position is not None
+
+    def positions(self, idx: np.ndarray) -> np.ndarray | None:
+        """The logged positions of tuning rows ``idx`` (``None`` without positions)."""
+        return None if self.position is None else self.position[idx]
 
     @property
     def num_class(self) -> int:
@@ -180,6 +248,11 @@ class Task:
         for a in (self.y, self.group, self.y_test, self.group_test):
             h.update(b"-" if a is None else np.ascontiguousarray(a, dtype=np.float64).tobytes())
         h.update(repr((self.X.shape, self.X_test.shape)).encode())
+        if self.clicks:  # (tasks without positions keep the hash they always had)
+            for a in (self.position, self.position_test):
+                h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+            h.update(repr(np.asarray(self.propensity if not isinstance(
+                self.propensity, dict) else sorted(self.propensity.items()))).encode())
         rows = self.X[: min(50, self.X.shape[0])]
         rows = rows.toarray() if hasattr(rows, "toarray") else np.asarray(rows)
         h.update(np.ascontiguousarray(rows, dtype=np.float64).tobytes())
@@ -216,7 +289,8 @@ def infer_kind(y: Any, group: Any) -> str:
 
 def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str | None = None,
                      test_size: float = 0.2, seed: int = 0, description: str = "",
-                     feature_names: list[str] | None = None) -> Task:
+                     feature_names: list[str] | None = None, position: Any = None,
+                     propensity: Any = None) -> Task:
     """Split data into a tuning part and a held-out test part.
 
     Grouped ranking: a random ``test_size`` share of the queries is held out (whole
@@ -224,7 +298,9 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
     Binary and multiclass: a random share of the rows of each class (stratified).
     ``kind`` defaults to :func:`infer_kind`'s (binary for 0/1 labels, multiclass for
     the classes ``0 … K−1``, K > 2, without query structure; else ranking).
-    ``feature_names``: see :class:`Task`.
+    ``feature_names``: see :class:`Task`. A click log: ``position`` (every row's
+    logged display position, split with its row) and ``propensity`` (see
+    :class:`Task`); its labels are clicks and its kind is ranking.
 
     Parameters
     ----------
@@ -239,6 +315,10 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
     description : str, optional
         A line for the report.
     feature_names : list of str, optional
+    position : array-like of int, optional
+        Logged display positions of a click log, one per row.
+    propensity : sequence or dict, optional
+        Examination probabilities of the positions (required with ``position``).
 
     Returns
     -------
@@ -246,12 +326,17 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
 
     Examples
     --------
-    >>> from gbrank.datasets import make_ranking
+    >>> from gbrank.datasets import make_ranking, simulate_clicks
     >>> from gbrank.tuning import task_from_arrays
     >>> X, y, group = make_ranking(n_queries=20, rows_per_query=10, n_features=5)
     >>> task = task_from_arrays("tiny", X, y, group)
     >>> task.kind, task.group.size, task.group_test.size  # 4 of 20 queries held out
     ('ranking', 16, 4)
+    >>> log = simulate_clicks(y, group, X[:, 0], top_n=5, seed=0)
+    >>> clicks = task_from_arrays("log", X[log.rows], log.clicks, log.group,
+    ...                           position=log.position, propensity=log.examination)
+    >>> clicks.metrics, clicks.position_test.size == clicks.y_test.size
+    (('ips_dcg@10',), True)
     """
     y = np.asarray(y, dtype=np.float64)
     if group is not None:
@@ -259,7 +344,12 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
         if group.size < 2:
             group = None
     if kind is None:
-        kind = infer_kind(y, group)
+        kind = "ranking" if position is not None else infer_kind(y, group)
+    if position is not None:
+        from gbrank._validation import check_positions
+
+        position = check_positions(position, y.size)
+    clicks = {} if position is None else {"propensity": propensity}
     test_size = check_number(test_size, "test_size", 0.0, 1.0, low_open=True, high_open=True)
     rng = np.random.default_rng(seed)
     if group is not None:
@@ -270,9 +360,11 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
         test_q[rng.choice(nq, size=max(1, int(round(test_size * nq))), replace=False)] = True
         row_q = np.repeat(np.arange(nq), group)
         te = test_q[row_q]
+        if position is not None:
+            clicks.update(position=position[~te], position_test=position[te])
         return Task(name, kind, _rows(X, np.flatnonzero(~te)), y[~te], group[~test_q],
                     _rows(X, np.flatnonzero(te)), y[te], group[test_q], description,
-                    feature_names=feature_names)
+                    feature_names=feature_names, **clicks)
     n = y.size
     if kind == "binary":
         pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y != 1)
@@ -289,9 +381,11 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
         te_idx = rng.choice(n, size=max(1, int(round(test_size * n))), replace=False)
     te = np.zeros(n, bool)
     te[te_idx] = True
+    if position is not None:
+        clicks.update(position=position[~te], position_test=position[te])
     return Task(name, kind, _rows(X, np.flatnonzero(~te)), y[~te], None,
                 _rows(X, np.flatnonzero(te)), y[te], None, description,
-                feature_names=feature_names)
+                feature_names=feature_names, **clicks)
 
 
 def default_tasks(quick: bool = False) -> list[Task]:

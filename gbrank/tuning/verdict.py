@@ -238,6 +238,8 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
     if grouped:
         who += ("; `qid`: each row's query id; from a LETOR/SVMlight file, `X, y, qid = "
                 "sklearn.datasets.load_svmlight_file(path, query_id=True)`")
+    if any("position=position" in line for line in code):
+        who += "; `position`: each row's logged display position"
     lines += ["", f"Train it — {who}{data_hint}:", "", "```python", *code, "```", ""]
     if use.model_path:
         lines += [f"The tuner's refit of it on the whole tuning part is saved for "

@@ -1,0 +1,152 @@
+"""The tuner on a click log (`gbrank tune --position-col ... --propensity ...`): the
+position-bias correction is searched, positions follow their rows through the folds
+and the test split, and every candidate is judged by IPS-DCG@10 on held-out clicks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+optuna = pytest.importorskip("optuna")
+lgb = pytest.importorskip("lightgbm")
+xgb = pytest.importorskip("xgboost")
+
+from gbrank.datasets import make_ranking, simulate_clicks  # noqa: E402
+from gbrank.metrics import ips_dcg  # noqa: E402
+from gbrank.tuning import cli  # noqa: E402
+from gbrank.tuning.cv import FoldData, run_fixed  # noqa: E402
+from gbrank.tuning.folds import make_folds  # noqa: E402
+from gbrank.tuning.tasks import task_from_arrays  # noqa: E402
+
+RHO = "1,0.5,0.3333,0.25,0.2,0.1667,0.1429,0.125"
+
+
+def _click_log(n_queries=60, seed=0):
+    X, y, g = make_ranking(n_queries=n_queries, rows_per_query=16, n_features=5, seed=seed)
+    weak = X[:, 0] + np.random.default_rng(seed).normal(size=y.size)
+    log = simulate_clicks(y, g, weak, top_n=8, n_sessions=2, sessions="keep", seed=1,
+                          epsilon_minus=0.05)
+    return X[log.rows], log
+
+
+@pytest.fixture(scope="module")
+def csv_log(tmp_path_factory):
+    """A click log as CSV files, training sessions and held-out sessions."""
+    import pandas as pd
+
+    X, log = _click_log()
+    session = np.repeat(np.arange(log.group.size), log.group)
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    df["session"], df["shown_at"] = session, log.position
+    df["clicked"] = log.clicks.astype(int)
+    cut = int(np.searchsorted(session, int(0.75 * log.group.size)))
+    folder = tmp_path_factory.mktemp("clicks")
+    df.iloc[:cut].to_csv(folder / "train.csv", index=False)
+    df.iloc[cut:].to_csv(folder / "test.csv", index=False)
+    return folder
+
+
+def _args(folder: Path, booster: str, out: Path, *extra: str, position: str = "shown_at"
+          ) -> list[str]:
+    return ["--data", str(folder / "train.csv"), "--test-data", str(folder / "test.csv"),
+            "--label-col", "clicked", "--qid-col", "session", "--position-col", position,
+            "--booster", booster, "--trials", "3", "--folds", "2", "--max-rounds", "8",
+            "--finalists", "1", "--repeats", "1", "--quick", "--quiet", "--out", str(out),
+            *extra]
+
+
+@pytest.mark.parametrize("booster", ["lightgbm", "xgboost"])
+def test_cli_tunes_the_position_bias_and_judges_by_ips_dcg(csv_log, booster, tmp_path):
+    import pandas as pd
+
+    out = tmp_path / "out"
+    assert cli.main(_args(csv_log, booster, out, "--propensity", RHO,
+                          "--objectives", "lambdarank:ndcg")) == 0
+    storage = f"sqlite:///{out / 'studies.db'}"
+    summaries = optuna.get_all_study_summaries(storage)
+    ours = [s for s in summaries if "lambdarank:ndcg" in s.study_name]
+    assert len(ours) == 1 and len(summaries) == 2  # and the booster's own (positions)
+    for s in summaries:
+        assert s.user_attrs["metric"] == "ips_dcg@10"
+    trials = optuna.load_study(study_name=ours[0].study_name, storage=storage).trials
+    assert all("obj_position_bias" in t.params for t in trials)
+    test = pd.read_csv(csv_log / "test.csv")
+    rho = [float(r) for r in RHO.split(",")]
+    features = test[[f"f{i}" for i in range(5)]].to_numpy()
+    for params in (out / "tune" / "models").rglob("params.json"):
+        meta = json.loads(params.read_text())
+        assert meta["metric"] == "ips_dcg@10" and list(meta["test"]) == ["ips_dcg@10"]
+        model = next(p for p in params.parent.iterdir() if p.name.startswith("model."))
+        if booster == "lightgbm":
+            s = lgb.Booster(model_file=str(model)).predict(features)
+        else:
+            s = xgb.Booster(model_file=str(model)).predict(
+                xgb.DMatrix(features, feature_names=[f"f{i}" for i in range(5)]))
+        expected = ips_dcg(test["clicked"], s, test["shown_at"], rho, qid=test["session"])
+        assert meta["test"]["ips_dcg@10"] == pytest.approx(expected, rel=1e-6)
+    native = "lambdarank_position_bias_regularization" if booster == "lightgbm" else \
+        "lambdarank_bias_norm"
+    summary = (out / "SUMMARY.md").read_text()
+    assert "ips_dcg@10" in summary and (native in summary or "position=position" in summary)
+
+
+def test_positions_follow_their_rows_through_the_folds():
+    """Each fold's IPS-DCG@10 of a fixed configuration equals the booster trained by hand
+    on the fold's training rows with their positions and judged on its validation rows'
+    clicks, positions and propensities (LightGBM's lambdarank learns from positions)."""
+    X, log = _click_log(n_queries=40)
+    task = task_from_arrays("log", X, log.clicks, log.group, position=log.position,
+                            propensity=log.examination, seed=0)
+    assert task.metrics == ("ips_dcg@10",)
+    folds = make_folds(task, 2, seed=0)
+    params = {"objective": "lambdarank", "verbose": -1, "metric": "None",
+              "lambdarank_position_bias_regularization": 0.1, "seed": 0}
+    got = run_fixed(FoldData(task, folds, "lightgbm", n_jobs=1), params, None, 6,
+                    task.metrics)["ips_dcg@10"]
+    from gbrank.tuning.cv import LGB_DATASET_PARAMS
+
+    def by_hand(fold, with_positions):
+        extra = {"position": task.position[fold.train]} if with_positions else {}
+        ds = lgb.Dataset(task.X[fold.train], task.y[fold.train], group=fold.group_train,
+                         params=dict(LGB_DATASET_PARAMS, num_threads=1), **extra)
+        model = lgb.train({**params, "num_threads": 1}, ds, 6)
+        s = model.predict(task.X[fold.valid], raw_score=True)
+        qid = np.repeat(np.arange(fold.group_valid.size), fold.group_valid)
+        return ips_dcg(task.y[fold.valid], s, task.position[fold.valid], log.examination,
+                       qid=qid)
+
+    for f, fold in enumerate(folds):
+        assert got[f] == pytest.approx(by_hand(fold, True), rel=1e-12)
+    # the positions matter: without them LightGBM learns other models
+    assert [by_hand(fold, False) for fold in folds] != pytest.approx(got, rel=1e-9)
+
+
+def test_bad_click_log_flags_exit_2_naming_the_fix(csv_log, tmp_path, capsys):
+    def run(*extra, args=None):
+        with pytest.raises(SystemExit) as exc:
+            cli.main((args or _args(csv_log, "lightgbm", tmp_path / "o")) + list(extra))
+        return exc.value.code, capsys.readouterr().err
+
+    code, err = run()  # no propensities
+    assert code == 2 and "--propensity" in err and len(err.strip().splitlines()) == 1
+    code, err = run(args=_args(csv_log, "lightgbm", tmp_path / "o", "--propensity", RHO,
+                               position="rank"))
+    assert code == 2 and "--position-col: 'rank' is not a column" in err
+    code, err = run("--propensity", "1,0.5")  # positions 3 … 8 have none
+    assert code == 2 and "position 3" in err
+    code, err = run("--propensity", "1,half")
+    assert code == 2 and "--propensity" in err
+    code, err = run("--propensity", RHO, "--metric", "ndcg@10")
+    assert code == 2 and "ips_dcg" in err
+    code, err = run("--propensity", RHO, "--objectives", "native:rank_xendcg")
+    assert code == 2 and "ignore the click log's positions" in err
+    code, err = run(args=["--data", str(csv_log / "train.csv"), "--label-col", "clicked",
+                          "--propensity", RHO])
+    assert code == 2 and "--position-col" in err
+    letor = tmp_path / "r.txt"
+    letor.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\n")
+    code, err = run(args=["--data", str(letor), "--position-col", "p", "--propensity", RHO])
+    assert code == 2 and "CSV/Parquet" in err
