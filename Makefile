@@ -7,6 +7,10 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 EXTRAS := dev,tune,bench,anchor,dask,postgres
 ARGS ?=
+# pytest processes (pytest-xdist): CI has 2 cores, and the suite's cost is mostly numba
+# compiling kernels on an empty cache, one core per process. 0 runs in this process.
+TEST_WORKERS ?= 2
+TEST_OPTS := -n $(TEST_WORKERS) --dist loadfile
 
 .PHONY: tune bench test test-fast test-min wheel lint clean clean-cache
 
@@ -25,11 +29,11 @@ bench: $(STAMP)
 # The full suite, as CI runs it; the slowest tests' cost is printed at the end.
 test: $(STAMP)
 	$(PY) -m ruff check gbrank tests experiments
-	$(PY) -m pytest -q --durations=15
+	$(PY) -m pytest -q $(TEST_OPTS) --durations=15
 
 # The edit-test loop: everything but the tests marked slow.
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow" --durations=15
+	$(PY) -m pytest -q $(TEST_OPTS) -m "not slow" --durations=15
 
 # The fast tests against the declared minimum versions (a separate venv).
 test-min:

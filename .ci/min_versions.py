@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # Test tools are not part of what a user installs; their newest versions are fine. The
 # serving tools (ONNX, Treelite) are test tools too: gbrank never imports them, the tests
 # load exported models with them as a server would.
-NOT_PINNED = {"pytest", "hypothesis", "ruff", "build", "pytrec-eval-terrier", "onnxmltools",
-              "onnxruntime", "onnx", "treelite"}
+NOT_PINNED = {"pytest", "pytest-xdist", "hypothesis", "ruff", "build", "pytrec-eval-terrier",
+              "onnxmltools", "onnxruntime", "onnx", "treelite"}
 REQ = re.compile(r"^\s*([A-Za-z0-9_.-]+)(\[[^\]]*\])?\s*>=\s*([^,;\s]+)\s*$")
 
 

@@ -23,4 +23,4 @@ cd "$repo"
 # objectives' and metrics' tests run the same kernels against references here, and the
 # floors run must keep CI short.
 NUMBA_CACHE_DIR="$venv/numba-cache" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
-    -m "not slow" --durations=15 --ignore=tests/kernels
+    -n 2 --dist loadfile -m "not slow" --durations=15 --ignore=tests/kernels
