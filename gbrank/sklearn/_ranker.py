@@ -395,18 +395,23 @@ class GBRanker(_GBBase):
             "propensity=[rho_1, rho_2, ...]) (or {position: rho}), or use "
             "LambdaRank(position_bias='ipw', propensity=...)")
 
+    def _one_position_source(self, position: Any, in_X: Any) -> Any:
+        """The positions of the ``position`` argument or of the ``position_col`` column
+        (``in_X``); both given and different is an error."""
+        if in_X is None:
+            return position
+        if position is not None and not np.array_equal(np.asarray(position).ravel(), in_X):
+            raise ValueError(
+                f"positions given twice, as the position argument and as column "
+                f"{self.position_col!r} of X, and they differ; pass one of them")
+        return in_X
+
     def _positions(self, obj: Any, position: Any, in_X: Any, n: int,
                    for_metric: bool = False) -> np.ndarray | None:
         """The rows' display positions (argument or column), checked; ``None`` when
         neither the objective nor the validation metric (``for_metric``: a click
         metric on a validation split) uses them."""
-        if in_X is not None:
-            if position is not None and not np.array_equal(np.asarray(position).ravel(),
-                                                           in_X):
-                raise ValueError(
-                    f"positions given twice, as the position argument and as column "
-                    f"{self.position_col!r} of X, and they differ; pass one of them")
-            position = in_X
+        position = self._one_position_source(position, in_X)
         # LightGBM's own lambdarank learns from a Dataset's positions when it has them
         # (and trains without them otherwise, as it always did).
         native_optional = (isinstance(obj, str) and self.booster == "lightgbm"
@@ -481,13 +486,7 @@ class GBRanker(_GBBase):
         if metric.kind != "clicks":
             return float(metric(y, s, qid=qid))
         in_X = self._split_columns(Xv)[2]
-        if in_X is not None:
-            if position is not None and not np.array_equal(np.asarray(position).ravel(),
-                                                           in_X):
-                raise ValueError(
-                    f"positions given twice, as the position argument and as column "
-                    f"{self.position_col!r} of X, and they differ; pass one of them")
-            position = in_X
+        position = self._one_position_source(position, in_X)
         if position is None:
             raise ValueError(f"scoring={self.scoring!r} needs every row's logged position: "
                              "score(X, clicks, qid=..., position=...) or position_col=")
