@@ -22,6 +22,10 @@ naive training, the true-grade ceiling and both boosters' native corrections.
         --out position_bias_diag
     python experiments/quality/position_bias.py --only rank,mq2008 --methods xgbh \
         --out position_bias_xgbh
+    python experiments/quality/position_bias.py --only mq2008_selected --methods selected \
+        --out position_bias_selected
+    python experiments/quality/position_bias.py --only mq2008_selected \
+        --methods selected_nat --out position_bias_selected_nat
     python experiments/quality/position_bias.py --merge
 
 Protocol (docs/contract.md, "Learning from clicks"). Per data set and seed:
@@ -64,7 +68,10 @@ of its test part; the validation part is unused). Rows:
   ``<row>+xgbh``, the same with twice the Hessian, which is XGBoost's ``rank:ndcg``
   exactly (so ``xgb:ipw+xgbh`` against ``xgb_native`` differs by the correction alone);
   ``+norm``/``+nostep``, one of the two defaults; ``xgb_naive_nosn``/``_nonorm``/``_plain``,
-  XGBoost's objective without its score normalisation, its per-query normalisation, both.
+  XGBoost's objective without its score normalisation, its per-query normalisation, both;
+- ``mq2008_selected``: MQ2008 again with each row's round count (≤ 300, by tens) chosen
+  by NDCG@10 on the fold's validation part, so no row is judged at a budget that suits
+  another's step size.
   Sessions hold at most ``TOP_N`` = 10 rows, so every truncation (LambdaRank's 30,
   XGBoost's topk) keeps all pairs and is not a difference here.
 
@@ -95,6 +102,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _paths import RESULTS, shared_data_dir  # noqa: E402
 
 ROUNDS = 100
+SELECT_MAX_ROUNDS = 300
 SESSIONS = {"rank": 40, "mq2008": 10}
 TOP_N = 10
 EPS_MINUS = 0.1
@@ -132,6 +140,15 @@ XGB_NATIVE = {"xgb_native": {"lambdarank_unbiased": True},
 # What in XGBoost's objective makes its uncorrected row differ (``--methods diag``).
 DIAG_PASS = ("xgb:naive+norm", "xgb:naive+nostep", "xgb_naive_nosn", "xgb_naive_nonorm",
              "xgb_naive_plain")
+# Rows run with their round count chosen on MQ2008's validation parts
+# (``--only mq2008_selected --methods selected``).
+SELECT_PASS = ("ceiling", "naive", "ipw", "unbiased_xgb", "additive", "lgb_naive",
+               "lgb_native", "xgb:ceiling", "xgb:naive", "xgb:ipw", "xgb:unbiased_xgb",
+               "xgb:additive", "xgb_naive", "xgb_native")
+# The same with the natives' objectives (``--methods selected_nat``, a second pass).
+SELECT_NAT_PASS = ("naive+nat", "ipw+nat", "unbiased_xgb+nat", "additive+nat",
+                   "xgb:naive+xgbh", "xgb:ipw+xgbh", "xgb:unbiased_xgb+xgbh",
+                   "xgb:additive+xgbh")
 # XGBoost's objective (``+xgbh``) with gbrank's corrections, on both boosters
 # (``--methods xgbh``).
 XGBH_PASS = ("xgb:naive+xgbh", "xgb:ipw+xgbh", "xgb:unbiased+xgbh", "xgb:unbiased_xgb+xgbh",
@@ -258,34 +275,42 @@ def _learned(obj) -> dict:
     return {k: list(v.values()) for k, v in est.items() if isinstance(v, dict)}
 
 
-def fit_predict(method: str, task, log, rho, rounds: int) -> tuple[np.ndarray, dict]:
-    """Test-set scores of ``method`` and what it learned about positions. ``xgb:<row>``
-    is gbrank's row trained on XGBoost with ``xgb_native``'s tree settings."""
-    X, y, g, Xt, _, _ = task
+def fit(method: str, task, log, rho, rounds: int):
+    """``method`` trained on the click log (the ceiling on the training grades):
+    ``predict(X, k=None)``, raw scores of its first k trees (all by default), and what it
+    learned about positions. ``xgb:<row>`` is gbrank's row trained on XGBoost with
+    ``xgb_native``'s tree settings."""
+    X, y, g = task[:3]
     Xc, c, gc, pos = log
     info: dict = {}
-    if method in XGB_NATIVE:
-        d = xgb.DMatrix(Xc, c, group=gc)
-        model = xgb.train({**XGB, "objective": "rank:ndcg", **XGB_NATIVE[method]}, d, rounds)
-        cfg = json.loads(model.save_config())["learner"]["objective"]
-        if method == "xgb_native":
-            info["t_plus"] = [float(v) for v in cfg.get("ti+", [])[:TOP_N]]
-            info["t_minus"] = [float(v) for v in cfg.get("tj-", [])[:TOP_N]]
-        return model.predict(xgb.DMatrix(Xt), output_margin=True), info
-    if method.startswith("xgb:"):
-        obj = gbrank_objective(method[4:], rho)
-        if method[4:].startswith("ceiling"):
-            d, wrapped = xgb.DMatrix(X, y, group=g), objective(obj)
-        elif obj.position_bias is None:
-            d, wrapped = xgb.DMatrix(Xc, c, group=gc), objective(obj)
-        else:
+    if method in XGB_NATIVE or method.startswith("xgb:"):
+        if method in XGB_NATIVE:
             d = xgb.DMatrix(Xc, c, group=gc)
-            wrapped = objective(obj, position=pos, learning_rate=XGB["eta"])
-        # base_score 0: a ranking loss has no constant start (XGBoost would otherwise
-        # estimate one from the clicks; it shifts every score alike).
-        model = xgb.train({**XGB, "base_score": 0.0}, d, rounds,
-                          obj=doubled_hessian(method, wrapped))
-        return model.predict(xgb.DMatrix(Xt), output_margin=True), _learned(obj)
+            model = xgb.train({**XGB, "objective": "rank:ndcg", **XGB_NATIVE[method]}, d,
+                              rounds)
+            cfg = json.loads(model.save_config())["learner"]["objective"]
+            if method == "xgb_native":
+                info["t_plus"] = [float(v) for v in cfg.get("ti+", [])[:TOP_N]]
+                info["t_minus"] = [float(v) for v in cfg.get("tj-", [])[:TOP_N]]
+        else:
+            obj = gbrank_objective(method[4:], rho)
+            if method[4:].startswith("ceiling"):
+                d, wrapped = xgb.DMatrix(X, y, group=g), objective(obj)
+            elif obj.position_bias is None:
+                d, wrapped = xgb.DMatrix(Xc, c, group=gc), objective(obj)
+            else:
+                d = xgb.DMatrix(Xc, c, group=gc)
+                wrapped = objective(obj, position=pos, learning_rate=XGB["eta"])
+            # base_score 0: a ranking loss has no constant start (XGBoost would otherwise
+            # estimate one from the clicks; it shifts every score alike).
+            model = xgb.train({**XGB, "base_score": 0.0}, d, rounds,
+                              obj=doubled_hessian(method, wrapped))
+            info = _learned(obj)
+
+        def predict_xgb(Xe, k=None):
+            return model.predict(xgb.DMatrix(Xe), output_margin=True,
+                                 iteration_range=(0, k or rounds))
+        return predict_xgb, info
     if method == "lgb_native":
         ds, obj = lgb.Dataset(Xc, c, group=gc, position=pos), "lambdarank"
     elif method == "lgb_naive":
@@ -299,7 +324,56 @@ def fit_predict(method: str, task, log, rho, rounds: int) -> tuple[np.ndarray, d
     model = lgb.train({**LGB, "objective": doubled_hessian(method, obj)}, ds, rounds)
     if not isinstance(obj, str):
         info = _learned(obj)
-    return model.predict(Xt, raw_score=True), info
+
+    def predict_lgb(Xe, k=None):
+        return model.predict(Xe, raw_score=True, num_iteration=k)
+    return predict_lgb, info
+
+
+def fit_predict(method: str, task, log, rho, rounds: int) -> tuple[np.ndarray, dict]:
+    """Test-set scores of ``method`` and what it learned about positions."""
+    predict, info = fit(method, task, log, rho, rounds)
+    return predict(task[3]), info
+
+
+def run_selected(folds, methods, max_rounds: int = SELECT_MAX_ROUNDS) -> dict:
+    """MQ2008 with each row's round count chosen on the fold's validation part (NDCG@10
+    on its true grades, every 10 rounds up to ``max_rounds``), so no row is judged at a
+    step size and budget that suit another; test queries are only scored."""
+    d = shared_data_dir() / "MQ2008"
+    if not (d / "S1.txt").exists():
+        return {}
+    if not _MQ:
+        _MQ.update(load_letor_folds(d))
+    out: dict = {m: [] for m in methods}
+    chosen: dict = {m: [] for m in methods}
+    learned: dict = {m: [] for m in methods}
+    timing: dict = {m: 0.0 for m in methods}
+    meta = []
+    for fold in folds:
+        (X, y, g), (Xv, yv, gv), (Xt, yt, gt) = letor_fold(_MQ, fold + 1)
+        X, Xv, Xt = X.toarray(), Xv.toarray(), Xt.toarray()
+        task = (X, y, g, Xt, yt, gt)
+        scores = logging_scores(X, y, g, fold)
+        Xc, c, gc, pos, rho = click_log(X, y, g, scores, user="position", eta=1.0,
+                                        seed=fold, sessions=SESSIONS["mq2008"])
+        meta.append({"sessions_with_clicks": int(gc.size), "rows": int(c.size),
+                     "logging_ndcg@10": ndcg(y, scores, g, 10)})
+        for m in methods:
+            t0 = time.perf_counter()
+            predict, info = fit(m, task, (Xc, c, gc, pos), rho, max_rounds)
+            ks = range(10, max_rounds + 1, 10)
+            vali = [ndcg(yv, predict(Xv, k), gv, 10) for k in ks]
+            k = ks[int(np.argmax(vali))]
+            timing[m] += time.perf_counter() - t0
+            out[m].append(ndcg(yt, predict(Xt, k), gt, 10))
+            chosen[m].append(k)
+            learned[m].append(info)
+        print(f"  fold {fold}: " + ", ".join(f"{m} {out[m][-1]:.4f} ({chosen[m][-1]})"
+                                             for m in methods), flush=True)
+    return {"ndcg@10": out, "rounds_chosen": chosen, "learned": learned, "seconds": timing,
+            "data": meta, "user": "position", "eta": 1.0, "sessions": SESSIONS["mq2008"],
+            "rounds": max_rounds}
 
 
 def run_block(make_task, units, *, user="position", eta=1.0, sessions=40,
@@ -379,10 +453,11 @@ def table(block: dict) -> list[str]:
     if not {"naive", "ceiling"} <= set(methods):
         return ["(a partial pass: merged into the main report)"]
     n = len(block["ndcg@10"]["naive"])
+    picked = "rounds_chosen" in block
     rows = [f"| method | booster | NDCG@10 (mean ± sd of {n}) | − naive (wins) "
             "| − own booster's naive (wins) | − lgb_native (wins) | − xgb_native (wins) "
-            "| gap closed | seconds/run |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+            "| gap closed | " + ("rounds chosen | " if picked else "") + "seconds/run |",
+            "|---|---|---:|---:|---:|---:|---:|---:|" + ("---|" if picked else "") + "---:|"]
     for m in methods:
         v = np.asarray(block["ndcg@10"][m])
         cells = [booster_of(m), f"{v.mean():.4f} ± {v.std(ddof=1) if v.size > 1 else 0:.4f}"]
@@ -396,6 +471,8 @@ def table(block: dict) -> list[str]:
         gap = gap_closed(block, m)
         cells.append("—" if m in ("ceiling", "naive", "xgb:ceiling", "xgb:naive")
                      or np.isnan(gap) else f"{gap:.0%}")
+        if picked:
+            cells.append(", ".join(str(k) for k in block["rounds_chosen"][m]))
         cells.append(f"{block['seconds'][m] / n:.1f}")
         rows.append(f"| {m} | " + " | ".join(cells) + " |")
     return rows
@@ -566,7 +643,8 @@ def per_booster(block: dict) -> list[str]:
 def verdicts(saved: dict) -> list[str]:
     """The issue's goals, judged from the numbers (no hand-written figures)."""
     out = ["## Verdict", ""]
-    for key, name in (("rank", "rank.train"), ("mq2008", "MQ2008")):
+    for key, name in (("rank", "rank.train"), ("mq2008", "MQ2008"),
+                      ("mq2008_selected", "MQ2008, rounds chosen on validation")):
         block = saved.get(key)
         if not block or "naive" not in block["ndcg@10"]:
             continue
@@ -588,8 +666,9 @@ def verdicts(saved: dict) -> list[str]:
                    + f"; it closes {gap_closed(block, best):.0%} of the floor-to-ceiling "
                    "gap (goal: paired mean > 0 and ≥ 3/5 against both natives, most of "
                    "the gap).")
-        out.append(f"  Learned t⁺ against the true ratios, mean absolute error over positions "
-                   f"2–10: {ratio_errors(block)}.")
+        if "rounds_chosen" not in block:  # (estimates there are of the longest run)
+            out.append(f"  Learned t⁺ against the true ratios, mean absolute error over "
+                       f"positions 2–10: {ratio_errors(block)}.")
         natives = [m for m in ("lgb_native", "xgb_native") if m in block["ndcg@10"]]
         top = max(natives + have, key=lambda m: np.mean(block["ndcg@10"][m]))
         if top not in have:
@@ -684,6 +763,14 @@ def report(saved: dict) -> str:
         lines += table(block) + [""]
         lines += ["Learned position effects (mean over units) against the simulator's "
                   "examination ratios:", ""] + ratio_table(block) + [""]
+    block = saved.get("mq2008_selected")
+    if block:
+        lines += ["## MQ2008, rounds chosen on the validation part", "",
+                  "The same clicks as the MQ2008 table; every row trains up to "
+                  f"{block['rounds']} rounds and is scored on the test part at the round "
+                  "count (a multiple of 10) with the best NDCG@10 on the true grades of its "
+                  "fold's validation part, which the fixed-budget tables leave unused. "
+                  "Seconds include the validation scoring.", ""] + table(block) + [""]
     for key, title in (("rank_cascade", "Robustness: cascade user (rank.train)"),
                        ("mq2008_cascade", "Robustness: cascade user (MQ2008)")):
         block = saved.get(key)
@@ -731,15 +818,19 @@ def merge() -> dict:
                 saved.setdefault("eta", {}).update(value)
             elif key != "rounds":
                 saved[key] = value
+    selected = RESULTS / "position_bias_selected.json"
+    if selected.exists():
+        saved["mq2008_selected"] = json.loads(selected.read_text())["mq2008_selected"]
     for stem in ("position_bias_r1", "position_bias_booster", "position_bias_diag",
-                 "position_bias_xgbh"):
+                 "position_bias_xgbh", "position_bias_selected_nat"):
         more_methods = RESULTS / f"{stem}.json"
         if not more_methods.exists():
             continue
         for key, block in json.loads(more_methods.read_text()).items():
             if key in saved and isinstance(block, dict) and "ndcg@10" in block:
-                for part in ("ndcg@10", "learned", "seconds"):
-                    saved[key][part].update(block[part])
+                for part in ("ndcg@10", "learned", "seconds", "rounds_chosen"):
+                    if part in block:
+                        saved[key][part].update(block[part])
     if saved.get("eta") and saved.get("rank"):
         saved["eta"]["1.0"] = _subset(saved["rank"], len(ETA_SEEDS))
     return saved
@@ -752,8 +843,8 @@ def main(argv=None) -> None:
     ap.add_argument("--out", default="position_bias", help="results file stem")
     ap.add_argument("--cascade-seeds", type=int, default=len(SEEDS))
     ap.add_argument("--methods", default=",".join(DEFAULT_METHODS),
-                    help="rows to run (comma-separated, any of METHODS), 'booster', 'diag' "
-                         "or 'xgbh'")
+                    help="rows to run (comma-separated, any of METHODS), 'booster', 'diag', "
+                         "'xgbh', 'selected' or 'selected_nat'")
     ap.add_argument("--merge", action="store_true",
                     help="write the report and figure from the saved results")
     args = ap.parse_args(argv)
@@ -767,7 +858,8 @@ def main(argv=None) -> None:
         print(out.with_suffix(".md"))
         return
     only = set(args.only.split(","))
-    methods = {"booster": BOOSTER_PASS, "diag": DIAG_PASS, "xgbh": XGBH_PASS}.get(
+    methods = {"booster": BOOSTER_PASS, "diag": DIAG_PASS, "xgbh": XGBH_PASS,
+               "selected": SELECT_PASS, "selected_nat": SELECT_NAT_PASS}.get(
         args.methods, tuple(args.methods.split(",")))
     seeds = range(1) if args.quick else SEEDS
     rounds = 20 if args.quick else ROUNDS
@@ -787,6 +879,11 @@ def main(argv=None) -> None:
             saved[key] = run_block(tasks[key], seeds, sessions=SESSIONS[key], rounds=rounds,
                                    methods=methods)
             save()
+    if "mq2008_selected" in only:
+        print("mq2008, rounds chosen on validation", flush=True)
+        saved["mq2008_selected"] = run_selected(seeds, methods,
+                                                60 if args.quick else SELECT_MAX_ROUNDS)
+        save()
     for key in ("rank", "mq2008"):
         if key + "_cascade" in only or "cascade" in only:
             print(key + " cascade", flush=True)
