@@ -18,7 +18,8 @@ import numpy as np
 __all__ = ["is_lightgbm_dataset", "lightgbm_dataset_fields", "dmatrix_fields", "per_row_weights",
            "check_fold_keeps_queries", "lightgbm_builtin_metrics", "calling_lightgbm_dataset",
            "warn_lightgbm_builtin_metrics", "lightgbm_positions", "keep_lightgbm_positions",
-           "lightgbm_learning_rate", "dmatrix_positions", "keep_calling_lightgbm_positions"]
+           "lightgbm_learning_rate", "learning_rate_in", "dmatrix_positions",
+           "keep_calling_lightgbm_positions"]
 
 
 def is_lightgbm_dataset(x: Any) -> bool:
@@ -117,14 +118,26 @@ def keep_calling_lightgbm_positions(depth: int = 12) -> None:
 _LEARNING_RATE_ALIASES = ("learning_rate", "shrinkage_rate", "eta")
 
 
-def lightgbm_learning_rate(ds: Any) -> float:
-    """The learning rate of the training a LightGBM ``Dataset`` serves (``lgb.train``
-    copies the booster's parameters into it); LightGBM's default 0.1 when unset."""
+def lightgbm_learning_rate(ds: Any) -> float | None:
+    """The learning rate of the training a LightGBM ``Dataset`` serves: ``lgb.train``
+    copies the booster's parameters into a Dataset it constructs (LightGBM's default
+    0.1 when they name none). ``None`` when the Dataset was constructed before
+    ``lgb.train``: it then keeps its own parameters, and the training's are unknown."""
     params = getattr(ds, "params", None) or {}
+    rate = learning_rate_in(params)
+    if rate is not None:
+        return rate
+    # lgb.train always writes "objective" into the parameters it copies in ("none" for a
+    # callable objective): without it, nothing was copied.
+    return 0.1 if "objective" in params else None
+
+
+def learning_rate_in(params: dict) -> float | None:
+    """The learning rate a LightGBM parameter dict names (any alias), or ``None``."""
     for alias in _LEARNING_RATE_ALIASES:
         if alias in params:
             return float(params[alias])
-    return 0.1
+    return None
 
 
 def dmatrix_positions(dmat: Any, field: str) -> np.ndarray | None:

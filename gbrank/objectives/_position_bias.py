@@ -381,7 +381,9 @@ class PositionBiasMixin:
                     "position_bias='additive' moves its offsets by the booster's learning "
                     "rate, which this booster call does not say: set "
                     "position_bias_learning_rate=, or pass learning_rate= to "
-                    "gbrank.xgboost.objective")
+                    "gbrank.xgboost.objective (a LightGBM Dataset constructed before "
+                    "lgb.train keeps its own parameters, not the training's: pass it "
+                    "unconstructed, or set position_bias_learning_rate=)")
             shifted = np.asarray(preds, dtype=np.float64) + run.offsets[run.slot]
             grad, hess = self._plain_grad_hess(y, shifted, group, None, weight, p.max_step)
             k = run.values.size

@@ -147,7 +147,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             _fail("--anchor: LightGBMTunerCV judges true labels, not a click log; run "
                   "without --anchor (native lambdarank with the positions is a study)")
         try:
-            args.propensity = [float(v) for v in args.propensity.split(",") if v.strip()]
+            # An empty entry ("1,,0.5") would shift every later propensity by one slot.
+            args.propensity = [float(v) for v in args.propensity.split(",")]
         except ValueError:
             _fail(f"--propensity: {args.propensity!r} is not a comma-separated list of "
                   "numbers")
@@ -197,6 +198,10 @@ def _load_tasks(args: argparse.Namespace):
     if not table and args.position_col:
         _fail(f"--position-col chooses a column of a CSV/Parquet table; {args.data} is "
               "read as LETOR/SVMlight")
+    if args.position_col and args.qid_col is None:
+        _fail("--position-col: a click log's positions are ranks within a session or "
+              "query; name its column with --qid-col (without it every row would be one "
+              "list, and ips_dcg@10 would judge the top 10 of the whole log)")
     if args.test_data is not None and (args.test_data.suffix.lower() in TABLE_SUFFIXES
                                        ) != table:
         _fail(f"--test-data: {args.test_data} must be in the format of --data (a table with "

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from gbrank._deps import require
-from gbrank._fields import keep_lightgbm_positions
+from gbrank._fields import keep_lightgbm_positions, learning_rate_in
 from gbrank._train import Validation, start_data, start_rows, train
 from gbrank.tuning.folds import Fold
 from gbrank.tuning.tasks import Task
@@ -236,7 +236,8 @@ def run_cv(data: FoldData, booster_params: dict, obj: Any, target: str, *,
             if report is not None and ((it + 1) % 10 == 0):
                 report(f * max_rounds + it, value)
 
-        trained = train(data.booster, params, obj, dt, dv, rounds=max_rounds,
+        trained = train(data.booster, params, _told_learning_rate(data.booster, obj, params),
+                        dt, dv, rounds=max_rounds,
                         validation=_fold_validation(target, yv, gv, pv, rho),
                         early_stopping=patience, on_iteration=on_iter,
                         position=_objective_positions(obj, pt))
@@ -275,6 +276,20 @@ def booster_only(booster_params: dict) -> tuple[dict, bool]:
     return params, params.pop("class_weight", None) == "balanced"
 
 
+def _told_learning_rate(booster: str, obj: Any, params: dict) -> Any:
+    """``obj``, told the trial's learning rate where it moves estimates by it
+    (``position_bias="additive"``) and would otherwise read it from the LightGBM Dataset:
+    the folds' Datasets are constructed once for every trial and keep their own
+    parameters, not the trial's."""
+    if (booster != "lightgbm" or obj is None or isinstance(obj, str)
+            or getattr(obj, "position_bias", None) != "additive"
+            or obj.position_bias_learning_rate is not None):
+        return obj
+    rate = learning_rate_in(params)
+    return obj.__class__(**{**obj.get_params(deep=False),
+                            "position_bias_learning_rate": 0.1 if rate is None else rate})
+
+
 def _fold_setup(data: FoldData, f: int, booster_params: dict, obj: Any):
     """Fold ``f``'s binned sets carrying the objective's start, the start itself (a gbrank
     classification objective's constant, else None) and the booster parameters with
@@ -301,8 +316,8 @@ def run_fixed(data: FoldData, booster_params: dict, obj: Any, rounds: int,
         dt, dv, init, params = _fold_setup(data, f, booster_params, obj)
         fold = data.folds[f]
         pt, pv = data.fold_positions(f)
-        model = train(data.booster, params, obj, dt, rounds=rounds,
-                      position=_objective_positions(obj, pt)).model
+        model = train(data.booster, params, _told_learning_rate(data.booster, obj, params),
+                      dt, rounds=rounds, position=_objective_positions(obj, pt)).model
         s = _predict(data.booster, model, _rows(task.X, fold.valid), dv, rounds, init)
         for m in metrics:
             out[m].append(score(m, task.y[fold.valid], s, fold.group_valid, pv,

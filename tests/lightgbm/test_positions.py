@@ -138,3 +138,24 @@ def test_feval_ips_dcg_reads_positions_and_stops_early(clicks):
                                                                   group=g[:30]), 2,
                   valid_sets=[lgb.Dataset(X[cut:], y[cut:], group=g[30:])],
                   feval=feval("ips_dcg@5", propensity=rho))
+
+
+def test_additive_on_a_dataset_constructed_before_training_asks_for_the_rate(clicks):
+    """A Dataset constructed before lgb.train keeps its own parameters, not the
+    training's: the learning rate the additive offsets move by is unknown there, so the
+    objective says so instead of assuming LightGBM's default 0.1."""
+    X, y, g, pos = clicks
+    params = {**BASE, "learning_rate": 0.3}
+
+    def dataset(construct):
+        ds = lgb.Dataset(X, y, group=g, position=pos,
+                         params={"verbose": -1, "min_data_in_leaf": 5})
+        return ds.construct() if construct else ds
+
+    obj = LambdaRank(position_bias="additive")
+    with pytest.raises(ValueError, match="constructed before lgb.train"):
+        lgb.train({**params, "objective": obj}, dataset(True), 2)
+    told = LambdaRank(position_bias="additive", position_bias_learning_rate=0.3)
+    a = lgb.train({**params, "objective": told}, dataset(True), 3)
+    b = lgb.train({**params, "objective": obj}, dataset(False), 3)
+    np.testing.assert_array_equal(a.predict(X, raw_score=True), b.predict(X, raw_score=True))

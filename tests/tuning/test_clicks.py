@@ -124,6 +124,41 @@ def test_positions_follow_their_rows_through_the_folds():
     assert [by_hand(fold, False) for fold in folds] != pytest.approx(got, rel=1e-9)
 
 
+def test_additive_offsets_move_by_the_trials_learning_rate():
+    """The folds' LightGBM Datasets are constructed once for all trials and keep their
+    own parameters: the additive offsets still move by the trial's learning rate, as
+    when LightGBM trains on an unconstructed Dataset of the fold's rows by hand."""
+    from gbrank.objectives import RankNet
+    from gbrank.tuning.cv import LGB_DATASET_PARAMS
+
+    X, log = _click_log(n_queries=40)
+    task = task_from_arrays("log", X, log.clicks, log.group, position=log.position,
+                            propensity=log.examination, seed=0)
+    folds = make_folds(task, 2, seed=0)
+    params = {"learning_rate": 0.3, "verbose": -1, "metric": "None", "seed": 0}
+    got = run_fixed(FoldData(task, folds, "lightgbm", n_jobs=1), params,
+                    RankNet(position_bias="additive"), 5, task.metrics)["ips_dcg@10"]
+
+    def by_hand(fold, obj):
+        ds = lgb.Dataset(task.X[fold.train], task.y[fold.train], group=fold.group_train,
+                         position=task.position[fold.train],
+                         params=dict(LGB_DATASET_PARAMS, num_threads=1))
+        model = lgb.train({**params, "num_threads": 1, "objective": obj}, ds, 5)
+        s = model.predict(task.X[fold.valid], raw_score=True)
+        qid = np.repeat(np.arange(fold.group_valid.size), fold.group_valid)
+        return ips_dcg(task.y[fold.valid], s, task.position[fold.valid], log.examination,
+                       qid=qid)
+
+    for f, fold in enumerate(folds):
+        assert got[f] == pytest.approx(by_hand(fold, RankNet(position_bias="additive")),
+                                       rel=1e-12)
+    # a step of 0.1 (LightGBM's default rate, what a constructed Dataset would say)
+    # learns other offsets
+    slow = [by_hand(fold, RankNet(position_bias="additive", position_bias_learning_rate=0.1))
+            for fold in folds]
+    assert slow != pytest.approx(got, rel=1e-9)
+
+
 def test_bad_click_log_flags_exit_2_naming_the_fix(csv_log, tmp_path, capsys):
     def run(*extra, args=None):
         with pytest.raises(SystemExit) as exc:
@@ -139,6 +174,12 @@ def test_bad_click_log_flags_exit_2_naming_the_fix(csv_log, tmp_path, capsys):
     assert code == 2 and "position 3" in err
     code, err = run("--propensity", "1,half")
     assert code == 2 and "--propensity" in err
+    code, err = run("--propensity", "1,,0.3333,0.25,0.2,0.1667,0.1429,0.125")
+    assert code == 2 and "--propensity" in err
+    without_qid = _args(csv_log, "lightgbm", tmp_path / "o", "--propensity", RHO)
+    at = without_qid.index("--qid-col")
+    code, err = run(args=without_qid[:at] + without_qid[at + 2:])
+    assert code == 2 and "--qid-col" in err
     code, err = run("--propensity", RHO, "--metric", "ndcg@10")
     assert code == 2 and "ips_dcg" in err
     code, err = run("--propensity", RHO, "--objectives", "native:rank_xendcg")
