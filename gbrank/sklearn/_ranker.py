@@ -333,6 +333,7 @@ class GBRanker(_GBBase):
         X, qid = self._query_ids(X, qid)
         n = X.shape[0]
         position = self._positions(obj, position, in_X, n, for_metric=clicks and holdout)
+        _check_positions_have_queries(position, qid)
         y = as_float_array(y, "y")
         if y.size != n:
             raise ValueError(f"y has {y.size} entries but X has {n} rows")
@@ -490,7 +491,21 @@ class GBRanker(_GBBase):
         if position is None:
             raise ValueError(f"scoring={self.scoring!r} needs every row's logged position: "
                              "score(X, clicks, qid=..., position=...) or position_col=")
+        _check_positions_have_queries(position, qid)
         rho = self._evaluation_propensity(self.objective_)
         return float(metric.with_propensity(rho)(y, s, qid=qid, position=position))
 
 
+def _check_positions_have_queries(position: Any, qid: Any) -> None:
+    """Positions are ranks within a session: group-less rows (one list) that repeat a
+    position are many sessions with their query ids missing, and would be ranked and
+    judged as one list."""
+    if position is None or qid is not None:
+        return
+    values, counts = np.unique(np.asarray(position).ravel(), return_counts=True)
+    if counts.size and counts.max() > 1:
+        at = int(np.argmax(counts))
+        raise ValueError(
+            f"position {values[at].item()!r} is on {int(counts[at])} rows and there are no query "
+            "ids: a click log's positions are ranks within a session or query; pass "
+            "qid= (or a qid_col column of X) so that each session is its own list")

@@ -155,3 +155,17 @@ def test_lightgbm_native_lambdarank_learns_from_the_positions(log):
     assert np.abs(fit().predict(X) - with_pos).max() > 1e-6
     with pytest.raises(ValueError, match="would ignore them"):
         GBRanker("native:lambdarank", booster="xgboost").fit(X, c, qid=qid, position=pos)
+
+
+def test_repeated_positions_without_query_ids_are_refused():
+    """Many sessions' rows with no query ids would be ranked and judged as one list."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    clicks = (rng.random(40) < 0.3).astype(float)
+    position = np.tile(np.arange(1, 11), 4)
+    ranker = GBRanker(LambdaRank(position_bias="ipw", propensity=[1 / p for p in range(1, 11)]),
+                      n_estimators=2, qid_col=None)
+    with pytest.raises(ValueError, match="position 1 is on 4 rows and there are no query ids"):
+        ranker.fit(X, clicks, position=position)
+    # one session (each position once) is one list: fine
+    ranker.fit(X[:10], clicks[:10], position=position[:10])
