@@ -51,6 +51,12 @@ def _what(event: Any) -> str:
     return f"the {fn.__module__.rsplit('.', 1)[-1]} kernels ({fn.__name__})"
 
 
+# The kernels announced in this process, with how many forms of each: the first notice
+# explains the cache, later ones stay short.
+_ANNOUNCED: dict[str, int] = {}
+_ANNOUNCED_LOCK = threading.Lock()
+
+
 class _Compilation:
     """One outermost compilation of a gbrank kernel (callees compile inside it)."""
 
@@ -58,22 +64,35 @@ class _Compilation:
         self.what = what
         self.t0 = time.perf_counter()
         self.announced = False
+        self.form = ""
         self.lock = threading.Lock()
         self.timer = threading.Timer(NOTICE_DELAY, self.announce)
         self.timer.daemon = True
 
     def announce(self) -> None:
+        with _ANNOUNCED_LOCK:
+            first = not _ANNOUNCED
+            again = _ANNOUNCED.get(self.what, 0)
+            _ANNOUNCED[self.what] = again + 1
+        # Under the lock: finish() says "compiled" after this says "compiling".
         with self.lock:
+            self.form = f" (form {again + 1})" if again else ""
             self.announced = True
-        _emit(f"gbrank: compiling {self.what} for first use (once per numba cache, here "
-              f"{cache_location()}; `python -m gbrank warmup` compiles every kernel "
-              "ahead of time) ...")
+            if first:
+                _emit(f"gbrank: compiling {self.what} for first use (once per numba cache, "
+                      f"here {cache_location()}; `python -m gbrank warmup` compiles every "
+                      "kernel ahead of time) ...")
+            else:
+                # A kernel compiles once per option that selects its own code and per
+                # argument types: say so, or the same name reads like the same work again.
+                again_for = " again, for another option or argument type" if again else ""
+                _emit(f"gbrank: compiling {self.what}{again_for}{self.form} ...")
 
     def finish(self) -> None:
         self.timer.cancel()
         with self.lock:
             if self.announced:
-                _emit(f"gbrank: compiled {self.what} in "
+                _emit(f"gbrank: compiled {self.what}{self.form} in "
                       f"{time.perf_counter() - self.t0:.1f} s")
 
 

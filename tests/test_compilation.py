@@ -135,3 +135,26 @@ tempfile.TemporaryFile = refuse
     assert proc.returncode == 0, proc.stderr
     where = Path(proc.stdout.strip())
     assert tmp_path in where.parents and PACKAGE not in where.parents
+
+
+def test_notice_explains_once_and_names_a_kernels_later_forms(tmp_path):
+    """The first notice of a process explains the cache and warmup; a kernel compiled
+    again for another option says so, instead of repeating the same line."""
+    code = """
+import numpy as np
+import gbrank._compilation as c
+c.NOTICE_DELAY = 0.0
+from gbrank.objectives import RankNet
+y = np.arange(40.0) % 3
+s = np.sin(np.arange(40.0))
+g = np.full(4, 10)
+RankNet().grad_hess(y, s, g)
+RankNet(ties="pull").grad_hess(y, s, g)  # another form of the same kernel
+"""
+    lines = [ln for ln in _run(code, {"NUMBA_CACHE_DIR": str(tmp_path)}).stderr.splitlines()
+             if ln.startswith("gbrank: compiling ")]
+    assert "python -m gbrank warmup" in lines[0]
+    assert sum("python -m gbrank warmup" in ln for ln in lines) == 1
+    chunk = [ln for ln in lines if "ranknet kernels (_chunk)" in ln]
+    assert len(chunk) == 2 and "again" not in chunk[0]
+    assert chunk[1].endswith("again, for another option or argument type (form 2) ...")
