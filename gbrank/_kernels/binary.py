@@ -3,7 +3,7 @@
 import numpy as np
 from numba import njit
 
-from gbrank._kernels._order import descending_order
+from gbrank._kernels._radix import descending_order_into
 
 
 @njit(cache=True, nogil=True)
@@ -39,9 +39,13 @@ def best_fbeta_cut(y, s, w, beta2):
     predicts positive and the highest it predicts negative (NaN where there is none).
     F = 1 when TP + FP + FN = 0. Scratch: the int32 order (no copies of the scores).
     """
-    order = descending_order(s)
-    weighted = w.size > 0
     n = y.size
+    # The radix order at every size (descending_order's merge sort below 2,048 rows
+    # gives the same order): one sort to compile instead of two, 2 s less on a first
+    # call, and the same speed where it counts (large inputs).
+    order = np.empty(n, dtype=np.int32)
+    descending_order_into(s, order, np.empty(n, dtype=np.int32))
+    weighted = w.size > 0
     pos_total = 0.0
     for i in range(n):
         if y[i] > 0.5:
