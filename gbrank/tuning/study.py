@@ -209,9 +209,9 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
     bp, op = configuration(chosen.params, cand, cfg.booster, task.y, cfg.seed)
     res.booster_params, res.objective_params = bp, op
     if op.get("position_bias") == "ipw":  # the click log's propensities, in the code too
-        res.objective_params = {**op, "propensity": [float(r) for r in np.atleast_1d(
-            cand.propensity)]} if not isinstance(cand.propensity, dict) else {
-            **op, "propensity": dict(cand.propensity)}
+        rho = cand.propensity
+        rho = dict(rho) if isinstance(rho, dict) else [float(r) for r in np.atleast_1d(rho)]
+        res.objective_params = {**op, "propensity": rho}
     obj = None if cand.is_native else build_objective(cand, op, cfg.seed)
     model, init, s_test = fit_full(task, cfg.booster, bp, obj, res.rounds, cfg.n_jobs)
     gte = task.group_test
