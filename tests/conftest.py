@@ -95,3 +95,21 @@ def needs_lightgbm_positions() -> None:
     lgb = pytest.importorskip("lightgbm")
     if not hasattr(lgb.Dataset, "get_position"):
         pytest.skip(f"LightGBM {lgb.__version__} has no Dataset positions (4.1 added them)")
+
+
+@pytest.fixture(scope="session")
+def click_log():
+    """A small simulated click log, one session per query (40 queries of 15 rows, a weak
+    logging ranker's top 8, position-based user): ``X`` of the shown rows, ``clicks``,
+    the session ids ``qid``, their sizes ``group``, the logged ``position`` and the
+    simulator's true examination probabilities ``rho`` (position 1, 2, …)."""
+    from types import SimpleNamespace
+
+    from gbrank.datasets import make_ranking, simulate_clicks
+
+    X, y, g = make_ranking(n_queries=40, rows_per_query=15, n_features=4, seed=3)
+    weak = X[:, 0] + np.random.default_rng(0).normal(size=y.size)
+    log = simulate_clicks(y, g, weak, top_n=8, n_sessions=1, sessions="keep", seed=1)
+    return SimpleNamespace(X=X[log.rows], clicks=log.clicks,
+                           qid=np.repeat(np.arange(log.group.size), log.group),
+                           group=log.group, position=log.position, rho=log.examination)

@@ -332,7 +332,8 @@ class GBRanker(_GBBase):
         in_X = self._split_columns(X)[2]
         X, qid = self._query_ids(X, qid)
         n = X.shape[0]
-        position = self._positions(obj, position, in_X, n, for_metric=clicks and holdout)
+        position = self._positions(obj, position, in_X, n, for_metric=clicks and holdout,
+                                   judged=clicks)
         _check_positions_have_queries(position, qid)
         y = as_float_array(y, "y")
         if y.size != n:
@@ -408,10 +409,12 @@ class GBRanker(_GBBase):
         return in_X
 
     def _positions(self, obj: Any, position: Any, in_X: Any, n: int,
-                   for_metric: bool = False) -> np.ndarray | None:
+                   for_metric: bool = False, judged: bool = False) -> np.ndarray | None:
         """The rows' display positions (argument or column), checked; ``None`` when
         neither the objective nor the validation metric (``for_metric``: a click
-        metric on a validation split) uses them."""
+        metric on a validation split) uses them. ``judged``: ``scoring`` is a click
+        metric, so positions that the objective ignores are there for ``score`` (and
+        a click scorer) and are accepted."""
         position = self._one_position_source(position, in_X)
         # LightGBM's own lambdarank learns from a Dataset's positions when it has them
         # (and trains without them otherwise, as it always did).
@@ -424,12 +427,13 @@ class GBRanker(_GBBase):
                 "each weighed by the position it was logged at, and no positions were "
                 "given: fit(X, y, qid=..., position=...) or position_col= (a column of X)")
         if not uses and not for_metric:
-            if position is not None:
+            if position is not None and not judged:
                 raise ValueError(
                     f"positions were given, but objective {self.objective!r} has no "
                     "position_bias and would ignore them: use e.g. LambdaRank("
-                    "position_bias='unbiased'), or drop position= / position_col "
-                    "(or judge clicks with scoring='ips_dcg@10' and early stopping)")
+                    "position_bias='unbiased'), or drop position= / position_col, or "
+                    "say the positions are for judging clicks: GBRanker(scoring="
+                    "'ips_dcg@10', propensity=...)")
             return None
         if position is None and native_optional:
             return None

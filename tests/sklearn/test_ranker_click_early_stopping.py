@@ -10,7 +10,6 @@ from conftest import needs_lightgbm_positions
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
-from gbrank.datasets import make_ranking, simulate_clicks
 from gbrank.metrics import ips_dcg
 from gbrank.objectives import LambdaRank, RankNet
 from gbrank.sklearn import GBRanker
@@ -22,12 +21,10 @@ ROUNDS, PATIENCE, FRACTION = 30, 4, 0.25
 
 
 @pytest.fixture(scope="module")
-def log():
-    X, y, g = make_ranking(n_queries=40, rows_per_query=15, n_features=4, seed=3)
-    weak = X[:, 0] + np.random.default_rng(0).normal(size=y.size)
-    clicks = simulate_clicks(y, g, weak, top_n=8, n_sessions=1, sessions="keep", seed=1)
-    qid = np.repeat(np.arange(clicks.group.size), clicks.group)
-    return X[clicks.rows], clicks.clicks, qid, clicks.position, clicks.examination
+def log(click_log):
+    """The shared click log (tests/conftest.py) as this file's tuple."""
+    c = click_log
+    return c.X, c.clicks, c.qid, c.position, c.rho
 
 
 def _split(qid, random_state):

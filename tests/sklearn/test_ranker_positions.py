@@ -10,7 +10,6 @@ from conftest import needs_lightgbm_positions
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
-from gbrank.datasets import make_ranking, simulate_clicks
 from gbrank.objectives import LambdaRank, RankNet
 from gbrank.sklearn import GBRanker
 
@@ -21,12 +20,10 @@ ROUNDS = 5
 
 
 @pytest.fixture(scope="module")
-def clicks():
-    X, y, g = make_ranking(n_queries=40, rows_per_query=15, n_features=4, seed=3)
-    weak = X[:, 0] + np.random.default_rng(0).normal(size=y.size)
-    log = simulate_clicks(y, g, weak, top_n=8, n_sessions=1, sessions="keep", seed=1)
-    qid = np.repeat(np.arange(log.group.size), log.group)
-    return X[log.rows], log.clicks, qid, log.group, log.position
+def clicks(click_log):
+    """The shared click log (tests/conftest.py) as this file's tuple."""
+    c = click_log
+    return c.X, c.clicks, c.qid, c.group, c.position
 
 
 def _seed(random_state):
