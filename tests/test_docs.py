@@ -60,10 +60,20 @@ _IMPORTED = re.compile(r"(?:^|[\s;(])(?:import|from)\s+([A-Za-z_]\w*)"
                        r"|require\(\s*[\"']([A-Za-z_]\w*)", re.M)
 
 
+def _installed(name: str) -> bool:
+    """Whether top-level package ``name`` can be imported. An imported module may have
+    replaced itself in ``sys.modules`` by one without ``__spec__`` (optuna-integration
+    does, once ``optuna.integration`` is used), where ``find_spec`` raises: imported is
+    installed."""
+    if sys.modules.get(name) is not None:
+        return True
+    return importlib.util.find_spec(name) is not None
+
+
 def _missing_extras(text: str) -> list[str]:
     """Optional packages (gbrank's extras) that ``text`` imports and are not installed."""
     names = {a or b for a, b in _IMPORTED.findall(text)}
-    return sorted(n for n in names & set(EXTRAS) if importlib.util.find_spec(n) is None)
+    return sorted(n for n in names & set(EXTRAS) if not _installed(n))
 
 
 def _import_or_skip(name: str):
@@ -133,7 +143,7 @@ def _is_missing_extra(exc: BaseException) -> bool:
     if not isinstance(exc, ImportError):
         return False
     name = (getattr(exc, "name", None) or "").split(".")[0]
-    return (name in EXTRAS and importlib.util.find_spec(name) is None) or (
+    return (name in EXTRAS and not _installed(name)) or (
         "is not installed" in str(exc) and "pip install 'gbrank[" in str(exc))
 
 

@@ -59,7 +59,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "vali.txt, test.txt); or comma-separated LETOR files tuned on together; "
                    "default: the embedded synthetic tasks")
     p.add_argument("--test-data", type=Path, help="held-out file in the same format "
-                   "(default: 20%% of the queries of --data)")
+                   "(default: 20%% of the queries of --data); with --position-col, a table "
+                   "without that column holds true grades (in its --label-col column), "
+                   "and the held-out test is judged by ndcg@10 on them")
     p.add_argument("--fold", type=int, default=1, help="the fold (1-5) of a LETOR 4.0 "
                    "folder of parts: fold k holds out part S<k+4 mod 5> (fold 1: S5)")
     p.add_argument("--metric", help="tune, early-stop and compare every candidate on this "
@@ -174,6 +176,7 @@ def _load_tasks(args: argparse.Namespace):
         load_letor,
         load_table,
     )
+    from gbrank.datasets._tables import table_columns
     from gbrank.tuning import Task, default_tasks, task_from_arrays
     from gbrank.tuning.tasks import infer_kind
 
@@ -223,10 +226,13 @@ def _load_tasks(args: argparse.Namespace):
                                      feature_names=names, **clicks)]
         n_feat = X.shape[1]
         if table:  # the same features, matched by name
-            cols = names if pos is None else [*names, args.position_col]
+            # A click log's held-out table without the position column holds true
+            # grades (e.g. editorial judgments): its test is judged by them.
+            logged = pos is not None and args.position_col in table_columns(args.test_data)
+            cols = [*names, args.position_col] if logged else names
             Xt, yt, gt, _ = load_table(args.test_data, args.label_col, args.qid_col,
                                        feature_cols=cols)
-            if pos is not None:  # the test rows' positions, in their rows' order
+            if logged:  # the test rows' positions, in their rows' order
                 Xt, clicks["position_test"] = Xt[:, :-1], Xt[:, -1]
         else:
             try:
@@ -238,8 +244,12 @@ def _load_tasks(args: argparse.Namespace):
         kind = args.task or ("ranking" if pos is not None else infer_kind(y, g))
         g = g if g is not None and len(g) > 1 else None
         gt = gt if gt is not None and len(gt) > 1 else None
+        graded = pos is not None and "position_test" not in clicks
+        what = (f" (true grades in its {args.label_col!r} column, judged by ndcg@10 on "
+                "them)" if graded else "")
         return [Task(args.data.name, kind, X, np.asarray(y, float), g, Xt,
-                     np.asarray(yt, float), gt, f"{args.data}; test: {args.test_data}",
+                     np.asarray(yt, float), gt,
+                     f"{args.data}; test: {args.test_data}{what}",
                      feature_names=names, **clicks)]
     except NonNumericColumnsError as exc:
         _fail(f"--data: {' '.join(exc.problem.split())}; encode them as numbers in the "

@@ -67,14 +67,17 @@ def _n_units(rows: list[StudyResult]) -> int:
 
 def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[list[str], list[dict]]:
     n_units = _n_units(rows)
+    # A click log with a held-out part of true grades: its test column is their metric.
+    graded = task.test_metrics[0] if task.graded_test else None
     lines = [f"## {task.name}", "", task.description, "",
              f"{task.y.size} tuning rows ({n_folds}-fold CV"
              + (", folds over queries" if task.grouped else ", folds over rows")
              + f"), {task.y_test.size} held-out test rows"
              + (f" ({task.group_test.size} queries)" if task.grouped else "") + ".", "",
              "| objective | judged on | pick: rescored CV (mean ± sd) | best trial's CV as "
-             "tuned | Δ vs best native (paired, 95 % interval) | units won | test "
-             "| trials complete / pruned / failed | time |",
+             "tuned | Δ vs best native (paired, 95 % interval) | units won | "
+             + (f"test ({graded}, true grades) " if graded else "test ")
+             + "| trials complete / pruned / failed | time |",
              "|---|---|---|---|---|---|---|---|---|"]
     plot_rows = []
     for r in rows:
@@ -104,14 +107,16 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
                                      if r.rescore_seconds else "")
         lines.append(
             f"| {r.key} | {judged} | {pick} | {as_tuned} | {delta} | {won} "
-            f"| {r.test.get(r.target, float('nan')):.4f} "
+            f"| {r.test.get(graded or r.target, float('nan')):.4f} "
             f"| {r.n_complete} / {r.n_pruned} / {r.n_fail} | {time_} |")
     done = [r for r in rows if r.status == "done" and r.units]
     if done:
         ms = list(task.metrics)
         lines += ["", f"Every metric of the task at each study's pick (rescored CV mean over "
-                  f"{n_units} units; held-out test in brackets), so objectives compare like "
-                  "with like; **bold**: the best rescored mean:", "",
+                  f"{n_units} units; held-out test in brackets"
+                  + (", below for the held-out part of true grades" if graded else "")
+                  + "), so objectives compare like with like; **bold**: the best rescored "
+                  "mean:", "",
                   "| objective | " + " | ".join(ms) + " |",
                   "|---|" + "---|" * len(ms)]
         from gbrank.tuning.cv import higher_is_better
@@ -127,9 +132,17 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
                     cells.append("—")
                     continue
                 v = float(np.mean(r.units[m]))
-                cell = f"{v:.4f} ({r.test.get(m, float('nan')):.4f})"
+                cell = f"{v:.4f}" + (f" ({r.test[m]:.4f})" if m in r.test else "")
                 cells.append(f"**{cell}**" if v == best[m] else cell)
             lines.append(f"| {r.key} | " + " | ".join(cells) + " |")
+        if graded:
+            tm = list(task.test_metrics)
+            lines += ["", "The held-out part's true grades (no clicks there; every study's "
+                      "refit on the whole tuning part):", "",
+                      "| objective | " + " | ".join(tm) + " |", "|---|" + "---|" * len(tm)]
+            lines += [f"| {r.key} | " + " | ".join(
+                f"{r.test[m]:.4f}" if m in r.test else "—" for m in tm) + " |"
+                for r in done]
         lines += ["", "The pick of each study: its best trials as tuned (finalists: trial, "
                   "CV as tuned → rescored):", ""]
         for r in done:
@@ -161,7 +174,9 @@ def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
         rows = [r for r in results if r.task == task.name]
         lines += verdict_lines(task.name, rows, metric or task.metrics[0], _n_folds(rows),
                                kind=task.kind, booster=booster, grouped=task.grouped,
-                               metric_chosen=metric is not None, data_hint=data_hint)
+                               metric_chosen=metric is not None, data_hint=data_hint,
+                               test_metric=task.test_metrics[0] if task.graded_test
+                               else None)
     lines += ["## How to read the tables", "",
               "Every study tunes its objective on the same cross-validation folds (each "
               "trial early-stopped on the metric it is judged on). A study's best trial is "

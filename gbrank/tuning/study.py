@@ -215,7 +215,10 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
     obj = None if cand.is_native else build_objective(cand, op, cfg.seed)
     model, init, s_test = fit_full(task, cfg.booster, bp, obj, res.rounds, cfg.n_jobs)
     gte = task.group_test
-    for m in dict.fromkeys((*task.metrics, cand.target)):
+    # A click log's held-out part of true grades is judged by the ranking metrics on
+    # them; held-out clicks by the click metric.
+    names = task.test_metrics if task.graded_test else (*task.metrics, cand.target)
+    for m in dict.fromkeys(names):
         res.test[m] = score(m, task.y_test, s_test, gte, task.position_test, task.propensity)
     slug = cand.key.replace(":", "_")
     if cfg.save_models:

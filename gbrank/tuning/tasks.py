@@ -122,7 +122,10 @@ class Task:
     through every fold and split), ``propensity`` the examination probabilities
     ρ(1), ρ(2), … (or ``{position: ρ}``) of the positions, required with positions:
     the task is judged by ``ips_dcg@10`` (its ``metrics``), each held-out click divided
-    by the ρ of its position, which no learned estimate may replace.
+    by the ρ of its position, which no learned estimate may replace. A click log whose
+    held-out part has true grades instead (``position_test=None``, e.g. editorial
+    judgments) is tuned on the clicks as above and its test part is judged by the
+    ranking metrics on those grades (``test_metrics``).
 
     Examples
     --------
@@ -152,9 +155,10 @@ class Task:
 
     def __post_init__(self) -> None:
         check_choice(self.kind, "kind", KINDS)
-        if (self.position is None) != (self.position_test is None):
-            raise ValueError(f"{self.name}: positions are needed for both parts (position "
-                             "and position_test), or for neither")
+        if self.position is None and self.position_test is not None:
+            raise ValueError(f"{self.name}: the test part has positions and the tuning part "
+                             "has none; a click log needs position (and position_test for "
+                             "a held-out part of clicks; none for one of true grades)")
         if self.position is not None:
             self._check_clicks()
         elif self.propensity is not None:
@@ -189,6 +193,7 @@ class Task:
         propensities of every logged position."""
         from gbrank._validation import (
             check_clicks,
+            check_grades,
             check_positions,
             check_propensity,
             propensity_per_row,
@@ -204,8 +209,13 @@ class Task:
                 "the propensities (gbrank tune --propensity rho1,rho2,...; "
                 "Task(propensity=...))")
         table = check_propensity(self.propensity, "propensity")
+        if self.position_test is None:  # a held-out part of true grades
+            check_grades(np.asarray(self.y_test, dtype=np.float64), integer=False,
+                         max_grade=None, name=f"{self.name}: the held-out part's grades")
         for part, pos, y in (("position", self.position, self.y),
                              ("position_test", self.position_test, self.y_test)):
+            if pos is None:
+                continue
             pos = check_positions(pos, np.size(y), part)
             propensity_per_row(table, pos, "propensity",
                                " (gbrank tune --propensity: one value per position 1, 2, …)")
@@ -217,6 +227,17 @@ class Task:
     def clicks(self) -> bool:
         """True for a click log (rows with logged positions, judged by ``ips_dcg@10``)."""
         return self.position is not None
+
+    @property
+    def graded_test(self) -> bool:
+        """True for a click log whose held-out part has true grades (no positions)."""
+        return self.position is not None and self.position_test is None
+
+    @property
+    def test_metrics(self) -> tuple[str, ...]:
+        """The metrics of the held-out part: the ranking metrics on its true grades for
+        a ``graded_test``, else ``metrics``."""
+        return task_metrics("ranking") if self.graded_test else self.metrics
 
     def positions(self, idx: np.ndarray) -> np.ndarray | None:
         """The logged positions of tuning rows ``idx`` (``None`` without positions)."""
@@ -250,7 +271,8 @@ class Task:
         h.update(repr((self.X.shape, self.X_test.shape)).encode())
         if self.clicks:  # (tasks without positions keep the hash they always had)
             for a in (self.position, self.position_test):
-                h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+                h.update(b"-" if a is None else
+                         np.ascontiguousarray(a, dtype=np.float64).tobytes())
             h.update(repr(np.asarray(self.propensity if not isinstance(
                 self.propensity, dict) else sorted(self.propensity.items()))).encode())
         rows = self.X[: min(50, self.X.shape[0])]

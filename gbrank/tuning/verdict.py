@@ -161,17 +161,19 @@ def _few_units(vs: Comparison, n_folds: int) -> str:
             f"`--repeats R` rescores on R × {n_folds} units.")
 
 
-def _cell(r: StudyResult, metric: str) -> str:
+def _cell(r: StudyResult, metric: str, test_metric: str | None = None) -> str:
     v = np.asarray(r.units.get(metric, []), dtype=float)
     cv = f"{v.mean():.4f} ± {np.std(v, ddof=1):.4f}" if v.size > 1 else "—"
-    test = r.test.get(metric)
+    test = r.test.get(test_metric or metric)
     return f"{cv} | {'—' if test is None else f'{test:.4f}'}"
 
 
 def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds: int, *,
                   kind: str, booster: str, grouped: bool, metric_chosen: bool,
-                  data_hint: str = "") -> list[str]:
-    """The verdict section of one task in ``SUMMARY.md`` (Markdown lines)."""
+                  data_hint: str = "", test_metric: str | None = None) -> list[str]:
+    """The verdict section of one task in ``SUMMARY.md`` (Markdown lines).
+    ``test_metric``: the held-out part is judged on it instead of ``metric`` (a click
+    log tuned on clicks, tested on true grades)."""
     from gbrank.tuning.cv import higher_is_better
     from gbrank.tuning.recipe import training_code
 
@@ -210,11 +212,18 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
                      + (vs.describe() + f" against the best native objective, "
                         f"`{rec.best_native.key}`." if vs is not None
                         else "the only objective with a pick (no native baseline ran)."))
-    lines += ["", f"| | {metric}: rescored CV (mean ± sd over units) | held-out test |",
-              "|---|---|---|", f"| recommended: `{use.key}` | {_cell(use, metric)} |"]
+    held = (f"held-out test: {test_metric} on true grades" if test_metric
+            else "held-out test")
+    lines += ["", f"| | {metric}: rescored CV (mean ± sd over units) | {held} |",
+              "|---|---|---|",
+              f"| recommended: `{use.key}` | {_cell(use, metric, test_metric)} |"]
     for label, r in (("best native", rec.best_native), ("best gbrank", rec.best_gbrank)):
         if r is not None and r is not use:
-            lines.append(f"| {label}: `{r.key}` | {_cell(r, metric)} |")
+            lines.append(f"| {label}: `{r.key}` | {_cell(r, metric, test_metric)} |")
+    if test_metric:
+        lines += ["", f"The pick is made on the clicks ({metric}); the held-out part's "
+                  f"true grades ({test_metric}) check it on one split, with no "
+                  "interval."]
     if rec.anchor is not None:
         a = rec.anchor
         run = a.message.removeprefix("LightGBMTunerCV, ")

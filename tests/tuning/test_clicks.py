@@ -93,6 +93,58 @@ def test_cli_tunes_the_position_bias_and_judges_by_ips_dcg(csv_log, booster, tmp
     assert "ips_dcg@10" in summary and (native in summary or "position=position" in summary)
 
 
+def test_a_held_out_table_of_true_grades_judges_the_test_by_them(tmp_path):
+    """Tuned on clicks (IPS-DCG@10), tested on a table of true grades without the
+    position column: every study's test NDCG@10 is that of its saved model on those
+    grades, recomputed here."""
+    import pandas as pd
+
+    from gbrank.metrics import err, ndcg
+
+    X, y, g = make_ranking(n_queries=80, rows_per_query=16, n_features=5, seed=4)
+    weak = X[:, 0] + np.random.default_rng(4).normal(size=y.size)
+    train_rows = np.arange(60 * 16)
+    log = simulate_clicks(y[train_rows], g[:60], weak[train_rows], top_n=8, n_sessions=2,
+                          sessions="keep", seed=1, epsilon_minus=0.05)
+    names = [f"f{i}" for i in range(5)]
+    df = pd.DataFrame(X[train_rows][log.rows], columns=names)
+    df["session"] = np.repeat(np.arange(log.group.size), log.group)
+    df["shown_at"], df["label"] = log.position, log.clicks.astype(int)
+    df.to_csv(tmp_path / "clicks.csv", index=False)
+    graded = pd.DataFrame(X[60 * 16:], columns=names)
+    graded["session"] = np.repeat(np.arange(20), 16)
+    graded["label"] = y[60 * 16:]
+    graded.to_csv(tmp_path / "graded.csv", index=False)
+    out = tmp_path / "out"
+    args = ["--data", str(tmp_path / "clicks.csv"), "--test-data", str(tmp_path / "graded.csv"),
+            "--label-col", "label", "--qid-col", "session", "--position-col", "shown_at",
+            "--propensity", RHO, "--objectives", "lambdarank:ndcg", "--trials", "3",
+            "--folds", "2", "--max-rounds", "8", "--finalists", "1", "--repeats", "1",
+            "--quick", "--quiet", "--out", str(out)]
+    assert cli.main(args) == 0
+    for s in optuna.get_all_study_summaries(f"sqlite:///{out / 'studies.db'}"):
+        assert s.user_attrs["metric"] == "ips_dcg@10"  # tuned on the clicks
+    metas = list((out / "tune" / "models").rglob("params.json"))
+    assert len(metas) == 2  # lambdarank:ndcg and LightGBM's lambdarank on the positions
+    for params in metas:
+        meta = json.loads(params.read_text())
+        assert "ips_dcg@10" not in meta["test"]
+        model = next(p for p in params.parent.iterdir() if p.name.startswith("model."))
+        s = lgb.Booster(model_file=str(model)).predict(graded[names].to_numpy())
+        assert meta["test"]["ndcg@10"] == pytest.approx(
+            ndcg(graded["label"], s, qid=graded["session"], k=10), rel=1e-9)
+        assert meta["test"]["err@10"] == pytest.approx(
+            err(graded["label"], s, qid=graded["session"], k=10), rel=1e-9)
+    summary = (out / "SUMMARY.md").read_text()
+    assert "held-out test: ndcg@10 on true grades" in summary
+    assert "true grades in its 'label' column" in summary
+    # Grades where clicks are expected are still refused on the tuning part.
+    df.assign(label=df["label"] * 2).to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(SystemExit) as exc:
+        cli.main([*args[:1], str(tmp_path / "bad.csv"), *args[2:]])
+    assert exc.value.code == 2
+
+
 def test_positions_follow_their_rows_through_the_folds():
     """Each fold's IPS-DCG@10 of a fixed configuration equals the booster trained by hand
     on the fold's training rows with their positions and judged on its validation rows'
