@@ -93,6 +93,7 @@ def test_cli_tunes_the_position_bias_and_judges_by_ips_dcg(csv_log, booster, tmp
     assert "ips_dcg@10" in summary and (native in summary or "position=position" in summary)
 
 
+@pytest.mark.slow  # an end-to-end run; the floors run has the other one
 def test_a_held_out_table_of_true_grades_judges_the_test_by_them(tmp_path):
     """Tuned on clicks (IPS-DCG@10), tested on a table of true grades without the
     position column: every study's test NDCG@10 is that of its saved model on those
