@@ -19,8 +19,12 @@ echo "[min-versions] installed:"
 "$venv/bin/python" "$repo/.ci/versions.py"
 cd "$repo"
 # A cache directory of its own: this numba version must not evict the main venv's cache.
-# tests/kernels (each kernel against its slow reference) is left to the main run: the
-# objectives' and metrics' tests run the same kernels against references here, and the
-# floors run must keep CI short.
+# What runs here: every test of gbrank's use of its dependencies (the adapters, estimators,
+# tuning, dask, datasets, export, docs, compilation, validation, registry, training, ...),
+# and of the pure-math tests (tests/kernels, tests/metrics, tests/objectives: gbrank's own
+# arithmetic against slow references, whose cost is numba compiling every form of every
+# kernel) only those marked `floors` (tests/conftest.py marks the others main_only): each
+# kernel once against its reference on the floor numba and NumPy, and the comparisons with
+# LightGBM, XGBoost, scikit-learn and trec_eval. The main run (make test) runs them all.
 NUMBA_CACHE_DIR="$venv/numba-cache" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
-    -n 2 --dist loadfile -m "not slow" --durations=15 --ignore=tests/kernels
+    -n 2 --dist loadfile -m "not slow and not main_only" --durations=15

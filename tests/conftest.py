@@ -113,3 +113,20 @@ def click_log():
     return SimpleNamespace(X=X[log.rows], clicks=log.clicks,
                            qid=np.repeat(np.arange(log.group.size), log.group),
                            group=log.group, position=log.position, rho=log.examination)
+
+
+# The floors run (.ci/min_versions.sh: the declared minimum versions, with
+# -m "not slow and not main_only") keeps every test of gbrank's use of its dependencies
+# (adapters, estimators, tuning, dask, datasets, export, docs, compilation, ...). Of the
+# pure-math tests (tests/kernels, tests/metrics, tests/objectives), which check gbrank's own
+# arithmetic against slow references and cost mostly numba compiling one more form of a
+# kernel, it keeps only those marked ``floors``: each kernel once against its reference on
+# the floor numba and NumPy, and the comparisons with LightGBM, XGBoost, scikit-learn and
+# trec_eval. The main run runs them all.
+_PURE_MATH = ("kernels", "metrics", "objectives")
+
+
+def pytest_itemcollected(item):
+    parts = item.path.relative_to(Path(__file__).resolve().parent).parts
+    if len(parts) > 1 and parts[0] in _PURE_MATH and not item.get_closest_marker("floors"):
+        item.add_marker(pytest.mark.main_only)

@@ -168,8 +168,14 @@ def test_grouped_with_ties_and_weights(params):
     assert got_loss == pytest.approx(want_loss, rel=1e-9)
 
 
-@pytest.mark.parametrize("params", CASES, ids=lambda p: ",".join(f"{k}={v}" for k, v in
-                                                              p.items()))
+# The floors run (tests/conftest.py) checks each long-query kernel once: the no-sort one
+# (plain NDCG) and the int32-order one (NDCG under norm).
+_FLOORS_LONG = (dict(metric="ndcg"), dict(metric="ndcg", norm=True))
+
+
+@pytest.mark.parametrize("params", [pytest.param(p, marks=pytest.mark.floors)
+                                    if p in _FLOORS_LONG else p for p in CASES],
+                         ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()))
 def test_groupless_long_query(params):
     n = K.RANK_SORT_MAX + 88
     y, s = _data(3, [n], grades=3)

@@ -33,6 +33,7 @@ def _both_classes(y):
     return 0 < y.sum() < y.size
 
 
+@pytest.mark.floors
 @settings(max_examples=100, deadline=None)
 @given(case=binary_cases(), beta=st.sampled_from([0.5, 1.0, 2.0, 3.0]),
        threshold=st.sampled_from([-1.0, 0.0, 0.5]))
@@ -57,6 +58,7 @@ def test_fbeta_and_balanced_equal_sklearn(case, beta, threshold):
             balanced_accuracy_score(y, pred, sample_weight=w), rel=1e-12)
 
 
+@pytest.mark.floors
 @settings(max_examples=100, deadline=None)
 @given(case=binary_cases(), beta=st.sampled_from([0.5, 1.0, 2.0]))
 def test_best_threshold_against_brute_force(case, beta):

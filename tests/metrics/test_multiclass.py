@@ -27,6 +27,7 @@ def _data(n=500, k=5, seed=0, absent=None):
     return y.astype(float), s, rng.random(n) + 0.2
 
 
+@pytest.mark.floors
 @pytest.mark.parametrize("absent", [None, 3])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_against_scikit_learn(absent, weighted):

@@ -101,6 +101,7 @@ CASES = {
 }
 
 
+@pytest.mark.floors
 @pytest.mark.parametrize("name", sorted(CASES))
 @settings(max_examples=60, deadline=None)
 @given(case=ranking_cases(), k=KS)
@@ -111,6 +112,7 @@ def test_against_slow_reference(name, case, k):
     assert ours(y, s, group, qid, weight, k) == pytest.approx(expected, rel=1e-12, abs=1e-14)
 
 
+@pytest.mark.floors
 @settings(max_examples=60, deadline=None)
 @given(case=ranking_cases(), k=KS, g_max=st.sampled_from([None, 4, 6]))
 def test_err_against_slow_reference(case, k, g_max):
@@ -122,6 +124,7 @@ def test_err_against_slow_reference(case, k, g_max):
     assert got == pytest.approx(expected, rel=1e-12, abs=1e-14)
 
 
+@pytest.mark.floors
 @settings(max_examples=80, deadline=None)
 @given(case=ranking_cases(max_size=20))
 def test_pair_accuracy_against_brute_force(case):
@@ -323,6 +326,7 @@ def _ties_and_zero_queries(y, p, g):
     return ties, zero
 
 
+@pytest.mark.floors
 @pytest.mark.parametrize("part", ["train", "test"])
 def test_ndcg_and_map_equal_lightgbm(lgb_model, rank_data, part):
     X, y, g = rank_data[f"X_{part}"], rank_data[f"y_{part}"], rank_data[f"g_{part}"]
@@ -342,6 +346,7 @@ def test_ndcg_and_map_equal_lightgbm(lgb_model, rank_data, part):
     assert seen == {f"{m}@{k}" for m in ("ndcg", "map") for k in (1, 3, 5, 10)}
 
 
+@pytest.mark.floors
 def test_label_gain_equals_lightgbm(rank_data):
     lgb = pytest.importorskip("lightgbm")
     d = rank_data
@@ -363,6 +368,7 @@ def test_label_gain_equals_lightgbm(rank_data):
                             weight=wq) == pytest.approx(value, abs=1e-12)
 
 
+@pytest.mark.floors
 def test_linear_ndcg_recall_rr_equal_trec_eval(rank_data):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     y, g = rank_data["y_test"], rank_data["g_test"]
@@ -390,6 +396,7 @@ def test_linear_ndcg_recall_rr_equal_trec_eval(rank_data):
                                              for q in np.flatnonzero(has_rel)], rtol=1e-12)
 
 
+@pytest.mark.floors
 @pytest.mark.parametrize("k", [1, 5, 10, None])
 def test_linear_ndcg_equals_sklearn(k):
     from sklearn.metrics import ndcg_score
@@ -403,6 +410,7 @@ def test_linear_ndcg_equals_sklearn(k):
     assert ours == pytest.approx(ndcg_score(Y, S, k=k), rel=1e-12)
 
 
+@pytest.mark.floors
 def test_precision_equals_xgboost_pre(rank_data):
     xgb = pytest.importorskip("xgboost")
     d = rank_data

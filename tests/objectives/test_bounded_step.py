@@ -58,6 +58,7 @@ def _assert_bounded(g, h, g_none, h_none, max_step, rng):
             assert abs(gf[leaf].sum()) <= max_step * hf[leaf].sum() * (1 + 1e-12)
 
 
+@pytest.mark.floors
 @pytest.mark.parametrize("gamma", [0.0, 0.5, 2.0, 5.0])
 @pytest.mark.parametrize("max_step", [0.3, 1.0, 4.0, 16.0])
 def test_focal_binary_bound(gamma, max_step):
@@ -162,6 +163,7 @@ def _fbeta_rows(seed: int):
     return y, s, sizes, rng.random(sizes.size) + 0.5
 
 
+@pytest.mark.floors
 @pytest.mark.parametrize("hess, max_step", [(1.0, 0.25), (1.0, 1.0), (1.0, 2.0), (4.0, 0.1),
                                             (4.0, 0.5), (4.0, 8.0)])
 def test_fbeta_bound(hess, max_step):

@@ -59,6 +59,7 @@ def test_cross_entropy_is_focal_gamma0_on_binary_labels_and_passes_gradcheck():
     assert ce.init_score(rates) == pytest.approx(np.log(rates.mean() / (1 - rates.mean())))
 
 
+@pytest.mark.floors
 def test_cross_entropy_trains_as_lightgbm_cross_entropy():
     lgb = pytest.importorskip("lightgbm")
     rng = np.random.default_rng(2)
@@ -90,6 +91,7 @@ def test_calibrated_objectives_pass_the_gradient_check(obj):
     assert report.ok, str(report)
 
 
+@pytest.mark.floors
 def test_calibration_is_the_documented_weighted_sum():
     y, s, g = _ranking(seed=3)
     alpha = 0.3
@@ -177,6 +179,7 @@ def _ece_reference(t, s, bins, w):
     return total / np.sum(w)
 
 
+@pytest.mark.floors
 def test_log_loss_and_ece_against_references():
     from sklearn.metrics import log_loss
 
@@ -224,6 +227,7 @@ def test_calibration_metric_names_are_lower_is_better():
     assert len(curve) in (best + 1 + 5, 30)
 
 
+@pytest.mark.floors
 def test_xgboost_early_stopping_minimises_calibration_metrics():
     xgb = pytest.importorskip("xgboost")
     from gbrank.xgboost import metric, objective
@@ -252,6 +256,7 @@ def test_xgboost_early_stopping_minimises_calibration_metrics():
 # --- GBRanker ------------------------------------------------------------------------------
 
 
+@pytest.mark.floors
 def test_gbranker_predict_proba_calibrated_only():
     from gbrank.sklearn import GBRanker
 

@@ -80,6 +80,7 @@ def _random_case(rng, r, p_pos=0.4, scale=None):
     return y, rng.standard_normal(r) * scale
 
 
+@pytest.mark.floors
 @pytest.mark.parametrize("measure", ["fbeta", "balanced"])
 def test_argmax_equals_brute_force_up_to_14(measure):
     rng = np.random.default_rng(0)
@@ -381,6 +382,7 @@ def test_batch_size_bad_parameters(kwargs, needle):
         obj.grad_hess(y, s)
 
 
+@pytest.mark.floors
 def test_batch_state_does_not_leak_between_xgboost_trainings():
     # Each objective() wrapper trains its own copy (round counter from 0), so two
     # trainings with one instance are identical; set_params starts a new run too.

@@ -69,6 +69,7 @@ def _data(n: int = 120, seed: int = 0):
 # values
 
 
+@pytest.mark.floors
 @pytest.mark.parametrize("gamma", GAMMAS)
 @pytest.mark.parametrize("alpha", ALPHAS)
 def test_loss_grad_hess_match_naive_reference(gamma, alpha):
@@ -190,6 +191,7 @@ def test_multiclass_gradcheck_every_column(gamma, alpha):
     assert rep.ok, str(rep)
 
 
+@pytest.mark.floors
 def test_multiclass_values_against_naive():
     rng = np.random.default_rng(8)
     n, k = 30, 3
@@ -453,6 +455,7 @@ def test_bad_scores_and_shapes():
         mc.grad_hess([0, 1], np.zeros((2, 2)))
 
 
+@pytest.mark.floors
 def test_polynomial_exp_and_log1p_match_libm():
     from numba import njit
 

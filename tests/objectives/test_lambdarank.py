@@ -80,6 +80,7 @@ def gain_table(metric, gmax=4):
 labels_st = st.lists(st.integers(0, 4), min_size=1, max_size=14)
 
 
+@pytest.mark.floors
 @pytest.mark.parametrize("metric", ["ndcg", "err", "map", "mrr"])
 @settings(max_examples=80, deadline=None)
 @given(lab=labels_st, k=st.integers(1, 16))
@@ -172,6 +173,7 @@ def random_queries(rng, n_queries=6, max_size=12, n_grades=5, ties=True):
     return y, s, sizes
 
 
+@pytest.mark.floors
 @pytest.mark.parametrize("metric", ["ndcg", "err", "map", "mrr"])
 @pytest.mark.parametrize("norm", [False, True])
 @pytest.mark.parametrize("k", [1, 3, 30])

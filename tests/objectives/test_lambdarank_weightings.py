@@ -71,6 +71,7 @@ def _data(seed, n_queries=6, size=(1, 25), ties=True):
     return y, s, group
 
 
+@pytest.mark.floors
 @pytest.mark.parametrize("weighting", ("lambdarank", *WEIGHTINGS))
 @pytest.mark.parametrize("k", (3, 30))
 @pytest.mark.parametrize("seed", (0, 1))

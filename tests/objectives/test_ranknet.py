@@ -93,6 +93,7 @@ def test_pull_equals_seed_loop(seed):
         start += size
 
 
+@pytest.mark.floors
 @pytest.mark.parametrize("pull", [False, True])
 @pytest.mark.parametrize("sigma", [0.5, 2.0])
 def test_matches_spec_pairs_with_weights(pull, sigma):
@@ -250,6 +251,7 @@ def test_fft_length_is_the_smallest_5_smooth_size():
         assert not any(smooth(v) for v in range(n, got))
 
 
+@pytest.mark.floors
 @pytest.mark.parametrize("group", [None, [1000, 2000]])
 def test_fast_mode_paths_with_query_weights_equal_exact(group):
     # The fast mode's own arrays are returned (one query) or written into place (every
