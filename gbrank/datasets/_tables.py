@@ -58,19 +58,6 @@ class NonNumericColumnsError(ValueError):
 TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
 
 
-def table_columns(path: str | Path) -> list[str]:
-    """The column names of a CSV or Parquet table (its header only)."""
-    import pandas as pd
-
-    path = Path(path)
-    if path.suffix.lower() in (".parquet", ".pq"):
-        import pyarrow.parquet as pq
-
-        return [str(c) for c in pq.ParquetFile(path).schema_arrow.names]
-    sep = "\t" if path.suffix.lower() == ".tsv" else ","
-    return [str(c) for c in pd.read_csv(path, sep=sep, nrows=0).columns]
-
-
 def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
                feature_cols: list[str] | None = None, *, drop_cols: list[str] | None = None,
                return_order: bool = False) -> tuple[Any, ...]:

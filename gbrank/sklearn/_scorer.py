@@ -82,11 +82,14 @@ class _RankingScorer(_SklearnScorer):
 
     def _score(self, method_caller: Any, estimator: Any, X: Any, y_true: Any,
                **kwargs: Any) -> float:
-        qid, position = _columns_from_X(estimator, X)
-        if kwargs.get("qid") is None and qid is not None:
-            kwargs["qid"] = qid
-        if self._clicks and kwargs.get("position") is None and position is not None:
-            kwargs["position"] = position
+        need_qid = kwargs.get("qid") is None
+        need_position = self._clicks and kwargs.get("position") is None
+        if need_qid or need_position:  # (a Pipeline transforms X to find them)
+            qid, position = _columns_from_X(estimator, X)
+            if need_qid and qid is not None:
+                kwargs["qid"] = qid
+            if need_position and position is not None:
+                kwargs["position"] = position
         return super()._score(method_caller, estimator, X, y_true, **kwargs)
 
     @property

@@ -176,7 +176,6 @@ def _load_tasks(args: argparse.Namespace):
         load_letor,
         load_table,
     )
-    from gbrank.datasets._tables import table_columns
     from gbrank.tuning import Task, default_tasks, task_from_arrays
     from gbrank.tuning.tasks import infer_kind
 
@@ -225,10 +224,11 @@ def _load_tasks(args: argparse.Namespace):
                                      description=f"{args.data}; 20% held out",
                                      feature_names=names, **clicks)]
         n_feat = X.shape[1]
+        logged = pos is not None  # the held-out rows' positions are read too
         if table:  # the same features, matched by name
             # A click log's held-out table without the position column holds true
             # grades (e.g. editorial judgments): its test is judged by them.
-            logged = pos is not None and args.position_col in table_columns(args.test_data)
+            logged = logged and args.position_col in _table_columns(args.test_data)
             cols = [*names, args.position_col] if logged else names
             Xt, yt, gt, _ = load_table(args.test_data, args.label_col, args.qid_col,
                                        feature_cols=cols)
@@ -244,9 +244,8 @@ def _load_tasks(args: argparse.Namespace):
         kind = args.task or ("ranking" if pos is not None else infer_kind(y, g))
         g = g if g is not None and len(g) > 1 else None
         gt = gt if gt is not None and len(gt) > 1 else None
-        graded = pos is not None and "position_test" not in clicks
         what = (f" (true grades in its {args.label_col!r} column, judged by ndcg@10 on "
-                "them)" if graded else "")
+                "them)" if pos is not None and not logged else "")
         return [Task(args.data.name, kind, X, np.asarray(y, float), g, Xt,
                      np.asarray(yt, float), gt,
                      f"{args.data}; test: {args.test_data}{what}",
@@ -257,6 +256,18 @@ def _load_tasks(args: argparse.Namespace):
     except (OSError, ValueError, ImportError, KeyError) as exc:
         msg = " ".join(str(exc).split()) or type(exc).__name__
         _fail(f"--data: {msg}")
+
+
+def _table_columns(path: Path) -> list[str]:
+    """The column names of a CSV or Parquet table (its header only)."""
+    import pandas as pd
+
+    if path.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        return [str(c) for c in pq.ParquetFile(path).schema_arrow.names]
+    sep = "\t" if path.suffix.lower() == ".tsv" else ","
+    return [str(c) for c in pd.read_csv(path, sep=sep, nrows=0).columns]
 
 
 def _position_column(args: argparse.Namespace, path: Path, X, names: list[str]):
