@@ -246,6 +246,11 @@ def _load_tasks(args: argparse.Namespace):
         gt = gt if gt is not None and len(gt) > 1 else None
         what = (f" (true grades in its {args.label_col!r} column, judged by ndcg@10 on "
                 "them)" if pos is not None and not logged else "")
+        if what and not args.quiet:  # said at once: a click table that lost its column
+            print(f"[tune] --test-data {args.test_data} has no {args.position_col!r} column: "
+                  f"its {args.label_col!r} column is read as true grades, and the held-out "
+                  "test is judged by ndcg@10 on them (the tuning still by ips_dcg@10 on "
+                  "the clicks)", flush=True)
         return [Task(args.data.name, kind, X, np.asarray(y, float), g, Xt,
                      np.asarray(yt, float), gt,
                      f"{args.data}; test: {args.test_data}{what}",
