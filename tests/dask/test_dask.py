@@ -62,8 +62,10 @@ def client():
         try:
             yield c
         finally:
-            c.close(timeout=30)
-            cluster.close(timeout=30)
+            # The same bound as every round trip: on a starved machine stopping the two
+            # worker processes once took longer than 30 s and failed the teardown.
+            c.close(timeout=TIMEOUT)
+            cluster.close(timeout=TIMEOUT)
 
 
 def _data(n=2000, n_queries=150, seed=0):
