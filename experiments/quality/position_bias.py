@@ -493,6 +493,18 @@ def paired(block: dict, a: str, b: str) -> tuple[float, int, int]:
     return float(x.mean()), int((x > 0).sum()), x.size
 
 
+def paired_cell(block: dict, a: str, b: str) -> str:
+    """``a − b`` as a table cell: the paired mean and the units ``a`` wins."""
+    return "{:+.4f} ({}/{})".format(*paired(block, a, b))
+
+
+def gbrank_rows(results: dict) -> list[str]:
+    """Every gbrank row of a block's results (each correction, on either booster, with
+    LambdaRank's defaults or the natives' fixed ones), in table order."""
+    return [m for m in METHODS if m in results
+            and m.partition("+")[0].removeprefix("xgb:") in GBRANK]
+
+
 def gap_closed(block: dict, m: str) -> float:
     """Share of the gap between gbrank's naive row and its ceiling on ``m``'s booster."""
     b = BOOSTERS[booster_of(m)]
@@ -732,13 +744,9 @@ def sessions_effect(saved: dict) -> list[str]:
     def gap(blk):
         return float(np.mean(blk["ndcg@10"]["ceiling"]) - np.mean(blk["ndcg@10"]["naive"]))
 
-    def cells(blk, m, rival):
-        d, w, k = paired(blk, m, rival)
-        return f"{d:+.4f} ({w}/{k})"
-
     sess = [f"{np.mean([d['sessions_with_clicks'] for d in x['data']]):.0f}" for x in (a, b)]
     have = [m for m in GBRANK if m in rb and m in ra]
-    moved = ", ".join(f"`{m}` {cells(a, m, 'naive')} → {cells(b, m, 'naive')}"
+    moved = ", ".join(f"`{m}` {paired_cell(a, m, 'naive')} → {paired_cell(b, m, 'naive')}"
                       for m in have)
     helped = [m for m in have if _met(*paired(b, m, "naive"), 4) == "met"]
     failed = [m for m in have if m not in helped]
@@ -761,22 +769,21 @@ def sessions_effect(saved: dict) -> list[str]:
             if _met(d, w, k, 3) != "met":
                 losses.append(f"`{rival}`")
             if rival in ra and best in ra:
-                line += f" (the same row at 10 sessions {cells(a, best, rival)})"
+                line += f" (the same row at 10 sessions {paired_cell(a, best, rival)})"
     line += (". **gbrank still loses** to " + " and ".join(losses) + " here."
              if losses else ": it beats both natives here.")
-    rows = [m for m in METHODS if m in rb
-            and m.partition("+")[0].removeprefix("xgb:") in GBRANK]
+    rows = gbrank_rows(rb)
     top = max(rows, key=lambda m: np.mean(rb[m]))
     if top != best:
         line += (f" Among every gbrank row of the table (the `+nat`/`+xgbh` rows use the "
                  f"natives' fixed defaults, not LambdaRank's) the top is `{top}` "
                  f"({np.mean(rb[top]):.4f}): " + ", ".join(
-                     f"− `{r}` {cells(b, top, r)}" for r in ("lgb_native", "xgb_native")
+                     f"− `{r}` {paired_cell(b, top, r)}" for r in ("lgb_native", "xgb_native")
                      if r in rb) + ".")
     for nat in ("lgb_native", "xgb_native"):
         if nat in rb and nat in ra:
-            line += (f" `{nat}` − naive: {cells(a, nat, 'naive')} → "
-                     f"{cells(b, nat, 'naive')}.")
+            line += (f" `{nat}` − naive: {paired_cell(a, nat, 'naive')} → "
+                     f"{paired_cell(b, nat, 'naive')}.")
     if abs(gap(b) - gap(a)) < 0.25 * gap(a):
         natives = [m for m in ("lgb_native", "xgb_native") if m in rb]
         ahead = natives and all(paired(b, m, "naive")[0] >= paired(b, best, "naive")[0]
@@ -797,11 +804,7 @@ def selection_lines(saved: dict, key: str) -> list[str]:
     block, res = saved[key], saved[key]["ndcg@10"]
     out = []
 
-    def cells(blk, m, rival):
-        return "{:+.4f} ({}/{})".format(*paired(blk, m, rival))
-
-    rows = [m for m in METHODS if m in res
-            and m.partition("+")[0].removeprefix("xgb:") in GBRANK]
+    rows = gbrank_rows(res)
     default = [m for m in rows if "+" not in m]
     if not default:
         return out
@@ -812,7 +815,7 @@ def selection_lines(saved: dict, key: str) -> list[str]:
         out.append(f"  - Among every gbrank row of the table (the `+nat`/`+xgbh` rows use the "
                    f"natives' fixed defaults, not LambdaRank's) the top is `{top}` "
                    f"({np.mean(res[top]):.4f}, gap closed {gap_closed(block, top):.0%}): "
-                   + ", ".join(f"− `{r}` {cells(block, top, r)}" for r in natives) + ".")
+                   + ", ".join(f"− `{r}` {paired_cell(block, top, r)}" for r in natives) + ".")
     fixed = saved.get("mq2008_s40")
     if fixed:
         shown = [m for m in dict.fromkeys(("ceiling", "naive", best, top, *natives))

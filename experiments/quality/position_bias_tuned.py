@@ -50,9 +50,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _paths import RESULTS, shared_data_dir  # noqa: E402
-from position_bias import SESSIONS, click_log, logging_scores  # noqa: E402
+from position_bias import SESSIONS, click_log, logging_scores, mq_task  # noqa: E402
 
-from gbrank.datasets import letor_fold, load_letor_folds  # noqa: E402
 from gbrank.tuning import cli  # noqa: E402
 
 TRIALS = 12  # the tuner's default
@@ -63,9 +62,7 @@ def write_rotation(folder: Path, fold: int) -> dict:
     ``fold`` (0-based) as CSVs; the propensities and the data's sizes."""
     import pandas as pd
 
-    mq = load_letor_folds(shared_data_dir() / "MQ2008")
-    (X, y, g), _, (Xt, yt, gt) = letor_fold(mq, fold + 1)
-    X, Xt = X.toarray(), Xt.toarray()
+    X, y, g, Xt, yt, gt = mq_task(fold)  # MQ2008 read once, for every rotation
     scores = logging_scores(X, y, g, fold)
     Xc, c, gc, pos, rho = click_log(X, y, g, scores, user="position", eta=1.0, seed=fold,
                                     sessions=SESSIONS["mq2008_s40"])
