@@ -68,7 +68,7 @@ def _n_units(rows: list[StudyResult]) -> int:
 def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[list[str], list[dict]]:
     n_units = _n_units(rows)
     # A click log with a held-out part of true grades: its test column is their metric.
-    graded = task.test_metrics[0] if task.graded_test else None
+    graded = task.graded_test_metric
     lines = [f"## {task.name}", "", task.description, "",
              f"{task.y.size} tuning rows ({n_folds}-fold CV"
              + (", folds over queries" if task.grouped else ", folds over rows")
@@ -175,8 +175,7 @@ def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
         lines += verdict_lines(task.name, rows, metric or task.metrics[0], _n_folds(rows),
                                kind=task.kind, booster=booster, grouped=task.grouped,
                                metric_chosen=metric is not None, data_hint=data_hint,
-                               test_metric=task.test_metrics[0] if task.graded_test
-                               else None)
+                               test_metric=task.graded_test_metric)
     lines += ["## How to read the tables", "",
               "Every study tunes its objective on the same cross-validation folds (each "
               "trial early-stopped on the metric it is judged on). A study's best trial is "

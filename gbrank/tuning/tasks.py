@@ -239,6 +239,12 @@ class Task:
         a ``graded_test``, else ``metrics``."""
         return task_metrics("ranking") if self.graded_test else self.metrics
 
+    @property
+    def graded_test_metric(self) -> str | None:
+        """The metric a ``graded_test``'s true grades are reported by (``None`` for any
+        other task)."""
+        return self.test_metrics[0] if self.graded_test else None
+
     def positions(self, idx: np.ndarray) -> np.ndarray | None:
         """The logged positions of tuning rows ``idx`` (``None`` without positions)."""
         return None if self.position is None else self.position[idx]
