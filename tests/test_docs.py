@@ -108,6 +108,41 @@ def test_every_public_object_has_examples(package):
                          f"(numpydoc): {missing}")
 
 
+def _documented_parameters(doc: str) -> set[str]:
+    """The names a numpydoc docstring's Parameters section lists (``a, b : type`` gives
+    both)."""
+    names: set[str] = set()
+    lines = doc.splitlines()
+    inside, indent = False, ""
+    for i, line in enumerate(lines):
+        underlined = i + 1 < len(lines) and re.fullmatch(r"-{3,}", lines[i + 1].strip())
+        if underlined and line.strip():
+            inside = line.strip() == "Parameters"
+            indent = line[:len(line) - len(line.lstrip())]  # the entries' column
+            continue
+        entry = line.startswith(indent) and line[len(indent):len(indent) + 1].isalpha()
+        if inside and entry:
+            names.update(n.strip().lstrip("*") for n in line.split(" :")[0].split(","))
+    return names
+
+
+def test_every_objective_parameter_is_documented():
+    """Each public objective's Parameters section lists every argument of its
+    constructor (a parameter without an entry is one a user can only guess)."""
+    from gbrank.objectives import Objective
+
+    missing = {}
+    for name, obj in _public_objects("gbrank.objectives"):
+        if not (inspect.isclass(obj) and issubclass(obj, Objective)):
+            continue
+        params = [p for p, v in inspect.signature(obj).parameters.items()
+                  if v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD)]
+        lacking = [p for p in params if p not in _documented_parameters(inspect.getdoc(obj))]
+        if lacking:
+            missing[name] = lacking
+    assert not missing, f"constructor arguments without a Parameters entry: {missing}"
+
+
 def _not_reached(module) -> list[tuple[str, object]]:
     """Public objects of a package that no module's doctest finder reaches: built on
     first access (``gbrank.xgboost.XGBRanker``), so in no module's namespace."""

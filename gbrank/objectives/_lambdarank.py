@@ -26,7 +26,7 @@ from gbrank._validation import (
 )
 from gbrank.objectives._base import Objective
 from gbrank.objectives._combination import CalibrationMixin
-from gbrank.objectives._position_bias import PositionBiasMixin
+from gbrank.objectives._position_bias import PositionBiasMixin, with_position_bias_parameters
 
 __all__ = ["LambdaRank"]
 
@@ -43,6 +43,7 @@ def _integer_grades(y: np.ndarray) -> bool:
     return bool(np.all(y == np.floor(y))) and (y.size == 0 or float(y.max()) <= MAX_EXACT_GRADE)
 
 
+@with_position_bias_parameters
 class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
     r"""LambdaRank: pairwise logistic loss weighted by the change of an IR metric.
 

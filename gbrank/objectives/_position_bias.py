@@ -45,9 +45,61 @@ from gbrank._validation import (
     propensity_per_row,
 )
 
-__all__ = ["PositionBias", "PositionBiasMixin", "METHODS"]
+__all__ = ["PositionBias", "PositionBiasMixin", "METHODS", "with_position_bias_parameters"]
 
 METHODS = ("ipw", "unbiased", "additive")
+
+# The numpydoc entries of the parameters this module checks, shared by RankNet and
+# LambdaRank (``with_position_bias_parameters`` puts them in each class's Parameters).
+_PARAMETERS_DOC = r"""    position_bias : {None, "ipw", "unbiased", "additive"}, default None
+        Correct the loss for the examination bias of a click log (labels 0/1 clicks for
+        ``"ipw"`` and ``"unbiased"``, any labels for ``"additive"``; formulas:
+        ``docs/contract.md``, "Learning from clicks"). Needs every row's display
+        position: ``position=`` here, ``lgb.Dataset(position=...)``,
+        :func:`gbrank.xgboost.objective` ``(obj, position=...)`` or
+        ``GBRanker.fit(..., position=...)``; 1-based ranks or any integer slot ids.
+        ``"ipw"``: each pair times :math:`\min(1/\rho(p_i), \text{max\_weight})`,
+        :math:`p_i` the clicked row's position. ``"unbiased"``: Unbiased LambdaMART
+        (Hu et al., WWW 2019), each pair divided by :math:`t^+(p_i)\,t^-(p_j)`, the
+        ratios learned after every boosting round. ``"additive"``: LightGBM's
+        position-bias model, the loss sees :math:`s_i + b(p_i)`, offsets learned after
+        every round. Learned estimates are ``position_bias_`` (:class:`PositionBias`)
+        after training, fresh in every training and never part of a prediction.
+    propensity : sequence or dict, optional
+        ``"ipw"`` (required there): the examination probability of each position,
+        :math:`\rho(1), \rho(2), \ldots` or ``{position: rho}``, each in (0, 1], for
+        every position that occurs.
+    max_weight : float > 0 or None, default None
+        ``"ipw"``: clip the weights :math:`1/\rho` at this value (less variance, some
+        bias). ``None``: no clipping.
+    bias_norm : float >= 0, default 0.0
+        ``"unbiased"``: the exponent r of the update
+        :math:`t = (\text{cost ratio})^{1/(1 + r)}`. 0 is the paper's; XGBoost's
+        ``lambdarank_bias_norm`` is 1 by default.
+    bias_cost : {"paper", "xgboost"}, default "paper"
+        ``"unbiased"``: the pair cost the ratios are estimated from, the paper's
+        :math:`\log(1 + e^{-\sigma \Delta s})` or XGBoost's
+        :math:`\log(1 + e^{+\sigma \Delta s})`; ``bias_cost="xgboost", bias_norm=1``
+        is XGBoost's ``lambdarank_unbiased``. Which does better on simulated clicks:
+        ``docs/evidence.md``.
+    position_bias_regularization : float >= 0, default 0.0
+        ``"additive"``: L2 penalty λ on the offsets (LightGBM's
+        ``lambdarank_position_bias_regularization``).
+    position_bias_learning_rate : float > 0 or None, default None
+        ``"additive"``: the offsets' step size; ``None``: the booster's learning rate.
+"""
+
+
+def with_position_bias_parameters(cls: type) -> type:
+    """Class decorator: the position-bias parameters' entries at the end of the
+    docstring's Parameters section (before its Notes)."""
+    heading = "\n    Notes\n    -----\n"
+    if cls.__doc__ is None:  # python -OO
+        return cls
+    if heading not in cls.__doc__:
+        raise RuntimeError(f"{cls.__name__}'s docstring has no Notes section")
+    cls.__doc__ = cls.__doc__.replace(heading, _PARAMETERS_DOC + heading, 1)
+    return cls
 _COSTS = ("paper", "xgboost")
 # XGBoost's Eps64: a ratio below it is not used (the pair is not debiased).
 _TINY = 1e-16

@@ -20,7 +20,7 @@ from gbrank._validation import (
 )
 from gbrank.objectives._base import Objective
 from gbrank.objectives._combination import CalibrationMixin
-from gbrank.objectives._position_bias import PositionBiasMixin
+from gbrank.objectives._position_bias import PositionBiasMixin, with_position_bias_parameters
 
 __all__ = ["RankNet"]
 
@@ -30,6 +30,7 @@ _TIES = ("skip", "pull")
 _METHODS = ("auto", "exact", "fast")
 
 
+@with_position_bias_parameters
 class RankNet(PositionBiasMixin, CalibrationMixin, Objective):
     r"""RankNet: logistic loss on every differently-labelled pair of a query.
 
@@ -52,7 +53,7 @@ class RankNet(PositionBiasMixin, CalibrationMixin, Objective):
         ``"skip"``: equal-label pairs do not enter (LightGBM, XGBoost). ``"pull"``: they
         enter with target probability ½, :math:`C = \tfrac12 \sigma\Delta s +
         \log(1 + e^{-\sigma\Delta s})`, pulling their scores together — the form of
-        the form of a common hand-written RankNet objective (``ranknet_loss_v2``, σ = 1).
+        a common hand-written RankNet objective (``ranknet_loss_v2``, σ = 1).
     method : {"auto", "exact", "fast"}, default "auto"
         How a query's O(n²) pair sums are computed.
 
