@@ -36,6 +36,12 @@ xgb_naive,lgb_naive
 ipw+xgbh,unbiased_xgb+xgbh,xgb_naive_nosn,xgb_naive_nonorm,xgb_naive_plain
     python experiments/quality/position_bias.py --only mq2008_s40_selected \
         --methods selected_s40 --out position_bias_s40_selected   # 27 min, 2 busy cores
+    python experiments/quality/position_bias.py --only mq2008_s40_reps --methods reps \
+        --shard 0/2 --out position_bias_reps_0   # and --shard 1/2 → _1, side by side: 16 min
+    python experiments/quality/position_bias.py --only rank_selected --methods reps \
+        --shard 0/2 --out position_bias_rank_sel_0   # and --shard 1/2 → _1: 8 min
+    python experiments/quality/position_bias.py --only rank_reps --methods reps \
+        --shard 0/2 --out position_bias_rank_reps_0  # and --shard 1/2 → _1: 25 min
     python experiments/quality/position_bias.py --merge
 
 Protocol (docs/contract.md, "Learning from clicks"). Per data set and seed:
@@ -101,6 +107,18 @@ only ``n_sessions`` differs). Rows:
   round, with a patience; here on the validation part's own clicks, every 10 rounds).
   Sessions hold at most ``TOP_N`` = 10 rows, so every truncation (LambdaRank's 30,
   XGBoost's topk) keeps all pairs and is not a difference here.
+- ``mq2008_s40_reps``: three more click logs of every rotation (training and validation
+  click seeds + ``REP_SEED`` × r, r = 1, 2, 3; the same logging ranker), rows
+  ``REPS_PASS``, both round-count rules; merged with the rotation's first log (the
+  ``mq2008_s40_selected``/``_clicksel`` blocks) into ``mq2008_s40_pool_selected`` and
+  ``_clicksel``, where a row's score is the mean over the rotation's 4 logs: the goals
+  still count 5 rotations (a rotation's logs share its test queries), with less of the
+  click simulation's noise in each.
+- ``rank_selected`` and ``rank_clicksel``: rank.train under the same two rules. It has no
+  validation part, so each seed holds out ``RANK_VALID`` = 20% of its queries (drawn per
+  seed) to choose round counts, simulates clicks there as for training, and trains on the
+  other 80%; rows ``REPS_PASS``, 5 seeds. ``rank_reps`` adds three click logs per seed as
+  ``mq2008_s40_reps`` does per rotation (``rank_pool_selected``/``_clicksel``).
 
 Also: the learned propensity ratios (``unbiased``: t⁺(p) against the simulator's
 ρ(p)/ρ(1) = 1/p), a cascade-user robustness block (``simulate_clicks(user="cascade")``,
@@ -133,6 +151,12 @@ SELECT_MAX_ROUNDS = 300
 # Seed of the validation part's clicks (``mq2008_s40_clicksel``): this + fold, apart from
 # the training clicks' seed (the fold).
 VALID_CLICK_SEED = 1000
+# Further click logs of one rotation (``mq2008_s40_reps``): rep r's seeds are the rep-0
+# seeds + REP_SEED * r (the logging ranker stays the fold's).
+REP_SEED = 100
+REPS = (1, 2, 3)
+# ``rank_selected``: the share of rank.train's queries held out to choose round counts.
+RANK_VALID = 0.2
 # ``mq2008_s40``: MQ2008 with rank.train's 40 sessions per query (its own block; the
 # 10-session ``mq2008`` block is the original protocol and stays as it was).
 SESSIONS = {"rank": 40, "mq2008": 10, "mq2008_s40": 40}
@@ -184,6 +208,12 @@ SELECT_NAT_PASS = ("naive+nat", "ipw+nat", "unbiased_xgb+nat", "additive+nat",
 # ``mq2008_s40_selected``/``mq2008_s40_clicksel`` (``--methods selected_s40``): both
 # passes above and the paper's estimator with both exponents, at 40 sessions.
 SELECT_S40_PASS = SELECT_PASS + SELECT_NAT_PASS + ("unbiased", "unbiased_r1")
+# ``mq2008_s40_reps`` (``--methods reps``): the issue's rows, the uncorrected natives and
+# the top row of the 40-session selection, on further click logs of every rotation.
+REPS_PASS = ("ceiling", "naive", "ipw", "unbiased", "unbiased_r1", "unbiased_xgb",
+             "additive", "lgb_naive", "lgb_native", "xgb:ceiling", "xgb:naive", "xgb:ipw",
+             "xgb:unbiased_xgb", "xgb:additive", "xgb:additive+xgbh", "xgb_naive",
+             "xgb_native")
 # XGBoost's objective (``+xgbh``) with gbrank's corrections, on both boosters
 # (``--methods xgbh``).
 XGBH_PASS = ("xgb:naive+xgbh", "xgb:ipw+xgbh", "xgb:unbiased+xgbh", "xgb:unbiased_xgb+xgbh",
@@ -233,13 +263,36 @@ _MQ: dict = {}
 
 def mq_task(fold: int):
     """MQ2008 LETOR fold ``fold + 1``: training parts (clicks), test part (grades)."""
+    parts = mq_split(fold)
+    if parts is None:
+        return None
+    (X, y, g), _, (Xt, yt, gt) = parts
+    return X, y, g, Xt, yt, gt
+
+
+def mq_split(fold: int):
+    """MQ2008 LETOR fold ``fold + 1``: (training, validation, test) parts as dense
+    (X, y, group); ``None`` when absent."""
     d = shared_data_dir() / "MQ2008"
     if not (d / "S1.txt").exists():
         return None
     if not _MQ:
         _MQ.update(load_letor_folds(d))
-    (X, y, g), _, (Xt, yt, gt) = letor_fold(_MQ, fold + 1)
-    return X.toarray(), y, g, Xt.toarray(), yt, gt
+    return tuple((X.toarray(), y, g) for X, y, g in letor_fold(_MQ, fold + 1))
+
+
+def rank_split(seed: int):
+    """rank.train without a validation part (``RANK_VALID`` of its queries, drawn per
+    seed), that part, and rank.test; ``None`` when absent."""
+    task = rank_task(seed)
+    if task is None:
+        return None
+    X, y, g, Xt, yt, gt = task
+    rng = np.random.default_rng(2000 + seed)
+    valid = np.zeros(g.size, bool)
+    valid[rng.choice(g.size, size=int(round(RANK_VALID * g.size)), replace=False)] = True
+    rows = np.repeat(valid, g)
+    return ((X[~rows], y[~rows], g[~valid]), (X[rows], y[rows], g[valid]), (Xt, yt, gt))
 
 
 def logging_model(X, y, g, seed: int) -> lgb.Booster:
@@ -378,9 +431,9 @@ def fit_predict(method: str, task, log, rho, rounds: int) -> tuple[np.ndarray, d
     return predict(task[3]), info
 
 
-def run_selected(folds, methods, max_rounds: int = SELECT_MAX_ROUNDS, *,
+def run_selected(units, methods, max_rounds: int = SELECT_MAX_ROUNDS, *,
                  sessions: int = SESSIONS["mq2008"], clicks: bool = False,
-                 progress=None) -> dict:
+                 progress=None, split=None) -> dict:
     """MQ2008 with each row's round count chosen on the fold's validation part (NDCG@10
     on its true grades, every 10 rounds up to ``max_rounds``), so no row is judged at a
     step size and budget that suit another; test queries are only scored.
@@ -391,12 +444,16 @@ def run_selected(folds, methods, max_rounds: int = SELECT_MAX_ROUNDS, *,
     on the validation part (the same logging ranker scores its rows; same user and
     ``sessions``, seed ``VALID_CLICK_SEED + fold``; sessions without a click dropped, as
     for training), each session a query of the rows it showed at their logged
-    positions. ``progress(result)`` after every fold (partial saves)."""
-    d = shared_data_dir() / "MQ2008"
-    if not (d / "S1.txt").exists():
+    positions. ``progress(result)`` after every unit (partial saves).
+
+    ``units``: ``(fold, rep)`` pairs. Rep 0 is the fold's original click log (seed
+    ``fold``); rep r > 0 draws the training and validation clicks again with the seeds
+    shifted by ``REP_SEED * r`` (same logging ranker, same user). ``split(fold)``: the
+    (training, validation, test) parts, MQ2008's by default (``rank_split``: rank.train
+    with a validation part of its own queries, ``rank_selected``)."""
+    split = split or mq_split
+    if split(units[0][0]) is None:
         return {}
-    if not _MQ:
-        _MQ.update(load_letor_folds(d))
     rules = ("grades", "clicks") if clicks else ("grades",)
     out: dict = {r: {m: [] for m in methods} for r in rules}
     chosen: dict = {r: {m: [] for m in methods} for r in rules}
@@ -417,20 +474,20 @@ def run_selected(folds, methods, max_rounds: int = SELECT_MAX_ROUNDS, *,
                 blocks[r]["valid_click_seed"] = f"{VALID_CLICK_SEED} + fold"
         return blocks
 
-    for fold in folds:
-        (X, y, g), (Xv, yv, gv), (Xt, yt, gt) = letor_fold(_MQ, fold + 1)
-        X, Xv, Xt = X.toarray(), Xv.toarray(), Xt.toarray()
+    for fold, rep in units:
+        (X, y, g), (Xv, yv, gv), (Xt, yt, gt) = split(fold)
         task = (X, y, g, Xt, yt, gt)
         logger = logging_model(X, y, g, fold)
         scores = logger.predict(X)
         Xc, c, gc, pos, rho = click_log(X, y, g, scores, user="position", eta=1.0,
-                                        seed=fold, sessions=sessions)
-        meta.append({"sessions_with_clicks": int(gc.size), "rows": int(c.size),
-                     "logging_ndcg@10": ndcg(y, scores, g, 10)})
+                                        seed=fold + REP_SEED * rep, sessions=sessions)
+        meta.append({"fold": fold, "rep": rep, "sessions_with_clicks": int(gc.size),
+                     "rows": int(c.size), "logging_ndcg@10": ndcg(y, scores, g, 10)})
         if clicks:
             _, cv, gcv, posv, rhov, rows_v = click_log(
                 Xv, yv, gv, logger.predict(Xv), user="position", eta=1.0,
-                seed=VALID_CLICK_SEED + fold, sessions=sessions, index=True)
+                seed=VALID_CLICK_SEED + fold + REP_SEED * rep, sessions=sessions,
+                index=True)
             meta[-1].update({"valid_sessions_with_clicks": int(gcv.size),
                              "valid_rows": int(cv.size)})
         for m in methods:
@@ -450,7 +507,7 @@ def run_selected(folds, methods, max_rounds: int = SELECT_MAX_ROUNDS, *,
                 chosen[r][m].append(picks[r])
             learned[m].append(info)
         for r in rules:
-            print(f"  fold {fold} ({r}): " + ", ".join(
+            print(f"  fold {fold} rep {rep} ({r}): " + ", ".join(
                 f"{m} {out[r][m][-1]:.4f} ({chosen[r][m][-1]})" for m in methods), flush=True)
         if progress is not None:
             progress(result())
@@ -605,6 +662,89 @@ def plot(sweep: dict, path: Path) -> None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower left")
     fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+# The protocols the verdict judges, in the order of the protocol figure.
+PROTOCOLS = (("rank", "rank.train, 100 rounds"),
+             ("rank_selected", "rank.train, rounds by grades"),
+             ("rank_clicksel", "rank.train, rounds by clicks"),
+             ("rank_pool_selected", "rank.train, 4 logs, rounds by grades"),
+             ("rank_pool_clicksel", "rank.train, 4 logs, rounds by clicks"),
+             ("mq2008_s40", "MQ2008, 100 rounds"),
+             ("mq2008_s40_selected", "MQ2008, rounds by grades"),
+             ("mq2008_s40_clicksel", "MQ2008, rounds by clicks"),
+             ("mq2008_s40_pool_selected", "MQ2008, 4 logs, rounds by grades"),
+             ("mq2008_s40_pool_clicksel", "MQ2008, 4 logs, rounds by clicks"))
+
+
+def goals_table(saved: dict) -> list[str]:
+    """The issue's goals per protocol (LightGBM rows, LambdaRank's defaults): each
+    correction − naive, and the best of them against both natives."""
+    rows = ["| protocol | " + " | ".join(f"`{m}` − naive" for m in GBRANK)
+            + " | best | − lgb_native | − xgb_native | gap closed |",
+            "|---|" + "---:|" * len(GBRANK) + "---|---:|---:|---:|"]
+    for key, title in PROTOCOLS:
+        block = saved.get(key)
+        if not block or not all(m in block["ndcg@10"] for m in GBRANK):
+            continue
+        cells = []
+        for m in GBRANK:
+            d, w, k = paired(block, m, "naive")
+            cell = f"{d:+.4f} ({w}/{k})"
+            cells.append(cell if _met(d, w, k, 4) == "met" else f"**{cell}**")
+        best = max(GBRANK, key=lambda m: np.mean(block["ndcg@10"][m]))
+        cells.append(f"`{best}`")
+        for rival in ("lgb_native", "xgb_native"):
+            d, w, k = paired(block, best, rival)
+            cell = f"{d:+.4f} ({w}/{k})"
+            cells.append(cell if _met(d, w, k, 3) == "met" else f"**{cell}**")
+        cells.append(f"{gap_closed(block, best):.0%}")
+        rows.append(f"| {title} | " + " | ".join(cells) + " |")
+    return ["Goals by protocol (LightGBM, `LambdaRank`'s defaults; bold: the goal is not "
+            "met: > 0 in ≥ 4/5 units against naive, > 0 in ≥ 3/5 against a native):", "",
+            *rows]
+
+
+def plot_protocols(saved: dict, path: Path) -> None:
+    """Each LightGBM row − naive, per unit (dots) and mean (bar), in every protocol: the
+    goals at a glance (> 0 in ≥ 4/5 units against naive; the natives as reference)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = ("ipw", "unbiased", "unbiased_r1", "unbiased_xgb", "additive", "lgb_native",
+            "xgb_native")
+    shown = [(k, t) for k, t in PROTOCOLS if saved.get(k)]
+    fig, axes = plt.subplots(2, 5, figsize=(19, 6.6), sharey=True)
+    for ax, (key, title) in zip(axes.ravel(), shown, strict=False):
+        res = saved[key]["ndcg@10"]
+        for i, m in enumerate(rows):
+            if m not in res:
+                continue
+            x = np.asarray(res[m]) - np.asarray(res["naive"])
+            native = m.endswith("_native")
+            colour = "tab:red" if native else "tab:blue"
+            ax.barh(i, x.mean(), color=colour, alpha=0.35, height=0.6)
+            ax.scatter(x, np.full(x.size, i), color=colour, s=14, zorder=3)
+            ax.text(1.02, i, f"{int((x > 0).sum())}/{x.size}",
+                    transform=ax.get_yaxis_transform(), ha="left", va="center", fontsize=8,
+                    color="black" if (x > 0).sum() >= 0.8 * x.size else "tab:red")
+        ax.axvline(0, color="black", lw=0.8)
+        ax.set_title(title, fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+    for ax in axes.ravel()[len(shown):]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_yticks(range(len(rows)), rows)
+        ax.invert_yaxis()
+    fig.supxlabel("NDCG@10 − naive, on the true grades of held-out queries", fontsize=9)
+    fig.suptitle("Each correction against naive training on the same clicks (LightGBM rows; "
+                 "blue gbrank, red the boosters' own). Dots: units; bar: mean; "
+                 "right: units won, red when < 4/5", fontsize=9)
+    fig.tight_layout(w_pad=3.0)
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
@@ -862,19 +1002,46 @@ def selection_lines(saved: dict, key: str) -> list[str]:
 def verdicts(saved: dict) -> list[str]:
     """The issue's goals, judged from the numbers (no hand-written figures)."""
     out = ["## Verdict", ""]
-    for key, name in (("rank", "rank.train"), ("mq2008", "MQ2008"),
+    if any(saved.get(k) for k, _ in PROTOCOLS[1:5] + PROTOCOLS[6:]):
+        out += ["![each correction − naive in every protocol](position_bias_protocols.png)",
+                "",
+                "The figure: every LightGBM row against naive training in each protocol "
+                "below (a fixed budget, or rounds chosen on held-out grades or clicks; one "
+                "click log per unit, or the mean over 4). 40 sessions per query throughout. "
+                "Which gbrank row falls short of 4/5 changes from protocol to protocol, and "
+                "so does whether a native row does; the spread of the dots is the noise "
+                "the goals are counted against.", ""]
+        out += goals_table(saved) + [""]
+    for key, name in (("rank", "rank.train"),
+                      ("rank_selected", "rank.train, rounds chosen on held-out training "
+                                        "queries' grades"),
+                      ("rank_clicksel", "rank.train, rounds chosen by IPS-DCG@10 on "
+                                        "held-out training queries' clicks"),
+                      ("rank_pool_selected", "rank.train, {} click logs per seed (mean per "
+                       "seed), rounds chosen on held-out training queries' grades"),
+                      ("rank_pool_clicksel", "rank.train, {} click logs per seed (mean per "
+                       "seed), rounds chosen by IPS-DCG@10 on held-out training queries' "
+                       "clicks"),
+                      ("mq2008", "MQ2008"),
                       ("mq2008_s40", "MQ2008, 40 sessions per query"),
                       ("mq2008_selected", "MQ2008, rounds chosen on validation"),
                       ("mq2008_s40_selected", "MQ2008, 40 sessions per query, rounds "
                                               "chosen on the validation part's grades"),
                       ("mq2008_s40_clicksel", "MQ2008, 40 sessions per query, rounds "
-                                              "chosen by IPS-DCG@10 on validation clicks")):
+                                              "chosen by IPS-DCG@10 on validation clicks"),
+                      ("mq2008_s40_pool_selected", "MQ2008, 40 sessions per query, {} click "
+                       "logs per rotation (mean per rotation), rounds chosen on the "
+                       "validation part's grades"),
+                      ("mq2008_s40_pool_clicksel", "MQ2008, 40 sessions per query, {} click "
+                       "logs per rotation (mean per rotation), rounds chosen by IPS-DCG@10 "
+                       "on validation clicks")):
         block = saved.get(key)
         if not block or "naive" not in block["ndcg@10"]:
             continue
         have = [m for m in GBRANK if m in block["ndcg@10"]]
         if not have:
             continue  # a partial pass, judged after the merge
+        name = name.format(block.get("logs_per_rotation"))
         beat = []
         for m in have:
             d, w, k = paired(block, m, "naive")
@@ -902,6 +1069,8 @@ def verdicts(saved: dict) -> list[str]:
         out += per_booster(block)
         if key in ("mq2008_s40_selected", "mq2008_s40_clicksel"):
             out += selection_lines(saved, key)
+        if "units" in block:
+            out += unit_lines(block)
     out += sessions_effect(saved)
     out += ["",
             "Reading the tables: `ipw` is given the simulator's true propensities, an oracle that"
@@ -911,8 +1080,9 @@ def verdicts(saved: dict) -> list[str]:
             "ρ(p)/ρ(1), while the unclicked side's has no single true value (for a grade-0 row it"
             " lies in [1, 1/(1 − ε⁻)] = [1, 1.11]; relevant rows left unexamined push it up). "
             "With the paper's cost and r = 0 (gbrank's default, `unbiased`) t⁺ falls below the "
-            "truth at the bottom positions and t⁻ climbs to 2–3 (ratio tables), and the model "
-            "does not beat naive training; r = 1 (`unbiased_r1`) pulls t⁺ toward 1 and t⁻ below 1"
+            "truth at the bottom positions and t⁻ climbs to 2–3 (ratio tables), and at the "
+            "fixed budget the model does not beat naive training; r = 1 (`unbiased_r1`) "
+            "pulls t⁺ toward 1 and t⁻ below 1"
             " and lands near naive. XGBoost's cost sign with r = 1 (`bias_cost='xgboost', "
             "bias_norm=1`, the row `unbiased_xgb`) keeps t⁻ lower (up to 1.5), tracks t⁺ closest,"
             " and is gbrank's best learned correction on MQ2008 (`additive` is on rank.train); "
@@ -1029,6 +1199,55 @@ def report(saved: dict) -> str:
                   "unit), every row alike, the ceiling included. This is what "
                   "`GBRanker(scoring=\"ips_dcg@10\", early_stopping_rounds=...)` does with a "
                   "held-out part of the click log.", ""] + table(block) + [""]
+    for key, rule in (("rank_selected", "NDCG@10 on their true grades"),
+                      ("rank_clicksel", "IPS-DCG@10 on their clicks")):
+        block = saved.get(key)
+        if block:
+            kept = np.mean([d["sessions_with_clicks"] for d in block["data"]])
+            lines += [f"## rank.train with rounds chosen on held-out training queries, by "
+                      f"{rule}", "",
+                      f"rank.train has no validation part: each seed holds out "
+                      f"{RANK_VALID:.0%} of its queries (drawn per seed) to choose every "
+                      "row's round count (a multiple of 10, ≤ "
+                      f"{block['rounds']}), and the rows train on the clicks of the other "
+                      f"{1 - RANK_VALID:.0%} ({kept:.0f} sessions with a click per seed; "
+                      "the rank.train table trains on all "
+                      "of them for 100 rounds). The held-out queries' clicks are simulated "
+                      "as for training (the same logging ranker and user, 40 sessions per "
+                      f"query, seed {VALID_CLICK_SEED} + seed). Test: rank.test's true "
+                      "grades.", ""] + table(block) + [""]
+    for key, rule in (("rank_pool_selected", "NDCG@10 on their true grades"),
+                      ("rank_pool_clicksel", "IPS-DCG@10 on their clicks")):
+        block = saved.get(key)
+        if block:
+            n = block["logs_per_rotation"]
+            lines += [f"## rank.train with {n} click logs per seed, rounds chosen on held-out "
+                      f"training queries by {rule}", "",
+                      "Each seed's click log of the rank.train tables with rounds chosen and "
+                      f"{n - 1} more (the same held-out queries, logging ranker and user; "
+                      f"training and held-out click seeds + {REP_SEED} × r, r = 1…{n - 1}). "
+                      "NDCG@10 on rank.test is the mean over a seed's logs, so the units are "
+                      "the 5 seeds; rounds chosen: the mean over a seed's logs.", ""]
+            lines += table(block) + [""]
+    for key, rule in (("mq2008_s40_pool_selected", "NDCG@10 on the validation part's true "
+                                                   "grades"),
+                      ("mq2008_s40_pool_clicksel", "IPS-DCG@10 on the validation part's "
+                                                   "clicks")):
+        block = saved.get(key)
+        if block:
+            meta = block["data"]
+            lines += [f"## MQ2008 with 40 sessions per query, {block['logs_per_rotation']} "
+                      f"click logs per rotation, rounds chosen by {rule}", "",
+                      "Each rotation's click log of the tables above and "
+                      f"{block['logs_per_rotation'] - 1} more (the same logging ranker and "
+                      f"user, training and validation click seeds + {REP_SEED} × r, "
+                      f"r = 1…{block['logs_per_rotation'] - 1}; "
+                      f"{np.mean([d['sessions_with_clicks'] for d in meta]):.0f} sessions "
+                      "with a click per log); every row trains on every log up to "
+                      f"{block['rounds']} rounds and is read at the round count its rule "
+                      "chooses. NDCG@10 is the mean over a rotation's logs, so the units "
+                      "are the 5 rotations (their test queries differ); rounds chosen: "
+                      "the mean over a rotation's logs.", ""] + table(block) + [""]
     for key, title in (("rank_cascade", "Robustness: cascade user (rank.train)"),
                        ("mq2008_cascade", "Robustness: cascade user (MQ2008)")):
         block = saved.get(key)
@@ -1099,7 +1318,99 @@ def merge() -> dict:
                         saved[key][part].update(block[part])
     if saved.get("eta") and saved.get("rank"):
         saved["eta"]["1.0"] = _subset(saved["rank"], len(ETA_SEEDS))
+    for rule in ("selected", "clicksel"):
+        parts = _shards("position_bias_reps", f"mq2008_s40_reps_{rule}")
+        if parts and saved.get(f"mq2008_s40_{rule}"):
+            saved[f"mq2008_s40_pool_{rule}"] = pool(saved[f"mq2008_s40_{rule}"], parts)
+        parts = _shards("position_bias_rank_sel", f"rank_{rule}")
+        if parts:
+            saved[f"rank_{rule}"] = _concat(parts)
+        parts = _shards("position_bias_rank_reps", f"rank_reps_{rule}")
+        if parts and saved.get(f"rank_{rule}"):
+            saved[f"rank_pool_{rule}"] = pool(saved[f"rank_{rule}"], parts)
     return saved
+
+
+def _shards(stem: str, key: str) -> list[dict]:
+    """Block ``key`` of every ``--shard`` output ``<stem>_<i>.json`` that has units."""
+    blocks = [json.loads(f.read_text()).get(key)
+              for f in sorted(RESULTS.glob(f"{stem}_[0-9]*.json"))]
+    return [b for b in blocks if b and b.get("data")]
+
+
+def _concat(parts: list[dict]) -> dict:
+    """One block from the shards of a ``run_selected`` pass, its units in fold order."""
+    units = sorted(((meta["fold"], meta["rep"]), b, i)
+                   for b in parts for i, meta in enumerate(b["data"]))
+    rows = [m for m in METHODS if all(m in b["ndcg@10"] for b in parts)]
+    out = {k: v for k, v in parts[0].items() if k not in ("ndcg@10", "rounds_chosen",
+                                                          "learned", "seconds", "data")}
+    out["data"] = [b["data"][i] for _, b, i in units]
+    for field in ("ndcg@10", "rounds_chosen", "learned"):
+        out[field] = {m: [b[field][m][i] for _, b, i in units] for m in rows}
+    out["seconds"] = {m: sum(b["seconds"][m] for b in parts) for m in rows}
+    return out
+
+
+def pool(first: dict, parts: list[dict]) -> dict:
+    """One unit-level block from a rep-0 block (``mq2008_s40_selected``/``_clicksel`` or
+    ``rank_selected``/``_clicksel``: one click log per rotation or seed) and the shards of
+    its ``*_reps`` pass (further logs of the same units): each row's NDCG@10 is the mean
+    over a unit's logs, so the units the goals count stay 5, and ``units`` keeps every
+    (unit, log) score. Rows run on every log only; units with every log only."""
+    units: dict = {}
+    for i, meta in enumerate(first["data"]):  # (older blocks' units: rotations 0, 1, …)
+        units[(meta.get("fold", i), meta.get("rep", 0))] = (first, i)
+    for part in parts:
+        for i, meta in enumerate(part["data"]):
+            units[(meta["fold"], meta["rep"])] = (part, i)
+    blocks = [first, *parts]
+    rows = [m for m in METHODS if all(m in b["ndcg@10"] for b in blocks)]
+    folds = sorted({f for f, _ in units})
+    reps = sorted({r for _, r in units})
+    folds = [f for f in folds if all((f, r) in units for r in reps)]
+    keys = [(f, r) for f in folds for r in reps]
+
+    def per_unit(field, m):
+        return [units[k][0][field][m][units[k][1]] for k in keys]
+    out = {"ndcg@10": {}, "rounds_chosen": {}, "units": {}, "unit_keys": keys,
+           "seconds": {}, "learned": {m: [] for m in rows},
+           "data": [units[k][0]["data"][units[k][1]] for k in keys],
+           "logs_per_rotation": len(reps), "user": first["user"], "eta": first["eta"],
+           "sessions": first["sessions"], "rounds": first["rounds"],
+           "selection": first["selection"]}
+    for m in rows:
+        v = np.asarray(per_unit("ndcg@10", m)).reshape(len(folds), len(reps))
+        k = np.asarray(per_unit("rounds_chosen", m)).reshape(len(folds), len(reps))
+        out["units"][m] = v.ravel().tolist()
+        out["ndcg@10"][m] = v.mean(axis=1).tolist()
+        out["rounds_chosen"][m] = [int(round(x)) for x in k.mean(axis=1)]
+        # seconds per run, as a rotation's (table() divides by the rotations)
+        out["seconds"][m] = sum(b["seconds"][m] for b in blocks) / len(reps)
+    return out
+
+
+def unit_lines(block: dict) -> list[str]:
+    """The pooled block's goals counted over every (rotation, click log) unit."""
+    res = {m: np.asarray(v) for m, v in block["units"].items()}
+    n = len(block["unit_keys"])
+
+    def cell(a, b):
+        x = res[a] - res[b]
+        return f"{x.mean():+.4f} ({int((x > 0).sum())}/{n})"
+    out = []
+    for name, b in BOOSTERS.items():
+        rows = [b["prefix"] + m for m in GBRANK if b["prefix"] + m in res]
+        if b["naive"] not in res or not rows:
+            continue
+        natives = [r for r in ("lgb_native", "xgb_native") if r in res]
+        best = max(rows, key=lambda m: res[m].mean())
+        out.append(f"  - {name}, over all {n} units (a unit's logs share its test "
+                   f"queries, so they are not independent): each gbrank method − "
+                   f"`{b['naive']}`: " + ", ".join(f"`{m}` {cell(m, b['naive'])}" for m in rows)
+                   + f"; best `{best}` − " + ", ".join(f"`{r}` {cell(best, r)}" for r in natives)
+                   + ".")
+    return out
 
 
 def main(argv=None) -> None:
@@ -1110,7 +1421,9 @@ def main(argv=None) -> None:
     ap.add_argument("--cascade-seeds", type=int, default=len(SEEDS))
     ap.add_argument("--methods", default=",".join(DEFAULT_METHODS),
                     help="rows to run (comma-separated, any of METHODS), 'booster', 'diag', "
-                         "'xgbh', 'selected', 'selected_nat' or 'selected_s40'")
+                         "'xgbh', 'selected', 'selected_nat', 'selected_s40' or 'reps'")
+    ap.add_argument("--shard", default="0/1",
+                    help="i/n: this process runs every n-th unit of mq2008_s40_reps from i")
     ap.add_argument("--merge", action="store_true",
                     help="write the report and figure from the saved results")
     args = ap.parse_args(argv)
@@ -1121,12 +1434,13 @@ def main(argv=None) -> None:
         out.with_suffix(".md").write_text(report(saved))
         if saved.get("eta"):
             plot(saved["eta"], out.with_suffix(".png"))
+        plot_protocols(saved, RESULTS / "position_bias_protocols.png")
         print(out.with_suffix(".md"))
         return
     only = set(args.only.split(","))
     methods = {"booster": BOOSTER_PASS, "diag": DIAG_PASS, "xgbh": XGBH_PASS,
                "selected": SELECT_PASS, "selected_nat": SELECT_NAT_PASS,
-               "selected_s40": SELECT_S40_PASS}.get(
+               "selected_s40": SELECT_S40_PASS, "reps": REPS_PASS}.get(
         args.methods, tuple(args.methods.split(",")))
     seeds = range(1) if args.quick else SEEDS
     rounds = 20 if args.quick else ROUNDS
@@ -1149,18 +1463,32 @@ def main(argv=None) -> None:
     if "mq2008_selected" in only:
         print("mq2008, rounds chosen on validation", flush=True)
         saved["mq2008_selected"] = run_selected(
-            seeds, methods, 60 if args.quick else SELECT_MAX_ROUNDS).get("grades", {})
+            [(f, 0) for f in seeds], methods,
+            60 if args.quick else SELECT_MAX_ROUNDS).get("grades", {})
         save()
-    if "mq2008_s40_selected" in only:
-        print("mq2008, 40 sessions, rounds chosen on validation grades and clicks",
+    # Both round-count rules from one training per unit (``run_selected``), saved as
+    # ``<stem>_selected`` and ``<stem>_clicksel``. Units are dealt round-robin to
+    # ``--shard i/n`` (one process per core, each with its own --out; --merge joins them).
+    i, n = (int(v) for v in args.shard.split("/"))
+    for key, stem, split, reps, sessions in (
+            ("mq2008_s40_selected", "mq2008_s40", mq_split, (0,), SESSIONS["mq2008_s40"]),
+            ("mq2008_s40_reps", "mq2008_s40_reps", mq_split, REPS, SESSIONS["mq2008_s40"]),
+            ("rank_selected", "rank", rank_split, (0,), SESSIONS["rank"]),
+            ("rank_reps", "rank_reps", rank_split, REPS, SESSIONS["rank"])):
+        if key not in only:
+            continue
+        units = [(f, r) for r in reps for f in seeds][i::n]
+        if not units:
+            continue
+        print(f"{key}: rounds chosen on held-out grades and clicks, units {units}",
               flush=True)
 
-        def keep(blocks):
-            saved["mq2008_s40_selected"] = blocks.get("grades", {})
-            saved["mq2008_s40_clicksel"] = blocks.get("clicks", {})
+        def keep(blocks, stem=stem):
+            saved[f"{stem}_selected"] = blocks.get("grades", {})
+            saved[f"{stem}_clicksel"] = blocks.get("clicks", {})
             save()
-        keep(run_selected(seeds, methods, 60 if args.quick else SELECT_MAX_ROUNDS,
-                          sessions=SESSIONS["mq2008_s40"], clicks=True, progress=keep))
+        keep(run_selected(units, methods, 60 if args.quick else SELECT_MAX_ROUNDS,
+                          sessions=sessions, clicks=True, progress=keep, split=split))
     for key in ("rank", "mq2008"):
         if key + "_cascade" in only or "cascade" in only:
             print(key + " cascade", flush=True)
