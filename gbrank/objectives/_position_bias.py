@@ -49,6 +49,19 @@ __all__ = ["PositionBias", "PositionBiasMixin", "METHODS", "with_position_bias_p
 
 METHODS = ("ipw", "unbiased", "additive")
 
+_COSTS = ("paper", "xgboost")
+# XGBoost's Eps64: a ratio below it is not used (the pair is not debiased).
+_TINY = 1e-16
+# LightGBM's guard in the offsets' Newton step (rank_objective.hpp).
+_NEWTON_GUARD = 0.001
+
+_NEEDS_POSITIONS = (
+    "pass the display position of every row: position= to grad_hess/loss; for LightGBM, "
+    "lgb.Dataset(X, y, group=..., position=...); for XGBoost, "
+    "gbrank.xgboost.objective(obj, position=...); gbrank.sklearn.GBRanker.fit(X, y, "
+    "qid=..., position=...)")
+
+
 # The numpydoc entries of the parameters this module checks, shared by RankNet and
 # LambdaRank (``with_position_bias_parameters`` puts them in each class's Parameters).
 _PARAMETERS_DOC = r"""    position_bias : {None, "ipw", "unbiased", "additive"}, default None
@@ -100,17 +113,6 @@ def with_position_bias_parameters(cls: type) -> type:
         raise RuntimeError(f"{cls.__name__}'s docstring has no Notes section")
     cls.__doc__ = cls.__doc__.replace(heading, _PARAMETERS_DOC + heading, 1)
     return cls
-_COSTS = ("paper", "xgboost")
-# XGBoost's Eps64: a ratio below it is not used (the pair is not debiased).
-_TINY = 1e-16
-# LightGBM's guard in the offsets' Newton step (rank_objective.hpp).
-_NEWTON_GUARD = 0.001
-
-_NEEDS_POSITIONS = (
-    "pass the display position of every row: position= to grad_hess/loss; for LightGBM, "
-    "lgb.Dataset(X, y, group=..., position=...); for XGBoost, "
-    "gbrank.xgboost.objective(obj, position=...); gbrank.sklearn.GBRanker.fit(X, y, "
-    "qid=..., position=...)")
 
 
 @dataclass(frozen=True, eq=False)
