@@ -1216,38 +1216,29 @@ def report(saved: dict) -> str:
                       "as for training (the same logging ranker and user, 40 sessions per "
                       f"query, seed {VALID_CLICK_SEED} + seed). Test: rank.test's true "
                       "grades.", ""] + table(block) + [""]
-    for key, rule in (("rank_pool_selected", "NDCG@10 on their true grades"),
-                      ("rank_pool_clicksel", "IPS-DCG@10 on their clicks")):
+    for key, data, unit, rule in (
+            ("rank_pool_selected", "rank.train", "seed",
+             "NDCG@10 on held-out training queries' true grades"),
+            ("rank_pool_clicksel", "rank.train", "seed",
+             "IPS-DCG@10 on held-out training queries' clicks"),
+            ("mq2008_s40_pool_selected", "MQ2008 with 40 sessions per query", "rotation",
+             "NDCG@10 on the validation part's true grades"),
+            ("mq2008_s40_pool_clicksel", "MQ2008 with 40 sessions per query", "rotation",
+             "IPS-DCG@10 on the validation part's clicks")):
         block = saved.get(key)
-        if block:
-            n = block["logs_per_rotation"]
-            lines += [f"## rank.train with {n} click logs per seed, rounds chosen on held-out "
-                      f"training queries by {rule}", "",
-                      "Each seed's click log of the rank.train tables with rounds chosen and "
-                      f"{n - 1} more (the same held-out queries, logging ranker and user; "
-                      f"training and held-out click seeds + {REP_SEED} × r, r = 1…{n - 1}). "
-                      "NDCG@10 on rank.test is the mean over a seed's logs, so the units are "
-                      "the 5 seeds; rounds chosen: the mean over a seed's logs.", ""]
-            lines += table(block) + [""]
-    for key, rule in (("mq2008_s40_pool_selected", "NDCG@10 on the validation part's true "
-                                                   "grades"),
-                      ("mq2008_s40_pool_clicksel", "IPS-DCG@10 on the validation part's "
-                                                   "clicks")):
-        block = saved.get(key)
-        if block:
-            meta = block["data"]
-            lines += [f"## MQ2008 with 40 sessions per query, {block['logs_per_rotation']} "
-                      f"click logs per rotation, rounds chosen by {rule}", "",
-                      "Each rotation's click log of the tables above and "
-                      f"{block['logs_per_rotation'] - 1} more (the same logging ranker and "
-                      f"user, training and validation click seeds + {REP_SEED} × r, "
-                      f"r = 1…{block['logs_per_rotation'] - 1}; "
-                      f"{np.mean([d['sessions_with_clicks'] for d in meta]):.0f} sessions "
-                      "with a click per log); every row trains on every log up to "
-                      f"{block['rounds']} rounds and is read at the round count its rule "
-                      "chooses. NDCG@10 is the mean over a rotation's logs, so the units "
-                      "are the 5 rotations (their test queries differ); rounds chosen: "
-                      "the mean over a rotation's logs.", ""] + table(block) + [""]
+        if not block:
+            continue
+        n = block["logs_per_rotation"]
+        kept = np.mean([d["sessions_with_clicks"] for d in block["data"]])
+        lines += [f"## {data}, {n} click logs per {unit}, rounds chosen by {rule}", "",
+                  f"Each {unit}'s click log of the tables with rounds chosen above and "
+                  f"{n - 1} more (the same logging ranker, user and held-out queries; "
+                  f"training and held-out click seeds + {REP_SEED} × r, r = 1…{n - 1}; "
+                  f"{kept:.0f} sessions with a click per log); every row trains on every "
+                  f"log up to {block['rounds']} rounds and is read at the round count its "
+                  f"rule chooses. NDCG@10 is the mean over a {unit}'s logs, so the units "
+                  f"are the 5 {unit}s; rounds chosen: the mean "
+                  f"over a {unit}'s logs.", ""] + table(block) + [""]
     for key, title in (("rank_cascade", "Robustness: cascade user (rank.train)"),
                        ("mq2008_cascade", "Robustness: cascade user (MQ2008)")):
         block = saved.get(key)
