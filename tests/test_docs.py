@@ -126,6 +126,15 @@ def _documented_parameters(doc: str) -> set[str]:
     return names
 
 
+def _undocumented_arguments(cls) -> list[str]:
+    """The named constructor arguments of ``cls`` without a Parameters entry (``*args``
+    and ``**kwargs`` aside: they pass on another class's arguments)."""
+    params = [p for p, v in inspect.signature(cls).parameters.items()
+              if v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD)]
+    documented = _documented_parameters(inspect.getdoc(cls) or "")
+    return [p for p in params if p not in documented]
+
+
 def test_every_objective_parameter_is_documented():
     """Each public objective's Parameters section lists every argument of its
     constructor (a parameter without an entry is one a user can only guess)."""
@@ -135,12 +144,31 @@ def test_every_objective_parameter_is_documented():
     for name, obj in _public_objects("gbrank.objectives"):
         if not (inspect.isclass(obj) and issubclass(obj, Objective)):
             continue
-        params = [p for p, v in inspect.signature(obj).parameters.items()
-                  if v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD)]
-        lacking = [p for p in params if p not in _documented_parameters(inspect.getdoc(obj))]
+        lacking = _undocumented_arguments(obj)
         if lacking:
             missing[name] = lacking
     assert not missing, f"constructor arguments without a Parameters entry: {missing}"
+
+
+# Public classes beyond the objectives whose constructor arguments a user sets (or, for
+# StudyResult, reads back as attributes): dataclasses of many fields and a wrapper whose
+# one argument of its own changes how it trains.
+DOCUMENTED_CLASSES = [("gbrank.tuning", "TuneConfig"), ("gbrank.tuning", "Task"),
+                      ("gbrank.tuning", "StudyResult"), ("gbrank.xgboost", "XGBRanker")]
+
+
+@pytest.mark.parametrize(("package", "name"), DOCUMENTED_CLASSES)
+def test_every_class_parameter_is_documented(package, name):
+    """The Parameters section of each of these classes lists every argument of its
+    constructor."""
+    module = _import_or_skip(package)
+    try:
+        cls = getattr(module, name)
+    except ImportError as exc:  # XGBRanker without XGBoost
+        pytest.skip(f"{package}.{name}: {exc}")
+    lacking = _undocumented_arguments(cls)
+    assert not lacking, f"{package}.{name}: constructor arguments without a Parameters " \
+                        f"entry: {lacking}"
 
 
 def _not_reached(module) -> list[tuple[str, object]]:

@@ -39,6 +39,115 @@ class TuneConfig:
     Values are checked when the configuration is made (a ``ValueError`` naming the
     setting), and the booster's package must be installed.
 
+    Parameters
+    ----------
+    booster : {"lightgbm", "xgboost"}, default "lightgbm"
+        The booster every study trains (``--booster``); its package must be installed
+        (an ImportError naming the extra otherwise).
+    trials : int, default 12
+        Trials per study in total, counting the complete and pruned trials already in
+        the storage (earlier runs, other processes); failed trials do not count. At
+        least 1 (``--trials``; the command line's default is 3 with ``--quick``).
+    timeout : float, optional
+        Seconds, > 0: after this long a study of this run starts no new trial in this
+        process (running trials end normally); each study gets its own ``timeout``.
+        ``None``: no time limit, each study stops at ``trials`` (``--timeout``; the
+        command line uses 40 on its embedded data without ``--quick``, else none).
+    n_folds : int, default 3
+        Cross-validation folds of the tuning part, at least 2: whole queries per fold
+        for grouped ranking, rows stratified by class for binary and multiclass tasks
+        (``--folds``).
+    max_rounds : int, default 200
+        The most boosting rounds of each cross-validated training (early stopping
+        usually ends it sooner); at least 1 (``--max-rounds``, whose default is 100,
+        40 with ``--quick``).
+    patience : int, default 20
+        Early stopping: a fold's training stops after this many rounds without an
+        improvement of the study's metric on the fold's validation rows; at least 1.
+        No flag: the command line uses 15 (10 with ``--quick``).
+    seed : int, default 0
+        Seed of the run: the folds (the finalists' fresh folds use ``seed + 1``,
+        ``seed + 2``, …), each study's TPE sampler (combined with the study's name),
+        the gradient gate, the booster's ``seed`` parameter of the rescored and refit
+        configurations and the ``random_state`` of gbrank objectives that leave it
+        None (``--seed``).
+    storage : str, optional
+        SQLAlchemy URL of the Optuna storage holding the studies (PostgreSQL for
+        processes on many machines, e.g. ``"postgresql://user@host/db"``); ``None``:
+        ``sqlite:///<out_dir>/studies.db`` (``--storage``).
+    out_dir : pathlib.Path, default Path("experiments/results")
+        Folder of the outputs: the exported models under ``tune/models/<study>/``, the
+        plots under ``tune/<task>/`` and the default SQLite storage (``--out``, whose
+        default is ``./gbrank-results``; the command line writes ``SUMMARY.md`` there).
+    quick : bool, default False
+        Fewer studies: with ``objectives=None`` a shorter default list of gbrank
+        objectives per task, and, when no ``native:`` key is chosen, only the first of
+        the booster's default native objectives (click logs keep theirs). It changes
+        nothing else: the command line's ``--quick`` also sets smaller data, fewer
+        trials, rounds, finalists and repeats through the other settings.
+    metric : str, optional
+        A gbrank metric name (``"ndcg@10"``, ``"err@10"``, ``"f1"``, ``"logloss"``, …)
+        or ``"ap"``, stored lower-cased: every study is tuned, early-stopped, picked and
+        compared on it, in its direction (``logloss`` and ``ece`` are minimised); a
+        task whose kind it cannot judge is refused (ValueError) when tuned. ``None``:
+        each objective on its own metric (``--metric``).
+    finalists : int, default 3
+        How many of each study's best trials (by their CV value as tuned) the pick
+        rescores on fresh folds; the best rescored one is recommended. At least 1
+        (``--finalists``; the command line's default is 2 with ``--quick``).
+    repeats : int, default 2
+        Fresh shuffles of the ``n_folds`` folds the finalists are rescored on
+        (``repeats * n_folds`` scores per metric); at least 1 (``--repeats``; the
+        command line's default is 1 with ``--quick``).
+    n_jobs : int, default 1
+        Threads of each booster training; at least 1 (``--n-jobs``). More processes
+        on one ``storage`` use more cores.
+    objectives : list of str, optional
+        Keys of the candidate objectives: gbrank ones (``"ranknet"``,
+        ``"lambdarank:ndcg"``, ``"lambdarank:err"``, ``"focal"``,
+        ``"fbeta_surrogate"``, …) and the booster's own (``"native:lambdarank"``,
+        ``"native:binary"``, …); each task studies the keys of its kind. A list
+        without a ``native:`` key gets the booster's default native objectives.
+        ``None``: the defaults of each task (``--objectives``).
+    custom : dict of str to objective, default {}
+        Extra gbrank objective instances by study key (``{"my_rank":
+        LambdaRank(sigma=2.0)}``): RankNet, LambdaRank, FocalLoss, FBetaSurrogate or
+        their subclasses, each studied on the tasks of its kind, gated and tuned like
+        the built-in ones. No flag.
+    heartbeat : int, default 10
+        Seconds between the heartbeats a running trial records in the storage, at
+        least 1: a trial whose heartbeat is older than ``grace`` (its process was
+        killed) is failed and its parameters are tried again (``--heartbeat``).
+    grace : int, optional
+        Seconds without a heartbeat after which a running trial is failed, at least 1;
+        ``None``: ``3 * heartbeat``. No flag.
+    anchor : bool, default False
+        Also run Optuna's ``LightGBMTunerCV`` on native lambdarank, with the tuner's
+        time on the task as its time budget, as one more result; only for ranking tasks
+        that are not click logs, with ``booster="lightgbm"`` and ``report=True``.
+        Needs ``gbrank[anchor]`` (``--anchor``).
+    save_models : bool, default True
+        Export each study's refit model and its ``params.json`` to
+        ``<out_dir>/tune/models/<study>/`` (with ``report=True``). No flag.
+    plots : bool, default True
+        Draw each study's PNG plots under ``<out_dir>/tune/<task>/`` (with
+        ``report=True``). No flag.
+    progress : bool, default True
+        Print progress lines (one updating line on a terminal); False: print nothing
+        (``--quiet``).
+    run_trials : bool, default True
+        Run trials; False: only load the stored studies and report on them
+        (``--report-only``, and the parent process of ``--workers N``).
+    report : bool, default True
+        After the trials, pick each study's recommended configuration, refit it on the
+        whole tuning part, score it on the held-out part and save its model and plots;
+        False: trials only, each result holds the trial counts and the best trial
+        (``--trials-only``). ``run_trials`` and ``report`` may not both be False.
+    worker : int, optional
+        The number (at least 0) of a worker process, shown in its progress lines
+        (``[tune w3]``, plain lines, never an updating one); ``None``: not a worker.
+        ``--workers N`` sets it for the processes it starts.
+
     Examples
     --------
     >>> from pathlib import Path

@@ -14,48 +14,85 @@ __all__ = ["StudyResult"]
 class StudyResult:
     """The outcome of one (task, candidate objective) study, as the report reads it.
 
-    Attributes
+    The tuner makes them; each parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
-    task, key, target : str
-        The task's name, the candidate's key (``"lambdarank:err"``, ``"native:binary"``)
-        and the metric its study is judged on (tuned, early-stopped and compared).
-    own_target : str
-        The metric the objective exists for (``target`` unless ``--metric`` chose
-        another).
-    higher_is_better : bool
-        The direction of ``target`` (False for ``logloss``, ``ece``).
+    task : str
+        The task's name.
+    key : str
+        The candidate's key (``"lambdarank:err"``, ``"native:binary"``, a custom
+        objective's name, ``"anchor:LightGBMTunerCV"``).
+    target : str
+        The metric the study is judged on: tuned, early-stopped, picked and compared.
     native : bool
-        Whether the candidate is the booster's own objective.
+        Whether the candidate is the booster's own objective (the anchor's included).
     status : {"done", "rejected", "no trials"}
-        ``"rejected"``: the gradient gate refused the objective (``message`` says why).
-    message, study : str
-        A note for the report; the Optuna study's name.
-    n_complete, n_pruned, n_fail : int
-        Trials of the study by every process (surplus trials not counted).
-    seconds : float
-        Time spent in complete and pruned trials.
-    n_here : int
+        ``"rejected"``: the gradient gate refused the objective, which was not tuned
+        (``message`` says why); ``"no trials"``: no study in the storage (a report-only
+        run) or no complete trial.
+    message : str, default ""
+        A note for the report (the gate's refusal, why there are no trials, the
+        anchor's budget).
+    study : str, default ""
+        The Optuna study's name (empty when the gate rejected the objective).
+    n_complete : int, default 0
+        Complete trials of the study, by every process.
+    n_pruned : int, default 0
+        Pruned trials of the study, by every process.
+    n_fail : int, default 0
+        Failed trials of the study, by every process (surplus trials, failed unrun when
+        the budget was already taken, not counted).
+    seconds : float, default 0.0
+        Seconds spent in the study's complete and pruned trials, by every process (the
+        anchor: its wall time).
+    n_here : int, default 0
         Trials this process ran (admitted into the budget).
-    best_value, folds, best_trial
-        The best trial as tuned: its mean CV score, its per-fold scores of every task
-        metric (each fold early-stopped on the rows it is scored on) and its number.
-    pick_trial, best_params, rounds
-        The recommended configuration (:mod:`~gbrank.tuning.pick`): its trial, its
-        parameters and the boosting rounds its refit uses.
-    units : dict of str to list of float
-        The pick's rescored scores of every task metric, one per (repeat, fold) unit of
-        the task's fresh folds (the same units in every study of the task).
-    finalists : list of dict
-        Each finalist's trial, CV value as tuned and rescored mean of ``target``.
-    booster_params, objective_params : dict
-        The pick's booster parameters and its objective's (``{}`` for a native one),
-        as refit and saved.
-    rescore_seconds : float
-        Time the rescoring of the finalists took (stored with their values).
-    test : dict of str to float
-        Held-out test scores of the refit model.
-    model_path, plots
-        Where the exported model and the study's plots were written.
+    best_value : float, optional
+        The best trial's value as tuned: its mean over the folds of ``target``
+        (``None`` without a complete trial).
+    folds : dict of str to list of float, default {}
+        The best trial's score of every task metric (and ``target``) on each fold,
+        each fold early-stopped on the rows it is scored on.
+    best_params : dict, default {}
+        The recommended trial's parameters as Optuna drew them (objective parameters
+        prefixed ``obj_``); the configuration trained is ``booster_params`` and
+        ``objective_params``.
+    rounds : int, default 0
+        The boosting rounds of the recommended configuration's refit (for a study: the
+        mean of its trial's early-stopped rounds over the folds, rounded).
+    own_target : str, default ""
+        The metric the objective exists for; empty: ``target`` (they differ when
+        ``TuneConfig.metric``, ``--metric``, chose another).
+    higher_is_better : bool, default True
+        The direction of ``target`` (False for ``logloss``, ``ece``).
+    best_trial : int, optional
+        The number of the best trial as tuned.
+    pick_trial : int, optional
+        The number of the recommended trial (:mod:`~gbrank.tuning.pick`): the
+        finalist with the best rescored mean of ``target``.
+    units : dict of str to list of float, default {}
+        The pick's rescored scores of every task metric and ``target``, one per
+        (repeat, fold) unit of the task's fresh folds (the same units in every study
+        of the task).
+    finalists : list of dict, default []
+        Each finalist, the pick first: its ``"trial"`` number, ``"cv"`` value as
+        tuned, ``"rescored"`` mean of ``target`` and ``"rounds"``.
+    booster_params : dict, default {}
+        The pick's booster parameters, as refit and saved (a study's: floats rounded
+        to 4 significant digits, the booster's ``seed`` set).
+    objective_params : dict, default {}
+        The pick's objective parameters, as refit and saved (``{}`` for a native
+        objective; with ``position_bias="ipw"`` they include the propensities).
+    rescore_seconds : float, default 0.0
+        Seconds the rescoring of the finalists took (for values read back from the
+        study, the time recorded when they were computed).
+    test : dict of str to float, default {}
+        The refit model's scores on the held-out test part, by metric.
+    model_path : str, default ""
+        The exported model file (empty when no model was saved).
+    plots : list of str, default []
+        The paths of the study's plots.
 
     Examples
     --------

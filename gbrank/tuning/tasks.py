@@ -127,6 +127,66 @@ class Task:
     judgments) is tuned on the clicks as above and its test part is judged by the
     ranking metrics on those grades (``test_metrics``).
 
+    Parameters
+    ----------
+    name : str
+        The task's name: it names the task's studies (with a hash of the data, so a
+        re-run on the same data resumes them), its section of ``SUMMARY.md`` and its
+        plots' folder.
+    kind : {"ranking", "binary", "multiclass"}
+        What the labels are: relevance grades of ranked lists, the classes 0/1, or the
+        classes ``0 … K−1`` (K > 2).
+    X : ndarray or scipy.sparse matrix of shape (n_rows, n_features)
+        Features of the tuning part (cross-validated, then refit on); rows are taken
+        as ``X[idx]``.
+    y : ndarray of shape (n_rows,)
+        Labels of the tuning part: grades (ranking), 0/1 (binary), class indices
+        (multiclass), or 0/1 clicks (a click log).
+    group : ndarray of int, optional
+        Query sizes of the tuning part in row order (each query's rows contiguous);
+        ``None`` for binary and multiclass data and for group-less ranking (all rows
+        are one query).
+    X_test : ndarray or scipy.sparse matrix of shape (n_test, n_features)
+        Features of the held-out part, never seen while tuning: only the refit models
+        are scored on it.
+    y_test : ndarray of shape (n_test,)
+        Labels of the held-out part, as ``y`` (or true grades, see ``position_test``).
+    group_test : ndarray of int, optional
+        Query sizes of the held-out part, as ``group``.
+    description : str, default ""
+        A line about the data for the progress lines and the report (empty: the
+        progress lines show the kind).
+    metrics : tuple of str, default ()
+        The metrics recorded for every study of the task (per fold, rescored and on
+        the held-out part), the first being the headline the report's verdict uses;
+        gbrank metric names (or ``"ap"``) that suit the kind. Empty: those of the kind
+        (``ndcg@10``, ``err@10``, ``map@10``, ``mrr@10``, ``pair_accuracy`` for
+        ranking; ``ap``, ``f1`` for binary; ``macro_f1``, ``weighted_f1``,
+        ``balanced_accuracy``, ``mlogloss`` for multiclass; ``ips_dcg@10`` for a
+        click log). :func:`with_metric` puts a checked metric first.
+    feature_names : list of str, optional
+        One unique name per column of ``X`` and ``X_test`` (e.g. a table's column
+        names), given to every booster the tuner trains and saves; ``None``: the
+        boosters' defaults (``Column_0``, ``f0``, ...).
+    position : ndarray of int, optional
+        Makes the task a click log (kind ``"ranking"``, ``y`` of 0/1 clicks): every
+        tuning row's logged display position (an integer ≥ 0, e.g. 1-based ranks),
+        kept with its row through every fold; ``propensity`` is then required.
+        ``None``: not a click log. The command line reads it from ``--position-col``.
+    position_test : ndarray of int, optional
+        The held-out rows' logged positions, when the held-out part is clicks too
+        (judged by ``ips_dcg@10``). ``None`` with ``position`` given: ``y_test`` holds
+        true grades (e.g. editorial judgments), judged by the ranking metrics
+        (``test_metrics``), as the command line reads a ``--test-data`` table without
+        the ``--position-col`` column. Refused without ``position``.
+    propensity : sequence of float or dict of int to float, optional
+        Examination probabilities in (0, 1] of the logged positions: ρ(1), ρ(2), …
+        of positions 1, 2, …, or ``{position: ρ}``; every logged position needs one.
+        Required with ``position`` and refused without it (the command line's
+        ``--propensity``). ``ips_dcg@10`` divides each click it scores (validation
+        folds, held-out part) by the ρ of its position; the gbrank studies'
+        ``position_bias="ipw"`` uses them too.
+
     Examples
     --------
     >>> from gbrank.datasets import make_ranking

@@ -41,6 +41,20 @@ def xgb_ranker_class() -> type:
         For group-less data, grouping in any row order and scikit-learn's model
         selection, prefer :class:`GBRanker` with ``booster="xgboost"``.
 
+        Parameters
+        ----------
+        objective : gbrank objective or str, default "rank:ndcg"
+            A gbrank objective instance (an object with ``grad_hess``, such as
+            ``LambdaRank(metric="err")``), trained through
+            :func:`gbrank.xgboost.objective`; or an XGBoost objective string
+            (``"rank:ndcg"``, ``"rank:pairwise"``, ``"rank:map"``) passed to XGBoost
+            unchanged. Kept as given in the ``objective`` attribute (``get_params``
+            returns it).
+        **kwargs
+            The other keyword arguments of ``xgboost.XGBRanker`` (``n_estimators``,
+            ``learning_rate``, ``max_depth``, ``n_jobs``, ``eval_metric``, ...), passed
+            to it unchanged.
+
         Examples
         --------
         >>> from gbrank.datasets import make_ranking
