@@ -95,7 +95,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--trials", type=int, help="total trials per study, counting trials "
                    "already stored (default 12; 3 with --quick)")
     p.add_argument("--timeout", type=float, help="seconds per study in this run (default: "
-                   "40 on the embedded data, so its 14 studies' trials take 9.3 minutes at most; "
+                   "40 on the embedded data, so every study's trials stop within 40 s; "
                    "none with --data)")
     p.add_argument("--folds", type=int, default=3)
     p.add_argument("--max-rounds", type=int, help="boosting rounds cap (early stopping "

@@ -198,8 +198,12 @@ class TuneConfig:
             check_integer(getattr(self, name), name, low)
         check_integer(self.grace, "grace", 1, allow_none=True)
         check_integer(self.worker, "worker", 0, allow_none=True)
-        if not (check_bool(self.run_trials, "run_trials") or check_bool(self.report, "report")):
+        for name in ("quick", "anchor", "save_models", "plots", "progress", "run_trials",
+                     "report"):
+            check_bool(getattr(self, name), name)
+        if not (self.run_trials or self.report):
             raise ValueError("run_trials and report are both False: nothing to do")
+        self._check_objectives()
         if self.metric is not None:
             from gbrank.tuning.cv import higher_is_better
 
@@ -213,3 +217,29 @@ class TuneConfig:
                                  f"{str(exc).split('; ', 1)[-1]}, or ap") from None
         if self.timeout is not None:
             check_number(self.timeout, "timeout", 0.0, low_open=True)
+
+    def _check_objectives(self) -> None:
+        """``objectives`` keys the booster knows and ``custom`` gbrank objectives, here
+        rather than when the first task is tuned."""
+        from gbrank.tuning.spaces import candidate
+
+        if self.objectives is not None:
+            if isinstance(self.objectives, str) or not all(
+                    isinstance(k, str) for k in self.objectives):
+                raise ValueError("objectives must be a list of objective keys such as "
+                                 f"['lambdarank:ndcg', 'native:lambdarank'], got "
+                                 f"{self.objectives!r}")
+            for key in self.objectives:
+                try:
+                    candidate(key, self.booster)
+                except ValueError as exc:
+                    raise ValueError(f"objectives: {exc}") from None
+        if not isinstance(self.custom, dict) or not all(
+                isinstance(k, str) for k in self.custom):
+            raise ValueError("custom must be a dict of study keys to gbrank objectives, got "
+                             f"{self.custom!r}")
+        for key, obj in self.custom.items():
+            try:
+                candidate(key, self.booster, obj)
+            except ValueError as exc:
+                raise ValueError(f"custom[{key!r}]: {exc}") from None

@@ -162,7 +162,7 @@ def tune(tasks: list[Task], cfg: TuneConfig) -> list[StudyResult]:
     >>> cfg = TuneConfig(quick=True, trials=3, out_dir=Path("studies"))
     >>> results = tune(default_tasks(quick=True), cfg)  # doctest: +SKIP
     >>> sorted({r.task for r in results})  # doctest: +SKIP
-    ['binary', 'demand_levels', 'ranking']
+    ['binary', 'demand_levels', 'multiclass', 'ranking']
     """
     progress = Progress(cfg.progress, cfg.worker)
     storage = open_storage(cfg.storage or default_storage_url(cfg.out_dir), cfg.heartbeat,

@@ -593,6 +593,21 @@ def test_tune_config_refuses_bad_settings():
         TuneConfig(trials=0)
     with pytest.raises(ValueError, match="booster must be one of"):
         TuneConfig(booster="catboost")
+    # Each flag is checked on its own (``report="no"`` used to pass as True whenever
+    # run_trials was True).
+    with pytest.raises(ValueError, match="report must be True or False, got 'no'"):
+        TuneConfig(report="no")
+    with pytest.raises(ValueError, match="plots must be True or False, got 1"):
+        TuneConfig(plots=1)
+    # Objective keys and custom objectives fail here, not when the first task is tuned.
+    with pytest.raises(ValueError, match=r"objectives: unknown objective 'nonsense'"):
+        TuneConfig(objectives=["nonsense"])
+    with pytest.raises(ValueError, match="objectives must be a list of objective keys"):
+        TuneConfig(objectives="lambdarank:ndcg")
+    with pytest.raises(ValueError, match=r"custom\['mine'\]: .* is not a gbrank objective"):
+        TuneConfig(custom={"mine": object()})
+    assert TuneConfig(objectives=["lambdarank:err", "native:lambdarank"]).objectives == [
+        "lambdarank:err", "native:lambdarank"]
 
 
 def test_trials_only_then_report_only_share_the_stored_study(tmp_path):
