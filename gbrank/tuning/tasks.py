@@ -215,6 +215,7 @@ class Task:
 
     def __post_init__(self) -> None:
         check_choice(self.kind, "kind", KINDS)
+        self._check_shapes()
         if self.position is None and self.position_test is not None:
             raise ValueError(f"{self.name}: the test part has positions and the tuning part "
                              "has none; a click log needs position (and position_test for "
@@ -236,6 +237,15 @@ class Task:
                                  f"more classes; the largest is {self.num_class - 1:g}")
         if not self.metrics:
             self.metrics = CLICK_METRICS if self.clicks else task_metrics(self.kind)
+        elif isinstance(self.metrics, str):
+            raise ValueError(f"{self.name}: metrics must be a tuple of metric names, got "
+                             f"{self.metrics!r}")
+        else:
+            try:
+                self.metrics = tuple(check_metric(m, self.kind, clicks=self.clicks)
+                                     for m in self.metrics)
+            except ValueError as exc:
+                raise ValueError(f"{self.name}: metrics: {exc}") from None
         if self.feature_names is not None:
             names = [str(n) for n in self.feature_names]
             for part, X in (("X", self.X), ("X_test", self.X_test)):
@@ -247,6 +257,28 @@ class Task:
                 raise ValueError(f"{self.name}: feature_names must be unique; {twice!r} "
                                  "occur more than once")
             self.feature_names = names
+
+    def _check_shapes(self) -> None:
+        """Rows of X and labels agree in each part, both parts have the same columns, and
+        query sizes are positive and cover their part's rows (the folds and the
+        held-out scores would otherwise fail far from here, or pair the wrong rows)."""
+        for part, X, y, group in (("", self.X, self.y, self.group),
+                                  ("_test", self.X_test, self.y_test, self.group_test)):
+            n = np.shape(y)[0]
+            if X.shape[0] != n:
+                raise ValueError(f"{self.name}: X{part} has {X.shape[0]} rows and y{part} "
+                                 f"{n} labels")
+            if group is not None:
+                sizes = np.asarray(group)
+                if sizes.ndim != 1 or (sizes.size and sizes.min() <= 0):
+                    raise ValueError(f"{self.name}: group{part} must be positive query "
+                                     "sizes, one per query in row order")
+                if int(sizes.sum()) != n:
+                    raise ValueError(f"{self.name}: group{part} sums to {int(sizes.sum())} "
+                                     f"rows and y{part} has {n} (query sizes, in row order)")
+        if self.X.shape[1] != self.X_test.shape[1]:
+            raise ValueError(f"{self.name}: X has {self.X.shape[1]} columns and X_test "
+                             f"{self.X_test.shape[1]}")
 
     def _check_clicks(self) -> None:
         """A click log: a ranking task of 0/1 clicks, every row's position, and the

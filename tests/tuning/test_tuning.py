@@ -610,6 +610,31 @@ def test_tune_config_refuses_bad_settings():
         "lambdarank:err", "native:lambdarank"]
 
 
+def test_task_refuses_parts_that_do_not_fit():
+    """Rows, query sizes, columns and metric names are checked when a Task is made,
+    naming the part (they failed later, inside scikit-learn's splitter or as an
+    IndexError, or not at all)."""
+    from gbrank.datasets import make_ranking
+    from gbrank.tuning import Task
+
+    X, y, g = make_ranking(n_queries=12, rows_per_query=10, n_features=4, seed=0)
+    Xt, yt, gt = make_ranking(n_queries=4, rows_per_query=10, n_features=4, seed=1)
+    short = g.copy()
+    short[-1] -= 3
+    cases = [((X, y, short, Xt, yt, gt), {}, "group sums to 117 rows and y has 120"),
+             ((X, y, g, Xt, yt, gt[:-1]), {}, "group_test sums to 30 rows and y_test has 40"),
+             ((X, y, np.r_[g[:-1], 0, g[-1]], Xt, yt, gt), {}, "group must be positive"),
+             ((X[:-2], y, g, Xt, yt, gt), {}, "X has 118 rows and y 120 labels"),
+             ((X, y, g, Xt[:, :3], yt, gt), {}, "X has 4 columns and X_test 3"),
+             ((X, y, g, Xt, yt, gt), {"metrics": ("nonsense@10",)},
+              "metrics: unknown metric 'nonsense@10'"),
+             ((X, y, g, Xt, yt, gt), {"metrics": ("f1",)}, "metrics: .*ranking")]
+    for args, kw, message in cases:
+        with pytest.raises(ValueError, match=message):
+            Task("t", "ranking", *args, **kw)
+    assert Task("t", "ranking", X, y, g, Xt, yt, gt, metrics=("ERR@5",)).metrics == ("err@5",)
+
+
 def test_trials_only_then_report_only_share_the_stored_study(tmp_path):
     """A trials-only worker fits nothing; a report-only run adds no trial and refits
     the stored best trial."""
