@@ -329,7 +329,7 @@ def _letor_source(args: argparse.Namespace):
 _FLAGS = {"trials": "--trials", "n_folds": "--folds", "max_rounds": "--max-rounds",
           "n_jobs": "--n-jobs", "heartbeat": "--heartbeat", "timeout": "--timeout",
           "booster": "--booster", "metric": "--metric", "finalists": "--finalists",
-          "repeats": "--repeats"}
+          "repeats": "--repeats", "objectives": "--objectives"}
 
 
 def _config(args: argparse.Namespace, keys: list[str] | None):
@@ -354,7 +354,9 @@ def _config(args: argparse.Namespace, keys: list[str] | None):
             repeats=given(args.repeats, 1 if args.quick else 2))
     except ValueError as exc:
         msg = str(exc)
-        field_name = msg.split(" ", 1)[0]
+        field_name = msg.split(" ", 1)[0].removesuffix(":")
+        # "objectives: unknown objective ..." names its field once, as the flag
+        msg = msg.removeprefix(f"{field_name}: ")
         _fail(f"{_FLAGS.get(field_name, field_name)}: {msg}")
     except ImportError as exc:  # the booster is not installed
         _fail(f"--booster {args.booster}: {exc}")
@@ -430,13 +432,8 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as exc:
         _fail(str(exc))
     keys = None
-    if args.objectives:
+    if args.objectives:  # each key checked by TuneConfig
         keys = [k.strip() for k in args.objectives.split(",") if k.strip()]
-        for k in keys:
-            try:
-                candidate(k, args.booster)
-            except ValueError as exc:
-                _fail(f"--objectives: {exc}")
     cfg = _config(args, keys)
     tasks = _load_tasks(args)
     from gbrank.tuning.cv import check_feature_names

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from gbrank._validation import check_choice, check_number
+from gbrank._validation import check_choice, check_number, query_structure
 
 __all__ = ["Task", "check_metric", "default_tasks", "infer_kind", "letor_task",
            "multiclass_task", "task_from_arrays", "task_metrics", "with_metric"]
@@ -269,13 +269,11 @@ class Task:
                 raise ValueError(f"{self.name}: X{part} has {X.shape[0]} rows and y{part} "
                                  f"{n} labels")
             if group is not None:
-                sizes = np.asarray(group)
-                if sizes.ndim != 1 or (sizes.size and sizes.min() <= 0):
-                    raise ValueError(f"{self.name}: group{part} must be positive query "
-                                     "sizes, one per query in row order")
-                if int(sizes.sum()) != n:
-                    raise ValueError(f"{self.name}: group{part} sums to {int(sizes.sum())} "
-                                     f"rows and y{part} has {n} (query sizes, in row order)")
+                try:
+                    query_structure(n, group=group)
+                except ValueError as exc:
+                    raise ValueError(f"{self.name}: group{part} (query sizes of y{part}'s "
+                                     f"{n} rows, in row order): {exc}") from None
         if self.X.shape[1] != self.X_test.shape[1]:
             raise ValueError(f"{self.name}: X has {self.X.shape[1]} columns and X_test "
                              f"{self.X_test.shape[1]}")

@@ -621,9 +621,14 @@ def test_task_refuses_parts_that_do_not_fit():
     Xt, yt, gt = make_ranking(n_queries=4, rows_per_query=10, n_features=4, seed=1)
     short = g.copy()
     short[-1] -= 3
-    cases = [((X, y, short, Xt, yt, gt), {}, "group sums to 117 rows and y has 120"),
-             ((X, y, g, Xt, yt, gt[:-1]), {}, "group_test sums to 30 rows and y_test has 40"),
-             ((X, y, np.r_[g[:-1], 0, g[-1]], Xt, yt, gt), {}, "group must be positive"),
+    cases = [((X, y, short, Xt, yt, gt), {},
+              r"group \(query sizes of y's 120 rows, in row order\): group sizes sum to 117 "
+              "but there are 120 rows"),
+             ((X, y, g, Xt, yt, gt[:-1]), {},
+              r"group_test \(query sizes of y_test's 40 rows, in row order\): group sizes "
+              "sum to 30 but there are 40 rows"),
+             ((X, y, np.r_[g[:-1], 0, g[-1]], Xt, yt, gt), {},
+              "group sizes must be positive; 1 are not"),
              ((X[:-2], y, g, Xt, yt, gt), {}, "X has 118 rows and y 120 labels"),
              ((X, y, g, Xt[:, :3], yt, gt), {}, "X has 4 columns and X_test 3"),
              ((X, y, g, Xt, yt, gt), {"metrics": ("nonsense@10",)},
