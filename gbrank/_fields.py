@@ -17,9 +17,9 @@ import numpy as np
 
 __all__ = ["is_lightgbm_dataset", "lightgbm_dataset_fields", "dmatrix_fields", "per_row_weights",
            "check_fold_keeps_queries", "lightgbm_builtin_metrics", "calling_lightgbm_dataset",
-           "warn_lightgbm_builtin_metrics", "lightgbm_positions", "keep_lightgbm_positions",
-           "lightgbm_learning_rate", "learning_rate_in", "dmatrix_positions",
-           "keep_calling_lightgbm_positions"]
+           "warn_lightgbm_builtin_metrics", "lightgbm_positions", "renumbered_like_lightgbm",
+           "warn_ignored_lightgbm_positions", "lightgbm_learning_rate", "learning_rate_in",
+           "dmatrix_positions", "lightgbm_subset_rows"]
 
 
 def is_lightgbm_dataset(x: Any) -> bool:
@@ -39,80 +39,58 @@ def lightgbm_dataset_fields(ds: Any) -> tuple[np.ndarray, Any, Any]:
     return y, w, g
 
 
-# Positions of Datasets built by gbrank (GBRanker, gbrank.lightgbm.cv's folds) as the user
-# gave them: a constructed Dataset holds only LightGBM's renumbering of them.
-_POSITIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def keep_lightgbm_positions(ds: Any, position: Any) -> None:
-    """Remember the positions ``ds`` was (or will be) built with, as given: LightGBM
-    replaces them by its own numbering when it constructs the Dataset."""
-    if position is not None:
-        _POSITIONS[ds] = np.asarray(position)
-
-
 def lightgbm_positions(ds: Any) -> np.ndarray | None:
-    """Display positions of the rows of a LightGBM ``Dataset`` (``None`` if it has none).
+    """The positions a LightGBM ``Dataset`` holds as LightGBM sees them, or ``None``.
 
-    When LightGBM constructs a Dataset it renumbers the positions 0, 1, 2, … in order of
-    first appearance (it treats them as categories) and the values given are gone from
-    it; gbrank reads number ``s`` as position ``s + 1``, which is the display rank when
-    rows are logged in display order from the top (as ``simulate_clicks`` writes them).
-    Positions of a Dataset that gbrank built (:func:`keep_lightgbm_positions`), of one
-    given unconstructed to ``lgb.train`` / ``lgb.cv`` (kept when they copy their params,
-    :func:`keep_calling_lightgbm_positions`), and of one not yet constructed, are the
-    values given. A subset (a fold of ``lgb.cv``, which
-    drops positions) takes its rows' positions from its parent.
+    A Dataset not yet constructed holds the values given (its public ``position``); a
+    constructed one only LightGBM's renumbering of them (0, 1, 2, … in order of first
+    appearance: LightGBM treats positions as categories), which is what this returns
+    then. Code that needs the values themselves takes them from the user
+    (:func:`gbrank.lightgbm.objective`, ``feval(..., position=...)``).
     """
-    kept = _POSITIONS.get(ds)
-    if kept is not None:
-        return kept
-    handle = getattr(ds, "_handle", None)
-    if handle is None:
-        raw = getattr(ds, "position", None)
-    else:  # LightGBM < 4.1 has no positions
-        getter = getattr(ds, "get_position", None)
-        raw = None if getter is None else getter()
-    if raw is not None and np.size(raw) > 0:
-        raw = np.asarray(raw)
-        return raw if handle is None else raw.astype(np.int64) + 1
-    used = getattr(ds, "used_indices", None)
-    parent = getattr(ds, "reference", None)
-    if used is not None and parent is not None:
-        whole = lightgbm_positions(parent)
-        if whole is not None:
-            return np.asarray(whole)[np.asarray(used, dtype=np.int64)]
-    return None
+    getter = getattr(ds, "get_position", None)
+    raw = None if getter is None else getter()
+    if raw is None or np.size(raw) == 0:
+        return None
+    return np.asarray(raw)
 
 
-def keep_calling_lightgbm_positions(depth: int = 12) -> None:
-    """Keep the positions of the training and validation Datasets of the ``lgb.train`` /
-    ``lgb.cv`` call this runs inside, as the user gave them, while they are not yet
-    constructed.
+def renumbered_like_lightgbm(position: np.ndarray) -> np.ndarray:
+    """Positions numbered 0, 1, 2, … in order of first appearance, as LightGBM stores a
+    constructed Dataset's positions (to compare given positions with a Dataset's)."""
+    values, first, inverse = np.unique(position, return_index=True, return_inverse=True)
+    rank = np.empty(values.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(values.size)
+    return rank[inverse.ravel()]
 
-    Called when LightGBM deep-copies its ``params`` (the first thing ``lgb.train`` and
-    ``lgb.cv`` do, before they construct ``train_set``): once constructed, the Dataset
-    holds only LightGBM's renumbering of its positions (0, 1, … in order of first
-    appearance). Finds the local ``train_set`` of a LightGBM frame up the stack; does
-    nothing when the layout differs or the Dataset is already constructed.
-    """
+
+def warn_ignored_lightgbm_positions(ds: Any, objective: str) -> None:
+    """Warn once per Dataset when it has display positions that the objective ignores:
+    LightGBM's own ``lambdarank`` would learn a position bias from them."""
     try:
-        frame = sys._getframe(1)
-    except ValueError:
+        if ds in _POSITIONS_WARNED:
+            return
+        _POSITIONS_WARNED.add(ds)
+    except TypeError:
+        pass
+    if lightgbm_positions(ds) is None:
         return
-    for _ in range(depth):
-        if frame is None:
-            return
-        if str(frame.f_globals.get("__name__", "")).startswith("lightgbm."):
-            found = [frame.f_locals.get("train_set"), *(frame.f_locals.get("valid_sets")
-                                                        or ())]
-            for ds in found:
-                if (is_lightgbm_dataset(ds) and getattr(ds, "_handle", 0) is None
-                        and getattr(ds, "position", None) is not None
-                        and ds not in _POSITIONS):
-                    keep_lightgbm_positions(ds, np.asarray(ds.position))
-            return
-        frame = frame.f_back
+    warnings.warn(
+        f"this LightGBM Dataset has display positions, which {objective} without "
+        "position_bias ignores (LightGBM's own lambdarank would learn a position bias from "
+        f"them): to learn from clicks, use {objective}(position_bias=...) through "
+        "gbrank.lightgbm.objective(obj, position=positions); or build the Dataset without "
+        "position= to silence this", UserWarning, stacklevel=4)
+
+
+def lightgbm_subset_rows(ds: Any) -> np.ndarray | None:
+    """The rows of its parent that a LightGBM ``Dataset`` subset holds (``lgb.cv``'s
+    folds: ``Dataset.subset`` records them as ``used_indices``), or ``None`` when it is
+    not a subset."""
+    used = getattr(ds, "used_indices", None)
+    if used is None or getattr(ds, "reference", None) is None:
+        return None
+    return np.asarray(used, dtype=np.int64)
 
 
 _LEARNING_RATE_ALIASES = ("learning_rate", "shrinkage_rate", "eta")
@@ -168,6 +146,7 @@ def per_row_weights(w: Any, group: Any, n: int) -> Any:
 # Datasets already inspected (a check runs once per Dataset, not once per round).
 _FOLDS_CHECKED: weakref.WeakSet = weakref.WeakSet()
 _METRICS_WARNED: weakref.WeakSet = weakref.WeakSet()
+_POSITIONS_WARNED: weakref.WeakSet = weakref.WeakSet()
 
 
 def check_fold_keeps_queries(ds: Any) -> None:

@@ -47,12 +47,14 @@ class Validation:
 
 @dataclass
 class Trained:
-    """A trained booster, the number of rounds to predict with, and the validation curve
-    (``{"valid": {name: [...]}}``, empty without validation data)."""
+    """A trained booster, the number of rounds to predict with, the validation curve
+    (``{"valid": {name: [...]}}``, empty without validation data) and, for an objective
+    with ``position_bias``, the training's estimates (a ``PositionBias``)."""
 
     model: Any
     best_iteration: int
     evals_result: dict = field(default_factory=dict)
+    position_bias: Any = None
 
 
 def start_data(booster: str, data: Any, init: Any) -> None:
@@ -145,9 +147,12 @@ def train(booster: str, params: dict[str, Any], objective: Any, dtrain: Any,
         ``(round, validation value)`` after every round; it may raise to stop training
         (an Optuna ``TrialPruned``).
     position : array-like, optional
-        Display positions of ``dtrain``'s rows, for an objective with ``position_bias``:
-        XGBoost gets them through :func:`gbrank.xgboost.objective`; a LightGBM
-        ``Dataset`` carries its own (``Dataset(position=...)``).
+        Display positions of ``dtrain``'s rows, for a gbrank objective with
+        ``position_bias``: it gets them through :func:`gbrank.lightgbm.objective` /
+        :func:`gbrank.xgboost.objective` (a constructed LightGBM ``Dataset`` holds only
+        LightGBM's renumbering of its own), with the learning rate of ``params`` for
+        ``"additive"``'s offsets. Ignored for a booster objective name (LightGBM's
+        ``lambdarank`` reads a ``Dataset``'s positions itself).
 
     Returns
     -------
@@ -156,10 +161,19 @@ def train(booster: str, params: dict[str, Any], objective: Any, dtrain: Any,
     if dvalid is not None and validation is None:
         raise ValueError("validation data need a Validation (the metric that judges them)")
     evals_result: dict[str, Any] = {}
+    with_positions = (position is not None and objective is not None
+                      and not isinstance(objective, str) and objective._uses_positions())
     if booster == "lightgbm":
         lgb = require("lightgbm")
         p = dict(params)
-        if objective is not None:
+        wrapped = None
+        if with_positions:
+            from gbrank.lightgbm import objective as lgb_objective
+
+            wrapped = lgb_objective(objective, position=position,
+                                    learning_rate=_learning_rate(booster, p))
+            p["objective"] = wrapped
+        elif objective is not None:
             p["objective"] = objective
         callbacks: list[Any] = []
         feval = None
@@ -188,18 +202,19 @@ def train(booster: str, params: dict[str, Any], objective: Any, dtrain: Any,
                           valid_names=["valid"][:len(valid_sets)], feval=feval,
                           callbacks=callbacks)
         best = model.best_iteration if model.best_iteration > 0 else model.current_iteration()
-        return Trained(model, int(best), evals_result)
+        return Trained(model, int(best), evals_result,
+                       None if wrapped is None else wrapped.position_bias_)
     xgb = require("xgboost")
     p = dict(params)
     fobj = None
     if objective is not None and not isinstance(objective, str):
         from gbrank.xgboost import objective as xgb_objective
 
-        if position is None:
-            fobj = xgb_objective(objective)
+        if with_positions:
+            fobj = xgb_objective(objective, position=position,
+                                 learning_rate=_learning_rate(booster, p))
         else:
-            lr = next((p[k] for k in ("eta", "learning_rate") if k in p), 0.3)
-            fobj = xgb_objective(objective, position=position, learning_rate=float(lr))
+            fobj = xgb_objective(objective)
         p.pop("objective", None)
     elif objective is not None:
         p["objective"] = objective
@@ -236,4 +251,13 @@ def train(booster: str, params: dict[str, Any], objective: Any, dtrain: Any,
         best = int(model.best_iteration) + 1
     else:
         best = int(model.num_boosted_rounds())
-    return Trained(model, best, evals_result)
+    return Trained(model, best, evals_result,
+                   fobj.position_bias_ if with_positions else None)
+
+
+def _learning_rate(booster: str, params: dict[str, Any]) -> float:
+    """The learning rate ``params`` name (any alias), else the booster's default."""
+    keys = (("learning_rate", "shrinkage_rate", "eta") if booster == "lightgbm"
+            else ("eta", "learning_rate"))
+    rate = next((params[k] for k in keys if k in params), None)
+    return float(rate) if rate is not None else (0.1 if booster == "lightgbm" else 0.3)

@@ -110,14 +110,17 @@ def _function_name(fn: Any) -> str:
 
 
 def _objective_case(obj: Objective, y: np.ndarray, s: np.ndarray, group: Any,
-                    weight: Any, position: Any = None,
+                    weight: Any, position: Any = None, estimates: Any = None,
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
     """Analytic derivatives, block offsets and ``block_loss(b) -> f(x)`` of an objective
-    (``position``: the rows' display positions, for an objective with position bias)."""
+    (``position``: the rows' display positions, for an objective with position bias;
+    ``estimates``: its frozen estimates)."""
     # Blocks are checked one at a time: defaults taken from the whole data must not
     # change with the block.
     obj = obj.bind_data_defaults(y)
     at_rows = {} if position is None else {"position": position}
+    if estimates is not None:
+        at_rows["estimates"] = estimates
     grad, hess = obj.exact_grad_hess(y, s, group, weight=weight, **at_rows)
     if obj.loss_blocks == "row":
         offsets = np.arange(y.size + 1, dtype=np.int64)
@@ -131,6 +134,8 @@ def _objective_case(obj: Objective, y: np.ndarray, s: np.ndarray, group: Any,
         yb, sb = y[lo:hi], s[lo:hi].copy()
         wb = None if w is None else (w[b:b + 1] if per_query_w else w[lo:hi])
         kw = {} if position is None else {"position": position[lo:hi]}
+        if estimates is not None:
+            kw["estimates"] = estimates
         return lambda x: obj.loss(yb, x, None, weight=wb, at=sb, **kw)
 
     return grad, hess, offsets, block_loss
@@ -169,7 +174,8 @@ def _loss_value(f: Any, x: np.ndarray) -> float:
 def check(obj: Any, y: Any, s: Any, group: Any = None, *, qid: Any = None, weight: Any = None,
           loss: Any = None, per_row: bool = False, eps: float = 1e-6, hess_eps: float = 1e-4,
           grad_tol: float = 1e-5, hess_tol: float = 1e-3,
-          hessian: bool = True, position: Any = None) -> GradCheckReport:
+          hessian: bool = True, position: Any = None, estimates: Any = None,
+          ) -> GradCheckReport:
     r"""Compare a gradient and diagonal Hessian with central differences of their loss.
 
     For each score :math:`s_i`, with the loss :math:`L` evaluated on the block that
@@ -217,8 +223,10 @@ def check(obj: Any, y: Any, s: Any, group: Any = None, *, qid: Any = None, weigh
         Also check the diagonal Hessian.
     position : array-like, optional
         The rows' display positions, for an objective with ``position_bias``; its
-        estimates (``position_bias_``, or the start values) are frozen, as in every call
-        outside boosting.
+        estimates are frozen, as in every call outside boosting.
+    estimates : PositionBias, optional
+        The frozen estimates of such an objective (a training's ``position_bias_``);
+        ``None``: the start values.
 
     Returns
     -------
@@ -285,10 +293,10 @@ def check(obj: Any, y: Any, s: Any, group: Any = None, *, qid: Any = None, weigh
                          f"fn(y, s) -> (grad, hess), got {obj!r}")
     y = as_float_array(y, "labels")
     s = as_float_array(s, "scores", allow_2d=True)
-    if position is not None:
+    if position is not None or estimates is not None:
         if not is_objective:
-            raise ValueError("position= is for gbrank objectives with position_bias; a "
-                             "plain function binds its own positions (a closure)")
+            raise ValueError("position= and estimates= are for gbrank objectives with "
+                             "position_bias; a plain function binds its own (a closure)")
         position = np.asarray(position)
     if qid is not None:
         queries = query_structure(y.size, qid=qid, weight=weight)
@@ -300,7 +308,8 @@ def check(obj: Any, y: Any, s: Any, group: Any = None, *, qid: Any = None, weigh
     elif group is not None and not is_objective:
         group = query_structure(y.size, group=group).sizes
     if is_objective:
-        grad, hess, offsets, block_loss = _objective_case(obj, y, s, group, weight, position)
+        grad, hess, offsets, block_loss = _objective_case(obj, y, s, group, weight, position,
+                                                          estimates)
         name = repr(obj)
     else:
         if s.shape[0] != y.size:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from gbrank._fields import (
     calling_lightgbm_dataset,
     check_fold_keeps_queries,
     is_lightgbm_dataset,
     lightgbm_dataset_fields,
     lightgbm_positions,
+    lightgbm_subset_rows,
+    renumbered_like_lightgbm,
     warn_lightgbm_builtin_metrics,
 )
 
@@ -50,8 +54,9 @@ class _FEval:
     group)``. Both return a list of ``(name, value, True)``.
     """
 
-    def __init__(self, metrics: tuple[Any, ...]) -> None:
+    def __init__(self, metrics: tuple[Any, ...], position: Any = None) -> None:
         self.metrics = metrics
+        self.position = position
 
     def __call__(self, a: Any, b: Any, weight: Any = None, group: Any = None,
                  ) -> list[tuple[str, float, bool]]:
@@ -68,24 +73,45 @@ class _FEval:
         out = []
         for m in self.metrics:
             if m.kind == "clicks":
-                position = None if ds is None else lightgbm_positions(ds)
-                if position is None:
-                    raise ValueError(
-                        f"{m.name} needs the logged display position of every row of the "
-                        "evaluation data, and this call has none: build it with "
-                        "lgb.Dataset(X, clicks, group=..., position=...) and evaluate "
-                        "through lgb.train(valid_sets=...)")
-                value = m(y, preds, group, weight, position=position)
+                value = m(y, preds, group, weight,
+                          position=self._positions(m.name, ds, np.size(y)))
             else:
                 value = m(y, preds, group if m.kind == "ranking" else None, weight)
             out.append((m.key, value, m.higher_is_better))
         return out
 
+    def _positions(self, name: str, ds: Any, n: int) -> np.ndarray:
+        """The logged positions of the ``n`` rows evaluated (from ``ds``): those given to
+        :func:`feval`, for this data set or the fold of it ``lgb.cv`` made; checked
+        against the positions the Dataset was built with, when it has any."""
+        pos = self.position
+        if pos is None:
+            raise ValueError(
+                f"{name} needs the logged display position of every evaluated row, given "
+                f"as they are: feval({name!r}, propensity=..., position=positions) (a "
+                "constructed LightGBM Dataset holds only LightGBM's renumbering of its "
+                "positions, 0, 1, … by first appearance)")
+        rows = None if ds is None else lightgbm_subset_rows(ds)
+        if pos.size != n and rows is not None and rows.size == n and rows.max() < pos.size:
+            pos = pos[rows]
+        if pos.size != n:
+            raise ValueError(f"feval's position= holds {pos.size} positions and the data "
+                             f"evaluated has {n} rows: evaluate the data set they belong to")
+        held = None if ds is None else lightgbm_positions(ds)
+        if held is not None and not np.array_equal(renumbered_like_lightgbm(pos),
+                                                    np.asarray(held, dtype=np.int64)):
+            raise ValueError("feval's position= disagrees with the positions this LightGBM "
+                             "Dataset was built with (compared through LightGBM's "
+                             "renumbering): pass the evaluated data set's own positions, in "
+                             "its row order")
+        return pos
+
     def __repr__(self) -> str:
         return f"feval({', '.join(repr(m.name) for m in self.metrics)})"
 
 
-def feval(*names: str, threshold: float | None = None, propensity: Any = None) -> _FEval:
+def feval(*names: str, threshold: float | None = None, propensity: Any = None,
+          position: Any = None) -> _FEval:
     """A LightGBM evaluation function computing gbrank metrics by name.
 
     Parameters
@@ -99,9 +125,14 @@ def feval(*names: str, threshold: float | None = None, propensity: Any = None) -
         objective ``feval`` receives probabilities, so pass 0.5.
     propensity : sequence or dict, optional
         Examination propensities for click metrics (``"ips_dcg@10"``): ρ(1), ρ(2), …
-        or ``{position: ρ}``. Their positions come from the evaluation Dataset
-        (``lgb.Dataset(..., position=...)``, as given), their labels are clicks: early
-        stopping on a held-out part of the click log.
+        or ``{position: ρ}``. Their labels are clicks: early stopping on a held-out part
+        of the click log.
+    position : array-like of int, optional
+        For click metrics (required there): the logged display position of every row of
+        the evaluated Dataset, in its row order (a constructed Dataset holds only
+        LightGBM's renumbering of its own). Evaluated by ``lgb.cv``, the positions of
+        the whole training set (each fold takes its rows'). When the Dataset was also
+        built with ``position=``, the two must agree.
 
     Returns
     -------
@@ -152,9 +183,14 @@ def feval(*names: str, threshold: float | None = None, propensity: Any = None) -
     metrics = tuple(get_metric(n) for n in names)
     if threshold is not None:
         metrics = tuple(m.with_threshold(threshold) for m in metrics)
-    if propensity is not None:
+    if propensity is not None or position is not None:
         if not any(m.kind == "clicks" for m in metrics):
-            raise ValueError("propensity= is for click metrics such as 'ips_dcg@10'; "
-                             f"none of {[m.name for m in metrics]} is one")
+            raise ValueError("propensity= and position= are for click metrics such as "
+                             f"'ips_dcg@10'; none of {[m.name for m in metrics]} is one")
+    if propensity is not None:
         metrics = tuple(m.with_propensity(propensity) for m in metrics)
-    return _FEval(metrics)
+    if position is not None:
+        from gbrank._validation import check_positions
+
+        position = check_positions(position, np.size(position))
+    return _FEval(metrics, position)

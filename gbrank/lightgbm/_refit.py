@@ -191,9 +191,10 @@ def refit(booster: Any, X: Any, y: Any, objective: Any, *, group: Any = None,
     >>> from gbrank.objectives import FocalLoss
     >>> X, y = make_imbalanced(n_rows=2000, positive_rate=0.1, seed=0)
     >>> obj = FocalLoss(gamma=2.0)
-    >>> booster = lgb.train({"objective": obj, "verbose": -1}, lgb.Dataset(X[:1000], y[:1000]),
-    ...                     num_boost_round=20)
-    >>> new = refit(booster, X[1000:], y[1000:], obj, decay_rate=0.5)
+    >>> start = obj.init_score(y[:1000])  # the constant a custom objective starts from
+    >>> train = lgb.Dataset(X[:1000], y[:1000], init_score=np.full(1000, start))
+    >>> booster = lgb.train({"objective": obj, "verbose": -1}, train, num_boost_round=20)
+    >>> new = refit(booster, X[1000:], y[1000:], obj, init_score=start, decay_rate=0.5)
     >>> new.num_trees() == booster.num_trees()
     True
     """

@@ -16,16 +16,17 @@ adapter is imported.
 from __future__ import annotations
 
 import inspect
+import warnings
 from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import numpy as np
 
 from gbrank._fields import (
-    calling_lightgbm_dataset,
     check_fold_keeps_queries,
     is_lightgbm_dataset,
     lightgbm_dataset_fields,
+    warn_ignored_lightgbm_positions,
     warn_lightgbm_builtin_metrics,
 )
 
@@ -139,7 +140,86 @@ class Objective:
         """
         if self.loss_blocks == "row":
             group = None
+        else:
+            self._check_booster_queries(group)
+        self._warn_if_no_start(y, preds, weight)
         return self.grad_hess(y, preds, group, weight=weight)
+
+    def _groupless(self) -> bool:
+        """Whether the objective declares group-less ranking (``groupless=True``)."""
+        return False
+
+    def _check_booster_queries(self, group: Any) -> None:
+        """A ranking loss from a booster call without query structure is group-less
+        ranking only when declared; declared, the data must not have several queries.
+        (A plain :meth:`grad_hess` call without ``group`` keeps its one-list meaning.)"""
+        if self.task != "ranking" or self.loss_blocks != "query":
+            return
+        declared = self._groupless()
+        name = type(self).__name__
+        if group is None and not declared:
+            raise ValueError(
+                f"{name} got no query structure from the booster (a LightGBM Dataset "
+                "without group=, an XGBoost DMatrix without group/qid, LGBMRanker without "
+                "group): every row would be ranked as one list. Pass the queries — "
+                "lgb.Dataset(X, y, group=sizes), xgb.DMatrix(X, y, qid=ids) — or, if all "
+                f"rows really are one query (group-less ranking), declare it: "
+                f"{name}(groupless=True)")
+        if group is not None and declared and np.size(group) > 1:
+            raise ValueError(
+                f"{name}(groupless=True) declares all rows one query, but the training data "
+                f"has {np.size(group)} queries: drop groupless=True to rank within each "
+                "query, or drop the query structure")
+
+    def _warn_if_no_start(self, y: Any, preds: Any, weight: Any) -> None:
+        """Warn when a booster starts this objective from a constant far from its
+        loss-optimal one (:meth:`init_score`): LightGBM starts every custom objective
+        at raw score 0 and XGBoost at ``base_score``, unless the data carry a start
+        (``init_score`` / ``base_margin``). Only constant ``preds`` (a first round) are
+        looked at. A per-row loss must lose more than 1% to the optimum; other losses
+        (a calibrated ranking loss, whose loss is not per row) warn from a distance of
+        0.1 in raw score."""
+        if self.task == "ranking" and not getattr(self, "probability", False):
+            return  # a ranking loss ignores a constant shift
+        p = np.asarray(preds)
+        if p.size == 0 or p.ndim > 2:
+            return
+        rows = p.reshape(p.shape[0], -1)
+        start = rows[0]
+        if np.any(rows[-1] != start) or not np.all(rows == start):
+            return
+        try:
+            best = np.atleast_1d(np.asarray(self.init_score(y, weight), dtype=np.float64))
+        except (ValueError, TypeError):
+            return  # bad input: the gradient call itself names it
+        if best.size != start.size or np.allclose(best, start, rtol=0.0, atol=1e-3):
+            return
+        cost = ""
+        if self.loss_blocks == "row":
+            at_start = np.broadcast_to(start, rows.shape).reshape(p.shape)
+            at_best = np.broadcast_to(best, rows.shape).reshape(p.shape)
+            try:
+                here = float(self.loss(y, at_start, weight=weight))
+                there = float(self.loss(y, at_best, weight=weight))
+            except (ValueError, TypeError, NotImplementedError):
+                return
+            if not (np.isfinite(here) and np.isfinite(there)) \
+                    or here - there <= 0.01 * abs(there):
+                return
+            cost = f" (its loss there {here:.6g}, at the optimum {there:.6g})"
+        elif np.max(np.abs(best - start)) <= 0.1:
+            return
+        shown = (f"{float(best[0]):.6g}" if best.size == 1
+                 else "[" + ", ".join(f"{b:.4g}" for b in best) + "]")
+        warnings.warn(
+            f"{type(self).__name__} starts from raw score {float(start[0]):.6g}"
+            f"{'' if start.size == 1 else ' (class 0; one per class)'}, and its "
+            f"loss-optimal constant start is {shown}{cost}: the boosters give a custom "
+            "objective no start of their own. Pass it with the data — LightGBM: "
+            "lgb.Dataset(X, y, init_score=np.full(len(y), obj.init_score(y))) (an (n, K) "
+            "array for K classes); XGBoost: DMatrix(..., base_margin=...) — and add it to "
+            "the raw predictions; or use gbrank.sklearn.GBClassifier, which does both",
+            UserWarning, stacklevel=4)
 
     # LightGBM's protocol: 2 arguments from lgb.train, 4 from the sklearn API (which
     # picks the form by counting parameters, so exactly four are declared here).
@@ -160,8 +240,8 @@ class Objective:
             ds = b
             y, weight, group = lightgbm_dataset_fields(b)
             preds = a
-        else:
-            ds = calling_lightgbm_dataset()
+        else:  # LightGBM's scikit-learn API hands no Dataset
+            ds = None
             y, preds = a, b
         self._inspect_lightgbm_dataset(ds)
         return self._lightgbm_grad_hess(y, preds, group, weight, ds)
@@ -187,6 +267,8 @@ class Objective:
         if self.loss_blocks == "query":
             check_fold_keeps_queries(ds)
         warn_lightgbm_builtin_metrics(ds)
+        if self.task == "ranking" and not self._uses_positions():
+            warn_ignored_lightgbm_positions(ds, type(self).__name__)
 
     def booster_grad_hess_reusing(self, y: Any, preds: Any, group: Any = None,
                                   weight: Any = None) -> tuple[np.ndarray, np.ndarray]:

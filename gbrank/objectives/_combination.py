@@ -145,6 +145,10 @@ class Combination(Objective):
         blocks = {obj.loss_blocks for _, obj in self._parts()}
         return "query" if "query" in blocks else "row"
 
+    def _groupless(self) -> bool:
+        """Group-less ranking is declared by a ranking part (``groupless=True``)."""
+        return any(obj._groupless() for _, obj in self._parts())
+
     @property
     def probability(self) -> bool:
         """Whether σ(score) estimates a probability: some part is a per-row probability

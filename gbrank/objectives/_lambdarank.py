@@ -151,6 +151,13 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
         How labels become targets in [0, 1] for that term (``CrossEntropy``'s
         ``target``): clicks and rates as they are, grades mapped (``max_grade`` is
         its :math:`g_{max}`).
+    groupless : bool, default False
+        Declare group-less ranking: all rows of the training data are one query (the
+        whole data set ranked as one list, of any size). A booster's training data
+        without query structure is refused unless this is set, so that query ids left
+        out are never silently read as one query; set, data with several queries are
+        refused. Plain calls (:meth:`grad_hess`, :meth:`loss` without ``group``/``qid``)
+        are one list either way.
 
     Notes
     -----
@@ -192,7 +199,8 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
                  position_bias: str | None = None, propensity: Any = None,
                  max_weight: float | None = None, bias_norm: float = 0.0,
                  bias_cost: str = "paper", position_bias_regularization: float = 0.0,
-                 position_bias_learning_rate: float | None = None) -> None:
+                 position_bias_learning_rate: float | None = None,
+                 groupless: bool = False) -> None:
         self.metric = metric
         self.truncation = truncation
         self.sigma = sigma
@@ -213,6 +221,7 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
         self.bias_cost = bias_cost
         self.position_bias_regularization = position_bias_regularization
         self.position_bias_learning_rate = position_bias_learning_rate
+        self.groupless = groupless
 
     # -- validation ---------------------------------------------------------------
     def _validate_params(self) -> SimpleNamespace:
@@ -241,6 +250,7 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
         if isinstance(p.smoothing, dict):
             p.smoothing = p.smoothing[p.metric]
         p.pb = self._position_params()
+        p.groupless = check_bool(self.groupless, "groupless")
         if p.pb.method is not None and p.calibration > 0.0:
             raise ValueError(f"position_bias={p.pb.method!r} with calibration="
                              f"{self.calibration!r} is not supported: a calibration term on "
@@ -254,6 +264,9 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
         if self.smoothing is None and p.smoothing > 0.0 and not _integer_grades(y):
             return 0.0
         return p.smoothing
+
+    def _groupless(self) -> bool:
+        return self._params().groupless
 
     def _prepare(self, y: Any, s: Any, group: Any, qid: Any, weight: Any):
         p = self._params()
@@ -321,23 +334,26 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
         return queries.restore(grad, into=s), queries.restore(hess, into=y)
 
     def grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
-                  weight: Any = None, position: Any = None) -> tuple[np.ndarray, np.ndarray]:
+                  weight: Any = None, position: Any = None, estimates: Any = None,
+                  ) -> tuple[np.ndarray, np.ndarray]:
         r"""λ-gradients and the booster's diagonal Hessians at ``s``:
         :math:`\max(h_i, \sigma |\lambda_i| / c)`, c = ``max_step`` (the true
         :math:`h_i` when ``max_step=None``; see the class docstring). With
-        ``position_bias``, ``position`` gives every row's display position and the
-        estimates of ``position_bias_`` are used as they stand (never updated here)."""
+        ``position_bias``, ``position`` gives every row's display position and
+        ``estimates`` (a :class:`PositionBias`, e.g. a training's ``position_bias_``)
+        are used as they stand, the start values without them (never updated here)."""
         mix = self._calibrated()
         if mix is not None:
             return mix.grad_hess(y, s, group, qid=qid, weight=weight)
         p = self._params()
         if p.pb.method is not None:
-            return self._factored(p, y, s, group, qid, weight, position, p.max_step)
+            return self._factored(p, y, s, group, qid, weight, position, p.max_step,
+                                  estimates)
         return self._plain_grad_hess(y, s, group, qid, weight, p.max_step)
 
     def exact_grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
                         weight: Any = None, position: Any = None,
-                        ) -> tuple[np.ndarray, np.ndarray]:
+                        estimates: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """λ-gradients and the true diagonal Hessians of the local loss (no
         ``max_step`` bound): what the gradient check compares."""
         mix = self._calibrated()
@@ -345,11 +361,11 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
             return mix.exact_grad_hess(y, s, group, qid=qid, weight=weight)
         p = self._params()
         if p.pb.method is not None:
-            return self._factored(p, y, s, group, qid, weight, position, 0.0)
+            return self._factored(p, y, s, group, qid, weight, position, 0.0, estimates)
         return self._plain_grad_hess(y, s, group, qid, weight, 0.0)
 
     def loss(self, y: Any, s: Any, group: Any = None, *, qid: Any = None, weight: Any = None,
-             at: Any = None, position: Any = None) -> float:
+             at: Any = None, position: Any = None, estimates: Any = None) -> float:
         """Local loss: ranking, |ΔZ| (and norm's rescalings) frozen at ``at`` (default
         ``s``), pair terms log(1 + exp(−σ(s_i − s_j))) at ``s``; with
         ``position_bias``, each pair's term times its factor (or the scores shifted by
@@ -359,7 +375,8 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
             return mix.loss(y, s, group, qid=qid, weight=weight, at=at)
         p = self._params()
         if p.pb.method is not None:
-            return self._factored_loss(p, y, s, group, qid, weight, position, at)
+            return self._factored_loss(p, y, s, group, qid, weight, position, at,
+                                       estimates)
         return self._plain_loss(y, s, group, qid, weight, at)
 
     def _plain_loss(self, y: Any, s: Any, group: Any, qid: Any, weight: Any,
@@ -385,7 +402,4 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
         top = float(np.max(as_float_array(y, "labels")))
         if not np.isfinite(top):
             return self  # validation of the call itself names the problem
-        bound = type(self)(**{**self.get_params(deep=False), "max_grade": int(top)})
-        if "position_bias_" in self.__dict__:  # the same frozen estimates
-            bound.__dict__["position_bias_"] = self.__dict__["position_bias_"]
-        return bound
+        return type(self)(**{**self.get_params(deep=False), "max_grade": int(top)})

@@ -4,37 +4,28 @@
 (``docs/contract.md``, "Learning from clicks"): ``"ipw"`` weights pairs by the inverse
 propensity of the clicked row's position, ``"unbiased"`` learns Hu et al.'s ratios
 t⁺/t⁻ jointly with the model, ``"additive"`` learns LightGBM's per-position score
-offsets. This module holds what the two objectives share: the parameters' checks, the
-estimates of a training run (:class:`PositionBias`) and the rules that keep them state of
-one run, and the booster path that updates them once per boosting round.
+offsets. This module holds what the two objectives share: the parameters' checks and
+their documentation, the estimates (:class:`PositionBias`), the loss with given
+estimates frozen, and :class:`PositionBiasTraining`, what one training learns.
 
-State of a training run. A run belongs to the booster's training data (the LightGBM
-``Dataset`` or XGBoost ``DMatrix`` the objective is called with): it starts fresh the
-first time the objective sees that data, and each booster call on it computes the
-gradients with the current estimates and then updates them once. LightGBM trains a deep
-copy of its ``params`` (``lgb.train``, ``lgb.cv``) and :func:`gbrank.xgboost.objective`
-wraps a copy of its objective, so every training starts from a copy with no run; a copy
-reports its estimates to the object it was copied from, whose ``position_bias_`` is then
-the last training's. ``grad_hess``, ``exact_grad_hess`` and ``loss`` never update
-anything: they use the estimates of ``position_bias_`` as they stand (the start values
-before any training), so the gradient check sees the estimates frozen.
+Parameters and learned state live apart. The objective holds only its parameters:
+``grad_hess``, ``exact_grad_hess`` and ``loss`` use estimates given to them
+(``estimates=``, a :class:`PositionBias`) or the start values, and never update
+anything. A training owns a :class:`PositionBiasTraining`, made by the booster's
+adapter for its training data (:func:`gbrank.lightgbm.objective`,
+:func:`gbrank.xgboost.objective`, ``GBRanker``): each boosting round computes the
+gradients with its current estimates, then updates them once.
 """
 
 from __future__ import annotations
 
-import copy
-import weakref
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-from gbrank._fields import (
-    keep_calling_lightgbm_positions,
-    lightgbm_learning_rate,
-    lightgbm_positions,
-)
+from gbrank._fields import lightgbm_positions
 from gbrank._kernels import position_bias as _pk
 from gbrank._validation import (
     check_choice,
@@ -45,7 +36,8 @@ from gbrank._validation import (
     propensity_per_row,
 )
 
-__all__ = ["PositionBias", "PositionBiasMixin", "METHODS", "with_position_bias_parameters"]
+__all__ = ["PositionBias", "PositionBiasMixin", "PositionBiasTraining", "METHODS",
+           "NEEDS_POSITIONS", "with_position_bias_parameters"]
 
 METHODS = ("ipw", "unbiased", "additive")
 
@@ -55,11 +47,13 @@ _TINY = 1e-16
 # LightGBM's guard in the offsets' Newton step (rank_objective.hpp).
 _NEWTON_GUARD = 0.001
 
-_NEEDS_POSITIONS = (
-    "pass the display position of every row: position= to grad_hess/loss; for LightGBM, "
-    "lgb.Dataset(X, y, group=..., position=...); for XGBoost, "
-    "gbrank.xgboost.objective(obj, position=...); gbrank.sklearn.GBRanker.fit(X, y, "
-    "qid=..., position=...)")
+#: How a booster's training gets the rows' display positions (for error messages).
+NEEDS_POSITIONS = (
+    "give the display position of every training row to the booster's adapter: for "
+    "LightGBM, lgb.train({'objective': gbrank.lightgbm.objective(obj, position=pos)}, "
+    "...); for XGBoost, xgb.train(..., obj=gbrank.xgboost.objective(obj, position=pos)); "
+    "or gbrank.sklearn.GBRanker(obj).fit(X, y, qid=..., position=pos). Outside boosting, "
+    "grad_hess/loss take position= (the estimates frozen)")
 
 
 # The numpydoc entries of the parameters this module checks, shared by RankNet and
@@ -68,16 +62,18 @@ _PARAMETERS_DOC = r"""    position_bias : {None, "ipw", "unbiased", "additive"},
         Correct the loss for the examination bias of a click log (labels 0/1 clicks for
         ``"ipw"`` and ``"unbiased"``, any labels for ``"additive"``; formulas:
         ``docs/contract.md``, "Learning from clicks"). Needs every row's display
-        position: ``position=`` here, ``lgb.Dataset(position=...)``,
-        :func:`gbrank.xgboost.objective` ``(obj, position=...)`` or
-        ``GBRanker.fit(..., position=...)``; 1-based ranks or any integer slot ids.
-        ``"ipw"``: each pair times :math:`\min(1/\rho(p_i), \text{max\_weight})`,
-        :math:`p_i` the clicked row's position. ``"unbiased"``: Unbiased LambdaMART
-        (Hu et al., WWW 2019), each pair divided by :math:`t^+(p_i)\,t^-(p_j)`, the
-        ratios learned after every boosting round. ``"additive"``: LightGBM's
-        position-bias model, the loss sees :math:`s_i + b(p_i)`, offsets learned after
-        every round. Learned estimates are ``position_bias_`` (:class:`PositionBias`)
-        after training, fresh in every training and never part of a prediction.
+        position, given with the training data: :func:`gbrank.lightgbm.objective`
+        ``(obj, position=...)``, :func:`gbrank.xgboost.objective` ``(obj,
+        position=...)`` or ``GBRanker.fit(..., position=...)`` (``position=`` of
+        :meth:`grad_hess` and :meth:`loss` outside boosting); 1-based ranks or any
+        integer slot ids. ``"ipw"``: each pair times :math:`\min(1/\rho(p_i),
+        \text{max\_weight})`, :math:`p_i` the clicked row's position. ``"unbiased"``:
+        Unbiased LambdaMART (Hu et al., WWW 2019), each pair divided by
+        :math:`t^+(p_i)\,t^-(p_j)`, the ratios learned after every boosting round.
+        ``"additive"``: LightGBM's position-bias model, the loss sees :math:`s_i +
+        b(p_i)`, offsets learned after every round. A training's learned estimates
+        (:class:`PositionBias`) are the adapter's ``position_bias_`` (``GBRanker``'s
+        ``position_bias_``), fresh in every training and never part of a prediction.
     propensity : sequence or dict, optional
         ``"ipw"`` (required there): the examination probability of each position,
         :math:`\rho(1), \rho(2), \ldots` or ``{position: rho}``, each in (0, 1], for
@@ -117,7 +113,7 @@ def with_position_bias_parameters(cls: type) -> type:
 
 @dataclass(frozen=True, eq=False)
 class PositionBias:
-    r"""Per-position estimates of one training run (``objective.position_bias_``).
+    r"""Per-position estimates of one training (the adapters' ``position_bias_``).
 
     Attributes
     ----------
@@ -177,54 +173,6 @@ class PositionBias:
         return f"PositionBias({', '.join(parts)}, rounds={self.rounds})"
 
 
-class _Run:
-    """The estimates of one training run on one training data set (module doc).
-
-    ``slot``: each row's index into ``values`` (the positions, ascending); ``ref``: the
-    reference slot (the smallest position that occurs)."""
-
-    def __init__(self, method: str, position: np.ndarray, reduce: Any) -> None:
-        self.method = method
-        self.reduce = reduce
-        if reduce is None:
-            self.values, self.slot = np.unique(position, return_inverse=True)
-            self.slot = self.slot.astype(np.int64).ravel()
-            present = np.ones(self.values.size, dtype=bool)
-        else:
-            # Distributed: slots are the positions themselves, so that every worker's
-            # sums line up; the extent and the positions present are agreed first.
-            top = int(reduce(np.array([position.max() if position.size else 0],
-                                      dtype=np.float64), "max")[0])
-            self.values = np.arange(top + 1, dtype=np.int64)
-            self.slot = position.astype(np.int64)
-            counts = reduce(np.bincount(self.slot, minlength=top + 1).astype(np.float64),
-                            "sum")
-            present = counts > 0
-        self.present = present
-        self.ref = int(np.argmax(present))
-        k = self.values.size
-        self.t_plus = np.ones(k)
-        self.t_minus = np.ones(k)
-        self.offsets = np.zeros(k)
-        self.rounds = 0
-        self.labels_checked = False
-
-    def sum(self, a: np.ndarray) -> np.ndarray:
-        """``a`` summed over the workers of a distributed training (itself otherwise)."""
-        return a if self.reduce is None else self.reduce(a, "sum")
-
-    def snapshot(self, propensity: np.ndarray | None) -> PositionBias:
-        keep = self.present
-        pos = self.values[keep]
-        if self.method == "unbiased":
-            return PositionBias("unbiased", pos, t_plus=self.t_plus[keep].copy(),
-                                t_minus=self.t_minus[keep].copy(), rounds=self.rounds)
-        if self.method == "additive":
-            return PositionBias("additive", pos, offsets=self.offsets[keep].copy(),
-                                rounds=self.rounds)
-        return PositionBias("ipw", pos, propensity=propensity, rounds=self.rounds)
-
-
 class PositionBiasMixin:
     """The ``position_bias`` options of a pairwise objective (module doc).
 
@@ -232,8 +180,6 @@ class PositionBiasMixin:
     query order), ``_plain_grad_hess`` / ``_plain_loss`` (the objective without
     position bias), ``_pair_options(p, y)`` (the pair kernel's weight arguments) and
     ``_check_position_params(p)`` (its own restrictions)."""
-
-    _training_state = ("position_bias_", "_position_runs")
 
     # -- parameters --------------------------------------------------------------------
     def _position_params(self) -> SimpleNamespace:
@@ -264,15 +210,20 @@ class PositionBiasMixin:
         return self._params().pb.method is not None
 
     # -- estimates ------------------------------------------------------------------------
-    def _frozen(self, pb: SimpleNamespace, pos: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Per-row (u, v) or offsets b from ``position_bias_`` (start values for the
-        positions it does not hold): what a plain call uses."""
-        est = self.__dict__.get("position_bias_")
-        if est is not None and est.method != pb.method:
-            est = None
+    def _frozen(self, pb: SimpleNamespace, pos: np.ndarray,
+                estimates: PositionBias | None) -> tuple[np.ndarray, ...]:
+        """Per-row (u, v) or offsets b from ``estimates`` (start values for the positions
+        it does not hold, and without it): what a plain call uses."""
+        if estimates is not None and not isinstance(estimates, PositionBias):
+            raise ValueError(f"estimates must be a PositionBias (an adapter's "
+                             f"position_bias_) or None, got {estimates!r}")
+        if estimates is not None and estimates.method != pb.method:
+            raise ValueError(f"estimates are of position_bias={estimates.method!r}, this "
+                             f"objective's is {pb.method!r}")
         if pb.method == "ipw":
             return self._ipw_factors(pb, pos)
         n = pos.size
+        est = estimates
         if est is None or est.positions.size == 0:
             if pb.method == "additive":
                 return (np.zeros(n),)
@@ -297,7 +248,7 @@ class PositionBiasMixin:
     def _checked_positions(self, position: Any, n: int) -> np.ndarray:
         if position is None:
             raise ValueError(f"position_bias={self.position_bias!r} needs positions: "
-                             + _NEEDS_POSITIONS)
+                             + NEEDS_POSITIONS)
         return check_positions(position, n)
 
     def _check_clicks(self, pb: SimpleNamespace, y: np.ndarray) -> None:
@@ -305,36 +256,38 @@ class PositionBiasMixin:
             check_clicks(y, f"position_bias={pb.method!r}")
 
     def _factored(self, p: SimpleNamespace, y: Any, s: Any, group: Any, qid: Any,
-                  weight: Any, position: Any, max_step: float) -> tuple[np.ndarray, ...]:
+                  weight: Any, position: Any, max_step: float,
+                  estimates: PositionBias | None) -> tuple[np.ndarray, ...]:
         """Gradients and Hessians with the frozen estimates (no update)."""
         pb = p.pb
         n = np.size(s)
         pos = self._checked_positions(position, n)
         if pb.method == "additive":
-            (b,) = self._frozen(pb, pos)
+            (b,) = self._frozen(pb, pos, estimates)
             shifted = np.asarray(s, dtype=np.float64) + b
             return self._plain_grad_hess(y, shifted, group, qid, weight, max_step)
         y2, s2, queries = self._prepare(y, s, group, qid, weight)
         self._check_clicks(pb, y2)
-        u, v = self._frozen(pb, pos)
+        u, v = self._frozen(pb, pos, estimates)
         grad, hess, _, _ = self._pair_call(p, y2, s2, queries, queries.apply(u),
                                            queries.apply(v), max_step)
         return queries.restore(grad, into=s2), queries.restore(hess, into=y2)
 
     def _factored_loss(self, p: SimpleNamespace, y: Any, s: Any, group: Any, qid: Any,
-                       weight: Any, position: Any, at: Any) -> float:
+                       weight: Any, position: Any, at: Any,
+                       estimates: PositionBias | None) -> float:
         pb = p.pb
         n = np.size(s)
         pos = self._checked_positions(position, n)
         if pb.method == "additive":
-            (b,) = self._frozen(pb, pos)
+            (b,) = self._frozen(pb, pos, estimates)
             s1 = np.asarray(s, dtype=np.float64) + b
             at1 = s1 if at is None else np.asarray(at, dtype=np.float64) + b
             return self._plain_loss(y, s1, group, qid, weight, at1)
         y2, s2, queries = self._prepare(y, s, group, qid, weight)
         self._check_clicks(pb, y2)
         at2 = s2 if at is None else self._prepare(y, at, group, qid, None)[1]
-        u, v = self._frozen(pb, pos)
+        u, v = self._frozen(pb, pos, estimates)
         qw = _EMPTY if queries.weights is None else queries.weights
         opts = self._pair_options(p, y2)
         return _pk.pair_loss(y2, s2, at2, queries.offsets, qw, queries.apply(u),
@@ -342,169 +295,197 @@ class PositionBiasMixin:
 
     def _pair_call(self, p: SimpleNamespace, y2: np.ndarray, s2: np.ndarray, queries: Any,
                    u: np.ndarray, v: np.ndarray, max_step: float, slot: Any = None,
-                   n_slots: int = 0) -> tuple[np.ndarray, ...]:
+                   n_slots: int = 0, out: Any = None) -> tuple[np.ndarray, ...]:
         """The pair kernel on validated arrays in query order."""
         self._check_query_sizes(queries)
         qw = _EMPTY if queries.weights is None else queries.weights
         return _pk.pair_grad_hess(y2, s2, queries.offsets, qw, u, v,
                                   *self._pair_options(p, y2), max_step, slot=slot,
-                                  n_slots=n_slots, xgb_cost=p.pb.xgb_cost,
-                                  out=self._output_buffers(y2.size))
+                                  n_slots=n_slots, xgb_cost=p.pb.xgb_cost, out=out)
 
     def _check_query_sizes(self, queries: Any) -> None:
         """Hook: refuse queries the pair kernel should not take (RankNet's O(n²))."""
 
-    # -- the booster path -----------------------------------------------------------------
+    # -- boosters -------------------------------------------------------------------------
     def booster_grad_hess(self, y: Any, preds: Any, group: Any = None,
                           weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
         if self._uses_positions():
             raise ValueError(f"{type(self).__name__}(position_bias="
-                             f"{self.position_bias!r}) gets positions from the training "
-                             f"data; this booster call has none: {_NEEDS_POSITIONS}")
+                             f"{self.position_bias!r}) learns from the rows' display "
+                             f"positions during training, and this booster call has none: "
+                             f"{NEEDS_POSITIONS}")
         return super().booster_grad_hess(y, preds, group, weight)
 
     def _lightgbm_grad_hess(self, y: Any, preds: Any, group: Any, weight: Any,
                             ds: Any) -> tuple[np.ndarray, np.ndarray]:
         if not self._uses_positions():
             return super()._lightgbm_grad_hess(y, preds, group, weight, ds)
-        if ds is None:
-            raise ValueError(
-                f"position_bias={self.position_bias!r} reads positions from the LightGBM "
-                "Dataset, and this call has none (LightGBM's scikit-learn API, "
-                "LGBMRanker.fit, passes no positions): train with lgb.train(params, "
-                "lgb.Dataset(X, y, group=..., position=...)) or gbrank.sklearn.GBRanker")
-        position = None
-        runs = self.__dict__.get("_position_runs")
-        if runs is None or _lookup(runs, ds) is None:
-            position = lightgbm_positions(ds)
-            if position is None:
-                raise ValueError(
-                    f"position_bias={self.position_bias!r} needs the display position of "
-                    "every row, and this LightGBM Dataset has none: build it with "
-                    "lgb.Dataset(X, y, group=..., position=...) for lgb.train / lgb.cv "
-                    "(LightGBM's LGBMRanker and DaskLGBMRanker pass no positions: use "
-                    "gbrank.sklearn.GBRanker(...).fit(..., position=...), or on Dask "
-                    "xgboost.dask with gbrank.dask.partition_by_query(..., position=...))")
-        self.__dict__["_reuse_outputs"] = True
-        try:
-            return self.booster_position_grad_hess(
-                y, preds, group, weight, position=position, data=ds,
-                learning_rate=lightgbm_learning_rate(ds), hint=_LIGHTGBM_HINT)
-        finally:
-            self.__dict__["_reuse_outputs"] = False
+        has = ds is not None and lightgbm_positions(ds) is not None
+        why = ("this LightGBM Dataset has positions, but a constructed Dataset holds only "
+               "LightGBM's renumbering of them (0, 1, … in order of first appearance), not "
+               "the values given" if has else
+               "LightGBM passes the objective no positions")
+        raise ValueError(f"{type(self).__name__}(position_bias={self.position_bias!r}) "
+                         f"needs every row's display position: {why}. Pass them with the "
+                         "objective: lgb.train({'objective': gbrank.lightgbm.objective(obj, "
+                         "position=pos)}, dataset) (also for lgb.cv and LGBMRanker), or use "
+                         "gbrank.sklearn.GBRanker(obj).fit(X, y, qid=..., position=pos)")
 
-    def booster_position_grad_hess(self, y: Any, preds: Any, group: Any, weight: Any, *,
-                                   position: Any, data: Any, learning_rate: Any = None,
-                                   reduce: Any = None, hint: str = "",
-                                   ) -> tuple[np.ndarray, np.ndarray]:
-        """One boosting round: gradients and the booster's Hessians with the current
-        estimates of the run on ``data`` (fresh the first time ``data`` is seen), then
-        the estimates' update (module doc).
+    def position_bias_training(self, position: Any, *, learning_rate: Any = None,
+                               reduce: Any = None, hint: str = "") -> PositionBiasTraining:
+        """The state of one training on data whose rows have the display positions
+        ``position`` (see :class:`PositionBiasTraining`)."""
+        return PositionBiasTraining(self, position, learning_rate=learning_rate,
+                                    reduce=reduce, hint=hint)
 
-        ``position``: the rows' positions (read when the run starts; ``None`` once it
-        exists). ``learning_rate``: the booster's, for ``"additive"`` (unless
-        ``position_bias_learning_rate`` is set). ``reduce(array, op)``: sums (``op``
-        ``"sum"``) and maxima (``"max"``) over the workers of a distributed training,
-        so that every worker updates the same estimates; ``None`` on one machine.
-        """
-        p = self._params()
-        pb = p.pb
-        runs = self.__dict__.get("_position_runs")
-        if runs is None:
-            runs = self.__dict__["_position_runs"] = _Runs()
-        run = _lookup(runs, data)
-        n = int(np.size(preds))
-        if run is None:
-            pos = self._checked_positions(position, n)
-            if pb.method == "ipw":
-                self._ipw_factors(pb, pos, hint)  # every position has a propensity
-            run = _Run(pb.method, pos, reduce)
-            run.propensity = (propensity_per_row(pb.table, run.values[run.present],
+
+class PositionBiasTraining:
+    """What one training learns about position bias: the estimates of one objective on
+    one training data set, updated once per boosting round.
+
+    The boosters' adapters make one for every training data set
+    (:func:`gbrank.lightgbm.objective`, :func:`gbrank.xgboost.objective`, ``GBRanker``:
+    one per fold of ``lgb.cv``), so trainings never share estimates and the objective
+    itself stays a set of parameters.
+
+    Parameters
+    ----------
+    objective : RankNet or LambdaRank
+        With ``position_bias`` set; its parameters are read at every round.
+    position : array-like of int
+        The display position of every row of the training data, in its row order.
+    learning_rate : float, optional
+        The booster's learning rate, the step of ``"additive"``'s offsets unless the
+        objective sets ``position_bias_learning_rate``.
+    reduce : callable, optional
+        ``reduce(array, op)``: sums (``op == "sum"``) and maxima (``"max"``) over the
+        workers of a distributed training, so that every worker updates the same
+        estimates; ``None`` on one machine.
+    hint : str
+        Appended to the error naming a position without a propensity.
+
+    Attributes
+    ----------
+    estimates : PositionBias
+        The estimates after the rounds so far (start values before the first).
+    """
+
+    def __init__(self, objective: Any, position: Any, *, learning_rate: Any = None,
+                 reduce: Any = None, hint: str = "") -> None:
+        pb = objective._params().pb
+        if pb.method is None:
+            raise ValueError(f"{objective!r} has no position_bias: nothing to learn from "
+                             "positions")
+        self.objective = objective
+        self.learning_rate = learning_rate
+        pos = check_positions(position, np.size(position))
+        self.n = pos.size
+        self.method = pb.method
+        self.reduce = reduce
+        if reduce is None:
+            self.values, slot = np.unique(pos, return_inverse=True)
+            self.slot = slot.astype(np.int64).ravel()
+            present = np.ones(self.values.size, dtype=bool)
+        else:
+            # Distributed: slots are the positions themselves, so that every worker's
+            # sums line up; the extent and the positions present are agreed first.
+            top = int(reduce(np.array([pos.max() if pos.size else 0], dtype=np.float64),
+                             "max")[0])
+            self.values = np.arange(top + 1, dtype=np.int64)
+            self.slot = pos.astype(np.int64)
+            counts = reduce(np.bincount(self.slot, minlength=top + 1).astype(np.float64),
+                            "sum")
+            present = counts > 0
+        self.present = present
+        self.ref = int(np.argmax(present))
+        k = self.values.size
+        self.t_plus = np.ones(k)
+        self.t_minus = np.ones(k)
+        self.offsets = np.zeros(k)
+        self.rounds = 0
+        self._labels_checked = False
+        self._outputs: tuple[np.ndarray, np.ndarray] | None = None
+        self.propensity = None
+        if pb.method == "ipw":  # every position has a propensity, or the error names it
+            self.u, self.v = objective._ipw_factors(pb, pos, hint)
+            self.propensity = propensity_per_row(pb.table, self.values[present],
                                                  "propensity", hint)
-                              if pb.method == "ipw" else None)
-            if pb.method == "ipw":
-                run.u, run.v = self._ipw_factors(pb, pos, hint)
-            _store(runs, data, run)
-        elif run.slot.size != n:
-            raise ValueError(f"the training data of this run had {run.slot.size} rows, "
-                             f"this call has {n}")
+
+    @property
+    def estimates(self) -> PositionBias:
+        keep = self.present
+        pos = self.values[keep]
+        if self.method == "unbiased":
+            return PositionBias("unbiased", pos, t_plus=self.t_plus[keep].copy(),
+                                t_minus=self.t_minus[keep].copy(), rounds=self.rounds)
+        if self.method == "additive":
+            return PositionBias("additive", pos, offsets=self.offsets[keep].copy(),
+                                rounds=self.rounds)
+        return PositionBias("ipw", pos, propensity=self.propensity, rounds=self.rounds)
+
+    def _sum(self, a: np.ndarray) -> np.ndarray:
+        """``a`` summed over the workers of a distributed training (itself otherwise)."""
+        return a if self.reduce is None else self.reduce(a, "sum")
+
+    def _buffers(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        # The boosters copy the gradients they receive, so this training's arrays are
+        # rewritten every round instead of allocating two new n-row arrays.
+        if self._outputs is None or self._outputs[0].size != n:
+            self._outputs = (np.empty(n), np.empty(n))
+        return self._outputs
+
+    def grad_hess(self, y: Any, preds: Any, group: Any = None,
+                  weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """One boosting round: gradients and the booster's Hessians with the current
+        estimates, then the estimates' update. Arrays returned are overwritten by the
+        next round (the boosters copy them)."""
+        obj = self.objective
+        p = obj._params()
+        pb = p.pb
+        if pb.method != self.method:
+            raise ValueError("the objective's position_bias changed during training")
+        n = int(np.size(preds))
+        if n != self.n:
+            raise ValueError(f"the training data of this run has {self.n} rows (positions "
+                             f"given), this call has {n}")
         if pb.method == "additive":
-            lr = pb.learning_rate if pb.learning_rate is not None else learning_rate
+            lr = pb.learning_rate if pb.learning_rate is not None else self.learning_rate
             if lr is None:
                 raise ValueError(
                     "position_bias='additive' moves its offsets by the booster's learning "
-                    "rate, which this booster call does not say: set "
-                    "position_bias_learning_rate=, or pass learning_rate= to "
-                    "gbrank.xgboost.objective (a LightGBM Dataset constructed before "
-                    "lgb.train keeps its own parameters, not the training's: pass it "
-                    "unconstructed, or set position_bias_learning_rate=)")
-            shifted = np.asarray(preds, dtype=np.float64) + run.offsets[run.slot]
-            grad, hess = self._plain_grad_hess(y, shifted, group, None, weight, p.max_step)
-            k = run.values.size
-            g = run.sum(np.bincount(run.slot, weights=grad, minlength=k))
-            h = run.sum(np.bincount(run.slot, weights=hess, minlength=k))
-            cnt = run.sum(np.bincount(run.slot, minlength=k).astype(np.float64))
+                    "rate, which this training does not know: set "
+                    "position_bias_learning_rate=, or pass learning_rate= to the adapter "
+                    "(gbrank.lightgbm.objective / gbrank.xgboost.objective)")
+            shifted = np.asarray(preds, dtype=np.float64) + self.offsets[self.slot]
+            grad, hess = obj._plain_grad_hess(y, shifted, group, None, weight, p.max_step)
+            k = self.values.size
+            g = self._sum(np.bincount(self.slot, weights=grad, minlength=k))
+            h = self._sum(np.bincount(self.slot, weights=hess, minlength=k))
+            cnt = self._sum(np.bincount(self.slot, minlength=k).astype(np.float64))
             lam = pb.regularization
-            run.offsets -= float(lr) * (g + lam * cnt * run.offsets) / (
+            self.offsets -= float(lr) * (g + lam * cnt * self.offsets) / (
                 np.abs(h + lam * cnt) + _NEWTON_GUARD)
         else:
-            y2, s2, queries = self._prepare(y, preds, group, None, weight)
-            if not run.labels_checked:
-                self._check_clicks(pb, y2)
-                run.labels_checked = True
+            y2, s2, queries = obj._prepare(y, preds, group, None, weight)
+            if not self._labels_checked:
+                obj._check_clicks(pb, y2)
+                self._labels_checked = True
             if pb.method == "ipw":
-                u, v, slot, k = run.u, run.v, None, 0
+                u, v, slot, k = self.u, self.v, None, 0
             else:
-                u, v = _inverse(run.t_plus)[run.slot], _inverse(run.t_minus)[run.slot]
-                slot, k = queries.apply(run.slot), run.values.size
-            grad, hess, plus, minus = self._pair_call(
+                u, v = _inverse(self.t_plus)[self.slot], _inverse(self.t_minus)[self.slot]
+                slot, k = queries.apply(self.slot), self.values.size
+            grad, hess, plus, minus = obj._pair_call(
                 p, y2, s2, queries, queries.apply(u), queries.apply(v), p.max_step,
-                slot=slot, n_slots=k)
+                slot=slot, n_slots=k, out=self._buffers(y2.size))
             grad, hess = queries.restore(grad, into=s2), queries.restore(hess, into=y2)
             if pb.method == "unbiased":
-                _update_ratios(run, run.sum(plus), run.sum(minus), pb)
-        run.rounds += 1
-        self._publish(run.snapshot(run.propensity))
+                _update_ratios(self, self._sum(plus), self._sum(minus), pb)
+        self.rounds += 1
         return grad, hess
-
-    def _publish(self, estimates: PositionBias) -> None:
-        """``position_bias_`` of this object and of the objects it was copied from (LightGBM
-        copies its params more than once per training)."""
-        target: Any = self
-        while target is not None:
-            target.__dict__["position_bias_"] = estimates
-            target = target.__dict__.get("_position_origin")
-
-    # -- copies -------------------------------------------------------------------------
-    def __deepcopy__(self, memo: dict) -> Any:
-        """A copy with the same parameters and no estimates, which reports the estimates
-        of its trainings to this object (LightGBM trains a deep copy of its params)."""
-        new = type(self).__new__(type(self))
-        memo[id(self)] = new
-        skip = {"position_bias_", "_position_runs", "_position_origin", "_checked",
-                "_outputs", "_reuse_outputs", "_calibrated_cache"}
-        for key, value in self.__dict__.items():
-            if key not in skip:
-                new.__dict__[key] = copy.deepcopy(value, memo)
-        # A strong reference: LightGBM's intermediate copies are gone by the time the last
-        # one trains, and the chain must reach the object the user holds.
-        new.__dict__["_position_origin"] = self
-        if self.__dict__.get("position_bias") is not None:
-            # lgb.train / lgb.cv copy their params before they construct train_set:
-            # the last moment its positions are still the values given.
-            keep_calling_lightgbm_positions()
-        return new
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = super().__getstate__()
-        state.pop("_position_runs", None)
-        state.pop("_position_origin", None)
-        return state
 
 
 _EMPTY = np.empty(0, dtype=np.float64)
-_LIGHTGBM_HINT = (" (a constructed LightGBM Dataset holds its positions renumbered 0, 1, … "
-                  "in order of first appearance; gbrank reads number s as position s + 1)")
 
 
 def _inverse(t: np.ndarray) -> np.ndarray:
@@ -515,7 +496,7 @@ def _inverse(t: np.ndarray) -> np.ndarray:
     return out
 
 
-def _update_ratios(run: _Run, plus: np.ndarray, minus: np.ndarray,
+def _update_ratios(run: PositionBiasTraining, plus: np.ndarray, minus: np.ndarray,
                    pb: SimpleNamespace) -> None:
     """Hu et al.'s update (eq. 30, 31): each ratio is its side's cost sum relative to the
     reference position's, to the power 1/(1 + r). With the paper's cost a position with
@@ -531,27 +512,3 @@ def _update_ratios(run: _Run, plus: np.ndarray, minus: np.ndarray,
         else:
             has = sums > 0
             t[has] = ratio[has] ** e
-
-
-class _Runs:
-    """Runs keyed by the booster's training data: weakly where the data allows (a run
-    goes with its Dataset / DMatrix), else by identity."""
-
-    def __init__(self) -> None:
-        self.weak: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self.strong: dict[int, tuple[Any, _Run]] = {}
-
-
-def _lookup(runs: _Runs, data: Any) -> _Run | None:
-    try:
-        return runs.weak.get(data)
-    except TypeError:
-        hit = runs.strong.get(id(data))
-        return hit[1] if hit is not None and hit[0] is data else None
-
-
-def _store(runs: _Runs, data: Any, run: _Run) -> None:
-    try:
-        runs.weak[data] = run
-    except TypeError:
-        runs.strong[id(data)] = (data, run)

@@ -12,6 +12,7 @@ from gbrank._kernels import ranknet as _k
 from gbrank._kernels import ranknet_grid as _grid
 from gbrank._targets import TARGETS as CALIBRATION_TARGETS
 from gbrank._validation import (
+    check_bool,
     check_choice,
     check_integer,
     check_number,
@@ -86,6 +87,13 @@ class RankNet(PositionBiasMixin, CalibrationMixin, Objective):
     calibration_target : {"auto", "identity", "exponential", "linear", "binary"}
         How labels become targets in [0, 1] for that term (``CrossEntropy``'s
         ``target``): clicks and rates as they are, grades mapped.
+    groupless : bool, default False
+        Declare group-less ranking: all rows of the training data are one query (the
+        whole data set ranked as one list, of any size). A booster's training data
+        without query structure is refused unless this is set, so that query ids left
+        out are never silently read as one query; set, data with several queries are
+        refused. Plain calls (:meth:`grad_hess`, :meth:`loss` without ``group``/``qid``)
+        are one list either way.
 
     Notes
     -----
@@ -115,7 +123,8 @@ class RankNet(PositionBiasMixin, CalibrationMixin, Objective):
                  propensity: Any = None, max_weight: float | None = None,
                  bias_norm: float = 0.0, bias_cost: str = "paper",
                  position_bias_regularization: float = 0.0,
-                 position_bias_learning_rate: float | None = None) -> None:
+                 position_bias_learning_rate: float | None = None,
+                 groupless: bool = False) -> None:
         self.sigma = sigma
         self.ties = ties
         self.method = method
@@ -129,6 +138,7 @@ class RankNet(PositionBiasMixin, CalibrationMixin, Objective):
         self.bias_cost = bias_cost
         self.position_bias_regularization = position_bias_regularization
         self.position_bias_learning_rate = position_bias_learning_rate
+        self.groupless = groupless
 
     def _validate_params(self) -> SimpleNamespace:
         p = SimpleNamespace(
@@ -142,6 +152,7 @@ class RankNet(PositionBiasMixin, CalibrationMixin, Objective):
             max_step=0.0,  # RankNet passes its true Hessian
         )
         p.pb = self._position_params()
+        p.groupless = check_bool(self.groupless, "groupless")
         method = p.pb.method
         if method is not None and p.calibration > 0.0:
             raise ValueError(f"position_bias={method!r} with calibration="
@@ -178,27 +189,33 @@ class RankNet(PositionBiasMixin, CalibrationMixin, Objective):
                 "session) — pass their query ids, raise exact_max_rows, or use "
                 "LambdaRank(position_bias=...) (O(n·k)) or position_bias='additive'")
 
+    def _groupless(self) -> bool:
+        return self._params().groupless
+
     def _prepare(self, y: Any, s: Any, group: Any, qid: Any, weight: Any):
         return prepare_ranking(y, s, group, qid, weight, integer_grades=False, max_grade=None)
 
     def grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
-                  weight: Any = None, position: Any = None) -> tuple[np.ndarray, np.ndarray]:
+                  weight: Any = None, position: Any = None, estimates: Any = None,
+                  ) -> tuple[np.ndarray, np.ndarray]:
         """Gradient and diagonal Hessian of the RankNet loss w.r.t. ``s``. With
-        ``position_bias``, ``position`` gives every row's display position and the
-        estimates of ``position_bias_`` are used as they stand (never updated here)."""
+        ``position_bias``, ``position`` gives every row's display position and
+        ``estimates`` (a :class:`PositionBias`, e.g. a training's ``position_bias_``)
+        are used as they stand, the start values without them (never updated here)."""
         mix = self._calibrated()
         if mix is not None:
             return mix.grad_hess(y, s, group, qid=qid, weight=weight)
         p = self._params()
         if p.pb.method is not None:
-            return self._factored(p, y, s, group, qid, weight, position, 0.0)
+            return self._factored(p, y, s, group, qid, weight, position, 0.0, estimates)
         return self._plain_grad_hess(y, s, group, qid, weight, 0.0)
 
     def exact_grad_hess(self, y: Any, s: Any, group: Any = None, *, qid: Any = None,
                         weight: Any = None, position: Any = None,
-                        ) -> tuple[np.ndarray, np.ndarray]:
+                        estimates: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Same as :meth:`grad_hess` (RankNet's Hessian is the true one)."""
-        return self.grad_hess(y, s, group, qid=qid, weight=weight, position=position)
+        return self.grad_hess(y, s, group, qid=qid, weight=weight, position=position,
+                              estimates=estimates)
 
     def _plain_grad_hess(self, y: Any, s: Any, group: Any, qid: Any, weight: Any,
                          max_step: float) -> tuple[np.ndarray, np.ndarray]:
@@ -242,7 +259,7 @@ class RankNet(PositionBiasMixin, CalibrationMixin, Objective):
         return queries.restore(grad, into=s), queries.restore(hess, into=y)
 
     def loss(self, y: Any, s: Any, group: Any = None, *, qid: Any = None, weight: Any = None,
-             at: Any = None, position: Any = None) -> float:
+             at: Any = None, position: Any = None, estimates: Any = None) -> float:
         """Σ_q w_q Σ_pairs C_ij (O(n²) per query; ``at`` is ignored: no frozen weights);
         with ``position_bias``, each pair's term times its factor (or the scores shifted
         by the offsets), the estimates frozen."""
@@ -251,7 +268,8 @@ class RankNet(PositionBiasMixin, CalibrationMixin, Objective):
             return mix.loss(y, s, group, qid=qid, weight=weight, at=at)
         p = self._params()
         if p.pb.method is not None:
-            return self._factored_loss(p, y, s, group, qid, weight, position, at)
+            return self._factored_loss(p, y, s, group, qid, weight, position, at,
+                                       estimates)
         return self._plain_loss(y, s, group, qid, weight, at)
 
     def _plain_loss(self, y: Any, s: Any, group: Any, qid: Any, weight: Any,

@@ -13,7 +13,6 @@ from gbrank._deps import require
 from gbrank._fields import (
     dmatrix_fields,
     is_lightgbm_dataset,
-    keep_lightgbm_positions,
     lightgbm_dataset_fields,
     per_row_weights,
 )
@@ -252,15 +251,12 @@ class _GBBase(BaseEstimator):
                       "metric": "None", "feature_pre_filter": False,
                       **self._tree_params("lightgbm"), **extra}
             init_tr = start_rows(init, y.size) if started else None
-            # LightGBM < 4.1 has no positions (gbrank reads them from its own record).
-            with_position = {} if position is None else {"position": position}
-            if position is not None and not hasattr(lgb.Dataset, "get_position"):
-                raise ValueError("positions need LightGBM >= 4.1 (lightgbm.Dataset has no "
-                                 f"position in {lgb.__version__}); upgrade it, or use "
-                                 "booster='xgboost'")
+            # LightGBM's own lambdarank reads the Dataset's positions; a gbrank objective
+            # gets them as given through the training loop.
+            with_position = ({"position": position}
+                             if position is not None and isinstance(obj, str) else {})
             dtrain = lgb.Dataset(X, y, group=sizes, weight=w, init_score=init_tr,
                                  free_raw_data=True, **with_position)
-            keep_lightgbm_positions(dtrain, position)
             dvalid = None
             if Xv is not None:
                 init_v = start_rows(init, len(yv)) if started else None
@@ -294,6 +290,10 @@ class _GBBase(BaseEstimator):
         self.booster_ = trained.model
         self.evals_result_ = trained.evals_result
         self.best_iteration_ = trained.best_iteration
+        if trained.position_bias is not None:
+            self.position_bias_ = trained.position_bias
+        else:
+            self.__dict__.pop("position_bias_", None)
 
     def _raw(self, X: Any) -> np.ndarray:
         """Raw margins of the first ``best_iteration_`` trees (without ``init_score_``)."""

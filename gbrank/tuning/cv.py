@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 
 from gbrank._deps import require
-from gbrank._fields import keep_lightgbm_positions, learning_rate_in
 from gbrank._train import Validation, start_data, start_rows, train
 from gbrank.tuning.folds import Fold
 from gbrank.tuning.tasks import Task
@@ -128,9 +127,11 @@ class FoldData:
             return self._cache[key]
         Xt, yt, gt, Xv, yv, gv = self.fold_arrays(f)
         wt = balanced_weights(yt, self.task.num_class) if variant == "balanced" else None
+        # LightGBM's own lambdarank reads positions from its Dataset; a gbrank objective
+        # gets them through the training loop (and would be warned about them).
         sets = make_sets(self.booster, Xt, yt, gt, Xv, yv, gv, self.n_jobs,
                          self.task.feature_names, weight=wt,
-                         position=self.fold_positions(f)[0])
+                         position=self.fold_positions(f)[0] if variant == "native" else None)
         self.builds += 1
         if self.reuse:
             self._cache[key] = sets
@@ -161,8 +162,8 @@ def make_sets(booster: str, Xt, yt, gt, Xv, yv, gv, n_jobs: int = 2,
     XGBoost ``DMatrix`` pair), constructed now; ``feature_names`` (optional) name the
     columns; ``weight`` (optional) weighs the training rows; ``position`` (optional, a
     click log) the training rows' logged positions, which a LightGBM ``Dataset``
-    carries (gbrank's position-bias objectives and LightGBM's own ``lambdarank`` read
-    them; XGBoost gets them through the training loop)."""
+    carries for LightGBM's own ``lambdarank`` (gbrank's position-bias objectives get
+    them through the training loop)."""
     if booster == "lightgbm":
         lgb = require("lightgbm")
 
@@ -170,10 +171,7 @@ def make_sets(booster: str, Xt, yt, gt, Xv, yv, gv, n_jobs: int = 2,
         names = feature_names or "auto"
         with_position = {} if position is None else {"position": position}
         dt = lgb.Dataset(Xt, yt, group=gt, weight=weight, params=params, feature_name=names,
-                         free_raw_data=False, **with_position)
-        # LightGBM keeps only a renumbering of the positions once constructed.
-        keep_lightgbm_positions(dt, position)
-        dt = dt.construct()
+                         free_raw_data=False, **with_position).construct()
         dv = lgb.Dataset(Xv, yv, group=gv, reference=dt, params=params, feature_name=names,
                          free_raw_data=False).construct()
         return dt, dv
@@ -236,8 +234,7 @@ def run_cv(data: FoldData, booster_params: dict, obj: Any, target: str, *,
             if report is not None and ((it + 1) % 10 == 0):
                 report(f * max_rounds + it, value)
 
-        trained = train(data.booster, params, _told_learning_rate(data.booster, obj, params),
-                        dt, dv, rounds=max_rounds,
+        trained = train(data.booster, params, obj, dt, dv, rounds=max_rounds,
                         validation=_fold_validation(target, yv, gv, pv, rho),
                         early_stopping=patience, on_iteration=on_iter,
                         position=_objective_positions(obj, pt))
@@ -253,8 +250,8 @@ def run_cv(data: FoldData, booster_params: dict, obj: Any, target: str, *,
 
 
 def _objective_positions(obj: Any, position: np.ndarray | None) -> np.ndarray | None:
-    """The training rows' positions for the training loop (which hands them to an
-    XGBoost objective): only a gbrank objective with ``position_bias`` takes them."""
+    """The training rows' positions for the training loop (which hands them to the
+    objective's adapter): only a gbrank objective with ``position_bias`` takes them."""
     uses = obj is not None and bool(getattr(obj, "_uses_positions", lambda: False)())
     return position if uses else None
 
@@ -274,20 +271,6 @@ def booster_only(booster_params: dict) -> tuple[dict, bool]:
     (``class_weight="balanced"``, the tuner's setting, not the booster's)."""
     params = dict(booster_params)
     return params, params.pop("class_weight", None) == "balanced"
-
-
-def _told_learning_rate(booster: str, obj: Any, params: dict) -> Any:
-    """``obj``, told the trial's learning rate where it moves estimates by it
-    (``position_bias="additive"``) and would otherwise read it from the LightGBM Dataset:
-    the folds' Datasets are constructed once for every trial and keep their own
-    parameters, not the trial's."""
-    if (booster != "lightgbm" or obj is None or isinstance(obj, str)
-            or getattr(obj, "position_bias", None) != "additive"
-            or obj.position_bias_learning_rate is not None):
-        return obj
-    rate = learning_rate_in(params)
-    return obj.__class__(**{**obj.get_params(deep=False),
-                            "position_bias_learning_rate": 0.1 if rate is None else rate})
 
 
 def _fold_setup(data: FoldData, f: int, booster_params: dict, obj: Any):
@@ -316,8 +299,8 @@ def run_fixed(data: FoldData, booster_params: dict, obj: Any, rounds: int,
         dt, dv, init, params = _fold_setup(data, f, booster_params, obj)
         fold = data.folds[f]
         pt, pv = data.fold_positions(f)
-        model = train(data.booster, params, _told_learning_rate(data.booster, obj, params),
-                      dt, rounds=rounds, position=_objective_positions(obj, pt)).model
+        model = train(data.booster, params, obj, dt, rounds=rounds,
+                      position=_objective_positions(obj, pt)).model
         s = _predict(data.booster, model, _rows(task.X, fold.valid), dv, rounds, init)
         for m in metrics:
             out[m].append(score(m, task.y[fold.valid], s, fold.group_valid, pv,
@@ -339,12 +322,13 @@ def fit_full(task: Task, booster: str, booster_params: dict, obj: Any, rounds: i
     if booster == "lightgbm":
         lgb = require("lightgbm")
 
-        with_position = {} if task.position is None else {"position": task.position}
+        with_position = ({"position": task.position}
+                         if task.position is not None and obj is None else {})
         ds = lgb.Dataset(task.X, task.y, group=g, weight=w, params=dict(LGB_DATASET_PARAMS),
                          init_score=None if init is None else start_rows(init, task.y.size),
                          feature_name=task.feature_names or "auto", **with_position)
-        keep_lightgbm_positions(ds, task.position)
-        model = train(booster, params, obj, ds, rounds=rounds).model
+        model = train(booster, params, obj, ds, rounds=rounds,
+                      position=_objective_positions(obj, task.position)).model
         s_test = model.predict(task.X_test, raw_score=True)
         return model, init, s_test + (0.0 if init is None else init)
     xgb = require("xgboost")

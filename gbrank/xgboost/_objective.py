@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -10,10 +11,11 @@ import numpy as np
 
 from gbrank._deps import require
 from gbrank._fields import dmatrix_fields, dmatrix_positions
+from gbrank._validation import check_positions
 
 
 def objective(obj: Any, position: Any = None, learning_rate: float | None = None,
-              ) -> Callable[[np.ndarray, Any], tuple[np.ndarray, np.ndarray]]:
+              ) -> XGBoostObjective:
     """Wrap a gbrank objective for ``xgb.train(obj=...)``.
 
     Parameters
@@ -37,14 +39,14 @@ def objective(obj: Any, position: Any = None, learning_rate: float | None = None
     callable
         ``f(preds, dtrain) -> (grad, hess)``, holding its own copy of ``obj`` (as
         LightGBM copies its params), so an objective with per-training state
-        (``FBetaSurrogate(batch_size=...)`` counts rounds; a ``position_bias`` run its
-        estimates) starts afresh in every wrapper: use one ``objective(obj)`` per
-        ``xgb.train``. The copy reports position-bias estimates to ``obj``
-        (``obj.position_bias_``). In distributed training (``xgboost.dask``) every worker
-        computes the gradients of its own queries exactly, and the per-position sums
-        behind the ``"unbiased"`` and ``"additive"`` estimates are summed over the
-        workers (XGBoost's allreduce) before each update, so every worker holds the
-        estimates of the whole data.
+        (``FBetaSurrogate(batch_size=...)`` counts rounds) starts afresh in every
+        wrapper: use one ``objective(obj)`` per ``xgb.train``. With ``position_bias``
+        the wrapper owns the estimates of its training: ``f.position_bias_``
+        (:class:`~gbrank.objectives.PositionBias`) after it. In distributed training
+        (``xgboost.dask``) every worker computes the gradients of its own queries
+        exactly, and the per-position sums behind the ``"unbiased"`` and ``"additive"``
+        estimates are summed over the workers (XGBoost's allreduce) before each update,
+        so every worker holds the estimates of the whole data.
 
     Examples
     --------
@@ -65,43 +67,80 @@ def objective(obj: Any, position: Any = None, learning_rate: float | None = None
     >>> from gbrank.datasets import simulate_clicks
     >>> log = simulate_clicks(y, group, X[:, 0], top_n=10, n_sessions=2, sessions="keep")
     >>> dclicks = xgb.DMatrix(X[log.rows], log.clicks, group=log.group)
-    >>> ranker = LambdaRank(position_bias="unbiased")
+    >>> f = objective(LambdaRank(position_bias="unbiased"), position=log.position)
     >>> booster = xgb.train({"base_score": 0.0, "nthread": 1}, dclicks, num_boost_round=3,
-    ...                     obj=objective(ranker, position=log.position))
-    >>> ranker.position_bias_.positions.tolist()
+    ...                     obj=f)
+    >>> f.position_bias_.positions.tolist()
     [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
     """
-    origin = obj
-    obj = copy.deepcopy(obj)
-    uses_positions = bool(getattr(obj, "_uses_positions", lambda: False)())
-    if position is not None and not isinstance(position, str):
-        position = np.asarray(position)
+    from gbrank.objectives import Objective
 
-    def _xgb_objective(preds: np.ndarray, dtrain: Any) -> tuple[np.ndarray, np.ndarray]:
+    if not isinstance(obj, Objective):
+        raise ValueError(f"objective() wraps a gbrank objective, got {obj!r}")
+    uses_positions = obj._uses_positions()
+    if position is not None and not uses_positions:
+        raise ValueError(f"position= is for an objective with position_bias; {obj!r} "
+                         "has none")
+    if position is not None and not isinstance(position, str):
+        position = check_positions(position, np.size(position))
+    return XGBoostObjective(copy.deepcopy(obj), position, learning_rate)
+
+
+class XGBoostObjective:
+    """A gbrank objective as ``xgb.train(obj=...)`` calls it (see :func:`objective`):
+    it owns the state of its training (position-bias estimates, per ``DMatrix``)."""
+
+    def __init__(self, obj: Any, position: Any, learning_rate: float | None) -> None:
+        self.gbrank_objective = obj
+        self.position = position
+        self.learning_rate = learning_rate
+        self._runs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.position_bias_: Any = None
+        self.__name__ = type(obj).__name__
+
+    def __call__(self, preds: np.ndarray, dtrain: Any) -> tuple[np.ndarray, np.ndarray]:
+        obj = self.gbrank_objective
         y, w, group = dmatrix_fields(dtrain)
         if group is None and obj.loss_blocks == "query":
             _refuse_distributed_groupless(obj)
-        if uses_positions:
-            pos = position
-            if isinstance(position, str):
-                pos = dmatrix_positions(dtrain, position)
+        if not obj._uses_positions():
+            # XGBoost copies the gradients into its own buffers before it returns, so
+            # the arrays of the previous round can be rewritten (as for LightGBM).
+            return obj.booster_grad_hess_reusing(y, preds, group, w)
+        obj._check_booster_queries(group)
+        run = self._runs.get(dtrain)
+        if run is None:
+            pos = self.position
+            if pos is None:
+                raise ValueError(f"{obj!r} learns from clicks and needs every training "
+                                 "row's display position: objective(obj, position=...)")
+            if isinstance(pos, str):
+                field = pos
+                pos = dmatrix_positions(dtrain, field)
                 if pos is None:
-                    raise ValueError(f"position={position!r} names a DMatrix field that is "
+                    raise ValueError(f"position={field!r} names a DMatrix field that is "
                                      "empty on this training data; set it, e.g. "
-                                     f"dtrain.set_float_info({position!r}, positions)")
-            return obj.booster_position_grad_hess(
-                y, preds, group, w, position=pos, data=dtrain, learning_rate=learning_rate,
-                reduce=_distributed_reduce())
-        # XGBoost copies the gradients into its own buffers before it returns, so the
-        # arrays of the previous round can be rewritten (as for LightGBM).
-        return obj.booster_grad_hess_reusing(y, preds, group, w)
+                                     f"dtrain.set_float_info({field!r}, positions)")
+            if np.size(pos) != np.size(preds):
+                raise ValueError(f"position= holds {np.size(pos)} positions and the "
+                                 f"training DMatrix has {np.size(preds)} rows: give one "
+                                 "per row, in its row order")
+            run = obj.position_bias_training(pos, learning_rate=self.learning_rate,
+                                             reduce=_distributed_reduce())
+            self._runs[dtrain] = run
+        grad, hess = run.grad_hess(y, preds, group, w)
+        self.position_bias_ = run.estimates
+        return grad, hess
 
-    if position is not None and not uses_positions:
-        raise ValueError(f"position= is for an objective with position_bias; {origin!r} "
-                         "has none")
-    _xgb_objective.__name__ = type(obj).__name__
-    _xgb_objective.gbrank_objective = obj  # type: ignore[attr-defined]
-    return _xgb_objective
+    def __getstate__(self) -> dict[str, Any]:
+        return {"obj": self.gbrank_objective, "position": self.position,
+                "learning_rate": self.learning_rate}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["obj"], state["position"], state["learning_rate"])
+
+    def __repr__(self) -> str:
+        return f"gbrank.xgboost.objective({self.gbrank_objective!r})"
 
 
 def _distributed_reduce() -> Callable[[np.ndarray, str], np.ndarray] | None:

@@ -512,9 +512,8 @@ def test_xgboost_dask_position_bias_near_single_machine(client):
     obj = gbrank.xgboost.objective(LambdaRank(position_bias="unbiased"),
                                    position="label_lower_bound")
     dist = xgb_dask.train(client, params, dtrain, num_boost_round=10, obj=obj)["booster"]
-    single_obj = LambdaRank(position_bias="unbiased")
-    single = xgb.train(params, xgb.DMatrix(Xc, c, group=log.group), 10,
-                       obj=gbrank.xgboost.objective(single_obj, position=pos))
+    single_obj = gbrank.xgboost.objective(LambdaRank(position_bias="unbiased"), position=pos)
+    single = xgb.train(params, xgb.DMatrix(Xc, c, group=log.group), 10, obj=single_obj)
     plain = xgb.train(params, xgb.DMatrix(Xc, c, group=log.group), 10,
                       obj=gbrank.xgboost.objective(LambdaRank()))
     d = xgb.DMatrix(X)

@@ -328,31 +328,35 @@ def _our_warnings(record):
 
 
 def test_lightgbm_estimators_warn_when_a_builtin_metric_leads(rank_data):
+    """lgb.train copies the booster's parameters into its Datasets, where feval and the
+    objective read them: a built-in metric listed before gbrank's is warned about. (The
+    scikit-learn API hands gbrank no Dataset, so nothing is read there.)"""
     import warnings
 
     from gbrank.objectives import FocalLoss, LambdaRank
 
     X, y, g = _rank_small(rank_data)
     n_te = int(g[-10:].sum())
-    fit = {"group": g[:-10], "eval_group": [g[-10:]], "eval_metric": feval("ndcg@10"),
-           "callbacks": [lgb.early_stopping(5, first_metric_only=True, verbose=False)]}
-    if "eval_X" in inspect.signature(lgb.LGBMRanker.fit).parameters:
-        fit.update(eval_X=(X[-n_te:],), eval_y=(y[-n_te:],))
-    else:
-        fit.update(eval_set=[(X[-n_te:], y[-n_te:])])
-    # LGBMRanker evaluates ndcg@1..5 first unless told otherwise.
+    train = lgb.Dataset(X[:-n_te], y[:-n_te], group=g[:-10])
+    valid = lgb.Dataset(X[-n_te:], y[-n_te:], group=g[-10:], reference=train)
+    es = [lgb.early_stopping(5, first_metric_only=True, verbose=False)]
     with pytest.warns(UserWarning, match="first_metric_only=True stops on ndcg"):
-        lgb.LGBMRanker(objective=LambdaRank(), n_estimators=5, verbose=-1, n_jobs=1).fit(
-            X[:-n_te], y[:-n_te], **fit)
+        lgb.train({"objective": LambdaRank(), "metric": "ndcg", "verbose": -1,
+                   "num_threads": 1}, train, 5, valid_sets=[valid],
+                  feval=feval("ndcg@10"), callbacks=es)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
-        model = lgb.LGBMRanker(objective=LambdaRank(), n_estimators=5, verbose=-1,
-                               n_jobs=1, metric="None").fit(X[:-n_te], y[:-n_te], **fit)
+        res: dict = {}
+        lgb.train({"objective": LambdaRank(), "metric": "None", "verbose": -1,
+                   "num_threads": 1}, lgb.Dataset(X[:-n_te], y[:-n_te], group=g[:-10]), 5,
+                  valid_sets=[lgb.Dataset(X[-n_te:], y[-n_te:], group=g[-10:])],
+                  feval=feval("ndcg@10"), callbacks=[*es, lgb.record_evaluation(res)])
     assert not _our_warnings(record)
-    assert list(model.evals_result_["valid_0"]) == ["gbrank_ndcg@10"]
-    # LGBMClassifier's default binary_logloss is computed on raw margins.
+    assert list(res["valid_0"]) == ["gbrank_ndcg@10"]
+    # binary_logloss on raw margins, beside a custom objective
     Xb, yb = _imbalanced()
+    obj = FocalLoss()
     with pytest.warns(UserWarning, match="binary_logloss on raw margins"):
-        lgb.LGBMClassifier(objective=FocalLoss(), n_estimators=3, verbose=-1, n_jobs=1).fit(
-            Xb, yb, **({"eval_X": (Xb,), "eval_y": (yb,)} if "eval_X" in fit else
-                       {"eval_set": [(Xb, yb)]}))
+        lgb.train({"objective": obj, "metric": "binary_logloss", "verbose": -1,
+                   "num_threads": 1},
+                  lgb.Dataset(Xb, yb, init_score=np.full(yb.size, obj.init_score(yb))), 3)

@@ -1,7 +1,8 @@
 """Position bias (learning from clicks) on RankNet and LambdaRank: the three corrections
 against the slow reference (tests/reference/position_bias.py), finite differences with
-the estimates frozen, unit factors, state of one training run, parity with LightGBM's
-native position-bias lambdarank and XGBoost's lambdarank_unbiased, bad input."""
+the estimates frozen, unit factors, the state of one training (owned by the training,
+never by the objective), parity with LightGBM's native position-bias lambdarank and
+XGBoost's lambdarank_unbiased, bad input."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from conftest import needs_lightgbm_positions
 from reference import position_bias as ref
 from sklearn.base import clone
 
+import gbrank.lightgbm
 from gbrank.datasets import make_ranking, simulate_clicks
 from gbrank.gradcheck import check
 from gbrank.objectives import LambdaRank, PositionBias, RankNet
@@ -96,25 +98,24 @@ def test_frozen_estimates_match_the_reference(form, method, seed):
     y, s, sizes, pos = _clicks(seed)
     obj = _objective(make, method, max_weight=4.0) if method == "ipw" else \
         _objective(make, method)
-    if method != "ipw":
-        obj.__dict__["position_bias_"] = _estimates(method, seed)
+    est = None if method == "ipw" else _estimates(method, seed)
     if method == "ipw":
         rho = np.asarray(PROPENSITY)
         def factor(i, j): return min(1.0 / rho[pos[i] - 1], 4.0)
         s_ref = s
     elif method == "unbiased":
-        est = obj.position_bias_
         def factor(i, j): return 1.0 / (est.t_plus[pos[i] - 1] * est.t_minus[pos[j] - 1])
         s_ref = s
     else:
         def factor(i, j): return 1.0
-        s_ref = s + obj.position_bias_.offsets[pos - 1]
+        s_ref = s + est.offsets[pos - 1]
     g_ref, h_ref, l_ref, _, _ = ref.factored(y, s_ref, sizes, factor=factor, norm=norm,
                                              **pair_kw)
-    g, h = obj.exact_grad_hess(y, s, sizes, position=pos)
+    g, h = obj.exact_grad_hess(y, s, sizes, position=pos, estimates=est)
     np.testing.assert_allclose(g, g_ref, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(h, h_ref, rtol=1e-10, atol=1e-12)
-    assert obj.loss(y, s, sizes, position=pos) == pytest.approx(l_ref, rel=1e-10)
+    assert obj.loss(y, s, sizes, position=pos, estimates=est) == pytest.approx(l_ref,
+                                                                               rel=1e-10)
     # the factors matter: the plain objective differs
     g_plain, _ = make().exact_grad_hess(y, s, sizes)
     assert np.abs(g - g_plain).max() > 1e-3
@@ -128,7 +129,7 @@ def test_unbiased_rounds_update_ratios_as_the_reference(form, cost):
     obj = make(position_bias="unbiased", bias_cost=cost, bias_norm=0.5)
     slot = pos - 1
     tp, tm = np.ones(9), np.ones(9)
-    data = object()
+    run = obj.position_bias_training(pos)
     rng = np.random.default_rng(4)
     for _ in range(3):
         preds = s + rng.normal(scale=0.3, size=s.size)
@@ -143,14 +144,15 @@ def test_unbiased_rounds_update_ratios_as_the_reference(form, cost):
             y, preds, sizes, factor=factor, norm=norm,
             cost_sign=+1 if cost == "xgboost" else -1, slot=slot, n_slots=9, u=u, v=v,
             **pair_kw)
-        g, h = obj.booster_position_grad_hess(y, preds, sizes, None, position=pos, data=data)
+        g, h = run.grad_hess(y, preds, sizes, None)
         np.testing.assert_allclose(g, g_ref, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(h, h_ref, rtol=1e-10, atol=1e-12)
         tp, tm = ref.unbiased_update(plus, minus, tp, tm, 0.5, keep_empty=cost == "paper")
-        np.testing.assert_allclose(obj.position_bias_.t_plus, tp, rtol=1e-10)
-        np.testing.assert_allclose(obj.position_bias_.t_minus, tm, rtol=1e-10)
+        np.testing.assert_allclose(run.estimates.t_plus, tp, rtol=1e-10)
+        np.testing.assert_allclose(run.estimates.t_minus, tm, rtol=1e-10)
     assert np.ptp(tp) > 0.05  # the ratios moved
-    assert obj.position_bias_.rounds == 3
+    assert run.estimates.rounds == 3
+    assert "position_bias_" not in obj.__dict__  # the objective learned nothing
 
 
 @pytest.mark.parametrize("lam", [0.0, 2.0])
@@ -159,17 +161,16 @@ def test_additive_rounds_move_offsets_as_the_reference(lam):
     y, s, sizes, pos = _clicks(5, n_queries=8)
     obj = make(position_bias="additive", position_bias_regularization=lam)
     b = np.zeros(9)
-    data = object()
+    run = obj.position_bias_training(pos, learning_rate=0.3)
     for r in range(3):
         preds = s * (1 + 0.1 * r)
         g_ref, h_ref, _, _, _ = ref.factored(y, preds + b[pos - 1], sizes,
                                              factor=lambda i, j: 1.0, norm=norm, **pair_kw)
-        g, h = obj.booster_position_grad_hess(y, preds, sizes, None, position=pos, data=data,
-                                              learning_rate=0.3)
+        g, h = run.grad_hess(y, preds, sizes, None)
         np.testing.assert_allclose(g, g_ref, rtol=1e-10, atol=1e-12)
         b = ref.additive_update(g_ref, h_ref, pos - 1, b, 0.3, lam)
         shown = np.unique(pos) - 1  # the estimates cover the positions that occur
-        np.testing.assert_allclose(obj.position_bias_.offsets, b[shown], rtol=1e-9,
+        np.testing.assert_allclose(run.estimates.offsets, b[shown], rtol=1e-9,
                                    atol=1e-12)
     assert np.abs(b).max() > 0.01
 
@@ -177,10 +178,11 @@ def test_additive_rounds_move_offsets_as_the_reference(lam):
 def test_ipw_rounds_learn_nothing_and_report_the_propensities():
     y, s, sizes, pos = _clicks(6)
     obj = LambdaRank(position_bias="ipw", propensity={p: 1.0 / p for p in range(1, 10)})
-    g1, _ = obj.booster_position_grad_hess(y, s, sizes, None, position=pos, data=object())
+    run = obj.position_bias_training(pos)
+    g1, _ = run.grad_hess(y, s, sizes, None)
     g0, _ = obj.grad_hess(y, s, sizes, position=pos)
     np.testing.assert_array_equal(g1, g0)
-    est = obj.position_bias_
+    est = run.estimates
     np.testing.assert_allclose(est.propensity, 1.0 / est.positions)
     assert est.positions.tolist() == sorted(set(pos.tolist()))
 
@@ -194,14 +196,15 @@ def test_gradient_check_with_estimates_frozen(form, method):
     make = FORMS[form][0]
     y, s, sizes, pos = _clicks(7)
     obj = _objective(make, method)
+    est = None
     if method != "ipw":
         # estimates learned by a few rounds, then frozen
-        data = object()
+        run = obj.position_bias_training(pos, learning_rate=0.5)
         for r in range(3):
-            obj.booster_position_grad_hess(y, s * 0.5 * r, sizes, None, position=pos,
-                                           data=data, learning_rate=0.5)
-        assert obj.position_bias_.rounds == 3
-    report = check(obj, y, s, sizes, position=pos)
+            run.grad_hess(y, s * 0.5 * r, sizes, None)
+        est = run.estimates
+        assert est.rounds == 3
+    report = check(obj, y, s, sizes, position=pos, estimates=est)
     assert report.ok, str(report)
 
 
@@ -222,8 +225,7 @@ def test_unit_factors_reproduce_the_plain_objective(form, method):
     assert obj.loss(y, s, sizes, position=pos) == pytest.approx(make().loss(y, s, sizes),
                                                                 rel=1e-13)
     # the first boosting round too (fresh estimates: unit ratios, zero offsets)
-    g1, h1 = obj.booster_position_grad_hess(y, s, sizes, None, position=pos, data=object(),
-                                            learning_rate=0.1)
+    g1, h1 = obj.position_bias_training(pos, learning_rate=0.1).grad_hess(y, s, sizes, None)
     np.testing.assert_allclose(g1, g0, rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(h1, h0, rtol=1e-13, atol=1e-15)
 
@@ -248,46 +250,68 @@ LGB_BASE = {"verbose": -1, "num_threads": 1, "learning_rate": 0.1, "min_data_in_
 
 @pytest.mark.parametrize("method", METHODS)
 def test_same_objective_twice_gives_identical_models(click_log, method):
-    needs_lightgbm_positions()
     X, y, g, pos = click_log["kept"]
     obj = _objective(lambda **kw: LambdaRank(norm=True, **kw), method,
                      propensity=[1.0 / p for p in range(1, 11)])
+    before = obj.get_params()
+    f = gbrank.lightgbm.objective(obj, position=pos)
     models, estimates = [], []
     for _ in range(2):
-        booster = lgb.train({**LGB_BASE, "objective": obj},
-                            lgb.Dataset(X, y, group=g, position=pos), 5)
+        booster = lgb.train({**LGB_BASE, "objective": f}, lgb.Dataset(X, y, group=g), 5)
         models.append(booster.predict(X, raw_score=True))
-        estimates.append(obj.position_bias_)
+        estimates.append(f.position_bias_)
     np.testing.assert_array_equal(models[0], models[1])
     assert estimates[0] is not estimates[1]
     assert estimates[0].as_dict() == estimates[1].as_dict()
-    assert estimates[1].rounds == 5
+    assert estimates[1].rounds == 5  # each training starts fresh
     assert estimates[1].positions.tolist() == list(range(1, 11))
     if method != "ipw":
         # the estimates moved, and they are not part of the prediction
         values = estimates[1].t_plus if method == "unbiased" else estimates[1].offsets
         assert np.ptp(values) > 1e-3
-        plain = booster.predict(X, raw_score=True)
-        np.testing.assert_array_equal(plain, models[1])
-    # clone: same parameters, no estimates
+    # the objective stayed a set of parameters: nothing learned on it
+    assert obj.get_params() == before
+    assert not [k for k in vars(obj) if k.endswith("_") and not k.startswith("_")]
     fresh = clone(obj)
-    assert "position_bias_" not in fresh.__dict__
     assert fresh.get_params() == obj.get_params()
 
 
-def test_get_params_set_params_and_set_params_resets_estimates(click_log):
-    needs_lightgbm_positions()
+def test_one_objective_in_two_threads_gives_identical_models(click_log):
+    """Two trainings at once with one objective object (each with its own adapter), and a
+    pickled copy: the same model as one training alone."""
+    import pickle
+    from concurrent.futures import ThreadPoolExecutor
+
+    X, y, g, pos = click_log["kept"]
+    obj = LambdaRank(position_bias="unbiased", bias_norm=1.0)
+
+    def fit(o):
+        f = gbrank.lightgbm.objective(o, position=pos)
+        b = lgb.train({**LGB_BASE, "objective": f}, lgb.Dataset(X, y, group=g), 8)
+        return b.predict(X, raw_score=True), f.position_bias_
+
+    alone, est = fit(obj)
+    with ThreadPoolExecutor(2) as pool:
+        both = list(pool.map(fit, [obj, obj]))
+    for pred, e in both:
+        np.testing.assert_array_equal(pred, alone)
+        assert e.as_dict() == est.as_dict()
+    again, _ = fit(pickle.loads(pickle.dumps(obj)))
+    np.testing.assert_array_equal(again, alone)
+
+
+def test_get_params_set_params_and_clone(click_log):
     obj = LambdaRank(position_bias="unbiased", bias_norm=1.0, bias_cost="xgboost")
     params = obj.get_params()
     for name in ("position_bias", "propensity", "max_weight", "bias_norm", "bias_cost",
-                 "position_bias_regularization", "position_bias_learning_rate"):
+                 "position_bias_regularization", "position_bias_learning_rate", "groupless"):
         assert name in params
     assert params["bias_norm"] == 1.0 and params["bias_cost"] == "xgboost"
     X, y, g, pos = click_log["kept"]
-    lgb.train({**LGB_BASE, "objective": obj}, lgb.Dataset(X, y, group=g, position=pos), 2)
-    assert obj.position_bias_.rounds == 2
+    f = gbrank.lightgbm.objective(obj, position=pos)
+    lgb.train({**LGB_BASE, "objective": f}, lgb.Dataset(X, y, group=g), 2)
+    assert f.position_bias_.rounds == 2
     obj.set_params(position_bias="additive", position_bias_regularization=1.0)
-    assert "position_bias_" not in obj.__dict__
     assert obj.get_params()["position_bias_regularization"] == 1.0
     r = RankNet(position_bias="ipw", propensity={1: 1.0, 2: 0.5})
     assert clone(r).get_params()["propensity"] == {1: 1.0, 2: 0.5}
@@ -342,7 +366,8 @@ def test_additive_reproduces_lightgbm_native_position_bias(click_log):
         lgb.register_logger(_Silent())
     obj = LambdaRank(norm=True, max_step=None, position_bias="additive",
                      position_bias_regularization=lam)
-    ours = lgb.train({**LGB_BASE, "objective": obj},
+    f = gbrank.lightgbm.objective(obj, position=pos)
+    ours = lgb.train({**LGB_BASE, "objective": f},
                      lgb.Dataset(X, y, group=g, position=pos), 10)
     p_native = native.predict(X, raw_score=True)
     p_ours = ours.predict(X, raw_score=True)
@@ -351,7 +376,7 @@ def test_additive_reproduces_lightgbm_native_position_bias(click_log):
     np.testing.assert_allclose(p_ours, p_native, rtol=0, atol=5e-5)
     logged = _lightgbm_logged_offsets(log.lines)
     assert len(logged) == 10
-    np.testing.assert_allclose(obj.position_bias_.offsets, logged[-1], rtol=0, atol=1e-5)
+    np.testing.assert_allclose(f.position_bias_.offsets, logged[-1], rtol=0, atol=1e-5)
     assert np.ptp(logged[-1]) > 0.1
 
 
@@ -384,10 +409,11 @@ def test_unbiased_reproduces_xgboost_lambdarank_unbiased(click_log, rounds):
     obj = LambdaRank(norm=True, truncation=10, max_step=None, position_bias="unbiased",
                      bias_norm=1.0, bias_cost="xgboost")
     do = xgb.DMatrix(X, y, group=g)
-    ours = xgb.train({**base, "eta": 0.05}, do, rounds, obj=objective(obj, position=pos))
+    f = objective(obj, position=pos)
+    ours = xgb.train({**base, "eta": 0.05}, do, rounds, obj=f)
     tp = np.asarray(cfg["ti+"], dtype=float)[:10]
     tm = np.asarray(cfg["tj-"], dtype=float)[:10]
-    est = obj.position_bias_
+    est = f.position_bias_
     assert est.rounds == rounds
     # measured: 3e-8 (ti+) and 1.5e-7 (tj-) after 5 rounds
     np.testing.assert_allclose(est.t_plus, tp, rtol=0, atol=1e-6)
@@ -439,11 +465,19 @@ def test_bad_input_names_the_problem(make):
 
 @pytest.mark.floors
 def test_lightgbm_without_positions_is_refused(click_log):
-    X, y, g, _ = click_log["kept"]
-    with pytest.raises(ValueError, match="has none: build it with"):
+    X, y, g, pos = click_log["kept"]
+    with pytest.raises(ValueError, match="LightGBM passes the objective no positions"):
         lgb.train({**LGB_BASE, "objective": LambdaRank(position_bias="unbiased")},
                   lgb.Dataset(X, y, group=g), 1)
     # LightGBM's scikit-learn API passes no positions
-    with pytest.raises(ValueError, match="has none: build it with"):
+    with pytest.raises(ValueError, match="gbrank.lightgbm.objective"):
         lgb.LGBMRanker(objective=LambdaRank(position_bias="unbiased"), n_estimators=1,
                        verbose=-1).fit(X, y, group=g)
+    # ... unless the objective carries them
+    f = gbrank.lightgbm.objective(LambdaRank(position_bias="unbiased"), position=pos)
+    lgb.LGBMRanker(objective=f, n_estimators=2, verbose=-1).fit(X, y, group=g)
+    assert f.position_bias_.rounds == 2
+    with pytest.raises(ValueError, match="needs every training row's display position"):
+        gbrank.lightgbm.objective(LambdaRank(position_bias="ipw", propensity=[1.0] * 10))
+    with pytest.raises(ValueError, match="position= is for an objective with position_bias"):
+        gbrank.lightgbm.objective(LambdaRank(), position=pos)

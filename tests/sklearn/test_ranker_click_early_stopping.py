@@ -43,10 +43,12 @@ def _direct_scores(booster, obj, seed, X, c, qid, pos, tr, va, rounds):
     g = np.unique(qid[tr], return_counts=True)[1]
     uses = obj._uses_positions()
     if booster == "lightgbm":
+        import gbrank.lightgbm
+
+        f = gbrank.lightgbm.objective(obj, position=pos[tr]) if uses else obj
         params = {"learning_rate": 0.3, "verbosity": -1, "seed": seed, "metric": "None",
-                  "feature_pre_filter": False, "num_threads": 1, "objective": obj}
-        extra = {"position": pos[tr]} if uses else {}
-        model = lgb.train(params, lgb.Dataset(X[tr], c[tr], group=g, **extra), rounds)
+                  "feature_pre_filter": False, "num_threads": 1, "objective": f}
+        model = lgb.train(params, lgb.Dataset(X[tr], c[tr], group=g), rounds)
         return [model.predict(X[va], raw_score=True, num_iteration=r)
                 for r in range(1, rounds + 1)]
     from gbrank.xgboost import objective

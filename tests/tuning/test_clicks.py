@@ -193,10 +193,12 @@ def test_additive_offsets_move_by_the_trials_learning_rate():
                     RankNet(position_bias="additive"), 5, task.metrics)["ips_dcg@10"]
 
     def by_hand(fold, obj):
+        import gbrank.lightgbm
+
         ds = lgb.Dataset(task.X[fold.train], task.y[fold.train], group=fold.group_train,
-                         position=task.position[fold.train],
                          params=dict(LGB_DATASET_PARAMS, num_threads=1))
-        model = lgb.train({**params, "num_threads": 1, "objective": obj}, ds, 5)
+        f = gbrank.lightgbm.objective(obj, position=task.position[fold.train])
+        model = lgb.train({**params, "num_threads": 1, "objective": f}, ds, 5)
         s = model.predict(task.X[fold.valid], raw_score=True)
         qid = np.repeat(np.arange(fold.group_valid.size), fold.group_valid)
         return ips_dcg(task.y[fold.valid], s, task.position[fold.valid], log.examination,
