@@ -32,6 +32,7 @@ __all__ = [
     "check_row_weights",
     "check_start_score",
     "query_structure",
+    "query_order",
     "prepare_ranking",
     "prepare_binary",
     "call_function_objective",
@@ -337,6 +338,10 @@ def _group_offsets(group: Any, n: int) -> np.ndarray:
     elif g.dtype.kind not in "iub":
         raise ValueError(f"group sizes must be integers, got dtype {g.dtype}")
     g = g.astype(np.int64)
+    if g.size == n and n > 1 and not np.all(g == 1):
+        raise ValueError(
+            f"group has one entry per row ({n}): group takes query sizes (LightGBM's "
+            "group), so these look like per-row query ids — pass them as qid= instead")
     nonpos = np.flatnonzero(g <= 0)
     if nonpos.size:
         raise ValueError(
@@ -446,6 +451,24 @@ def query_structure(n: int, group: Any = None, qid: Any = None,
         _check_weight_values(w, "weights")
         weights = w
     return Queries(offsets=offsets, order=order, weights=weights)
+
+
+def query_order(qid: Any) -> np.ndarray:
+    """The rows gathered by query: ascending query id, each query's rows in their given
+    order (a stable sort). The one gathering rule of gbrank's estimators and loaders, so
+    that the same rows in any order of queries train the same model."""
+    q = _to_numpy(qid)
+    if q.ndim != 1:
+        raise ValueError(f"qid must be 1-D, got shape {q.shape}")
+    if q.dtype.kind == "f" and not np.all(np.isfinite(q)):
+        bad = np.flatnonzero(~np.isfinite(q))
+        raise ValueError(f"qid must be finite: {bad.size} NaN/inf ids, first at row "
+                         f"{int(bad[0])}")
+    try:
+        return np.argsort(q, kind="stable")
+    except TypeError:
+        raise ValueError("qid holds ids that cannot be ordered (mixed types, e.g. numbers "
+                         "and strings): use ids of one type") from None
 
 
 def check_lengths(y: np.ndarray, s: np.ndarray) -> None:

@@ -126,7 +126,7 @@ def _cases(tmp) -> dict:
         rk = GBRanker(LambdaRank(calibration=0.3), booster=booster,
                       **{**SMALL, **extra}).fit(X, Y_RANK, qid=QID)
         add(f"{booster}-GBRanker-calibrated", booster, "binary", rk.save_model,
-            rk.predict_proba(X_NEW))
+            rk.predict_proba(X_NEW)[:, 1])
     # Feature names from a DataFrame whose query-id column is no feature.
     pd = pytest.importorskip("pandas")
     names = [f"f{i}" for i in range(F)]

@@ -117,7 +117,7 @@ HIDDEN = textwrap.dedent('''
 
     X = np.arange(12.0).reshape(6, 2)
     print(message(lambda: to_native(None, FocalLoss(), init_score=0.0)))
-    print(message(lambda: GBRanker().fit(X, y)))
+    print(message(lambda: GBRanker(groupless=True).fit(X, y)))
     print(message(lambda: gbrank.lightgbm.cv({}, None)))
     print(message(lambda: GBClassifier(booster="xgboost").fit(X, y > 0)))
     print(message(lambda: gbrank.xgboost.to_native(None, FocalLoss(), init_score=0.0)))

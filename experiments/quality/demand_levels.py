@@ -58,7 +58,8 @@ def _estimator(objective: Any, n_estimators: int) -> GBRanker:
     # The article's booster settings, scaled to the synthetic task.
     return GBRanker(objective=objective, n_estimators=n_estimators, learning_rate=0.2,
                     learning_rate_decay=0.99, num_leaves=31, min_child_samples=15,
-                    subsample=0.7, colsample_bytree=0.7, random_state=0, n_jobs=1)
+                    subsample=0.7, colsample_bytree=0.7, random_state=0, n_jobs=1,
+                    groupless=True)
 
 
 def _claim_check(y: np.ndarray, seed: int = 0) -> tuple[float, float]:

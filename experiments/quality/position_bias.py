@@ -138,6 +138,7 @@ import lightgbm as lgb
 import numpy as np
 import xgboost as xgb
 
+import gbrank.lightgbm
 from gbrank.datasets import letor_fold, load_letor, load_letor_folds, simulate_clicks
 from gbrank.metrics import ips_dcg, ndcg
 from gbrank.objectives import LambdaRank
@@ -363,10 +364,12 @@ def doubled_hessian(method: str, fobj):
     return f
 
 
-def _learned(obj) -> dict:
-    if obj.position_bias is None:
+def _learned(wrapped) -> dict:
+    """The estimates a training learned (its adapter's ``position_bias_``)."""
+    est = getattr(wrapped, "position_bias_", None)
+    if est is None:
         return {}
-    est = obj.position_bias_.as_dict()
+    est = est.as_dict()
     return {k: list(v.values()) for k, v in est.items() if isinstance(v, dict)}
 
 
@@ -400,7 +403,7 @@ def fit(method: str, task, log, rho, rounds: int):
             # estimate one from the clicks; it shifts every score alike).
             model = xgb.train({**XGB, "base_score": 0.0}, d, rounds,
                               obj=doubled_hessian(method, wrapped))
-            info = _learned(obj)
+            info = _learned(wrapped)
 
         def predict_xgb(Xe, k=None):
             return model.predict(xgb.DMatrix(Xe), output_margin=True,
@@ -414,8 +417,9 @@ def fit(method: str, task, log, rho, rounds: int):
         ds, obj = lgb.Dataset(X, y, group=g), gbrank_objective(method, rho)
     else:
         obj = gbrank_objective(method, rho)
-        ds = (lgb.Dataset(Xc, c, group=gc) if obj.position_bias is None
-              else lgb.Dataset(Xc, c, group=gc, position=pos))
+        ds = lgb.Dataset(Xc, c, group=gc)
+        if obj.position_bias is not None:  # the positions as given, to the objective
+            obj = gbrank.lightgbm.objective(obj, position=pos)
     model = lgb.train({**LGB, "objective": doubled_hessian(method, obj)}, ds, rounds)
     if not isinstance(obj, str):
         info = _learned(obj)

@@ -44,8 +44,9 @@ def load_letor(path: str | Path, query_path: str | Path | None = None,
     Notes
     -----
     A query id names one query wherever its rows are in the file: rows of a query need
-    not be adjacent. They are gathered, queries in order of first appearance and rows
-    of a query in file order, so rows may come back in another order than the file's
+    not be adjacent. They are gathered, queries in ascending order of their ids
+    (``GBRanker``'s rule) and rows of a query in file order, so rows may come back in
+    another order than the file's
     (``qid`` 1, 1, 2, 2, 1 gives rows 0, 1, 4, 2, 3 and ``group`` [3, 2]); ``order``
     maps them back: ``in_file_order[order] = per_row_result``.
 

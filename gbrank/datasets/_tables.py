@@ -7,16 +7,19 @@ from typing import Any
 
 import numpy as np
 
+from gbrank._validation import query_order
+
 
 def _group_rows(qid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Row order that makes each query contiguous (queries in order of first appearance,
-    rows in file order within a query) and the query sizes in that order: the one rule
-    by which the loaders gather the rows of a query id."""
-    _, first, inverse = np.unique(qid, return_index=True, return_inverse=True)
-    rank_of_query = np.argsort(np.argsort(first, kind="stable"), kind="stable")
-    key = rank_of_query[inverse.ravel()]
-    order = np.argsort(key, kind="stable").astype(np.int64, copy=False)
-    group = np.bincount(key, minlength=first.size).astype(np.int64)
+    """Row order that makes each query contiguous and the query sizes in that order, by
+    gbrank's one gathering rule (:func:`gbrank._validation.query_order`: queries in
+    ascending order of their ids, rows in file order within a query), the rule
+    ``GBRanker`` follows too, so that a model trained on a loaded table and one trained
+    by ``GBRanker`` on the table as read are the same."""
+    order = query_order(qid).astype(np.int64, copy=False)
+    ids = np.asarray(qid)[order]
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    group = np.diff(np.r_[starts, ids.size]).astype(np.int64)
     return order, group
 
 
@@ -71,10 +74,11 @@ def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
         Column of labels (grades for ranking, 0/1 for binary).
     qid_col : str, optional
         Column of query ids (numbers or strings, none missing). Rows of one query need
-        not be adjacent: they are gathered, queries in order of first appearance and
-        rows of a query in file order, so rows may come back in another order than the
-        file's (ids 7, 3, 7 give rows 0, 2, 1; ``order`` maps them back). Without it
-        the data have no query structure (group-less ranking or binary).
+        not be adjacent: they are gathered, queries in ascending order of their ids and
+        rows of a query in file order (``GBRanker``'s rule), so rows may come back in
+        another order than the file's (ids 7, 3, 7 give rows 1, 0, 2; ``order`` maps
+        them back). Without it the data have no query structure (group-less ranking or
+        binary).
     feature_cols : list of str, optional
         Feature columns, in this order; default every column other than the label,
         the qid and ``drop_cols``, in the table's order.
@@ -108,7 +112,7 @@ def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
 
     Examples
     --------
-    Query 7's rows are gathered (rows 0 and 2 of the file), then query 3's:
+    Query 3's row comes first (ascending ids), then query 7's rows 0 and 2 of the file:
 
     >>> import tempfile
     >>> from pathlib import Path
@@ -121,7 +125,7 @@ def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
     ...                         "7,0,4.0,c\\n")
     ...     X, y, group, names = load_table(path, "label", "query", drop_cols=["name"])
     >>> X.tolist(), y.tolist(), group.tolist(), names
-    ([[9.5], [4.0], [2.0]], [1.0, 0.0, 0.0], [2, 1], ['price'])
+    ([[2.0], [9.5], [4.0]], [0.0, 1.0, 0.0], [1, 2], ['price'])
     """
     import pandas as pd
 
@@ -197,8 +201,8 @@ def load_data(path: str | Path, *, label_col: str | None = None, qid_col: str | 
     there) or LETOR/SVMlight text (:func:`load_letor`: a ``.query`` file beside it, or
     ``qid:`` fields, or neither).
 
-    Rows of one query id are gathered as the two loaders describe (queries in order of
-    first appearance, rows of a query in file order); ``return_order=True`` also
+    Rows of one query id are gathered as the two loaders describe (queries in ascending
+    order of their ids, rows of a query in file order); ``return_order=True`` also
     returns ``order``, the file row of each returned row.
 
     Returns

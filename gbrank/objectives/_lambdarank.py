@@ -225,6 +225,13 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
 
     # -- validation ---------------------------------------------------------------
     def _validate_params(self) -> SimpleNamespace:
+        if isinstance(self.metric, str) and "@" in self.metric:
+            name, _, cut = self.metric.partition("@")
+            if name.strip().lower() in _METRICS and cut.strip().isdigit():
+                raise ValueError(
+                    f"metric={self.metric!r}: the cut-off k is the truncation parameter; "
+                    f"use LambdaRank(metric={name.strip().lower()!r}, truncation="
+                    f"{int(cut)})")
         gain = None if self.label_gain is None else check_label_gain(self.label_gain)
         p = SimpleNamespace(
             metric=check_choice(self.metric, "metric", tuple(_METRICS)),

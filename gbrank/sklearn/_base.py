@@ -110,6 +110,19 @@ def _has_start(init: Any) -> bool:
     return bool(np.any(np.asarray(init) != 0.0))
 
 
+def _refuse_booster_data(X: Any, who: str) -> None:
+    """A booster's data container (a LightGBM ``Dataset``, an XGBoost ``DMatrix``) is not
+    ``X``: name what the estimator takes instead."""
+    module = type(X).__module__.split(".")[0]
+    if module in ("lightgbm", "xgboost"):
+        raise ValueError(
+            f"{who} takes X as an array, a sparse matrix or a DataFrame, with y (and "
+            f"query ids for a ranker) as arguments, not a {module}.{type(X).__name__}: "
+            "pass the data it was built from, or train it with the booster directly "
+            "(lgb.train({'objective': obj}, dataset), xgb.train(..., "
+            "obj=gbrank.xgboost.objective(obj)))")
+
+
 class _GBBase(BaseEstimator):
     """Training machinery shared by :class:`GBRanker` and :class:`GBClassifier`."""
 
@@ -319,8 +332,11 @@ class _GBBase(BaseEstimator):
 
     def _margins(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "booster_")
-        X = self._features(self._validate_X(X, reset=False))[0]
-        return self._raw(X) + self.init_score_
+        return self._raw(self._booster_features(X)) + self.init_score_
+
+    def _booster_features(self, X: Any) -> Any:
+        """The booster's features of ``X``, checked against ``fit``'s."""
+        return self._features(self._validate_X(X, reset=False))[0]
 
     def _features(self, X: Any) -> tuple[Any, np.ndarray | None]:
         """The booster's features of ``X`` and the query ids it carries (none here)."""

@@ -23,7 +23,13 @@ from gbrank._validation import (
     check_row_weights,
 )
 from gbrank.objectives import FocalLoss, Objective, get_objective
-from gbrank.sklearn._base import _NATIVE, _GBBase, _resolve_objective, _ValidMetric
+from gbrank.sklearn._base import (
+    _NATIVE,
+    _GBBase,
+    _refuse_booster_data,
+    _resolve_objective,
+    _ValidMetric,
+)
 
 __all__ = ["GBClassifier"]
 
@@ -263,13 +269,28 @@ feature_names_in_, feature_importances_
             raise ValueError(f"threshold must be 'auto' or a probability in (0, 1), got "
                              f"{self.threshold!r}") from None
 
-    def fit(self, X: Any, y: Any, *, sample_weight: Any = None) -> GBClassifier:
+    def fit(self, X: Any, y: Any, *, sample_weight: Any = None,
+            eval_set: Any = None) -> GBClassifier:
         """Fit on features ``X`` and labels ``y`` (two classes or more, any values).
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n, n_features)
+        y : array-like of shape (n,)
+        sample_weight : array-like of shape (n,), optional
+        eval_set : list of one (X_val, y_val) pair, optional
+            Your own validation rows instead of the split of ``validation_fraction``:
+            early stopping (with ``early_stopping_rounds``) watches them, and the
+            threshold (two classes, ``threshold="auto"``) or the offsets (K classes with
+            ``decision_cv=None``) are chosen on them; the model is trained on every row
+            of ``X`` once. Without early stopping every round is kept and
+            ``evals_result_`` records the curve.
 
         Returns
         -------
         self
         """
+        _refuse_booster_data(X, "GBClassifier")
         if y is None:
             raise ValueError("GBClassifier requires y to be passed, but the target y is None")
         p = self._check_params()
@@ -312,11 +333,35 @@ feature_names_in_, feature_importances_
             _warn_if_class_balancing(y, w, multiclass)
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
+        own = None if eval_set is None else self._eval_pair(eval_set)
         if multiclass:
-            self._fit_multiclass(p, obj, X, y, w, decision == "auto", cv, beta, rng, seed)
+            self._fit_multiclass(p, obj, X, y, w, decision == "auto", cv, beta, rng, seed,
+                                 own)
         else:
-            self._fit_binary(p, obj, X, y, w, fixed, beta, rng, seed)
+            self._fit_binary(p, obj, X, y, w, fixed, beta, rng, seed, own)
         return self
+
+    def _eval_pair(self, eval_set: Any) -> tuple[Any, np.ndarray]:
+        """The one validation set of ``eval_set``: features checked against ``fit``'s,
+        labels that are classes of ``y``."""
+        pairs = list(eval_set) if isinstance(eval_set, (list, tuple)) else None
+        if pairs and len(pairs) == 2 and not isinstance(pairs[0], (list, tuple)):
+            pairs = [tuple(pairs)]  # a bare (X_val, y_val)
+        if not pairs or len(pairs) != 1 or len(pairs[0]) != 2:
+            raise ValueError("eval_set must be [(X_val, y_val)], one validation set "
+                             "(GBClassifier early-stops on one)")
+        Xv, yv = pairs[0]
+        _refuse_booster_data(Xv, "GBClassifier's eval_set")
+        Xv = self._validate_X(Xv, reset=False)
+        yv = column_or_1d(yv.to_numpy() if hasattr(yv, "to_numpy") else yv)
+        if yv.size != Xv.shape[0]:
+            raise ValueError(f"eval_set's y has {yv.size} entries but its X has "
+                             f"{Xv.shape[0]} rows")
+        unknown = ~np.isin(yv, self.classes_)
+        if unknown.any():
+            raise ValueError(f"eval_set's y holds {yv[unknown][:3].tolist()}, not classes "
+                             f"of y ({self.classes_.tolist()})")
+        return Xv, yv
 
     def _split(self, codes: np.ndarray, k: int, frac: float,
                rng: np.random.RandomState) -> tuple[np.ndarray, np.ndarray]:
@@ -340,12 +385,13 @@ feature_names_in_, feature_importances_
 
     def _fit_binary(self, p: dict[str, Any], obj: Objective | str, X: Any, y: np.ndarray,
                     w: np.ndarray | None, fixed: float | None, beta: float,
-                    rng: np.random.RandomState, seed: int) -> None:
+                    rng: np.random.RandomState, seed: int, own: Any = None) -> None:
         n = y.size
         self.pos_label_ = self._positive_class(y, self.classes_, w)
         y01 = (y == self.pos_label_).astype(np.float64)
         early = p["early_stopping_rounds"] is not None
-        holdout = p["validation_fraction"] is not None and (early or fixed is None)
+        holdout = own is None and p["validation_fraction"] is not None and (
+            early or fixed is None)
         tr, va = np.arange(n), None
         if holdout:
             tr, va = self._split(y01, 2, p["validation_fraction"], rng)
@@ -357,6 +403,8 @@ feature_names_in_, feature_importances_
         Xv = yv = wv = None
         if va is not None:
             Xv, yv, wv = _safe_indexing(X, va), y01[va], None if w is None else w[va]
+        elif own is not None:
+            Xv, yv = own[0], (own[1] == self.pos_label_).astype(np.float64)
         metric = _ValidMetric(None, obj if not isinstance(obj, str) else _LogLoss())
         self.objective_ = obj
         self.init_score_ = init
@@ -366,7 +414,7 @@ feature_names_in_, feature_importances_
         else:
             from gbrank.metrics import best_threshold
 
-            Xs, ys, ws = (Xv, yv, wv) if va is not None else (Xt, yt, wt)
+            Xs, ys, ws = (Xv, yv, wv) if Xv is not None else (Xt, yt, wt)
             z = self._raw(Xs) + init
             self._margin_threshold = best_threshold(ys, z, beta, weight=ws)[0]
         if holdout and not early:
@@ -382,7 +430,8 @@ feature_names_in_, feature_importances_
 
     def _fit_multiclass(self, p: dict[str, Any], obj: Objective | str, X: Any,
                         y: np.ndarray, w: np.ndarray | None, choose: bool, cv: int | None,
-                        beta: float, rng: np.random.RandomState, seed: int) -> None:
+                        beta: float, rng: np.random.RandomState, seed: int,
+                        own: Any = None) -> None:
         from gbrank.metrics import best_class_offsets
 
         k = self.classes_.size
@@ -394,7 +443,8 @@ feature_names_in_, feature_importances_
         codes = codes.astype(np.float64)
         early = p["early_stopping_rounds"] is not None
         oof = choose and cv is not None  # offsets from out-of-fold scores
-        holdout = p["validation_fraction"] is not None and (early or (choose and not oof))
+        holdout = own is None and p["validation_fraction"] is not None and (
+            early or (choose and not oof))
         tr, va = np.arange(codes.size), None
         if holdout:
             tr, va = self._split(codes, k, p["validation_fraction"], rng)
@@ -403,6 +453,8 @@ feature_names_in_, feature_importances_
         Xv = yv = wv = None
         if va is not None:
             Xv, yv, wv = _safe_indexing(X, va), codes[va], None if w is None else w[va]
+        elif own is not None:
+            Xv, yv = own[0], np.searchsorted(self.classes_, own[1]).astype(np.float64)
         init = np.zeros(k) if native else np.asarray(obj.init_score(yt, wt), dtype=np.float64)
         metric = _ValidMetric(None, _LogLoss() if native else obj)
         self.objective_ = obj
@@ -411,7 +463,7 @@ feature_names_in_, feature_importances_
                     num_class=k)
         offsets = np.zeros(k)
         if choose and not oof:
-            Xs, ys, ws = (Xv, yv, wv) if va is not None else (Xt, yt, wt)
+            Xs, ys, ws = (Xv, yv, wv) if Xv is not None else (Xt, yt, wt)
             offsets = best_class_offsets(ys, log_softmax(self._raw(Xs) + init), beta,
                                          weight=ws)[0]
         if holdout and not early:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -11,15 +12,23 @@ from sklearn.utils.metaestimators import available_if
 from gbrank._proba import predict_proba as _sigmoid
 from gbrank._validation import (
     as_float_array,
+    check_bool,
     check_finite,
     check_grades,
     check_positions,
     check_propensity,
     check_row_weights,
+    query_order,
     query_structure,
 )
 from gbrank.metrics import get_metric
-from gbrank.sklearn._base import _GBBase, _is_frame, _resolve_objective, _ValidMetric
+from gbrank.sklearn._base import (
+    _GBBase,
+    _is_frame,
+    _refuse_booster_data,
+    _resolve_objective,
+    _ValidMetric,
+)
 
 __all__ = ["GBRanker"]
 
@@ -33,10 +42,11 @@ class GBRanker(_GBBase):
     be adjacent. Every scikit-learn tool then splits, fits and scores whole queries
     without metadata routing: ``cross_val_score(GBRanker(), X, y, groups=X["qid"],
     cv=GroupKFold(5), scoring=make_scorer("ndcg@10"))``. Without such a column,
-    ``fit(X, y, qid=qid)`` takes the ids as an argument (with
+    ``fit(X, y, qid=qid)`` takes the ids as an argument (or ``group=`` sizes; with
     ``sklearn.set_config(enable_metadata_routing=True)``, ``set_fit_request(qid=True)``
-    and :func:`make_scorer` route them through cross-validation), and ``fit(X, y)`` is
-    group-less: all rows are one query, of any size.
+    and :func:`make_scorer` route them through cross-validation). Without any ids
+    ``fit`` refuses, naming the fixes, unless ``groupless=True`` declares group-less
+    ranking: all rows one query, of any size.
 
     ``predict`` returns scores (higher = ranked higher) in the caller's row order;
     ``score`` returns the ``scoring`` metric (pair accuracy by default). Works in
@@ -113,6 +123,11 @@ class GBRanker(_GBBase):
     booster_params : dict, optional
         Anything else, passed to the booster as is (``monotone_constraints``,
         ``max_bin``, ``max_cat_to_onehot``, …).
+    groupless : bool, default False
+        Declare group-less ranking: all rows of ``fit`` (and of ``score``) are one
+        query, ranked as one list (the seed's demand-level task). Query ids left out
+        are never read as this mode: without ids and without this, ``fit`` refuses;
+        with it, ids given are refused.
 
     Attributes
     ----------
@@ -127,6 +142,11 @@ class GBRanker(_GBBase):
     init_score_ : float
         Constant added to the booster's raw scores: 0 for a ranking loss, the
         objective's constant start for a calibrated one.
+    position_bias_ : PositionBias
+        For an objective with ``position_bias``: the estimates its training learned
+        (:class:`~gbrank.objectives.PositionBias`), never part of ``predict``.
+    classes_ : ndarray [0, 1]
+        For a calibrated objective only: ``predict_proba``'s columns.
     n_features_in_, feature_names_in_ : as in scikit-learn.
     feature_importances_ : ndarray
         Normalised total gain per column of ``X`` (0 for the query-id and position
@@ -140,9 +160,10 @@ class GBRanker(_GBBase):
     Click logs: with an objective that has ``position_bias`` (e.g.
     ``LambdaRank(position_bias="unbiased")``), ``fit`` needs every row's display
     position (``position=`` or ``position_col``); the training part's positions go to
-    the booster (LightGBM's ``Dataset(position=...)`` as given, XGBoost through
-    :func:`gbrank.xgboost.objective`), the learned estimates are
-    ``objective_.position_bias_`` and never part of ``predict``. With
+    the objective through :func:`gbrank.lightgbm.objective` /
+    :func:`gbrank.xgboost.objective` (LightGBM's own ``"native:lambdarank"`` through
+    ``Dataset(position=...)``), the learned estimates are ``position_bias_`` and never
+    part of ``predict``. With
     ``position_bias="additive"`` on XGBoost the offsets move by ``learning_rate`` (not
     its decayed value). Early stopping on click logs: ``scoring="ips_dcg@10"`` with
     ``early_stopping_rounds``; the held-out queries keep their rows' positions through
@@ -198,7 +219,8 @@ class GBRanker(_GBBase):
                  max_depth: int | None = None, min_child_samples: int | None = None,
                  subsample: float | None = None, colsample_bytree: float | None = None,
                  reg_lambda: float | None = None, n_jobs: int | None = None,
-                 booster_params: dict[str, Any] | None = None) -> None:
+                 booster_params: dict[str, Any] | None = None,
+                 groupless: bool = False) -> None:
         self.objective = objective
         self.booster = booster
         self.n_estimators = n_estimators
@@ -219,6 +241,7 @@ class GBRanker(_GBBase):
         self.reg_lambda = reg_lambda
         self.n_jobs = n_jobs
         self.booster_params = booster_params
+        self.groupless = groupless
 
     def _qid_column(self, X: Any) -> int | None:
         """Position of the query-id column in ``X``, or ``None`` (see ``qid_col``)."""
@@ -297,27 +320,61 @@ class GBRanker(_GBBase):
                 "of X, and they differ; pass one of them (qid_col=None ignores the column)")
         return X, in_X
 
-    def fit(self, X: Any, y: Any, *, qid: Any = None, sample_weight: Any = None,
-            position: Any = None) -> GBRanker:
+    def fit(self, X: Any, y: Any, *, qid: Any = None, group: Any = None,
+            sample_weight: Any = None, position: Any = None, eval_set: Any = None,
+            eval_qid: Any = None, eval_group: Any = None,
+            eval_position: Any = None) -> GBRanker:
         """Fit on features ``X`` and grades ``y`` (non-negative; integers for NDCG/ERR
-        gains), grouped by the query-id column of ``X`` (``qid_col``) or by per-row
-        ``qid`` (any order), or group-less when there is neither.
+        gains), grouped by query.
 
-        ``position``: every row's logged display position (click logs; or the column
-        ``position_col`` of ``X``), for an objective with ``position_bias`` and for a
-        click metric ``scoring`` (``"ips_dcg@10"``) judging the validation split.
+        The query ids come from one place: the query-id column of ``X`` (``qid_col``),
+        per-row ``qid`` (any order, ids of any sortable type) or ``group`` (query sizes
+        of consecutive rows, LightGBM's convention). Without any, ``fit`` refuses unless
+        ``groupless=True`` declares all rows one query. Rows are gathered by query id
+        (ascending, each query's rows in their given order), so the same rows in any
+        order of queries give the same model.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n, n_columns)
+        y : array-like of shape (n,)
+        qid : array-like of shape (n,), optional
+            Per-row query ids (XGBoost's ``XGBRanker`` convention).
+        group : array-like, optional
+            Query sizes of consecutive rows (LightGBM's ``LGBMRanker`` convention).
+        sample_weight : array-like of shape (n,), optional
+            Query weights, per row and constant within each query.
+        position : array-like of shape (n,), optional
+            Every row's logged display position (click logs; or the column
+            ``position_col`` of ``X``), for an objective with ``position_bias`` and for
+            a click metric ``scoring`` (``"ips_dcg@10"``) judging the validation rows.
+        eval_set : list of one (X_val, y_val) pair, optional
+            Your own validation queries (e.g. LETOR's validation part) instead of the
+            split of ``validation_fraction``: with ``early_stopping_rounds`` the best
+            round on them is kept; without it, every round is kept and
+            ``evals_result_`` records the curve. ``X_val`` has the columns of ``X``
+            (the query-id and position columns may be left out).
+        eval_qid, eval_group : list of one array, optional
+            The query ids (per row) or query sizes of ``X_val``, as ``qid`` /
+            ``group`` for ``X``, when ``X_val`` has no query-id column.
+        eval_position : list of one array, optional
+            ``X_val``'s logged positions, for a click metric ``scoring``, when ``X_val``
+            has no position column.
 
         Returns
         -------
         self
         """
+        _refuse_booster_data(X, "GBRanker")
         if y is None:
             raise ValueError("GBRanker requires y to be passed, but the target y is None")
         p = self._check_params()
+        groupless = check_bool(self.groupless, "groupless")
         metric = _ValidMetric(self.scoring, None)  # validates the name before training
         obj = _resolve_objective(self.objective, "ranking", "GBRanker")
         clicks = metric.metric.kind == "clicks"
-        holdout = p["early_stopping_rounds"] is not None
+        own_valid = eval_set is not None
+        holdout = p["early_stopping_rounds"] is not None or own_valid
         # Checked before any work: never judge held-out clicks by absent propensities.
         rho = self._evaluation_propensity(obj) if clicks else None
         if not clicks and self.propensity is not None:
@@ -325,29 +382,33 @@ class GBRanker(_GBBase):
                 f"propensity= weighs the clicks of a click metric, and scoring="
                 f"{self.scoring!r} is not one: use scoring='ips_dcg@10', or drop "
                 "propensity (an objective's own goes to LambdaRank(propensity=...))")
+        if not own_valid and any(a is not None for a in (eval_qid, eval_group,
+                                                          eval_position)):
+            raise ValueError("eval_qid, eval_group and eval_position describe eval_set; "
+                             "pass eval_set=[(X_val, y_val)] too")
         X = self._validate_X(X, reset=True)
         self._qid_at = self._qid_column(X)
         self._dropped_at = tuple(sorted(a for a in (self._qid_at, self._position_column(X))
                                         if a is not None))
+        frame = X
         in_X = self._split_columns(X)[2]
         X, qid = self._query_ids(X, qid)
         n = X.shape[0]
-        position = self._positions(obj, position, in_X, n, for_metric=clicks and holdout,
+        qid = self._one_query_source(frame, X, qid, group, n, groupless)
+        position = self._positions(obj, position, in_X, n,
+                                   for_metric=clicks and holdout and not own_valid,
                                    judged=clicks)
         _check_positions_have_queries(position, qid)
-        y = as_float_array(y, "y")
-        if y.size != n:
-            raise ValueError(f"y has {y.size} entries but X has {n} rows")
-        check_finite(y, "y")
-        check_grades(y, integer=False, max_grade=None, name="y")
+        y = _checked_grades(y, n)
         w = check_row_weights(sample_weight, n, "sample_weight")
-        # qid in any order (ids of any sortable type): grouped by the one query rule.
-        queries = query_structure(n, qid=qid, weight=w)
-        order = np.arange(n) if queries.order is None else queries.order
+        # The one gathering rule (gbrank.datasets' loaders follow it too): ascending ids.
+        order = np.arange(n) if qid is None else query_order(qid)
+        queries = query_structure(n, qid=None if qid is None else np.asarray(qid)[order],
+                                  weight=None if w is None else w[order])
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         tr, va = self._split(n, queries.offsets, p["validation_fraction"],
-                             p["early_stopping_rounds"] is not None, rng)
+                             holdout and not own_valid, rng)
         sizes = np.diff(queries.offsets)
 
         def part(idx: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, Any]:
@@ -365,7 +426,12 @@ class GBRanker(_GBBase):
             trains_on_positions = obj._uses_positions()
         pos_t = position[order[tr]] if trains_on_positions and position is not None else None
         Xv = yv = gv = wv = None
-        if va is not None:
+        if own_valid:
+            Xv, yv, gv, pos_v = self._eval_part(eval_set, eval_qid, eval_group,
+                                                eval_position, groupless, clicks)
+            if clicks:
+                metric = _ValidMetric(self.scoring, None, propensity=rho, position=pos_v)
+        elif va is not None:
             Xv, yv, gv, wv = part(va)
             if clicks:  # the held-out rows' positions, in the validation data's order
                 metric = _ValidMetric(self.scoring, None, propensity=rho,
@@ -376,7 +442,84 @@ class GBRanker(_GBBase):
         self.init_score_ = 0.0 if isinstance(obj, str) else float(obj.init_score(yt, wt))
         self._train(p, obj, Xt, yt, gt, wt, self.init_score_, Xv, yv, gv, wv, metric, seed,
                     position=pos_t)
+        if not isinstance(obj, str) and getattr(obj, "probability", False):
+            self.classes_ = np.array([0, 1])
+        else:
+            self.__dict__.pop("classes_", None)
         return self
+
+    def _one_query_source(self, frame: Any, X: Any, qid: Any, group: Any, n: int,
+                          groupless: bool) -> Any:
+        """Per-row query ids from the one source given (the column or ``qid``, or
+        ``group`` sizes), ``None`` for declared group-less data; an error naming the
+        fixes when there is none, or more than one."""
+        if group is not None:
+            if qid is not None:
+                raise ValueError("query structure given twice, as group (query sizes) and "
+                                 "as query ids (qid or a qid_col column of X): pass one")
+            sizes = query_structure(n, group=group).sizes
+            qid = np.repeat(np.arange(sizes.size), sizes)
+        if groupless:
+            if qid is not None:
+                raise ValueError(
+                    "groupless=True declares all rows one query, and query ids were given "
+                    "(qid, group or a qid_col column of X): drop one of them")
+            return None
+        if qid is None:
+            raise _no_queries_error(frame, self.qid_col)
+        _refuse_ids_as_feature(frame, X, qid, self.qid_col)
+        return qid
+
+    def _eval_part(self, eval_set: Any, eval_qid: Any, eval_group: Any, eval_position: Any,
+                   groupless: bool, clicks: bool) -> tuple[Any, np.ndarray, Any, Any]:
+        """The features, grades, query sizes and (for a click metric) positions of the
+        one validation set ``eval_set``, its rows gathered by query id."""
+        pairs = list(eval_set) if isinstance(eval_set, (list, tuple)) else None
+        if pairs and len(pairs) == 2 and not isinstance(pairs[0], (list, tuple)):
+            pairs = [tuple(pairs)]  # a bare (X_val, y_val)
+        if not pairs or len(pairs) != 1 or len(pairs[0]) != 2:
+            raise ValueError("eval_set must be [(X_val, y_val)], one validation set "
+                             "(GBRanker early-stops on one)")
+
+        def one(value: Any, name: str) -> Any:
+            if value is None:
+                return None
+            if isinstance(value, (list, tuple)) and len(value) == 1:
+                return value[0]
+            raise ValueError(f"{name} must be a list of one array (for the one eval_set)")
+
+        Xv, yv = pairs[0]
+        _refuse_booster_data(Xv, "GBRanker's eval_set")
+        Xv, full = self._checked_columns(Xv)
+        feats, ids, pos = self._split_columns(Xv) if full else (Xv, None, None)
+        m = feats.shape[0]
+        qv, gv_sizes, pv = one(eval_qid, "eval_qid"), one(eval_group, "eval_group"), \
+            one(eval_position, "eval_position")
+        if ids is not None and qv is not None and not np.array_equal(np.asarray(qv).ravel(),
+                                                                      ids):
+            raise ValueError("eval_set's query ids given twice (eval_qid and its "
+                             f"{self.qid_col!r} column), and they differ: pass one")
+        qv = ids if qv is None else qv
+        qv = self._one_query_source(Xv, feats, qv, gv_sizes, m, groupless)
+        if pos is not None and pv is not None and not np.array_equal(
+                np.asarray(pv).ravel(), pos):
+            raise ValueError("eval_set's positions given twice (eval_position and its "
+                             f"{self.position_col!r} column), and they differ: pass one")
+        pv = pos if pv is None else pv
+        if clicks:
+            if pv is None:
+                raise ValueError(
+                    f"scoring={self.scoring!r} judges the validation clicks by the positions "
+                    "they were logged at: pass eval_position=[positions] (or keep the "
+                    "position_col column in X_val)")
+            pv = check_positions(pv, m, "eval_position")
+            _check_positions_have_queries(pv, qv)
+        yv = _checked_grades(yv, m, "eval_set's y")
+        order = np.arange(m) if qv is None else query_order(qv)
+        sizes = (np.array([m]) if qv is None else
+                 query_structure(m, qid=np.asarray(qv)[order]).sizes)
+        return (_safe_indexing(feats, order), yv[order], sizes,
+                None if pv is None else np.asarray(pv)[order])
 
     def _evaluation_propensity(self, obj: Any) -> Any:
         """The propensities a click metric ``scoring`` divides clicks by: the
@@ -444,9 +587,36 @@ class GBRanker(_GBBase):
                 "X)")
         return check_positions(position, n)
 
+    def _checked_columns(self, X: Any) -> tuple[Any, bool]:
+        """``X`` checked against the columns of ``fit``: all of them (``True``), or the
+        features alone (``False``), when ``fit``'s ``X`` had a query-id or position
+        column, which serving data need not carry."""
+        dropped = getattr(self, "_dropped_at", ())
+        if dropped:
+            if _is_frame(X) and hasattr(self, "feature_names_in_"):
+                kept = [c for i, c in enumerate(self.feature_names_in_) if i not in dropped]
+                if [str(c) for c in X.columns] == [str(c) for c in kept]:
+                    if X.shape[0] == 0:
+                        raise ValueError("X has 0 rows; at least 1 is required")
+                    return X, False
+            elif not _is_frame(X) and np.ndim(X) == 2 \
+                    and X.shape[1] == self.n_features_in_ - len(dropped):
+                from sklearn.utils import check_array
+
+                return check_array(X, accept_sparse=["csr", "csc"],
+                                   dtype=[np.float64, np.float32],
+                                   ensure_all_finite="allow-nan"), False
+        return self._validate_X(X, reset=False), True
+
+    def _booster_features(self, X: Any) -> Any:
+        X, full = self._checked_columns(X)
+        return self._features(X)[0] if full else X
+
     def predict(self, X: Any) -> np.ndarray:
         """Ranking scores (raw booster output plus ``init_score_``; higher = ranked
-        higher), one per row."""
+        higher), one per row, in the order of ``X``'s rows. ``X`` has the columns of
+        ``fit``'s ``X``, or those without the query-id and position columns (serving
+        data need not carry them)."""
         return self._margins(X)
 
     def _has_probabilities(self) -> bool:
@@ -473,24 +643,34 @@ class GBRanker(_GBBase):
 
         Returns
         -------
-        ndarray of shape (n_samples,)
-            The probability that each row is relevant (clicked, or its target as
-            ``calibration_target`` maps grades), comparable across queries.
+        ndarray of shape (n_samples, 2)
+            As scikit-learn's classifiers give it, columns ``classes_`` = [0, 1]: the
+            probability that each row is not relevant and that it is (clicked, or its
+            target as ``calibration_target`` maps grades), comparable across queries.
         """
-        return _sigmoid(self._margins(X))
+        p = _sigmoid(self._margins(X))
+        return np.column_stack([1.0 - p, p])
 
-    def score(self, X: Any, y: Any, *, qid: Any = None, position: Any = None) -> float:
+    def score(self, X: Any, y: Any, *, qid: Any = None, group: Any = None,
+              position: Any = None) -> float:
         """The ``scoring`` metric of ``predict(X)`` against grades ``y``, per query of
-        ``X``'s query-id column or of ``qid`` (group-less without either). A click
-        metric (``"ips_dcg@10"``) also reads the rows' logged positions (``position=``
-        or the ``position_col`` column of ``X``) and the propensities of ``fit``."""
+        ``X``'s query-id column, ``qid`` or ``group`` (one of them, or
+        ``groupless=True``). A click metric (``"ips_dcg@10"``) also reads the rows'
+        logged positions (``position=`` or the ``position_col`` column of ``X``) and the
+        propensities of ``fit``."""
         s = self.predict(X)
-        Xv = self._validate_X(X, reset=False)
-        qid = self._query_ids(Xv, qid)[1]
+        Xv, full = self._checked_columns(X)
+        in_X = None
+        if full:
+            feats, qid = self._query_ids(Xv, qid)
+            in_X = self._split_columns(Xv)[2]
+        else:
+            feats = Xv
+        qid = self._one_query_source(X, feats, qid, group, feats.shape[0],
+                                     check_bool(self.groupless, "groupless"))
         metric = get_metric(self.scoring)
         if metric.kind != "clicks":
             return float(metric(y, s, qid=qid))
-        in_X = self._split_columns(Xv)[2]
         position = self._one_position_source(position, in_X)
         if position is None:
             raise ValueError(f"scoring={self.scoring!r} needs every row's logged position: "
@@ -498,6 +678,61 @@ class GBRanker(_GBBase):
         _check_positions_have_queries(position, qid)
         rho = self._evaluation_propensity(self.objective_)
         return float(metric.with_propensity(rho)(y, s, qid=qid, position=position))
+
+
+# Column names that hold query ids in the ecosystem's data (LETOR's qid, session logs,
+# Expedia's srch_id, ...), named in the error when no ids reach GBRanker.
+_ID_LIKE = re.compile(r"^(q|qid|query|queries|session|sessions|group|groups|search|srch|"
+                      r"request|req|list|impression|serp)([_ ]?ids?)?$", re.IGNORECASE)
+
+
+def _id_like_columns(X: Any, skip: Any = None) -> list[str]:
+    """Names of ``X``'s columns that look like query ids (a DataFrame's), but ``skip``."""
+    if not _is_frame(X):
+        return []
+    return [str(c) for c in X.columns
+            if str(c) != str(skip) and _ID_LIKE.match(str(c).strip())]
+
+
+def _no_queries_error(X: Any, qid_col: Any) -> ValueError:
+    like = _id_like_columns(X)
+    found = (f" X has a column {like[0]!r} that looks like query ids: "
+             f"GBRanker(qid_col={like[0]!r})." if like else "")
+    return ValueError(
+        "GBRanker got no query ids, so every row would be ranked as one list. Pass them: "
+        "fit(X, y, qid=ids) (one id per row) or group=sizes (query sizes), or a column of "
+        f"X named by qid_col (now {qid_col!r}).{found} With cross_val_score(..., "
+        "groups=ids) the ids only make the folds and never reach fit: put them in a column "
+        "of X (qid_col=...) or enable metadata routing (sklearn.set_config("
+        "enable_metadata_routing=True); ranker.set_fit_request(qid=True)). If all rows "
+        "really are one query (group-less ranking), declare it: GBRanker(groupless=True)")
+
+
+def _refuse_ids_as_feature(frame: Any, X: Any, qid: Any, qid_col: Any) -> None:
+    """A feature column that holds the query ids (the same partition of the rows) would
+    let the model learn the ids: refused, naming ``qid_col``."""
+    for name in _id_like_columns(X, skip=qid_col):
+        col = X[name].to_numpy()
+        q = np.asarray(qid).ravel()
+        try:
+            pairs = np.unique(np.stack([np.unique(col, return_inverse=True)[1].ravel(),
+                                        np.unique(q, return_inverse=True)[1].ravel()]),
+                              axis=1).shape[1]
+        except TypeError:  # ids of mixed types: not comparable, not the same
+            continue
+        if pairs == np.unique(q).size == np.unique(col).size:
+            raise ValueError(
+                f"column {name!r} of X holds the query ids and would be a feature: name it "
+                f"as the id column, GBRanker(qid_col={name!r}), or drop it from X")
+
+
+def _checked_grades(y: Any, n: int, name: str = "y") -> np.ndarray:
+    y = as_float_array(y, name)
+    if y.size != n:
+        raise ValueError(f"{name} has {y.size} entries but X has {n} rows")
+    check_finite(y, name)
+    check_grades(y, integer=False, max_grade=None, name=name)
+    return y
 
 
 def _check_positions_have_queries(position: Any, qid: Any) -> None:

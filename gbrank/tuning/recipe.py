@@ -86,7 +86,8 @@ def training_code(res: StudyResult, kind: str, booster: str, grouped: bool) -> l
     kind : {"ranking", "binary", "multiclass"}
     booster : {"lightgbm", "xgboost"}
     grouped : bool
-        Whether the data have queries (``fit(X, y, qid=qid)``; else ``fit(X, y)``).
+        Whether the data have queries (``fit(X, y, qid=qid)``; else ``fit(X, y)``, a
+        ranker declared ``groupless=True``).
 
     Returns
     -------
@@ -125,6 +126,8 @@ def training_code(res: StudyResult, kind: str, booster: str, grouped: bool) -> l
         args.insert(0, 'booster="xgboost"')
     if kind == "multiclass":
         args.insert(0, 'decision="argmax"')
+    if kind == "ranking" and not grouped:  # group-less ranking is declared, not inferred
+        args.append("groupless=True")
     balanced = res.booster_params.get("class_weight") == "balanced"
     lines = [imp] if imp else []
     if balanced:

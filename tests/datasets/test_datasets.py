@@ -15,9 +15,9 @@ def test_load_letor_query_file(tmp_path):
 
 def test_load_letor_qid_fields(tmp_path):
     (tmp_path / "r.txt").write_text("2 qid:7 1:0.5\n0 qid:7 2:1\n1 qid:9 1:0.1\n4 qid:3 1:1\n")
-    _, y, g = load_letor(tmp_path / "r.txt")
-    np.testing.assert_array_equal(g, [2, 1, 1])
-    np.testing.assert_array_equal(y, [2, 0, 1, 4])
+    _, y, g = load_letor(tmp_path / "r.txt")  # gathered by ascending id: 3, 7, 9
+    np.testing.assert_array_equal(g, [1, 2, 1])
+    np.testing.assert_array_equal(y, [4, 2, 0, 1])
 
 
 def test_load_letor_mismatched_query_file(tmp_path):
@@ -134,13 +134,15 @@ def test_load_letor_gathers_interleaved_query_ids(tmp_path):
     np.testing.assert_array_equal(g2, [4, 4])
 
 
-def test_load_letor_contiguous_queries_keep_file_order(tmp_path):
+def test_load_letor_gathers_queries_by_ascending_id(tmp_path):
+    """GBRanker's rule: queries in ascending id order, each query's rows in file order,
+    so a loaded table and GBRanker on the file as read train the same model."""
     path = tmp_path / "r.txt"
     path.write_text("2 qid:9 1:1\n0 qid:9 1:2\n1 qid:3 1:3\n")  # ids need not ascend
     X, y, g, order = load_letor(path, return_order=True)
-    np.testing.assert_array_equal(g, [2, 1])
-    np.testing.assert_array_equal(order, [0, 1, 2])
-    np.testing.assert_array_equal(X.toarray().ravel(), [1, 2, 3])
+    np.testing.assert_array_equal(g, [1, 2])
+    np.testing.assert_array_equal(order, [2, 0, 1])
+    np.testing.assert_array_equal(X.toarray().ravel(), [3, 1, 2])
 
 
 def test_query_file_sizes_win_over_qid_fields(tmp_path):
@@ -189,10 +191,10 @@ def test_load_table_refuses_text_columns_and_names_them(tmp_path):
     X, y, g, names, order = load_table(path, "rel", "q", drop_cols=["city", "when"],
                                        return_order=True)
     assert names == ["a", "b"]
-    np.testing.assert_array_equal(X, [[0.5, 1], [0.3, 3], [np.nan, 2]])  # missing -> NaN
-    np.testing.assert_array_equal(y, [2, 0, 1])
-    np.testing.assert_array_equal(g, [2, 1])
-    np.testing.assert_array_equal(order, [0, 2, 1])
+    np.testing.assert_array_equal(X, [[np.nan, 2], [0.5, 1], [0.3, 3]])  # missing -> NaN
+    np.testing.assert_array_equal(y, [1, 2, 0])  # query 3, then query 7's two rows
+    np.testing.assert_array_equal(g, [1, 2])
+    np.testing.assert_array_equal(order, [1, 0, 2])
     X2, _, _, names2 = load_table(path, "rel", "q", feature_cols=["b", "a"])
     assert names2 == ["b", "a"]
     np.testing.assert_array_equal(X2, X[:, ::-1])

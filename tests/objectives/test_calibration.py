@@ -269,7 +269,9 @@ def test_gbranker_predict_proba_calibrated_only():
     t = (2.0 ** y - 1) / 3.0
     assert est.init_score_ == pytest.approx(np.log(t.mean() / (1 - t.mean())), abs=1e-12)
     p = est.predict_proba(X)
-    np.testing.assert_allclose(p, 1 / (1 + np.exp(-est.predict(X))), rtol=1e-14)
+    assert p.shape == (y.size, 2) and est.classes_.tolist() == [0, 1]
+    np.testing.assert_allclose(p[:, 1], 1 / (1 + np.exp(-est.predict(X))), rtol=1e-14)
+    np.testing.assert_allclose(p[:, 0], 1 - p[:, 1], rtol=0, atol=0)
     plain = GBRanker(objective="lambdarank", n_estimators=3, n_jobs=1).fit(X, y, qid=qid)
     assert not hasattr(plain, "predict_proba")  # scikit-learn's tools see no probabilities
     with pytest.raises(AttributeError) as err:

@@ -38,6 +38,8 @@ from gbrank.sklearn import GBClassifier, GBRanker, make_scorer
 
 BOOSTERS = ["lightgbm", "xgboost"]
 FAST = {"n_estimators": 15, "n_jobs": 1, "random_state": 0}
+# Group-less ranking (the seed's demand-level task): declared, never inferred.
+GL = {**FAST, "groupless": True}
 
 
 # --- data -------------------------------------------------------------------------------
@@ -91,7 +93,7 @@ def _expected_failures(estimator):
             "check_sample_weight_equivalence_on_sparse_data": _HIST_WEIGHTS}
 
 
-@parametrize_with_checks([GBRanker(n_estimators=10, n_jobs=1),
+@parametrize_with_checks([GBRanker(n_estimators=10, n_jobs=1, groupless=True),
                           GBClassifier(n_estimators=10, n_jobs=1)],
                          expected_failed_checks=_expected_failures)
 def test_sklearn_estimator_checks_lightgbm(estimator, check):
@@ -99,7 +101,7 @@ def test_sklearn_estimator_checks_lightgbm(estimator, check):
 
 
 @pytest.mark.slow
-@parametrize_with_checks([GBRanker(booster="xgboost", n_estimators=10, n_jobs=1),
+@parametrize_with_checks([GBRanker(booster="xgboost", n_estimators=10, n_jobs=1, groupless=True),
                           GBClassifier(booster="xgboost", n_estimators=10, n_jobs=1)],
                          expected_failed_checks=_expected_failures)
 def test_sklearn_estimator_checks_xgboost(estimator, check):
@@ -112,7 +114,7 @@ def test_sklearn_estimator_checks_xgboost(estimator, check):
 @pytest.mark.parametrize("booster", BOOSTERS)
 def test_groupless_cross_val_score_is_pair_accuracy_of_each_fold(booster):
     X, y = _demand()
-    est = GBRanker(booster=booster, **FAST)
+    est = GBRanker(booster=booster, **GL)
     cv = KFold(5, shuffle=True, random_state=0)
     scores = cross_val_score(est, X, y, cv=cv)
     res = cross_validate(est, X, y, cv=cv, return_estimator=True, return_indices=True)
@@ -124,14 +126,14 @@ def test_groupless_cross_val_score_is_pair_accuracy_of_each_fold(booster):
 
 def test_learning_curve_points_equal_refits_on_the_training_prefix():
     X, y = _demand()
-    est = GBRanker(**FAST)
+    est = GBRanker(**GL)
     cv = KFold(3)
     sizes, train_scores, test_scores = learning_curve(est, X, y, cv=cv,
                                                       train_sizes=[0.4, 1.0])
     assert sizes.tolist() == [80, 200]
     for j, (tr, te) in enumerate(cv.split(X)):
         for i, m in enumerate(sizes):
-            fitted = GBRanker(**FAST).fit(X[tr[:m]], y[tr[:m]])
+            fitted = GBRanker(**GL).fit(X[tr[:m]], y[tr[:m]])
             assert test_scores[i, j] == metrics.pair_accuracy(y[te], fitted.predict(X[te]))
             assert train_scores[i, j] == metrics.pair_accuracy(
                 y[tr[:m]], fitted.predict(X[tr[:m]]))
@@ -140,27 +142,27 @@ def test_learning_curve_points_equal_refits_on_the_training_prefix():
 def test_grid_search_over_estimator_and_objective_parameters():
     X, y = _demand()
     grid = {"learning_rate": [0.05, 0.3], "objective__sigma": [0.5, 2.0]}
-    gs = GridSearchCV(GBRanker(objective=RankNet(), **FAST), grid, cv=3).fit(X, y)
+    gs = GridSearchCV(GBRanker(objective=RankNet(), **GL), grid, cv=3).fit(X, y)
     assert len(gs.cv_results_["params"]) == 4
     for params, score in zip(gs.cv_results_["params"], gs.cv_results_["mean_test_score"],
                              strict=True):
         direct = GBRanker(objective=RankNet(sigma=params["objective__sigma"]),
-                          learning_rate=params["learning_rate"], **FAST)
+                          learning_rate=params["learning_rate"], **GL)
         assert score == pytest.approx(np.mean(cross_val_score(direct, X, y, cv=3)), abs=1e-15)
     assert gs.best_estimator_.objective_.sigma == gs.best_params_["objective__sigma"]
     # The objective really changed: the two sigmas give different models.
-    a = GBRanker(objective=RankNet(sigma=0.5), **FAST).fit(X, y).predict(X)
-    b = GBRanker(objective=RankNet(sigma=2.0), **FAST).fit(X, y).predict(X)
+    a = GBRanker(objective=RankNet(sigma=0.5), **GL).fit(X, y).predict(X)
+    b = GBRanker(objective=RankNet(sigma=2.0), **GL).fit(X, y).predict(X)
     assert not np.allclose(a, b)
 
 
 def test_objective_name_instance_and_native():
     X, y = _demand()
-    by_name = GBRanker(objective="lambdarank:err", **FAST).fit(X, y)
+    by_name = GBRanker(objective="lambdarank:err", **GL).fit(X, y)
     assert isinstance(by_name.objective_, LambdaRank) and by_name.objective_.metric == "err"
-    inst = GBRanker(objective=LambdaRank(metric="err"), **FAST).fit(X, y)
+    inst = GBRanker(objective=LambdaRank(metric="err"), **GL).fit(X, y)
     np.testing.assert_array_equal(inst.predict(X), by_name.predict(X))
-    native = GBRanker(objective="native:lambdarank", **FAST).fit(X, y.astype(int))
+    native = GBRanker(objective="native:lambdarank", **GL).fit(X, y.astype(int))
     assert native.booster_.params["objective"] == "lambdarank"
     assert not np.allclose(native.predict(X), inst.predict(X))
 
@@ -240,10 +242,12 @@ def test_qid_column_in_cross_val_score_without_routing(booster):
     np.testing.assert_allclose(frame, expected, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(frame, array)
     np.testing.assert_array_equal(frame, routed)
-    # Without ids anywhere each fold is one query: another (plausible) number.
-    bare = cross_val_score(GBRanker(booster=booster, **FAST), X, y, groups=qid,
-                           cv=GroupKFold(5), scoring=scorer)
-    assert not np.allclose(bare, expected)
+    # Without ids anywhere each fold would be one query (a plausible wrong number, the
+    # issue's call): refused, naming both fixes.
+    with pytest.raises(ValueError, match="groups=ids\\) the ids only make the folds.*"
+                                         "GBRanker\\(groupless=True\\)"):
+        cross_val_score(GBRanker(booster=booster, **FAST), X, y, groups=qid,
+                        cv=GroupKFold(5), scoring=scorer, error_score="raise")
 
 
 def test_qid_column_in_grid_search_and_pipeline():
@@ -291,8 +295,8 @@ def test_qid_column_errors_and_agreement():
         GBRanker(qid_col="query", **FAST).fit(X, y)
     with pytest.raises(ValueError, match="qid_col=9 is not a column index of X"):
         GBRanker(qid_col=9, **FAST).fit(X, y)
-    # qid_col=None: a column named qid is an ordinary feature.
-    c = GBRanker(qid_col=None, **FAST).fit(df, y)
+    # qid_col=None: a column named qid is an ordinary feature (of group-less data here).
+    c = GBRanker(qid_col=None, **GL).fit(df, y)
     assert c.booster_.num_feature() == 6
 
 
@@ -305,7 +309,7 @@ def test_qid_in_any_order_is_grouped_internally(booster):
     # Same internal data: the same model; predictions come back in the caller's order.
     np.testing.assert_array_equal(shuffled.predict(X), tidy.predict(X))
     # And the grouping matters: group-less training gives another model.
-    groupless = GBRanker(booster=booster, **FAST).fit(X, y)
+    groupless = GBRanker(booster=booster, **GL).fit(X, y)
     assert not np.allclose(groupless.predict(X), shuffled.predict(X))
 
 
@@ -331,14 +335,16 @@ def test_learning_rate_decay_matches_lightgbm_schedule():
 
     X, y = _demand()
     est = GBRanker(n_estimators=3, learning_rate=0.2, learning_rate_decay=0.5, n_jobs=1,
-                   random_state=0).fit(X, y)
+                   random_state=0, groupless=True).fit(X, y)
     seed = est.booster_.params["seed"]
-    params = {"objective": RankNet(), "verbosity": -1, "seed": seed, "metric": "None",
+    params = {"objective": RankNet(groupless=True), "verbosity": -1, "seed": seed,
+              "metric": "None",
               "feature_pre_filter": False, "num_threads": 1, "learning_rate": 0.2}
     direct = lgb.train(params, lgb.Dataset(X, y, group=[y.size]), 3,
                        callbacks=[lgb.reset_parameter(learning_rate=[0.2, 0.1, 0.05])])
     np.testing.assert_allclose(est.predict(X), direct.predict(X, raw_score=True), rtol=1e-12)
-    constant = GBRanker(n_estimators=3, learning_rate=0.2, n_jobs=1, random_state=0).fit(X, y)
+    constant = GBRanker(n_estimators=3, learning_rate=0.2, n_jobs=1, random_state=0,
+                        groupless=True).fit(X, y)
     assert not np.allclose(constant.predict(X), est.predict(X))
 
 
@@ -349,7 +355,7 @@ def test_learning_rate_decay_matches_lightgbm_schedule():
 @pytest.mark.parametrize("cls", [GBRanker, GBClassifier])
 def test_pickle_and_joblib_round_trip(tmp_path, booster, cls):
     X, y = _demand() if cls is GBRanker else _binary()
-    est = cls(booster=booster, **FAST).fit(X, y)
+    est = cls(booster=booster, **(GL if cls is GBRanker else FAST)).fit(X, y)
     again = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(again.predict(X), est.predict(X))
     path = tmp_path / "model.joblib"
@@ -363,26 +369,26 @@ def test_pickle_and_joblib_round_trip(tmp_path, booster, cls):
 @pytest.mark.slow
 def test_cross_val_score_with_two_jobs_equals_one_job():
     X, y = _demand()
-    one = cross_val_score(GBRanker(**FAST), X, y, cv=4)
-    two = cross_val_score(GBRanker(**FAST), X, y, cv=4, n_jobs=2)
+    one = cross_val_score(GBRanker(**GL), X, y, cv=4)
+    two = cross_val_score(GBRanker(**GL), X, y, cv=4, n_jobs=2)
     np.testing.assert_array_equal(one, two)
 
 
 def test_pipeline_with_standard_scaler():
     X, y = _demand()
     X = X * np.array([1.0, 100.0, 0.01, 5.0, 1.0, 1e3])
-    pipe = make_pipeline(StandardScaler(), GBRanker(**FAST))
+    pipe = make_pipeline(StandardScaler(), GBRanker(**GL))
     scores = cross_val_score(pipe, X, y, cv=3)
     # Each fold by hand: scaler fitted on the training part, pair accuracy of the held-out.
     expect = []
     for tr, te in KFold(3).split(X):
         scaler = StandardScaler().fit(X[tr])
-        model = GBRanker(**FAST).fit(scaler.transform(X[tr]), y[tr])
+        model = GBRanker(**GL).fit(scaler.transform(X[tr]), y[tr])
         expect.append(metrics.pair_accuracy(y[te], model.predict(scaler.transform(X[te]))))
     np.testing.assert_array_equal(scores, expect)
     pipe.fit(X, y)
     Xs = StandardScaler().fit_transform(X)
-    direct = GBRanker(**FAST).fit(Xs, y)
+    direct = GBRanker(**GL).fit(Xs, y)
     np.testing.assert_array_equal(pipe.predict(X), direct.predict(Xs))
     assert pipe.score(X, y) == metrics.pair_accuracy(y, direct.predict(Xs))
 
@@ -398,7 +404,7 @@ def test_pandas_feature_names_and_categorical_columns(booster):
     y = np.clip(np.round(np.vectorize(effect.get)(colour) + 0.5 * x1 + 1.0), 0, 4)
     df = pd.DataFrame({"colour": pd.Categorical(colour), "x1": x1,
                        "x2": rng.normal(size=n)})
-    est = GBRanker(booster=booster, **FAST).fit(df, y)
+    est = GBRanker(booster=booster, **GL).fit(df, y)
     assert est.feature_names_in_.tolist() == ["colour", "x1", "x2"]
     assert est.n_features_in_ == 3
     if booster == "lightgbm":
@@ -414,7 +420,7 @@ def test_pandas_feature_names_and_categorical_columns(booster):
     np.testing.assert_allclose(est.predict(shuffled), est.predict(df)[shuffled.index],
                                rtol=0, atol=0)
     assert est.score(df, y) == metrics.pair_accuracy(y, est.predict(df))
-    numeric = GBRanker(booster=booster, **FAST).fit(df[["x1", "x2"]], y)
+    numeric = GBRanker(booster=booster, **GL).fit(df[["x1", "x2"]], y)
     with pytest.warns(UserWarning, match="fitted with feature names"):
         numeric.predict(df[["x1", "x2"]].to_numpy())
     with pytest.raises(ValueError, match="same order as they were in fit"):
@@ -807,16 +813,16 @@ def test_bad_input_is_a_clear_error_at_fit():
     y_nan = y.copy()
     y_nan[7] = np.nan
     with pytest.raises(ValueError, match=r"y contain 1 NaN/inf value\(s\) \(first at index 7"):
-        GBRanker(**FAST).fit(X, y_nan)
+        GBRanker(**GL).fit(X, y_nan)
     with pytest.raises(ValueError, match=r"unknown objective 'rank_net'; valid: ranknet, "
                                          r"lambdarank, focal, fbeta_surrogate"):
-        GBRanker(objective="rank_net", **FAST).fit(X, y)
+        GBRanker(objective="rank_net", **GL).fit(X, y)
     with pytest.raises(ValueError, match="'ranknet' is a ranking objective; GBClassifier "
                                          "takes binary objectives"):
         GBClassifier(objective="ranknet", **FAST).fit(X, (y > 2).astype(int))
     with pytest.raises(ValueError, match="'focal' is a binary objective; GBRanker takes "
                                          "ranking objectives"):
-        GBRanker(objective="focal", **FAST).fit(X, y)
+        GBRanker(objective="focal", **GL).fit(X, y)
     with pytest.raises(ValueError, match=r"needs at least two classes in y; got 1 class: \[1\]"):
         GBClassifier(**FAST).fit(X, np.ones(60, dtype=int))
     with pytest.raises(ValueError, match="'fbeta_surrogate' is a binary objective; for 3 "
@@ -829,7 +835,7 @@ def test_bad_input_is_a_clear_error_at_fit():
     with pytest.raises(ValueError, match="early_stopping_rounds needs a validation split"):
         GBRanker(early_stopping_rounds=5, validation_fraction=None).fit(X, y)
     with pytest.raises(ValueError, match="min_child_samples has no XGBoost counterpart"):
-        GBRanker(booster="xgboost", min_child_samples=5).fit(X, y)
+        GBRanker(booster="xgboost", min_child_samples=5, groupless=True).fit(X, y)
     with pytest.raises(ValueError, match="threshold must be 'auto' or a probability"):
         GBClassifier(threshold=1.5).fit(X, (y > 2).astype(int))
     with pytest.raises(ValueError, match=r"sigma must be a finite number in \(0, 1e\+06\]"):
@@ -876,14 +882,14 @@ def test_booster_parameters_reach_the_booster():
     X, y = _demand(100)
     est = GBRanker(n_estimators=2, num_leaves=7, max_depth=3, min_child_samples=5,
                    subsample=0.8, colsample_bytree=0.5, reg_lambda=2.0,
-                   booster_params={"max_bin": 63}).fit(X, y)
+                   booster_params={"max_bin": 63}, groupless=True).fit(X, y)
     p = est.booster_.params
     assert (p["num_leaves"], p["max_depth"], p["min_data_in_leaf"], p["bagging_fraction"],
             p["bagging_freq"], p["feature_fraction"], p["lambda_l2"], p["max_bin"]) == \
         (7, 3, 5, 0.8, 1, 0.5, 2.0, 63)
     assert p["num_threads"] == 1  # n_jobs=None is one thread (scikit-learn's convention)
     assert not [k for k in p if k.startswith("objective__")]
-    all_cores = GBRanker(n_estimators=2, n_jobs=-1).fit(X, y)
+    all_cores = GBRanker(n_estimators=2, n_jobs=-1, groupless=True).fit(X, y)
     assert all_cores.booster_.params["num_threads"] == (os.cpu_count() or 1)
     with pytest.raises(ValueError, match="booster_params must not set 'objective'"):
         GBRanker(booster_params={"objective": "lambdarank"}).fit(X, y)

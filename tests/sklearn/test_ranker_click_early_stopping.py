@@ -164,6 +164,10 @@ def test_repeated_positions_without_query_ids_are_refused():
     position = np.tile(np.arange(1, 11), 4)
     ranker = GBRanker(LambdaRank(position_bias="ipw", propensity=[1 / p for p in range(1, 11)]),
                       n_estimators=2, qid_col=None)
+    with pytest.raises(ValueError, match="got no query ids"):
+        ranker.fit(X, clicks, position=position)
+    # declared group-less, the repeated positions still betray many sessions
+    ranker.set_params(groupless=True)
     with pytest.raises(ValueError, match="position 1 is on 4 rows and there are no query ids"):
         ranker.fit(X, clicks, position=position)
     # one session (each position once) is one list: fine

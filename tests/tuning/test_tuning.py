@@ -166,9 +166,9 @@ def test_load_table_gathers_queries(tmp_path):
                        "a": [0.1, 0.2, 0.3, 0.4, 0.5]})
     df.to_csv(tmp_path / "t.csv", index=False)
     X, y, g, names = load_table(tmp_path / "t.csv", "rel", "q")
-    np.testing.assert_array_equal(g, [2, 2, 1])  # queries in order of first appearance
-    np.testing.assert_array_equal(y, [1, 2, 0, 1, 0])
-    np.testing.assert_array_equal(X[:, 0], [0.1, 0.3, 0.2, 0.4, 0.5])
+    np.testing.assert_array_equal(g, [2, 2, 1])  # queries in ascending order of their ids
+    np.testing.assert_array_equal(y, [0, 1, 1, 2, 0])
+    np.testing.assert_array_equal(X[:, 0], [0.2, 0.4, 0.1, 0.3, 0.5])
     assert names == ["a"]
     pytest.importorskip("pyarrow")
     df.to_parquet(tmp_path / "t.parquet")
@@ -179,7 +179,7 @@ def test_load_table_gathers_queries(tmp_path):
 
 def test_tuner_data_gathers_interleaved_query_ids(tmp_path):
     """gbrank tune --data / --test-data: a query id's rows are one query wherever
-    they are in a LETOR file (queries in order of first appearance)."""
+    they are in a LETOR file (queries in ascending order of their ids)."""
     tune = _tune_module()
     train, test = tmp_path / "train.txt", tmp_path / "test.txt"
     # qid 1, 1, 2, 2, 1, 1, 2, 2; feature 1 numbers the file's rows.
@@ -211,9 +211,9 @@ def test_tuner_table_features_by_name(tmp_path):
             "--label-col", "rel", "--qid-col", "q", "--drop-cols", "url"]
     [task] = tune._load_tasks(tune.parse_args(args))
     assert task.feature_names == ["a", "b"]
-    np.testing.assert_array_equal(task.group, [2, 2, 2, 2])
-    np.testing.assert_array_equal(task.X[:, 0], [0, 2, 1, 3, 4, 5, 6, 7])
-    np.testing.assert_array_equal(task.X_test, [[0, 0], [2, -2], [1, -1], [3, -3]])
+    np.testing.assert_array_equal(task.group, [2, 2, 2, 2])  # ids 3, 4, 7, 9
+    np.testing.assert_array_equal(task.X[:, 0], [1, 3, 6, 7, 0, 2, 4, 5])
+    np.testing.assert_array_equal(task.X_test, [[1, -1], [3, -3], [0, 0], [2, -2]])
 
 
 @pytest.mark.parametrize("booster", ["lightgbm", "xgboost"])

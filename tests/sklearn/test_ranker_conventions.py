@@ -1,0 +1,250 @@
+"""GBRanker and GBClassifier as a LightGBM/XGBoost ranker user expects them (issue 32):
+query ids never inferred from their absence, an id column under another name, the same
+model for the same rows in any order of queries, the user's own validation queries,
+serving data without the id column, scikit-learn's predict_proba shape, and errors that
+name the fix. Expected values come from the boosters and gbrank's metric functions
+called by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.model_selection import GroupKFold, cross_val_score
+
+from gbrank import metrics
+from gbrank.datasets import make_imbalanced, make_ranking
+from gbrank.objectives import LambdaRank
+from gbrank.sklearn import GBClassifier, GBRanker, make_scorer
+
+lgb = pytest.importorskip("lightgbm")
+
+BOOSTERS = ["lightgbm", "xgboost"]
+FAST = {"n_estimators": 12, "n_jobs": 1, "random_state": 0}
+
+
+@pytest.fixture(scope="module")
+def grouped():
+    X, y, g = make_ranking(n_queries=60, rows_per_query=20, n_features=5, seed=4)
+    qid = np.repeat(np.arange(100, 160), 20)
+    return X, y, qid
+
+
+def _frame(X, qid, name="qid"):
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    df[name] = qid
+    return df
+
+
+# -- 1. query ids left out ------------------------------------------------------------
+
+
+def test_cross_val_score_without_ids_refuses_naming_both_fixes(grouped):
+    """The issue's call: ids given to cross_val_score as groups only, never to fit.
+    Before: every fold trained and scored one 240-row "query" (a plausible number)."""
+    X, y, qid = grouped
+    call = dict(groups=qid, cv=GroupKFold(5), scoring=make_scorer("ndcg@10"),
+                error_score="raise")
+    with pytest.raises(ValueError, match=r"got no query ids.*qid=ids.*group=sizes.*"
+                                         r"groups=ids\) the ids only make the folds.*"
+                                         r"GBRanker\(groupless=True\)"):
+        cross_val_score(GBRanker("lambdarank", **FAST), X, y, **call)
+    # with the ids as a column: per-query NDCG@10 of each fold, as a hand loop gives
+    got = cross_val_score(GBRanker("lambdarank", **FAST), _frame(X, qid), y, **call)
+    hand = []
+    for tr, te in GroupKFold(5).split(X, groups=qid):
+        m = GBRanker("lambdarank", **FAST).fit(X[tr], y[tr], qid=qid[tr])
+        hand.append(metrics.ndcg(y[te], m.predict(X[te]), qid=qid[te], k=10))
+    np.testing.assert_allclose(got, hand, rtol=0, atol=1e-12)
+
+
+def test_declared_groupless_is_one_query_and_refuses_ids(grouped):
+    X, y, qid = grouped
+    one = GBRanker(**FAST, groupless=True).fit(X, y)
+    same = GBRanker(**FAST).fit(X, y, group=[y.size])  # one query, given explicitly
+    np.testing.assert_array_equal(one.predict(X), same.predict(X))
+    assert one.score(X, y) == metrics.pair_accuracy(y, one.predict(X))
+    with pytest.raises(ValueError, match="groupless=True declares all rows one query"):
+        GBRanker(**FAST, groupless=True).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="got no query ids"):
+        GBRanker(**FAST).fit(X, y, qid=qid).score(X, y)
+
+
+def test_an_id_column_under_another_name_is_named(grouped):
+    """A DataFrame whose id column is `query_id`: before, it trained group-less with the
+    ids as a feature."""
+    X, y, qid = grouped
+    df = _frame(X, qid, "query_id")
+    with pytest.raises(ValueError, match=r"column 'query_id' that looks like query ids: "
+                                         r"GBRanker\(qid_col='query_id'\)"):
+        GBRanker(**FAST).fit(df, y)
+    # the ids given, but also left in X as a feature: refused too
+    with pytest.raises(ValueError, match="column 'query_id' of X holds the query ids"):
+        GBRanker(**FAST).fit(df, y, qid=qid)
+    named = GBRanker(qid_col="query_id", **FAST).fit(df, y)
+    np.testing.assert_array_equal(named.predict(df),
+                                  GBRanker(**FAST).fit(X, y, qid=qid).predict(X))
+    assert named.feature_importances_[-1] == 0.0
+    for name in ("session", "SessionId", "srch_id", "group_id", "request_id"):
+        with pytest.raises(ValueError, match=f"column '{name}' that looks like query ids"):
+            GBRanker(**FAST).fit(_frame(X, qid, name), y)
+
+
+def test_group_sizes_or_per_row_ids_in_the_other_convention(grouped):
+    X, y, qid = grouped
+    sizes = np.full(60, 20)
+    by_group = GBRanker(**FAST).fit(X, y, group=sizes)
+    np.testing.assert_array_equal(by_group.predict(X),
+                                  GBRanker(**FAST).fit(X, y, qid=qid).predict(X))
+    with pytest.raises(ValueError, match="look like per-row query ids .* pass them as qid="):
+        GBRanker(**FAST).fit(X, y, group=qid)
+    with pytest.raises(ValueError, match="query structure given twice"):
+        GBRanker(**FAST).fit(X, y, group=sizes, qid=qid)
+
+
+# -- 5. the same model for the same rows in any order ----------------------------------
+
+
+@pytest.mark.parametrize("booster", BOOSTERS)
+def test_same_rows_in_any_order_of_queries_give_the_same_model(grouped, booster):
+    X, y, qid = grouped
+    rng = np.random.default_rng(0)
+    # queries in another order, and (riffle) the rows of all queries interleaved, each
+    # query's rows kept in their relative order (which breaks ties at the start)
+    key = rng.permutation(60)[qid - 100]
+    perm = np.argsort(key, kind="stable")
+    t = rng.random(qid.size)
+    for q in np.unique(qid):
+        t[qid == q] = np.sort(t[qid == q])
+    riffle = np.argsort(t, kind="stable")
+    assert not np.all(np.diff(qid[riffle]) == 0) and not np.array_equal(riffle, perm)
+    a = GBRanker(booster=booster, **FAST).fit(X, y, qid=qid)
+    b = GBRanker(booster=booster, **FAST).fit(X[perm], y[perm], qid=qid[perm])
+    c = GBRanker(booster=booster, **FAST).fit(_frame(X, qid).iloc[riffle], y[riffle])
+    for m in (b, c):
+        np.testing.assert_array_equal(m.predict(X), a.predict(X))
+    # predictions come back in the caller's order
+    np.testing.assert_array_equal(c.predict(_frame(X, qid).iloc[riffle]), a.predict(X)[riffle])
+
+
+def test_a_table_loaded_by_gbrank_trains_the_model_of_the_table_as_read(tmp_path, grouped):
+    """The tuner's "Train it" code runs GBRanker on the file as read; the tuner trains on
+    the table its loader gathered. One gathering rule makes them the same model."""
+    from gbrank.datasets import load_table
+
+    X, y, qid = grouped
+    rng = np.random.default_rng(1)
+    scattered = rng.permutation(y.size)  # rows of a query not adjacent
+    df = _frame(X, qid, "query_id").iloc[scattered]
+    df["relevance"] = y[scattered]
+    path = tmp_path / "train.csv"
+    df.to_csv(path, index=False)
+    Xl, yl, gl, names = load_table(path, "relevance", "query_id")
+    loaded = GBRanker(**FAST).fit(Xl, yl, group=gl)
+    as_read = pd.read_csv(path)
+    code = GBRanker(qid_col="query_id", **FAST).fit(as_read.drop(columns="relevance"),
+                                                    as_read["relevance"])
+    np.testing.assert_array_equal(code.predict(as_read.drop(columns="relevance")),
+                                  loaded.predict(as_read[names].to_numpy()))
+
+
+# -- 6. what an LGBMRanker / XGBRanker user expects ------------------------------------
+
+
+@pytest.mark.parametrize("booster", BOOSTERS)
+def test_eval_set_early_stops_on_the_users_validation_queries(grouped, booster):
+    X, y, qid = grouped
+    tr, va = qid < 145, qid >= 145
+    kw = dict(booster=booster, n_estimators=80, learning_rate=0.3, n_jobs=1,
+              random_state=0, scoring="ndcg@10")
+    m = GBRanker("lambdarank", early_stopping_rounds=5, **kw).fit(
+        X[tr], y[tr], qid=qid[tr], eval_set=[(X[va], y[va])], eval_qid=[qid[va]])
+    curve = np.asarray(m.evals_result_["valid"]["ndcg@10"])
+    assert m.best_iteration_ == int(np.argmax(curve)) + 1 < 80
+    # the curve is NDCG@10 of the validation queries, round by round (by hand)
+    full = GBRanker("lambdarank", **kw).fit(X[tr], y[tr], qid=qid[tr])
+    for r in (1, m.best_iteration_, curve.size):
+        if booster == "lightgbm":
+            s = full.booster_.predict(X[va], num_iteration=r)
+        else:
+            import xgboost as xgb
+
+            s = full.booster_.predict(xgb.DMatrix(X[va]), iteration_range=(0, r))
+        # XGBoost logs a custom metric's value printed to 6 significant digits
+        tol = 1e-12 if booster == "lightgbm" else 1e-6
+        assert curve[r - 1] == pytest.approx(metrics.ndcg(y[va], s, qid=qid[va], k=10),
+                                             abs=tol)
+    # the same validation set by column, or by group sizes: the same model
+    df = _frame(X, qid)
+    by_col = GBRanker("lambdarank", early_stopping_rounds=5, **kw).fit(
+        df[tr], y[tr], eval_set=[(df[va], y[va])])
+    by_group = GBRanker("lambdarank", early_stopping_rounds=5, **kw).fit(
+        X[tr], y[tr], qid=qid[tr], eval_set=[(X[va], y[va])], eval_group=[np.full(15, 20)])
+    for other in (by_col, by_group):
+        assert other.best_iteration_ == m.best_iteration_
+        np.testing.assert_array_equal(other.predict(X), m.predict(X))
+    # without early stopping every round is kept, the curve recorded
+    kept = GBRanker("lambdarank", **kw).fit(X[tr], y[tr], qid=qid[tr],
+                                            eval_set=[(X[va], y[va])], eval_qid=[qid[va]])
+    assert kept.best_iteration_ == 80 and len(kept.evals_result_["valid"]["ndcg@10"]) == 80
+    with pytest.raises(ValueError, match="got no query ids"):
+        GBRanker("lambdarank", early_stopping_rounds=5, **kw).fit(
+            X[tr], y[tr], qid=qid[tr], eval_set=[(X[va], y[va])])
+    with pytest.raises(ValueError, match="one validation set"):
+        GBRanker(**FAST).fit(X[tr], y[tr], qid=qid[tr], eval_set=[(X[va], y[va])] * 2,
+                             eval_qid=[qid[va]] * 2)
+
+
+def test_predict_without_the_id_column(grouped):
+    X, y, qid = grouped
+    df = _frame(X, qid)
+    m = GBRanker(**FAST).fit(df, y)
+    served = df.drop(columns="qid")
+    np.testing.assert_array_equal(m.predict(served), m.predict(df))
+    by_index = GBRanker(qid_col=2, **FAST).fit(np.insert(X, 2, qid, axis=1), y)
+    np.testing.assert_array_equal(by_index.predict(X),
+                                  by_index.predict(np.insert(X, 2, qid, axis=1)))
+    with pytest.raises(ValueError, match="feature names"):
+        m.predict(served[served.columns[::-1]])
+
+
+def test_calibrated_predict_proba_has_the_shape_of_a_classifiers(grouped):
+    X, y, qid = grouped
+    m = GBRanker(LambdaRank(calibration=0.2), **FAST).fit(X, y, qid=qid)
+    proba = m.predict_proba(X)
+    assert proba.shape == (y.size, 2) and m.classes_.tolist() == [0, 1]
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(proba[:, 1], 1.0 / (1.0 + np.exp(-m.predict(X))), rtol=1e-12)
+    assert not hasattr(GBRanker(**FAST).fit(X, y, qid=qid), "classes_")
+
+
+def test_errors_name_the_likely_fix(grouped):
+    X, y, qid = grouped
+    with pytest.raises(ValueError, match=r"not a lightgbm.Dataset: pass the data"):
+        GBRanker(**FAST).fit(lgb.Dataset(X, y), y)
+    with pytest.raises(ValueError, match=r"use LambdaRank\(metric='ndcg', truncation=5\)"):
+        GBRanker(LambdaRank(metric="ndcg@5"), **FAST).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="not a lightgbm.Dataset"):
+        GBClassifier(**FAST).fit(lgb.Dataset(X, y > 1), y > 1)
+
+
+@pytest.mark.parametrize("booster", BOOSTERS)
+def test_classifier_eval_set_stops_and_chooses_the_threshold_there(booster):
+    X, y = make_imbalanced(n_rows=3000, positive_rate=0.1, seed=3)
+    Xt, yt, Xv, yv = X[:2000], y[:2000], X[2000:], y[2000:]
+    clf = GBClassifier(booster=booster, n_estimators=200, learning_rate=0.2,
+                       early_stopping_rounds=5, n_jobs=1, random_state=0)
+    clf.fit(Xt, yt, eval_set=[(Xv, yv)])
+    curve = np.asarray(clf.evals_result_["valid"]["loss"])
+    assert clf.best_iteration_ == int(np.argmin(curve)) + 1 < 200
+    # the threshold is the F1-best cut of the eval set's probabilities
+    p = clf.predict_proba(Xv)[:, 1]
+    expected = metrics.best_threshold(yv, p)[1]
+    assert metrics.f1(yv, (p > clf.threshold_).astype(float)) == pytest.approx(expected,
+                                                                               abs=1e-12)
+    # trained once, on every row of X: the same model as the split-free training
+    direct = GBClassifier(booster=booster, n_estimators=clf.best_iteration_,
+                          learning_rate=0.2, n_jobs=1, random_state=0,
+                          threshold=0.5).fit(Xt, yt)
+    np.testing.assert_allclose(clf.predict_proba(X), direct.predict_proba(X), rtol=0,
+                               atol=1e-12)
