@@ -26,10 +26,9 @@ def cv(params: dict[str, Any], train_set: Any, num_boost_round: int = 100, folds
     ``lgb.cv`` unchanged; gbrank ranking objectives and metrics refuse any fold that cuts a
     query, whichever way it was made.
 
-    Click logs: the display positions of ``train_set`` (``Dataset(position=...)``) reach
-    every fold. LightGBM's fold subsets carry none; an objective with ``position_bias``
-    reads each fold's rows' positions from the parent, as given, and starts fresh
-    estimates in every fold.
+    Click logs: give the objective the positions of ``train_set``'s rows,
+    ``params["objective"] = gbrank.lightgbm.objective(obj, position=positions)``; each
+    fold takes its rows' positions and starts fresh estimates.
 
     Parameters
     ----------
