@@ -2,7 +2,12 @@
 tables (CSV, Parquet), synthetic generators, and click simulation for learning from
 click logs."""
 
-from gbrank.datasets._clicks import ClickLog, simulate_clicks
+from gbrank.datasets._clicks import (
+    ClickLog,
+    PositionIdentifiability,
+    position_identifiability,
+    simulate_clicks,
+)
 from gbrank.datasets._letor import LETOR_PARTS, letor_fold, load_letor, load_letor_folds
 from gbrank.datasets._synthetic import (
     load_breast_cancer_imbalanced,
@@ -18,6 +23,7 @@ from gbrank.datasets._tables import (
 )
 
 __all__ = ["LETOR_PARTS", "TABLE_SUFFIXES", "ClickLog", "NonNumericColumnsError",
+           "PositionIdentifiability", "position_identifiability",
            "letor_fold", "load_breast_cancer_imbalanced", "load_data", "load_letor",
            "load_letor_folds", "load_table", "make_demand_levels", "make_imbalanced",
            "make_ranking", "simulate_clicks"]

@@ -64,7 +64,8 @@ def simulate_clicks(y: Any, group: Any = None, logging_scores: Any = None, *, qi
                     top_n: int = 10, user: str = "position", eta: float = 1.0,
                     epsilon_minus: float = 0.1, epsilon_plus: float = 1.0,
                     max_grade: int | None = None, stop_after_click: float = 1.0,
-                    n_sessions: int = 1, sessions: str = "sum", seed: int = 0) -> ClickLog:
+                    n_sessions: int = 1, sessions: str = "sum", randomized: float = 0.0,
+                    seed: int = 0) -> ClickLog:
     r"""Clicks of simulated users on the top of each query, for learning and evaluating
     position-debiased ranking on graded data (the protocol of the unbiased
     learning-to-rank literature).
@@ -113,6 +114,14 @@ def simulate_clicks(y: Any, group: Any = None, logging_scores: Any = None, *, qi
     sessions : {"sum", "keep"}, default "sum"
         ``"sum"``: one logged row per displayed row with its number of clicks over the
         sessions; ``"keep"``: one logged query per session with 0/1 clicks.
+    randomized : float in [0, 1], default 0.0
+        Share of sessions whose top ``top_n`` rows are displayed in a uniformly random
+        order instead of the logging ranker's (a randomisation intervention,
+        RandTop-n): the same row is then seen at several positions, which is what
+        lets a learned correction tell position from relevance
+        (:func:`position_identifiability`). Needs ``sessions="keep"`` when above 0.
+        Drawn from a stream of its own, so the other sessions' clicks are those of
+        ``randomized=0``.
     seed : int, default 0
 
     Returns
@@ -145,6 +154,11 @@ def simulate_clicks(y: Any, group: Any = None, logging_scores: Any = None, *, qi
     stop = check_number(stop_after_click, "stop_after_click", 0.0, 1.0)
     n_sessions = check_integer(n_sessions, "n_sessions", 1)
     sessions = check_choice(sessions, "sessions", ("sum", "keep"))
+    randomized = check_number(randomized, "randomized", 0.0, 1.0)
+    if randomized > 0.0 and sessions != "keep":
+        raise ValueError("randomized sessions show rows at other positions than the "
+                         "logging ranker's, so their clicks cannot be summed per displayed "
+                         "row: use sessions='keep'")
     top = float(y_q.max()) if max_grade is None else float(
         check_integer(max_grade, "max_grade", 0))
     if y_q.size and float(y_q.max()) > top:
@@ -169,7 +183,18 @@ def simulate_clicks(y: Any, group: Any = None, logging_scores: Any = None, *, qi
     rng = np.random.default_rng(seed)
     clicks = np.empty((n_sessions, shown_q.size))
     sizes = np.array([p.size for p in pos], dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(sizes)))
+    # Each session's display: slot j of a query's top shows row shown_q[display[t, j]].
+    display = np.tile(np.arange(shown_q.size), (n_sessions, 1))
+    if randomized > 0.0:
+        swap = np.random.default_rng([seed, 1])
+        for t in range(n_sessions):
+            for q in np.flatnonzero(swap.random(queries.n_queries) < randomized):
+                lo, hi = starts[q], starts[q + 1]
+                display[t, lo:hi] = lo + swap.permutation(hi - lo)
+    attractive_all = attractive
     for t in range(n_sessions):
+        attractive = attractive_all[display[t]]
         if user == "position":
             seen = rng.random(shown_q.size) < examination[position - 1]
             clicks[t] = seen & (rng.random(shown_q.size) < attractive)
@@ -187,12 +212,136 @@ def simulate_clicks(y: Any, group: Any = None, logging_scores: Any = None, *, qi
         return ClickLog(rows=rows, group=sizes, qid=query, position=position,
                         clicks=clicks.sum(axis=0), n_sessions=n_sessions,
                         examination=examination)
-    starts = np.concatenate(([0], np.cumsum(sizes)))
     take = np.concatenate([np.arange(starts[q], starts[q + 1])
                            for q in range(queries.n_queries) for _ in range(n_sessions)]
                           ) if shown_q.size else np.empty(0, dtype=np.int64)
     session_of = np.concatenate([np.full(sizes[q], t) for q in range(queries.n_queries)
                                  for t in range(n_sessions)]) if shown_q.size else take
-    return ClickLog(rows=rows[take], group=np.repeat(sizes, n_sessions), qid=query[take],
-                    position=position[take], clicks=clicks[session_of, take],
-                    n_sessions=n_sessions, examination=examination)
+    return ClickLog(rows=rows[display[session_of, take]], group=np.repeat(sizes, n_sessions),
+                    qid=query[take], position=position[take],
+                    clicks=clicks[session_of, take], n_sessions=n_sessions,
+                    examination=examination)
+
+
+@dataclass(frozen=True)
+class PositionIdentifiability:
+    """How much of a click log can tell position from relevance
+    (:func:`position_identifiability`).
+
+    Attributes
+    ----------
+    n_pairs : int
+        Query–document pairs in the log.
+    n_identifying : int
+        Pairs shown at two or more positions.
+    positions : ndarray of int64
+        The positions that occur, ascending.
+    swaps : ndarray of int64, shape (len(positions), len(positions))
+        ``swaps[i, j]``: pairs shown at both ``positions[i]`` and ``positions[j]``
+        (symmetric; the diagonal counts the pairs shown at each position).
+    """
+
+    n_pairs: int
+    n_identifying: int
+    positions: np.ndarray
+    swaps: np.ndarray
+
+    @property
+    def share(self) -> float:
+        """The share of query–document pairs shown at two or more positions."""
+        return self.n_identifying / self.n_pairs if self.n_pairs else 0.0
+
+    def __str__(self) -> str:
+        if self.n_identifying == 0:
+            return (f"none of its {self.n_pairs} query–document pairs was shown at two "
+                    "positions (every document of a query always at the same place)")
+        k = self.positions.size
+        off = self.swaps[np.triu_indices(k, 1)]
+        return (f"{self.share:.1%} of its {self.n_pairs} query–document pairs "
+                f"({self.n_identifying}) were shown at two or more positions; pairs of "
+                f"positions seen together by at least one document: "
+                f"{int(np.count_nonzero(off))} of {off.size}")
+
+
+def position_identifiability(position: Any, qid: Any = None, item: Any = None,
+                             X: Any = None) -> PositionIdentifiability:
+    """How much a click log can identify position effects: the query–document pairs
+    shown at two or more positions, and how often each two positions show one pair.
+
+    A learned position-bias correction (``position_bias="unbiased"`` or
+    ``"additive"``) separates the effect of a position from the relevance of what is
+    shown there only through documents seen at several positions of the same query
+    (a randomised display, swaps, or a logger that changed): a log where every document
+    of a query always sat at the same place leaves position and relevance confounded,
+    and the learned estimates then follow the logger's quality (Hager et al., ICTIR
+    2025). Inverse propensity weighting with propensities known from elsewhere (a
+    randomisation experiment) needs no such pairs.
+
+    Parameters
+    ----------
+    position : array-like of int
+        The logged display position of every row.
+    qid : array-like, optional
+        The query of every row (the query, not the session: sessions of one query are
+        what can show a document at different places). ``None``: the documents identify
+        the pairs by themselves (their ids are unique across queries, or ``X``'s rows
+        are query–document features).
+    item : array-like, optional
+        The document of every row (e.g. ``ClickLog.rows``: the row of the graded data a
+        logged row shows).
+    X : array-like, optional
+        Instead of ``item``: feature rows, a document being its feature vector
+        (query–document features differ between queries, so identical rows are one
+        pair).
+
+    Returns
+    -------
+    PositionIdentifiability
+
+    Examples
+    --------
+    The same three documents of one query in two sessions, in another order the
+    second time (a swap of positions 1 and 2):
+
+    >>> from gbrank.datasets import position_identifiability
+    >>> ident = position_identifiability([1, 2, 3, 1, 2, 3], item=[7, 8, 9, 8, 7, 9])
+    >>> ident.n_pairs, ident.n_identifying, float(ident.share)
+    (3, 2, 0.6666666666666666)
+    >>> int(ident.swaps[0, 1])
+    2
+    """
+    from gbrank._validation import as_float_array, check_positions
+
+    pos = check_positions(position, np.size(position))
+    n = pos.size
+    if (item is None) == (X is None):
+        raise ValueError("position_identifiability needs the documents: item= (one id per "
+                         "row) or X= (feature rows), one of them")
+    if item is not None:
+        keys = np.asarray(item).reshape(n, -1) if np.ndim(item) else None
+        if keys is None or keys.shape[0] != n:
+            raise ValueError(f"item has {np.size(item)} entries but there are {n} rows")
+        _, doc = np.unique(keys, axis=0, return_inverse=True)
+    else:
+        rows = as_float_array(X, "X", allow_2d=True).reshape(n, -1)
+        _, doc = np.unique(np.ascontiguousarray(rows), axis=0, return_inverse=True)
+    doc = doc.ravel()
+    if qid is not None:
+        q = np.asarray(qid).ravel()
+        if q.size != n:
+            raise ValueError(f"qid has {q.size} entries but there are {n} rows")
+        _, qi = np.unique(q, return_inverse=True)
+        _, pair = np.unique(np.stack([qi.ravel(), doc]), axis=1, return_inverse=True)
+    else:
+        pair = doc
+    pair = pair.ravel()
+    values, slot = np.unique(pos, return_inverse=True)
+    k = values.size
+    n_pairs = int(pair.max()) + 1 if n else 0
+    seen = np.zeros((n_pairs, k), dtype=bool)
+    seen[pair, slot.ravel()] = True
+    multi = seen.sum(axis=1) >= 2
+    m = seen.astype(np.int64)
+    swaps = m.T @ m
+    return PositionIdentifiability(n_pairs=n_pairs, n_identifying=int(multi.sum()),
+                                   positions=values.astype(np.int64), swaps=swaps)

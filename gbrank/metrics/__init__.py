@@ -17,6 +17,7 @@ from gbrank.metrics._multiclass import (
     fbeta_multiclass,
     multiclass_log_loss,
 )
+from gbrank.metrics._paired import PairedDifference, paired_difference
 from gbrank.metrics._ranking import (
     err,
     mean_ap,
@@ -64,4 +65,6 @@ __all__ = [
     "QueryValues",
     "PairCounts",
     "ConfusionCounts",
+    "paired_difference",
+    "PairedDifference",
 ]

@@ -1,0 +1,240 @@
+"""Click corrections at candidate defaults under unlike protocols (issue 33).
+
+Every method trains on a simulated click log of MQ2008's training parts and is judged by
+NDCG@10 on the test part's true grades, paired with naive training (``LambdaRank()`` on
+the clicks) over units = LETOR rotations × click seeds. The protocols differ in what
+makes debiasing easy or hard:
+
+- ``weak_s10``: a weak logger (3 rounds of a 4-leaf lambdarank on 2 % of the queries'
+  grades), position-based user (η = 1), 10 sessions per query;
+- ``good_s5`` / ``good_s40``: a good logger (20 rounds of lambdarank on 25 training
+  queries' grades, the issue's), 5 or 40 sessions;
+- ``cascade_s10``: the good logger and a cascade user (stops after a click);
+- ``swap_s10``: the good logger with 25 % of the sessions shown in a random order (a
+  randomisation intervention: the same document at several positions).
+
+Every gbrank method is ``LambdaRank`` with its options; the natives are LightGBM's
+``lambdarank`` with ``Dataset(position=...)`` and XGBoost's ``rank:ndcg`` with
+``lambdarank_unbiased``. 100 rounds, learning rate 0.1, 31 leaves.
+
+    python experiments/quality/click_protocols.py --shard 0/2   # and 1/2 beside it
+    python experiments/quality/click_protocols.py --report       # merge, write the report
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import lightgbm as lgb
+import numpy as np
+import xgboost as xgb
+
+import gbrank.lightgbm
+import gbrank.xgboost
+from gbrank.datasets import (
+    letor_fold,
+    load_letor_folds,
+    position_identifiability,
+    simulate_clicks,
+)
+from gbrank.metrics import ndcg, paired_difference
+from gbrank.objectives import LambdaRank
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _paths import RESULTS, shared_data_dir  # noqa: E402
+
+ROUNDS, TOP_N = 100, 10
+ROTATIONS, CLICK_SEEDS = range(1, 6), (0, 1)
+LGB = {"learning_rate": 0.1, "num_leaves": 31, "min_data_in_leaf": 20, "verbose": -1,
+       "num_threads": 1, "metric": "None", "deterministic": True, "force_row_wise": True}
+XGB = {"eta": 0.1, "max_leaves": 31, "max_depth": 0, "grow_policy": "lossguide",
+       "tree_method": "hist", "nthread": 1, "verbosity": 0, "base_score": 0.0}
+PROTOCOLS = {
+    "weak_s10": dict(logger="weak", user="position", sessions=10, randomized=0.0),
+    "good_s5": dict(logger="good", user="position", sessions=5, randomized=0.0),
+    "good_s40": dict(logger="good", user="position", sessions=40, randomized=0.0),
+    "cascade_s10": dict(logger="good", user="cascade", sessions=10, randomized=0.0),
+    "swap_s10": dict(logger="good", user="position", sessions=10, randomized=0.25),
+}
+# name -> LambdaRank options (rho: the simulator's true propensities, filled in per unit)
+GBRANK = {
+    "naive": {},
+    "ipw": {"position_bias": "ipw"},
+    "ipw_clip3": {"position_bias": "ipw", "max_weight": 3.0},
+    "ipw_clip5": {"position_bias": "ipw", "max_weight": 5.0},
+    "unbiased_r0": {"position_bias": "unbiased", "bias_norm": 0.0},
+    "unbiased_r1": {"position_bias": "unbiased", "bias_norm": 1.0},
+    "unbiased_r3": {"position_bias": "unbiased", "bias_norm": 3.0},
+    "unbiased_xgb": {"position_bias": "unbiased", "bias_norm": 1.0, "bias_cost": "xgboost"},
+    "additive_l0": {"position_bias": "additive", "position_bias_regularization": 0.0},
+    "additive_l1": {"position_bias": "additive", "position_bias_regularization": 1.0},
+    "additive_l10": {"position_bias": "additive", "position_bias_regularization": 10.0},
+}
+NATIVES = ("ceiling", "lgb_native", "lgb_naive", "xgb_native", "xgb_naive")
+XGB_ROWS = ("xgb:naive", "xgb:ipw_clip3", "xgb:unbiased_r1", "xgb:additive_l10")
+METHODS = (*GBRANK, *NATIVES, *XGB_ROWS)
+
+_FOLDS: dict = {}
+
+
+def mq2008(rotation: int):
+    d = shared_data_dir() / "MQ2008"
+    if not (d / "S1.txt").exists():
+        return None
+    if not _FOLDS:
+        _FOLDS.update(load_letor_folds(d))
+    (X, y, g), _, (Xt, yt, gt) = letor_fold(_FOLDS, rotation)
+    return X.toarray(), y, g, Xt.toarray(), yt, gt
+
+
+def _queries(X, y, g, pick):
+    starts = np.r_[0, np.cumsum(g)[:-1]]
+    rows = np.concatenate([np.arange(starts[q], starts[q] + g[q]) for q in pick])
+    return X[rows], y[rows], g[pick]
+
+
+def logger_scores(kind: str, X, y, g, rotation: int) -> np.ndarray:
+    rng = np.random.default_rng(1000 + rotation)
+    if kind == "weak":
+        pick = np.sort(rng.choice(g.size, size=max(3, g.size // 50), replace=False))
+        params, rounds = {**LGB, "objective": "lambdarank", "min_data_in_leaf": 5,
+                          "num_leaves": 4}, 3
+    else:
+        pick = np.sort(rng.choice(g.size, size=25, replace=False))
+        params, rounds = {**LGB, "objective": "lambdarank", "min_data_in_leaf": 5}, 20
+    Xq, yq, gq = _queries(X, y, g, pick)
+    return lgb.train(params, lgb.Dataset(Xq, yq, group=gq), rounds).predict(X)
+
+
+def click_log(X, y, g, scores, p: dict, seed: int):
+    """Kept sessions with a click: X, clicks, sessions, positions, true ρ, documents."""
+    log = simulate_clicks(y, g, scores, top_n=TOP_N, user=p["user"], eta=1.0,
+                          epsilon_minus=0.1, n_sessions=p["sessions"], sessions="keep",
+                          randomized=p["randomized"], seed=seed)
+    starts = np.r_[0, np.cumsum(log.group)[:-1]]
+    clicked = np.add.reduceat(log.clicks, starts) > 0
+    keep = np.repeat(clicked, log.group)
+    return (X[log.rows[keep]], log.clicks[keep], log.group[clicked], log.position[keep],
+            log.examination, log.qid[keep], log.rows[keep])
+
+
+def fit_predict(method: str, data, log, Xt) -> np.ndarray:
+    X, y, g = data
+    Xc, c, gc, pos, rho = log[:5]
+    if method == "ceiling":
+        m = lgb.train({**LGB, "objective": "lambdarank"}, lgb.Dataset(X, y, group=g), ROUNDS)
+        return m.predict(Xt)
+    if method in ("lgb_native", "lgb_naive"):
+        extra = {"position": pos} if method == "lgb_native" else {}
+        m = lgb.train({**LGB, "objective": "lambdarank"},
+                      lgb.Dataset(Xc, c, group=gc, **extra), ROUNDS)
+        return m.predict(Xt)
+    if method in ("xgb_native", "xgb_naive"):
+        m = xgb.train({**XGB, "objective": "rank:ndcg",
+                       "lambdarank_unbiased": method == "xgb_native"},
+                      xgb.DMatrix(Xc, c, group=gc), ROUNDS)
+        return m.predict(xgb.DMatrix(Xt), output_margin=True)
+    booster, _, name = method.rpartition(":")
+    kw = dict(GBRANK[name])
+    if kw.get("position_bias") == "ipw":
+        kw["propensity"] = list(rho)
+    obj = LambdaRank(**kw)
+    if booster == "xgb":
+        f = gbrank.xgboost.objective(obj, position=pos if kw else None,
+                                     learning_rate=XGB["eta"])
+        m = xgb.train(XGB, xgb.DMatrix(Xc, c, group=gc), ROUNDS, obj=f)
+        return m.predict(xgb.DMatrix(Xt), output_margin=True)
+    f = gbrank.lightgbm.objective(obj, position=pos) if kw else obj
+    m = lgb.train({**LGB, "objective": f}, lgb.Dataset(Xc, c, group=gc), ROUNDS)
+    return m.predict(Xt, raw_score=True)
+
+
+def run(protocols, methods, shard: tuple[int, int], out: Path) -> None:
+    units = [(pr, r, s) for pr in protocols for r in ROTATIONS for s in CLICK_SEEDS]
+    units = units[shard[0]::shard[1]]
+    done = json.loads(out.read_text()) if out.exists() else {}
+    for pr, r, s in units:
+        key = f"{pr}|{r}|{s}"
+        row = done.get(key, {})
+        todo = [m for m in methods if m not in row.get("ndcg@10", {})]
+        if not todo:
+            continue
+        task = mq2008(r)
+        if task is None:
+            raise SystemExit("MQ2008 not found in ../shared/data")
+        X, y, g, Xt, yt, gt = task
+        scores = logger_scores(PROTOCOLS[pr]["logger"], X, y, g, r)
+        log = click_log(X, y, g, scores, PROTOCOLS[pr], seed=100 * s + r)
+        ident = position_identifiability(log[3], log[5], log[6])
+        row.setdefault("ndcg@10", {})
+        row["meta"] = {"logger_ndcg@10": ndcg(y, scores, g, 10), "rows": int(log[1].size),
+                       "sessions_with_clicks": int(log[2].size),
+                       "identifiable_share": ident.share}
+        for m in todo:
+            t0 = time.perf_counter()
+            row["ndcg@10"][m] = ndcg(yt, fit_predict(m, (X, y, g), log, Xt), gt, 10)
+            print(f"{key} {m} {row['ndcg@10'][m]:.4f} ({time.perf_counter() - t0:.1f} s)",
+                  flush=True)
+        done[key] = row
+        out.write_text(json.dumps(done, indent=1))
+
+
+def report(paths: list[Path]) -> str:
+    merged: dict = {}
+    for p in paths:
+        for k, v in json.loads(p.read_text()).items():
+            merged.setdefault(k, {"ndcg@10": {}, "meta": v["meta"]})["ndcg@10"].update(
+                v["ndcg@10"])
+    (RESULTS / "click_protocols.json").write_text(json.dumps(merged, indent=1))
+    lines = ["# Click corrections under unlike protocols (MQ2008)", "",
+             "Generated by `experiments/quality/click_protocols.py` (protocols in its "
+             "docstring). NDCG@10 on the test parts' true grades; each cell is the paired "
+             "difference with naive `LambdaRank()` on the clicks (booster of the row), "
+             "± its standard error, (units won of 10: 5 rotations × 2 click seeds).", ""]
+    protocols = [p for p in PROTOCOLS if any(k.startswith(p + "|") for k in merged)]
+    lines.append("| method | " + " | ".join(protocols) + " |")
+    lines.append("|---|" + "---:|" * len(protocols))
+    for m in METHODS:
+        cells = []
+        for pr in protocols:
+            keys = sorted(k for k in merged if k.startswith(pr + "|"))
+            base = "xgb:naive" if m.startswith("xgb") else "naive"
+            if not all(m in merged[k]["ndcg@10"] and base in merged[k]["ndcg@10"]
+                       for k in keys):
+                cells.append("")
+                continue
+            a = [merged[k]["ndcg@10"][m] for k in keys]
+            b = [merged[k]["ndcg@10"][base] for k in keys]
+            cells.append(f"{np.mean(a):.4f}" if m == base
+                         else paired_difference(a, b).cell())
+        lines.append(f"| `{m}` | " + " | ".join(cells) + " |")
+    lines += ["", "Logs: " + "; ".join(
+        f"{pr}: logger NDCG@10 {np.mean([merged[k]['meta']['logger_ndcg@10'] for k in merged if k.startswith(pr + '|')]):.3f}, "  # noqa: E501
+        f"identifiable pairs {np.mean([merged[k]['meta']['identifiable_share'] for k in merged if k.startswith(pr + '|')]):.1%}"  # noqa: E501
+        for pr in protocols), ""]
+    text = "\n".join(lines)
+    (RESULTS / "click_protocols.md").write_text(text)
+    return text
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--protocols", default=",".join(PROTOCOLS))
+    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--shard", default="0/1")
+    ap.add_argument("--report", action="store_true")
+    args = ap.parse_args()
+    if args.report:
+        print(report(sorted(RESULTS.glob("click_protocols_shard*.json"))))
+        return
+    i, n = (int(v) for v in args.shard.split("/"))
+    run(args.protocols.split(","), args.methods.split(","), (i, n),
+        RESULTS / f"click_protocols_shard{i}of{n}.json")
+
+
+if __name__ == "__main__":
+    main()

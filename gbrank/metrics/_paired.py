@@ -1,0 +1,117 @@
+"""Paired comparisons of two models scored on the same units (folds, rotations, seeds):
+the one rule for "better", "beyond noise" and "wins" that the tuner's verdict and the
+experiments share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["PairedDifference", "paired_difference"]
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    r"""``a`` − ``b`` unit by unit, oriented so that positive means ``a`` is better.
+
+    Attributes
+    ----------
+    diffs : ndarray
+        The oriented differences, one per unit.
+    se : float
+        Standard error of their mean: :math:`s/\sqrt{n}` for independent units, or
+        :math:`s\sqrt{1/n + 1/(k - 1)}` (the corrected resampled t-test) for units of
+        repeated k-fold cross-validation, which share training rows.
+    low, high : float
+        The two-sided interval of the mean at the level asked for (Student's t).
+    """
+
+    diffs: np.ndarray
+    se: float
+    low: float
+    high: float
+
+    @property
+    def n(self) -> int:
+        return int(self.diffs.size)
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.diffs)) if self.diffs.size else float("nan")
+
+    @property
+    def wins(self) -> int:
+        """Units where ``a`` is strictly better."""
+        return int(np.sum(self.diffs > 0))
+
+    @property
+    def beyond_noise(self) -> bool:
+        """Whether the interval excludes 0."""
+        return bool(self.low > 0 or self.high < 0)
+
+    def within_one_se_or_better(self) -> bool:
+        """``a`` is not worse than ``b`` by more than one standard error."""
+        return bool(self.mean >= -self.se)
+
+    def cell(self, digits: int = 4) -> str:
+        """``+0.0123 ± 0.0045 (4/5)``: mean, standard error, units won of all."""
+        return f"{self.mean:+.{digits}f} ± {self.se:.{digits}f} ({self.wins}/{self.n})"
+
+    def describe(self) -> str:
+        word = "ahead" if self.mean >= 0 else "behind"
+        noise = "beyond the noise" if self.beyond_noise else "within the noise"
+        return (f"{abs(self.mean):.4f} {word} (paired over {self.n} units: interval "
+                f"{self.low:+.4f} to {self.high:+.4f}, {self.wins} of {self.n} units won): "
+                f"{noise}")
+
+
+def paired_difference(a: Any, b: Any, *, higher_is_better: bool = True,
+                      n_folds: int | None = None, level: float = 0.95) -> PairedDifference:
+    r"""Compare two models' scores on the same units.
+
+    Parameters
+    ----------
+    a, b : array-like of shape (n_units,)
+        Scores of the two models, unit by unit (a fold, a rotation, a seed).
+    higher_is_better : bool, default True
+        The metric's direction; the differences are oriented so that positive means
+        ``a`` is better.
+    n_folds : int, optional
+        The units are the folds of repeated ``n_folds``-fold cross-validation (they share
+        training rows): the variance of the mean is :math:`s^2 (1/n + 1/(k - 1))`
+        (Nadeau and Bengio; Bouckaert and Frank). ``None``: independent units,
+        :math:`s^2/n`.
+    level : float, default 0.95
+        The interval's coverage.
+
+    Returns
+    -------
+    PairedDifference
+
+    Examples
+    --------
+    >>> from gbrank.metrics import paired_difference
+    >>> d = paired_difference([0.72, 0.70, 0.75, 0.71, 0.74], [0.70, 0.70, 0.72, 0.70, 0.71])
+    >>> d.cell(), d.beyond_noise
+    ('+0.0180 ± 0.0058 (4/5)', True)
+    >>> loss = paired_difference([0.25, 0.5], [0.5, 0.25], higher_is_better=False)
+    >>> loss.diffs.tolist()  # positive where a's loss is lower
+    [0.25, -0.25]
+    """
+    from scipy import stats
+
+    a = np.asarray(a, dtype=np.float64).ravel()
+    b = np.asarray(b, dtype=np.float64).ravel()
+    if a.size != b.size:
+        raise ValueError(f"a has {a.size} units and b {b.size}; a paired comparison needs "
+                         "the same units")
+    d = a - b if higher_is_better else b - a
+    if d.size < 2:
+        return PairedDifference(d, float("inf"), -np.inf, np.inf)
+    factor = 1.0 / d.size + (1.0 / max(1, n_folds - 1) if n_folds is not None else 0.0)
+    se = float(np.sqrt(np.var(d, ddof=1) * factor))
+    half = float(stats.t.ppf(0.5 + level / 2, d.size - 1)) * se
+    m = float(np.mean(d))
+    return PairedDifference(d, se, m - half, m + half)
