@@ -4,8 +4,9 @@ Ranking metrics take ``group`` (query sizes) or ``qid=`` (per-row ids) and retur
 the (query-weighted) mean over queries; binary metrics judge ``s > threshold``.
 Names for adapters (``"ndcg@10"``, ``"fbeta:2"``, ...) are resolved by
 :func:`gbrank.metrics.get_metric`. The per-partition statistics that metrics are built
-from (:func:`ndcg_per_query`, :func:`pair_counts`, :func:`confusion_counts`) serve code
-that merges partial results, such as :mod:`gbrank.dask`.
+from (:func:`ndcg_per_query`, :func:`err_per_query`, :func:`mean_ap_per_query`,
+:func:`mrr_per_query`, :func:`pair_counts`, :func:`confusion_counts`) serve per-query
+analysis and code that merges partial results, such as :mod:`gbrank.dask`.
 """
 
 from gbrank.metrics._binary import balanced_measure, best_threshold, f1, fbeta
@@ -32,6 +33,9 @@ from gbrank.metrics._statistics import (
     PairCounts,
     QueryValues,
     confusion_counts,
+    err_per_query,
+    mean_ap_per_query,
+    mrr_per_query,
     ndcg_per_query,
     pair_counts,
 )
@@ -59,6 +63,9 @@ __all__ = [
     "get_metric",
     "metric_names",
     "ndcg_per_query",
+    "err_per_query",
+    "mean_ap_per_query",
+    "mrr_per_query",
     "pair_counts",
     "confusion_counts",
     "QueryValues",

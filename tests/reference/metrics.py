@@ -172,3 +172,16 @@ def balanced(y, s, threshold=0.0, weight=None):
     recall = 1.0 if a + c == 0 else a / (a + c)
     specificity = 1.0 if b + d == 0 else d / (b + d)
     return (recall + specificity) / 2
+
+
+def in_row_order(per_query, y, s, group=None, qid=None):
+    """``per_query(y_q, s_q)`` of every query, in the order gbrank's per-query statistics
+    return them: row order when each query's rows are contiguous (or with ``group``),
+    else ascending ``qid``."""
+    if qid is None:
+        return [per_query(qy, qs) for qy, qs, _ in split_queries(y, s, group)]
+    ids = list(qid)
+    runs = [ids[0]] + [b for a, b in zip(ids, ids[1:], strict=False) if b != a]
+    order = runs if len(runs) == len(set(ids)) else sorted(set(ids))
+    return [per_query([float(y[i]) for i in range(len(ids)) if ids[i] == q],
+                      [float(s[i]) for i in range(len(ids)) if ids[i] == q]) for q in order]
