@@ -19,6 +19,7 @@ __all__ = [
     "Queries",
     "as_float_array",
     "check_finite",
+    "check_probabilities",
     "check_lengths",
     "check_grades",
     "check_number",
@@ -268,6 +269,23 @@ def check_finite(a: np.ndarray, name: str) -> None:
             f"{name} contain {flat.size} NaN/inf value(s) (first at index {where}: "
             f"{float(a[first])!r})"
         )
+
+
+def check_probabilities(a: np.ndarray, name: str, fix: str) -> None:
+    """Raise unless every entry of ``a`` lies in [0, 1], naming the first one outside
+    (with the count) and ``fix``, what to pass instead when ``a`` holds another scale.
+
+    The one check behind every "probabilities by default" function: a raw margin
+    (log-odds) read as a probability is a plausible wrong number, not an error.
+    """
+    bad = (a < 0.0) | (a > 1.0)
+    if bad.any():
+        flat = np.flatnonzero(bad.ravel())
+        first = np.unravel_index(flat[0], a.shape)
+        where = first[0] if a.ndim == 1 else tuple(int(i) for i in first)
+        raise ValueError(
+            f"{name} hold {flat.size} value(s) outside [0, 1] (first at index {where}: "
+            f"{float(a[first])!r}), so they are not probabilities; {fix}")
 
 
 def check_start_score(value: Any, num_class: int, n_rows: int | None = None,

@@ -108,7 +108,7 @@ class ConfusionCounts(NamedTuple):
     Examples
     --------
     >>> from gbrank.metrics import confusion_counts
-    >>> counts = confusion_counts([1, 0, 1, 0], [0.8, 0.3, -0.2, -1.0], weight=[1, 2, 1, 1])
+    >>> counts = confusion_counts([1, 0, 1, 0], [0.9, 0.6, 0.4, 0.1], weight=[1, 2, 1, 1])
     >>> counts
     ConfusionCounts(tp=1.0, fp=2.0, fn=1.0, tn=1.0)
     >>> counts.tp / (counts.tp + counts.fn)  # recall
@@ -296,8 +296,8 @@ def pair_counts(y: Any, s: Any, group: Any = None, *, qid: Any = None,
     return PairCounts(good, pairs, queries.weights)
 
 
-def confusion_counts(y: Any, s: Any, threshold: float = 0.0, *,
-                     weight: Any = None) -> ConfusionCounts:
+def confusion_counts(y: Any, s: Any, threshold: float | None = None, *, weight: Any = None,
+                     margin: bool = False) -> ConfusionCounts:
     r"""Confusion counts of the prediction ``s > threshold``: what
     :func:`gbrank.metrics.fbeta`, :func:`gbrank.metrics.f1` and
     :func:`gbrank.metrics.balanced_measure` are computed from.
@@ -309,8 +309,9 @@ def confusion_counts(y: Any, s: Any, threshold: float = 0.0, *,
 
     Parameters
     ----------
-    y, s, threshold, weight
-        As in :func:`gbrank.metrics.fbeta` (validated the same way).
+    y, s, threshold, weight, margin
+        As in :func:`gbrank.metrics.fbeta` (validated the same way: probabilities by
+        default, cut at 0.5; raw margins with ``margin=True``, cut at 0).
 
     Returns
     -------
@@ -321,10 +322,10 @@ def confusion_counts(y: Any, s: Any, threshold: float = 0.0, *,
     --------
     >>> from gbrank.metrics import confusion_counts, f1
     >>> y, s = [1, 0, 1, 1, 0], [0.8, 0.3, -0.2, 1.5, -1.0]
-    >>> tp, fp, fn, tn = confusion_counts(y, s)
+    >>> tp, fp, fn, tn = confusion_counts(y, s, margin=True)
     >>> tp, fp, fn, tn
     (2.0, 1.0, 1.0, 1.0)
-    >>> 2 * tp / (2 * tp + fp + fn) == f1(y, s)
+    >>> 2 * tp / (2 * tp + fp + fn) == f1(y, s, margin=True)
     True
     """
-    return ConfusionCounts(*_counts(y, s, threshold, weight))
+    return ConfusionCounts(*_counts(y, s, threshold, weight, margin))

@@ -174,6 +174,28 @@ def balanced(y, s, threshold=0.0, weight=None):
     return (recall + specificity) / 2
 
 
+def expected_calibration_error(t, p, n_bins, weight=None):
+    """Equal-mass ECE of probabilities ``p`` against targets ``t``, one row at a time:
+    rows sorted by (p, row); with n rows in b = min(n_bins, n) bins, the first n mod b
+    bins hold one row more; each bin adds |Σ w t - Σ w p| / Σ w over all rows."""
+    n = len(p)
+    rows = sorted(range(n), key=lambda i: (float(p[i]), i))
+    bins = min(n_bins, n)
+    size, extra = divmod(n, bins)
+    total_weight = sum(1.0 if weight is None else float(weight[i]) for i in range(n))
+    ece, start = 0.0, 0
+    for b in range(bins):
+        stop = start + size + (1 if b < extra else 0)
+        hit = pred = 0.0
+        for i in rows[start:stop]:
+            w = 1.0 if weight is None else float(weight[i])
+            hit += w * float(t[i])
+            pred += w * float(p[i])
+        ece += abs(hit - pred)
+        start = stop
+    return ece / total_weight
+
+
 def in_row_order(per_query, y, s, group=None, qid=None):
     """``per_query(y_q, s_q)`` of every query, in the order gbrank's per-query statistics
     return them: row order when each query's rows are contiguous (or with ``group``),
