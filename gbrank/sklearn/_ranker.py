@@ -487,7 +487,7 @@ class GBRanker(_GBBase):
         s = self.predict(X)
         Xv = self._validate_X(X, reset=False)
         qid = self._query_ids(Xv, qid)[1]
-        metric = get_metric(self.scoring)
+        metric = get_metric(self.scoring).with_margin(True)  # predict gives margins
         if metric.kind != "clicks":
             return float(metric(y, s, qid=qid))
         in_X = self._split_columns(Xv)[2]
