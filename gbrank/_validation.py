@@ -40,6 +40,7 @@ __all__ = [
     "check_propensity",
     "propensity_per_row",
     "check_clicks",
+    "check_declared_queries",
 ]
 
 # 2**l - 1 is an exact float64 integer for l <= 53; beyond that the gain rounds.
@@ -412,6 +413,28 @@ def _qid_structure(qid: Any, n: int) -> tuple[np.ndarray, np.ndarray | None,
         change[a:b] = q[order[a:b]] != q[order[a - 1:b - 1]]
     starts = np.flatnonzero(change)
     return np.concatenate(([0], starts, [n])).astype(np.int64), order, None
+
+
+def check_declared_queries(n_queries: int | None, groupless: bool, metric: str, where: str,
+                           ids: str, declare: str) -> None:
+    """The metric adapters' rule (``feval``, ``custom_metric``, ``make_scorer``) for
+    evaluation data whose query ids may have been left out, where one list of every row
+    would be a plausible wrong number.
+
+    ``n_queries``: the queries the data carries (``None``: no query structure). Without
+    ``groupless`` such data is refused, naming both fixes (``ids``: how to pass them;
+    ``declare``: the call that declares all rows one query); with it, data of several
+    queries is refused. ``where`` names the data in the message.
+    """
+    if groupless:
+        if n_queries is not None and n_queries > 1:
+            raise ValueError(
+                f"{declare} declares all rows one query, but {where} has {n_queries} "
+                f"queries: leave groupless out to judge {metric} per query")
+    elif n_queries is None:
+        raise ValueError(
+            f"{metric} judges rankings per query, and {where} has no query structure: "
+            f"{ids}, or declare all rows one query with {declare}")
 
 
 def query_structure(n: int, group: Any = None, qid: Any = None,

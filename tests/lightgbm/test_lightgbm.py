@@ -95,14 +95,14 @@ def test_binary_metrics_on_probabilities(binary_data):
     booster = lgb.train({"objective": "binary", "metric": "None", "verbose": -1,
                          "num_threads": 1}, dtr, 5, valid_sets=[dte], valid_names=["test"],
                         feval=feval("f1", "fbeta:2", "balanced", "pair_accuracy",
-                                    threshold=0.5),
+                                    groupless=True),
                         callbacks=[lgb.record_evaluation(res)])
     p = booster.predict(d["X_test"])  # built-in objective: feval sees probabilities
     y = d["y_test"]
-    assert res["test"]["gbrank_f1"][-1] == metrics.f1(y, p, threshold=0.5)
-    assert res["test"]["gbrank_fbeta:2"][-1] == metrics.fbeta(y, p, 2.0, threshold=0.5)
-    assert res["test"]["gbrank_balanced"][-1] == metrics.balanced_measure(y, p, threshold=0.5)
-    # group-less ranking metric: all 500 rows are one query
+    assert res["test"]["gbrank_f1"][-1] == metrics.f1(y, p)  # read at 0.5
+    assert res["test"]["gbrank_fbeta:2"][-1] == metrics.fbeta(y, p, 2.0)
+    assert res["test"]["gbrank_balanced"][-1] == metrics.balanced_measure(y, p)
+    # group-less ranking metric, declared: all 500 rows are one query
     assert res["test"]["gbrank_pair_accuracy"][-1] == metrics.pair_accuracy(y, p)
 
 
@@ -164,7 +164,7 @@ def test_lgbmclassifier_with_focal_loss_in_cross_val_score_and_grid_search():
     for score, fitted, te in zip(scores, res["estimator"], res["indices"]["test"],
                                  strict=True):
         margins = fitted.predict(X[te], raw_score=True)
-        assert score == metrics.f1(y[te], margins)  # F1 of raw margin > 0
+        assert score == metrics.f1(y[te], margins, margin=True)  # F1 of raw margin > 0
     # Grid over objective instances: each candidate is a clone of the listed objective.
     grid = {"objective": [FocalLoss(gamma=0.5), FocalLoss(gamma=2.0)]}
     gs = GridSearchCV(est, grid, cv=3, scoring=scorer).fit(X, y)
@@ -340,10 +340,9 @@ def test_lightgbm_estimators_warn_when_a_builtin_metric_leads(rank_data):
         fit.update(eval_X=(X[-n_te:],), eval_y=(y[-n_te:],))
     else:
         fit.update(eval_set=[(X[-n_te:], y[-n_te:])])
-    # LGBMRanker evaluates ndcg@1..5 first unless told otherwise.
-    with pytest.warns(UserWarning, match="first_metric_only=True stops on ndcg"):
-        lgb.LGBMRanker(objective=LambdaRank(), n_estimators=5, verbose=-1, n_jobs=1).fit(
-            X[:-n_te], y[:-n_te], **fit)
+    # LGBMRanker evaluates ndcg@1..5 first unless told otherwise; its scikit-learn API
+    # hands feval arrays without the Dataset, so that warning comes only through
+    # lgb.train (test_feval_names_never_collide_with_lightgbm_metrics).
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         model = lgb.LGBMRanker(objective=LambdaRank(), n_estimators=5, verbose=-1,
