@@ -240,10 +240,11 @@ def test_qid_column_in_cross_val_score_without_routing(booster):
     np.testing.assert_allclose(frame, expected, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(frame, array)
     np.testing.assert_array_equal(frame, routed)
-    # Without ids anywhere each fold is one query: another (plausible) number.
-    bare = cross_val_score(GBRanker(booster=booster, **FAST), X, y, groups=qid,
-                           cv=GroupKFold(5), scoring=scorer)
-    assert not np.allclose(bare, expected)
+    # Without ids anywhere each fold would be judged as one query, another (plausible)
+    # number: the scorer refuses, naming the fixes.
+    with pytest.raises(ValueError, match=r"has no query structure.*qid_col.*groupless=True"):
+        cross_val_score(GBRanker(booster=booster, **FAST), X, y, groups=qid,
+                        cv=GroupKFold(5), scoring=scorer, error_score="raise")
 
 
 def test_qid_column_in_grid_search_and_pipeline():
