@@ -20,6 +20,7 @@ __all__ = [
     "as_float_array",
     "check_finite",
     "check_probabilities",
+    "probabilities_or_labels",
     "check_lengths",
     "check_grades",
     "check_number",
@@ -259,17 +260,22 @@ def as_float_array(x: Any, name: str, *, allow_2d: bool = False) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float64)
 
 
+def _first_bad(a: np.ndarray, bad: np.ndarray) -> tuple[int, Any, float]:
+    """How many entries of ``a`` the mask ``bad`` flags, the index of the first (a row
+    number, or a tuple for 2-D) and its value."""
+    flat = np.flatnonzero(bad.ravel())
+    first = np.unravel_index(flat[0], a.shape)
+    where = first[0] if a.ndim == 1 else tuple(int(i) for i in first)
+    return flat.size, where, float(a[first])
+
+
 def check_finite(a: np.ndarray, name: str) -> None:
     """Raise if ``a`` holds NaN or inf, with the count and first index."""
     bad = ~np.isfinite(a)
     if bad.any():
-        flat = np.flatnonzero(bad.ravel())
-        first = np.unravel_index(flat[0], a.shape)
-        where = first[0] if a.ndim == 1 else tuple(int(i) for i in first)
+        count, where, value = _first_bad(a, bad)
         raise ValueError(
-            f"{name} contain {flat.size} NaN/inf value(s) (first at index {where}: "
-            f"{float(a[first])!r})"
-        )
+            f"{name} contain {count} NaN/inf value(s) (first at index {where}: {value!r})")
 
 
 def check_probabilities(a: np.ndarray, name: str, fix: str) -> None:
@@ -281,12 +287,17 @@ def check_probabilities(a: np.ndarray, name: str, fix: str) -> None:
     """
     bad = (a < 0.0) | (a > 1.0)
     if bad.any():
-        flat = np.flatnonzero(bad.ravel())
-        first = np.unravel_index(flat[0], a.shape)
-        where = first[0] if a.ndim == 1 else tuple(int(i) for i in first)
+        count, where, value = _first_bad(a, bad)
         raise ValueError(
-            f"{name} hold {flat.size} value(s) outside [0, 1] (first at index {where}: "
-            f"{float(a[first])!r}), so they are not probabilities; {fix}")
+            f"{name} hold {count} value(s) outside [0, 1] (first at index {where}: "
+            f"{value!r}), so they are not probabilities; {fix}")
+
+
+def probabilities_or_labels(s: np.ndarray) -> bool:
+    """Whether binary scores ``s`` (finite, 1-D) read as probabilities: every one in
+    [0, 1], or all predicted labels {-1, +1} (scikit-learn's ``f1_score(y, y_pred)``;
+    {0, 1} labels lie in [0, 1] already)."""
+    return bool((s.min() >= 0.0 and s.max() <= 1.0) or np.all(np.abs(s) == 1.0))
 
 
 def check_start_score(value: Any, num_class: int, n_rows: int | None = None,

@@ -20,6 +20,7 @@ from gbrank._validation import (
     check_probabilities,
     check_threshold,
     prepare_binary,
+    probabilities_or_labels,
 )
 
 __all__ = ["fbeta", "f1", "balanced_measure", "best_threshold"]
@@ -39,13 +40,12 @@ _MARGIN_FIX = ("binary metrics read probabilities of the positive class by defau
 def _cut(s: np.ndarray, threshold: Any, margin: Any) -> float:
     """The threshold on the scale of ``s`` (``None``: 0.5 on probabilities, 0 on
     margins). On probabilities, scores outside [0, 1] are refused unless they are
-    predicted labels {-1, +1} (scikit-learn's ``f1_score(y, y_pred)``; {0, 1} labels
-    lie in [0, 1] and need no exception): a margin read as a probability is a
-    plausible wrong number."""
+    predicted labels (:func:`probabilities_or_labels`): a margin read as a probability
+    is a plausible wrong number."""
     if check_bool(margin, "margin"):
         return 0.0 if threshold is None else check_threshold(threshold)
     t = 0.5 if threshold is None else check_threshold(threshold)
-    if (s.min() < 0.0 or s.max() > 1.0) and not np.all(np.abs(s) == 1.0):
+    if not probabilities_or_labels(s):
         check_probabilities(s, "scores", _MARGIN_FIX)
     return t
 

@@ -8,7 +8,12 @@ from typing import Any
 import numpy as np
 from sklearn.metrics._scorer import _Scorer as _SklearnScorer
 
-from gbrank._validation import check_bool, check_declared_queries, check_propensity
+from gbrank._validation import (
+    check_bool,
+    check_declared_queries,
+    check_propensity,
+    probabilities_or_labels,
+)
 from gbrank.metrics import get_metric
 from gbrank.sklearn._base import _is_frame
 from gbrank.sklearn._ranker import GBRanker, _check_positions_have_queries
@@ -195,9 +200,9 @@ class _ScaledScorer(_SklearnScorer):
 def _check_probabilities_or_labels(s: np.ndarray, estimator: str, metric: Any) -> None:
     """Refuse ``predict`` output that is neither labels {0, 1} / {-1, +1} nor
     probabilities, naming how to score raw margins."""
-    if s.ndim != 1 or s.size == 0 or s.dtype.kind not in "biuf":
+    if s.ndim != 1 or s.size == 0 or s.dtype.kind not in "biuf" or not np.all(np.isfinite(s)):
         return  # the metric's own validation names the problem
-    if (s.min() >= 0 and s.max() <= 1) or np.all(np.abs(s) == 1):
+    if probabilities_or_labels(s):
         return
     bound = ", ".join(f"{k}={v!r}" for k, v in metric.params.items())
     raise ValueError(

@@ -258,11 +258,9 @@ def test_threshold_default_follows_the_scale():
 
 
 @pytest.mark.floors
-def test_predict_proba_of_a_classifier_reads_as_scikit_learn(binary_data):
+def test_predict_proba_of_a_classifier_reads_as_scikit_learn(lgbm_classifier, binary_data):
     # The call: F1 of predict_proba output counted every row positive (s > 0).
-    lgb = pytest.importorskip("lightgbm")
-    clf = lgb.LGBMClassifier(n_estimators=50, verbosity=-1, random_state=0)
-    clf.fit(binary_data["X_train"], binary_data["y_train"])
+    clf = lgbm_classifier
     X, y = binary_data["X_test"], binary_data["y_test"]
     p = clf.predict_proba(X)[:, 1]
     assert metrics.f1(y, p) == pytest.approx(f1_score(y, p > 0.5), rel=1e-12)

@@ -73,11 +73,9 @@ def test_margins_are_refused_on_the_probability_default():
 
 
 @pytest.mark.floors
-def test_predict_proba_of_a_classifier_reads_as_scikit_learn(binary_data):
+def test_predict_proba_of_a_classifier_reads_as_scikit_learn(lgbm_classifier, binary_data):
     # The calls: log loss and ECE of predict_proba output read it as margins.
-    lgb = pytest.importorskip("lightgbm")
-    clf = lgb.LGBMClassifier(n_estimators=50, verbosity=-1, random_state=0)
-    clf.fit(binary_data["X_train"], binary_data["y_train"])
+    clf = lgbm_classifier
     X, y = binary_data["X_test"], binary_data["y_test"]
     p = clf.predict_proba(X)[:, 1]
     assert metrics.log_loss(y, p) == pytest.approx(sk_log_loss(y, p), rel=1e-12)
