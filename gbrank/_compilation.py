@@ -233,10 +233,10 @@ def _steps() -> list[tuple[str, Any]]:
         metrics.pair_accuracy(np.abs(rng.standard_normal(1200)), sl)  # many labels
 
     def binary_metrics() -> None:
-        metrics.fbeta(yb, s, 2.0)
-        metrics.f1(yb, s)
-        metrics.balanced_measure(yb, s)
-        metrics.best_threshold(yb, s)
+        metrics.fbeta(yb, s, 2.0, margin=True)
+        metrics.f1(yb, s, margin=True)
+        metrics.balanced_measure(yb, s, margin=True)
+        metrics.best_threshold(yb, s, margin=True)
 
     steps += [("ranking metrics", ranking_metrics), ("binary metrics", binary_metrics)]
     return steps

@@ -3,12 +3,12 @@
 Objectives, metrics adapters and estimators read labels, weights and query sizes from
 the boosters' data containers here, without importing either booster. This module also
 holds the checks that only the container can answer: whether a LightGBM fold cuts its
-parent's queries, and which built-in metrics the booster evaluates beside gbrank's.
+parent's queries, which built-in metrics the booster evaluates beside gbrank's, and on
+which scale the booster hands predictions to a custom metric (:data:`NATIVE_LINKS`).
 """
 
 from __future__ import annotations
 
-import sys
 import warnings
 import weakref
 from typing import Any
@@ -16,10 +16,67 @@ from typing import Any
 import numpy as np
 
 __all__ = ["is_lightgbm_dataset", "lightgbm_dataset_fields", "dmatrix_fields", "per_row_weights",
-           "check_fold_keeps_queries", "lightgbm_builtin_metrics", "calling_lightgbm_dataset",
+           "check_fold_keeps_queries", "lightgbm_builtin_metrics",
            "warn_lightgbm_builtin_metrics", "lightgbm_positions", "renumbered_like_lightgbm",
            "warn_ignored_lightgbm_positions", "lightgbm_learning_rate", "learning_rate_in",
-           "dmatrix_positions", "lightgbm_subset_rows"]
+           "dmatrix_positions", "lightgbm_subset_rows", "NATIVE_LINKS", "LOGIT", "SOFTMAX",
+           "LOG", "SOFTPLUS", "native_objective_name", "native_link", "lightgbm_objective",
+           "margins_by_values"]
+
+
+# -- the scale of what a booster hands a custom metric ---------------------------------
+# A native objective hands a custom metric (lgb.train's feval, XGBoost's custom_metric)
+# its transformed predictions: the link maps raw margins s to them. Probabilities of a
+# logistic link (σ(s), per class for one-vs-rest) or a softmax; rates e^s; LightGBM's
+# cross_entropy_lambda hands log(1 + e^s). Objectives not listed (regression, ranking,
+# binary:logitraw) and custom objectives hand raw margins. The one table of it.
+LOGIT, SOFTMAX, LOG, SOFTPLUS = "logit", "softmax", "log", "softplus"
+NATIVE_LINKS = {
+    "lightgbm": {"binary": LOGIT, "cross_entropy": LOGIT, "xentropy": LOGIT,
+                 "multiclassova": LOGIT, "multiclass_ova": LOGIT, "ova": LOGIT, "ovr": LOGIT,
+                 "multiclass": SOFTMAX, "softmax": SOFTMAX, "poisson": LOG, "gamma": LOG,
+                 "tweedie": LOG, "cross_entropy_lambda": SOFTPLUS, "xentlambda": SOFTPLUS},
+    "xgboost": {"binary:logistic": LOGIT, "reg:logistic": LOGIT, "multi:softprob": SOFTMAX,
+                "count:poisson": LOG, "reg:gamma": LOG, "reg:tweedie": LOG},
+}
+_LGB_OBJECTIVE_KEYS = ("objective", "objective_type", "app", "application", "loss")
+
+
+def native_objective_name(booster: str, params: dict[str, Any]) -> str | None:
+    """The booster objective a parameter dict names (LightGBM: under any alias), or
+    ``None`` (none named, or a callable)."""
+    keys = _LGB_OBJECTIVE_KEYS if booster == "lightgbm" else ("objective",)
+    name = next((params[k] for k in keys if k in params), None)
+    return name if isinstance(name, str) else None
+
+
+def native_link(booster: str, name: str) -> str | None:
+    """The link of a native objective (:data:`NATIVE_LINKS`), ``None`` for one that
+    hands raw margins. LightGBM's ``"binary sigmoid:2"`` form reads as ``"binary"``."""
+    return NATIVE_LINKS[booster].get(name.split(" ")[0].strip().lower())
+
+
+def lightgbm_objective(ds: Any) -> str | None:
+    """The objective of the training whose parameters ``lgb.train`` / ``lgb.cv`` copied
+    into a ``Dataset``: a native name, ``"none"`` for a custom (callable) objective, or
+    ``"regression"`` (LightGBM's default) when the training named none. ``None`` when
+    the Dataset carries no training's parameters (built and evaluated outside
+    ``lgb.train``): then the objective is unknown."""
+    params = getattr(ds, "params", None) or {}
+    if "objective" not in params:  # lgb.train always writes it ("none" for a callable)
+        return None
+    name = native_objective_name("lightgbm", params)
+    return "regression" if name is None else name
+
+
+def margins_by_values(preds: Any) -> bool | None:
+    """``True`` when some prediction lies outside [0, 1], where no probability lies (so
+    they are raw margins); ``None`` when all lie inside, where probabilities and
+    margins that happen to be small cannot be told apart."""
+    a = np.asarray(preds, dtype=np.float64)
+    if a.size and (np.nanmin(a) < 0.0 or np.nanmax(a) > 1.0):
+        return True
+    return None
 
 
 def is_lightgbm_dataset(x: Any) -> bool:
@@ -216,23 +273,6 @@ def lightgbm_builtin_metrics(ds: Any) -> list[str]:
         values = value.split(",") if isinstance(value, str) else list(value)
         out.extend(str(v).strip() for v in values if str(v).strip().lower() not in _NO_METRIC)
     return out
-
-
-def calling_lightgbm_dataset() -> Any:
-    """The Dataset LightGBM's scikit-learn wrapper holds when it calls a gbrank objective
-    or metric as ``f(y, preds, weight, group)``, or ``None``.
-
-    That API hands only arrays to the function; the wrappers
-    (``lightgbm.sklearn._ObjectiveFunctionWrapper`` / ``_EvalFunctionWrapper``) hold the
-    Dataset in their local ``dataset``, two frames up from the caller of this function.
-    Used only to warn about the booster's settings; ``None`` when the layout differs.
-    """
-    try:
-        frame = sys._getframe(2)
-    except ValueError:
-        return None
-    ds = frame.f_locals.get("dataset")
-    return ds if is_lightgbm_dataset(ds) else None
 
 
 def warn_lightgbm_builtin_metrics(ds: Any, gbrank_metric: str | None = None) -> None:

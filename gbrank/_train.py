@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from gbrank._deps import require
+from gbrank._fields import LOG, LOGIT, SOFTMAX, SOFTPLUS, native_link, native_objective_name
 
 __all__ = ["Trained", "Validation", "start_data", "start_rows", "train"]
 
@@ -74,45 +75,32 @@ def start_rows(init: Any, n: int) -> np.ndarray:
     return np.full(n, float(c)) if c.ndim == 0 else np.tile(c, (n, 1))
 
 
-# The boosters hand a custom metric their built-in objective's transformed predictions
-# (probabilities, rates); a Validation judges raw margins, so those are mapped back.
-_LOGIT, _LOG = "logit", "log"
-_NATIVE_LINKS = {
-    "lightgbm": {"binary": _LOGIT, "cross_entropy": _LOGIT, "xentropy": _LOGIT,
-                 "multiclassova": _LOGIT, "multiclass_ova": _LOGIT, "ova": _LOGIT,
-                 "ovr": _LOGIT, "multiclass": _LOG, "softmax": _LOG, "poisson": _LOG,
-                 "gamma": _LOG, "tweedie": _LOG},
-    "xgboost": {"binary:logistic": _LOGIT, "reg:logistic": _LOGIT, "multi:softprob": _LOG,
-                "count:poisson": _LOG, "reg:gamma": _LOG, "reg:tweedie": _LOG},
-}
-_LGB_OBJECTIVE_KEYS = ("objective", "objective_type", "app", "application", "loss")
-
-
-def _native_name(booster: str, params: dict[str, Any]) -> str | None:
-    keys = _LGB_OBJECTIVE_KEYS if booster == "lightgbm" else ("objective",)
-    name = next((params[k] for k in keys if k in params), None)
-    return name if isinstance(name, str) else None
-
-
 def _to_margins(booster: str, name: str | None) -> Callable[[np.ndarray], np.ndarray]:
-    """The map from what the booster hands a custom metric to raw margins."""
+    """The map from what the booster hands a custom metric (its built-in objective's
+    transformed predictions: probabilities, rates) to the raw margins a Validation
+    judges; the links are :data:`gbrank._fields.NATIVE_LINKS`."""
     if name is None:
         return lambda preds: preds
     if booster == "xgboost" and name == "multi:softmax":
         raise ValueError("objective 'multi:softmax' hands a metric class labels, not "
                          "scores; use 'multi:softprob' to validate on a gbrank metric")
-    link = _NATIVE_LINKS[booster].get(name.split(" ")[0])
-    if link == _LOGIT:
+    link = native_link(booster, name)
+    if link == LOGIT:
         def logit(preds: np.ndarray) -> np.ndarray:
             p = np.asarray(preds, dtype=np.float64)
             with np.errstate(divide="ignore"):
                 return np.log(p) - np.log1p(-p)
         return logit
-    if link == _LOG:
+    if link in (SOFTMAX, LOG):  # log-probabilities serve as margins of a softmax
         def log(preds: np.ndarray) -> np.ndarray:
             with np.errstate(divide="ignore"):
                 return np.log(np.asarray(preds, dtype=np.float64))
         return log
+    if link == SOFTPLUS:
+        def inverse_softplus(preds: np.ndarray) -> np.ndarray:
+            with np.errstate(divide="ignore"):
+                return np.log(np.expm1(np.asarray(preds, dtype=np.float64)))
+        return inverse_softplus
     return lambda preds: preds
 
 
@@ -181,7 +169,7 @@ def train(booster: str, params: dict[str, Any], objective: Any, dtrain: Any,
             callbacks.append(lgb.reset_parameter(learning_rate=learning_rates))
         if dvalid is not None:
             v = validation
-            margins = _to_margins("lightgbm", _native_name("lightgbm", p))
+            margins = _to_margins("lightgbm", native_objective_name("lightgbm", p))
 
             def feval(preds: np.ndarray, data: Any) -> tuple[str, float, bool]:
                 return v.name, v.value(margins(preds), data), v.higher_is_better
@@ -227,7 +215,7 @@ def train(booster: str, params: dict[str, Any], objective: Any, dtrain: Any,
         v = validation
         evals = [(dvalid, "valid")]
         margins = _to_margins("xgboost", None if fobj is not None
-                              else _native_name("xgboost", p))
+                              else native_objective_name("xgboost", p))
 
         def metric(preds: np.ndarray, data: Any) -> tuple[str, float]:
             return v.name, v.value(margins(preds), data)

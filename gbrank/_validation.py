@@ -19,6 +19,8 @@ __all__ = [
     "Queries",
     "as_float_array",
     "check_finite",
+    "check_probabilities",
+    "probabilities_or_labels",
     "check_lengths",
     "check_grades",
     "check_number",
@@ -40,6 +42,7 @@ __all__ = [
     "check_propensity",
     "propensity_per_row",
     "check_clicks",
+    "check_declared_queries",
 ]
 
 # 2**l - 1 is an exact float64 integer for l <= 53; beyond that the gain rounds.
@@ -258,17 +261,44 @@ def as_float_array(x: Any, name: str, *, allow_2d: bool = False) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float64)
 
 
+def _first_bad(a: np.ndarray, bad: np.ndarray) -> tuple[int, Any, float]:
+    """How many entries of ``a`` the mask ``bad`` flags, the index of the first (a row
+    number, or a tuple for 2-D) and its value."""
+    flat = np.flatnonzero(bad.ravel())
+    first = np.unravel_index(flat[0], a.shape)
+    where = first[0] if a.ndim == 1 else tuple(int(i) for i in first)
+    return flat.size, where, float(a[first])
+
+
 def check_finite(a: np.ndarray, name: str) -> None:
     """Raise if ``a`` holds NaN or inf, with the count and first index."""
     bad = ~np.isfinite(a)
     if bad.any():
-        flat = np.flatnonzero(bad.ravel())
-        first = np.unravel_index(flat[0], a.shape)
-        where = first[0] if a.ndim == 1 else tuple(int(i) for i in first)
+        count, where, value = _first_bad(a, bad)
         raise ValueError(
-            f"{name} contain {flat.size} NaN/inf value(s) (first at index {where}: "
-            f"{float(a[first])!r})"
-        )
+            f"{name} contain {count} NaN/inf value(s) (first at index {where}: {value!r})")
+
+
+def check_probabilities(a: np.ndarray, name: str, fix: str) -> None:
+    """Raise unless every entry of ``a`` lies in [0, 1], naming the first one outside
+    (with the count) and ``fix``, what to pass instead when ``a`` holds another scale.
+
+    The one check behind every "probabilities by default" function: a raw margin
+    (log-odds) read as a probability is a plausible wrong number, not an error.
+    """
+    bad = (a < 0.0) | (a > 1.0)
+    if bad.any():
+        count, where, value = _first_bad(a, bad)
+        raise ValueError(
+            f"{name} hold {count} value(s) outside [0, 1] (first at index {where}: "
+            f"{value!r}), so they are not probabilities; {fix}")
+
+
+def probabilities_or_labels(s: np.ndarray) -> bool:
+    """Whether binary scores ``s`` (finite, 1-D) read as probabilities: every one in
+    [0, 1], or all predicted labels {-1, +1} (scikit-learn's ``f1_score(y, y_pred)``;
+    {0, 1} labels lie in [0, 1] already)."""
+    return bool((s.min() >= 0.0 and s.max() <= 1.0) or np.all(np.abs(s) == 1.0))
 
 
 def check_start_score(value: Any, num_class: int, n_rows: int | None = None,
@@ -399,6 +429,28 @@ def _qid_structure(qid: Any, n: int) -> tuple[np.ndarray, np.ndarray | None,
         change[a:b] = q[order[a:b]] != q[order[a - 1:b - 1]]
     starts = np.flatnonzero(change)
     return np.concatenate(([0], starts, [n])).astype(np.int64), order, None
+
+
+def check_declared_queries(n_queries: int | None, groupless: bool, metric: str, where: str,
+                           ids: str, declare: str) -> None:
+    """The metric adapters' rule (``feval``, ``custom_metric``, ``make_scorer``) for
+    evaluation data whose query ids may have been left out, where one list of every row
+    would be a plausible wrong number.
+
+    ``n_queries``: the queries the data carries (``None``: no query structure). Without
+    ``groupless`` such data is refused, naming both fixes (``ids``: how to pass them;
+    ``declare``: the call that declares all rows one query); with it, data of several
+    queries is refused. ``where`` names the data in the message.
+    """
+    if groupless:
+        if n_queries is not None and n_queries > 1:
+            raise ValueError(
+                f"{declare} declares all rows one query, but {where} has {n_queries} "
+                f"queries: leave groupless out to judge {metric} per query")
+    elif n_queries is None:
+        raise ValueError(
+            f"{metric} judges rankings per query, and {where} has no query structure: "
+            f"{ids}, or declare all rows one query with {declare}")
 
 
 def query_structure(n: int, group: Any = None, qid: Any = None,

@@ -63,6 +63,15 @@ def binary_data():
     return out
 
 
+@pytest.fixture(scope="session")
+def lgbm_classifier(binary_data):
+    """LightGBM's own ``LGBMClassifier`` (50 trees, native ``binary``) fitted on
+    ``binary.train``: the source of the ``predict_proba`` output users pass to metrics."""
+    lgb = pytest.importorskip("lightgbm")
+    clf = lgb.LGBMClassifier(n_estimators=50, verbosity=-1, random_state=0)
+    return clf.fit(binary_data["X_train"], binary_data["y_train"])
+
+
 def _postgres_url() -> str:
     # Like every optional extra, a missing driver skips (the floors' venv of .ci/run
     # installs only gbrank[dev]); a missing server skips only outside CI.

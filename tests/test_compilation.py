@@ -29,7 +29,7 @@ _F1 = """
 import numpy as np
 import gbrank, gbrank._compilation as c
 c.NOTICE_DELAY = {delay}
-print(gbrank.metrics.f1(np.array([0.0, 1.0, 1.0]), np.array([-1.0, 2.0, -0.5])))
+print(gbrank.metrics.f1(np.array([0.0, 1.0, 1.0]), np.array([-1.0, 2.0, -0.5]), margin=True))
 """
 
 
@@ -69,7 +69,7 @@ from gbrank._kernels import ndcg
 y = np.arange(400.0) % 3
 g = np.full(40, 10)  # more queries than the threaded form's chunks
 steps = [("ndcg", lambda: metrics.ndcg(y, -y, g, k=5)),
-         ("f1", lambda: metrics.f1(y > 1, y - 1.5))]
+         ("f1", lambda: metrics.f1(y > 1, y - 1.5, margin=True))]
 c._steps = lambda: steps
 first = c.warmup(threads=True, verbose=False)
 second = c.warmup(threads=True, verbose=False)

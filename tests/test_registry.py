@@ -35,26 +35,49 @@ def test_ranking_names(name, expected):
     assert m(Y, S, G) == expected()
 
 
+P = 1.0 / (1.0 + np.exp(-3.0 * S))  # probabilities, on the same side of 0.5 as S of 0
+
+
 @pytest.mark.parametrize(("name", "expected"), [
-    ("f1", lambda: metrics.f1(YB, S)),
-    ("fbeta:2", lambda: metrics.fbeta(YB, S, 2.0)),
-    ("fbeta:0.5", lambda: metrics.fbeta(YB, S, 0.5)),
-    ("balanced", lambda: metrics.balanced_measure(YB, S)),
+    ("f1", metrics.f1),
+    ("fbeta:2", lambda y, s, **kw: metrics.fbeta(y, s, 2.0, **kw)),
+    ("fbeta:0.5", lambda y, s, **kw: metrics.fbeta(y, s, 0.5, **kw)),
+    ("balanced", metrics.balanced_measure),
 ])
 def test_binary_names(name, expected):
     m = get_metric(name)
-    assert (m.name, m.kind, m.higher_is_better) == (name, "binary", True)
-    assert m(YB, S, G) == expected()  # group ignored
+    assert (m.name, m.kind, m.higher_is_better, m.reads_scale) == (name, "binary", True, True)
+    assert m(YB, P, G) == expected(YB, P)  # group ignored; probabilities by default
+    assert m.with_margin(True)(YB, S, G) == expected(YB, S, margin=True)
+    assert m.with_margin(True).params["margin"] is True
+    with pytest.raises(ValueError, match="margin=True"):
+        m(YB, S)
 
 
 def test_case_weights_and_threshold():
     assert get_metric(" NDCG@10 ").name == "ndcg@10"
     w = [2.0, 0.5]
     assert get_metric("ndcg@3")(Y, S, G, weight=w) == metrics.ndcg(Y, S, G, 3, weight=w)
-    f = get_metric("f1").with_threshold(0.15)
-    assert f(YB, S) == metrics.f1(YB, S, threshold=0.15) != metrics.f1(YB, S)
+    f = get_metric("f1").with_margin(True).with_threshold(0.15)
+    assert f(YB, S) == metrics.f1(YB, S, threshold=0.15, margin=True) != metrics.f1(
+        YB, S, margin=True)
     assert get_metric("ndcg@3").with_threshold(0.5) == get_metric("ndcg@3")
     assert get_metric(get_metric("mrr")).name == "mrr"
+
+
+@pytest.mark.parametrize(("name", "reads"), [
+    ("ndcg@10", False), ("pair_accuracy", False), ("ips_dcg@5", False), ("f1", True),
+    ("fbeta:2", True), ("balanced", True), ("logloss", True), ("ece:5", True),
+    ("mlogloss", True), ("macro_f1", False), ("balanced_accuracy", False),
+])
+def test_with_margin_binds_the_scale_where_it_matters(name, reads):
+    m = get_metric(name)
+    assert m.reads_scale is reads
+    for margin in (True, False):
+        bound = m.with_margin(margin)
+        assert bound == m if not reads else bound.params == {**m.params, "margin": margin}
+    with pytest.raises(ValueError, match="margin must be True or False"):
+        m.with_margin(None)
 
 
 @pytest.mark.parametrize("bad", ["ndgc@10", "ndcg@0", "ndcg@x", "pair_accuracy@5", "f1@3",

@@ -42,12 +42,17 @@ def _fit(booster: str, objective: str, k: int, metric):
 
 @pytest.mark.parametrize(("booster", "objective", "k"), [
     ("lightgbm", "binary", 2), ("xgboost", "binary:logistic", 2),
+    ("lightgbm", "cross_entropy_lambda", 2),  # hands log(1 + e^s)
     ("lightgbm", "multiclass", 3), ("xgboost", "multi:softprob", 3)])
 def test_native_objectives_are_validated_on_raw_margins(booster, objective, k):
     # LightGBM and XGBoost hand a custom metric their objective's probabilities; the
     # metric must see the margins predict(raw) gives, or early stopping follows a
     # wrong curve (LightGBM binary: log loss 0.68 logged where the model's was 0.24).
-    metric = metrics.log_loss if k == 2 else metrics.multiclass_log_loss
+    loss = metrics.log_loss if k == 2 else metrics.multiclass_log_loss
+
+    def metric(y, s):  # a Validation judges raw margins
+        return loss(y, s, margin=True)
+
     t, last, Xv, yv = _fit(booster, objective, k, metric)
     if booster == "lightgbm":
         raw = t.model.predict(Xv, raw_score=True)

@@ -42,6 +42,9 @@ def grouped(n_queries, size):
 y, s, g = grouped(20, 100)                       # 2,000 rows in 20 queries
 yb = (rng.random(2000) < 0.05).astype(np.float64)  # binary, 5% positives
 sb = rng.standard_normal(2000)
+# Probabilities for the binary metrics (read as probabilities by default; an older checkout
+# reads them as margins, which compiles the same kernels).
+pb = rng.random(2000)
 yl, sl = rng.integers(0, 5, 20_000).astype(np.float64), rng.standard_normal(20_000)
 yt, st, gt = grouped(2_500, 100)                 # 250,000 rows: the threaded forms
 ym = rng.integers(0, 3, 2000).astype(np.float64)
@@ -76,9 +79,9 @@ CASES = [
     ("recall_at_k", "metrics.recall_at_k(y, s, g, k=5)"),
     ("pair_accuracy", "metrics.pair_accuracy(y, s, g)"),
     ("pair_accuracy group-less", "metrics.pair_accuracy(yl, sl)"),
-    ("f1", "metrics.f1(yb, sb)"),
-    ("balanced_measure", "metrics.balanced_measure(yb, sb)"),
-    ("best_threshold", "metrics.best_threshold(yb, sb)"),
+    ("f1", "metrics.f1(yb, pb)"),
+    ("balanced_measure", "metrics.balanced_measure(yb, pb)"),
+    ("best_threshold", "metrics.best_threshold(yb, pb)"),
 ]
 
 _CHILD = r"""

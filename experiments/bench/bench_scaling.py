@@ -74,10 +74,10 @@ MEMORY_CASES = {
     "recall_at_k@10": "metrics.recall_at_k(y, s, k=10)",
     "pair_accuracy": "metrics.pair_accuracy(y, s)",
     "pair_accuracy, every label distinct": "metrics.pair_accuracy(yd, s)",
-    "f1": "metrics.f1(yb, s)",
-    "fbeta(beta=2)": "metrics.fbeta(yb, s, beta=2.0)",
-    "balanced_measure": "metrics.balanced_measure(yb, s)",
-    "best_threshold": "metrics.best_threshold(yb, s)",
+    "f1": "metrics.f1(yb, s, margin=True)",
+    "fbeta(beta=2)": "metrics.fbeta(yb, s, beta=2.0, margin=True)",
+    "balanced_measure": "metrics.balanced_measure(yb, s, margin=True)",
+    "best_threshold": "metrics.best_threshold(yb, s, margin=True)",
 }
 
 

@@ -136,8 +136,8 @@ def evaluate(task, seed):
     out = {}
     for name, (objective, extra) in _models(y_tr).items():
         s_va, s_te = _fit_margins(objective, extra, X_tr, y_tr, [X_va, X_te])
-        t, _ = best_threshold(y_va, s_va)
-        out[name] = (f1(y_te, s_te, threshold=0.0), f1(y_te, s_te, threshold=t),
+        t, _ = best_threshold(y_va, s_va, margin=True)
+        out[name] = (f1(y_te, s_te, margin=True), f1(y_te, s_te, threshold=t, margin=True),
                      average_precision_score(y_te, s_te))
     stats = (int(y_tr.sum()), int(y_va.sum()), int(y_te.sum()), y.size)
     return out, stats
@@ -159,9 +159,9 @@ def select() -> dict:
                 beta=1.0, hess=h, batch_size=b, random_state=0)
         for name, obj in cands.items():
             s_va, s_te = _fit_margins(obj, {}, X_tr, y_tr, [X_va, X_te])
-            t, _ = best_threshold(y_va, s_va)
-            out.setdefault(name, {})[str(seed)] = (f1(y_te, s_te, threshold=0.0),
-                                                   f1(y_te, s_te, threshold=t))
+            t, _ = best_threshold(y_va, s_va, margin=True)
+            out.setdefault(name, {})[str(seed)] = (f1(y_te, s_te, margin=True),
+                                                   f1(y_te, s_te, threshold=t, margin=True))
             print(f"[select seed {seed}] {name:28s} F1@0 {out[name][str(seed)][0]:.3f} "
                   f"F1@val {out[name][str(seed)][1]:.3f}", flush=True)
     SELECT_JSON.write_text(json.dumps(out, indent=1))
@@ -252,7 +252,7 @@ def _diagnose_one(title, obj, seed, first):
         nz = g != 0
         rows.append((int(nz.sum()), int((nz & (y_tr == 1)).sum()),
                      int((nz & (y_tr == 0)).sum()), float(np.abs(g).sum() / h.sum()),
-                     f1(y_tr, preds), float(np.std(preds))))
+                     f1(y_tr, preds, margin=True), float(np.std(preds))))
         return g, h
 
     booster = lgb.train({**PARAMS, "objective": spy}, ds_tr, ROUNDS)

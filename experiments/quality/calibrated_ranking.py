@@ -118,8 +118,8 @@ def _judge(y_rank, y_prob, s, g):
     from gbrank import metrics
 
     return {"ndcg@10": metrics.ndcg(y_rank, s, g, k=10),
-            "logloss": metrics.log_loss(y_prob, s),
-            "ece": metrics.expected_calibration_error(y_prob, s, 10)}
+            "logloss": metrics.log_loss(y_prob, s, margin=True),
+            "ece": metrics.expected_calibration_error(y_prob, s, 10, margin=True)}
 
 
 def run_rotation(folder: Path, rotation: int, alphas: tuple[float, ...],

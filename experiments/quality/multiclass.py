@@ -130,7 +130,7 @@ def crossfit_offsets_score(y, s, k, seed):
     """Macro-F1 of offsets chosen on one stratified half of V, scored on the other."""
     scores = []
     for a, b in StratifiedKFold(2, shuffle=True, random_state=seed).split(s, y):
-        off, _ = best_class_offsets(y[a], s[a])
+        off, _ = best_class_offsets(y[a], s[a], margin=True)
         scores.append(macro_f1(y[b], s[b], k, off))
     return float(np.mean(scores))
 
@@ -186,7 +186,7 @@ def run_split(task: str, split, unit: int, k: int, protocol: str = "holdout") ->
     for name in OBJECTIVES:
         t0 = time.perf_counter()
         s_v, s_fit = fit_margins(name, task, k, Xf, yf, [Xv])
-        off, _ = best_class_offsets(yv, s_v)
+        off, _ = best_class_offsets(yv, s_v, margin=True)
         s_te, s_tr = fit_margins(name, task, k, Xtr, ytr, [Xte])
         res["runs"][name] = {
             "offsets": off.tolist(),
@@ -227,10 +227,10 @@ def run_split_oof(task: str, split, unit: int, k: int) -> dict:
             s_va, s_fit = fit_margins(name, task, k, Xtr[tr], ytr[tr], [Xtr[va]])
             oof[va] = s_va
             mx = max(mx, np.abs(s_va).max(), np.abs(s_fit).max())
-        off, _ = best_class_offsets(ytr, oof)
+        off, _ = best_class_offsets(ytr, oof, margin=True)
         crossfit = []
         for j in range(nf):  # offsets from the other folds' scores, scored on fold j
-            b, _ = best_class_offsets(ytr[folds != j], oof[folds != j])
+            b, _ = best_class_offsets(ytr[folds != j], oof[folds != j], margin=True)
             crossfit.append(macro_f1(ytr[folds == j], oof[folds == j], k, b))
         s_te, s_tr = fit_margins(name, task, k, Xtr, ytr, [Xte])
         res["runs"][name] = {

@@ -14,6 +14,7 @@ from gbrank import metrics
 from gbrank._validation import (
     as_float_array,
     check_beta,
+    check_bool,
     check_finite,
     check_grades,
     check_integer,
@@ -251,16 +252,17 @@ def ndcg(y: Any, s: Any, qid: Any = None, k: int | None = 10, label_gain: Any = 
     return num / den
 
 
-def _confusion_part(y: Any, s: Any, w: Any, threshold: float) -> tuple[float, ...]:
+def _confusion_part(y: Any, s: Any, w: Any, threshold: float | None,
+                    margin: bool) -> tuple[float, ...]:
     """Worker side: (TP, FP, FN, TN) of one partition, validated as on one machine."""
     if np.size(as_numpy(y)) == 0:
         return 0.0, 0.0, 0.0, 0.0
-    return metrics.confusion_counts(as_numpy(y), as_numpy(s), threshold,
+    return metrics.confusion_counts(as_numpy(y), as_numpy(s), threshold, margin=margin,
                                     weight=None if w is None else as_numpy(w))
 
 
-def fbeta(y: Any, s: Any, beta: float = 1.0, threshold: float = 0.0, *,
-          weight: Any = None) -> float:
+def fbeta(y: Any, s: Any, beta: float = 1.0, threshold: float | None = None, *,
+          weight: Any = None, margin: bool = False) -> float:
     r"""Distributed :func:`gbrank.metrics.fbeta` of ``s > threshold``.
 
     The confusion counts (weighted sums) of every partition add up to those of the
@@ -270,9 +272,11 @@ def fbeta(y: Any, s: Any, beta: float = 1.0, threshold: float = 0.0, *,
     Parameters
     ----------
     y, s : dask Array or Series
-        Labels {0, 1} or {-1, +1} and scores, partitioned alike.
-    beta, threshold
-        As in :func:`gbrank.metrics.fbeta`.
+        Labels {0, 1} or {-1, +1} and scores, partitioned alike: probabilities (or
+        predicted labels), or with ``margin=True`` raw margins.
+    beta, threshold, margin
+        As in :func:`gbrank.metrics.fbeta` (``threshold=None``: 0.5 on probabilities, 0
+        on margins).
     weight : dask Array or Series, optional
 
     Returns
@@ -286,14 +290,18 @@ def fbeta(y: Any, s: Any, beta: float = 1.0, threshold: float = 0.0, *,
     >>> import numpy as np
     >>> from gbrank.dask import fbeta
     >>> y = da.from_array(np.array([1.0, 0, 1, 1, 0, 0]), chunks=3)
+    >>> p = da.from_array(np.array([0.9, 0.6, 0.45, 0.8, 0.3, 0.55]), chunks=3)
+    >>> fbeta(y, p, beta=2)  # a = 2, b = 2, c = 1: 10 / (10 + 2 + 4)
+    0.625
     >>> s = da.from_array(np.array([0.8, 0.3, -0.2, 1.5, -1.0, 0.1]), chunks=3)
-    >>> fbeta(y, s, beta=2)  # a = 2, b = 2, c = 1: 10 / (10 + 2 + 4)
+    >>> fbeta(y, s, beta=2, margin=True)  # the same predictions as margins
     0.625
     """
     b = check_beta(beta)
-    t = check_threshold(threshold)
+    t = None if threshold is None else check_threshold(threshold)
+    margin = check_bool(margin, "margin")
     parts = aligned_parts({"y": y, "s": s, "weight": weight})
-    counts = compute(*[lazy(_confusion_part)(pt["y"], pt["s"], pt.get("weight"), t)
+    counts = compute(*[lazy(_confusion_part)(pt["y"], pt["s"], pt.get("weight"), t, margin)
                        for pt in parts])
     tp, fp, fn = (math.fsum(c[i] for c in counts) for i in range(3))
     num = (1.0 + b * b) * tp
@@ -301,12 +309,13 @@ def fbeta(y: Any, s: Any, beta: float = 1.0, threshold: float = 0.0, *,
     return 1.0 if den == 0.0 else num / den
 
 
-def f1(y: Any, s: Any, threshold: float = 0.0, *, weight: Any = None) -> float:
+def f1(y: Any, s: Any, threshold: float | None = None, *, weight: Any = None,
+       margin: bool = False) -> float:
     """Distributed :func:`gbrank.metrics.f1` (:func:`fbeta` with β = 1).
 
     Parameters
     ----------
-    y, s, threshold, weight
+    y, s, threshold, weight, margin
         As in :func:`fbeta`.
 
     Returns
@@ -320,7 +329,7 @@ def f1(y: Any, s: Any, threshold: float = 0.0, *, weight: Any = None) -> float:
     >>> from gbrank.dask import f1
     >>> y = da.from_array(np.array([1.0, 0, 1, 1, 0, 0]), chunks=3)
     >>> s = da.from_array(np.array([0.8, 0.3, -0.2, 1.5, -1.0, 0.1]), chunks=3)
-    >>> round(f1(y, s), 4)  # a = 2, b = 2, c = 1: 4 / 7
+    >>> round(f1(y, s, margin=True), 4)  # margins: a = 2, b = 2, c = 1: 4 / 7
     0.5714
     """
-    return fbeta(y, s, 1.0, threshold, weight=weight)
+    return fbeta(y, s, 1.0, threshold, weight=weight, margin=margin)

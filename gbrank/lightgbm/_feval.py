@@ -7,15 +7,20 @@ from typing import Any
 import numpy as np
 
 from gbrank._fields import (
-    calling_lightgbm_dataset,
+    LOGIT,
+    SOFTMAX,
     check_fold_keeps_queries,
     is_lightgbm_dataset,
     lightgbm_dataset_fields,
+    lightgbm_objective,
     lightgbm_positions,
     lightgbm_subset_rows,
+    margins_by_values,
+    native_link,
     renumbered_like_lightgbm,
     warn_lightgbm_builtin_metrics,
 )
+from gbrank._validation import check_declared_queries
 
 
 def metric_key(name: str) -> str:
@@ -54,24 +59,32 @@ class _FEval:
     group)``. Both return a list of ``(name, value, True)``.
     """
 
-    def __init__(self, metrics: tuple[Any, ...], position: Any = None) -> None:
+    def __init__(self, metrics: tuple[Any, ...], position: Any = None,
+                 margin: bool | None = None, groupless: bool = False) -> None:
         self.metrics = metrics
         self.position = position
+        self.margin = margin
+        self.groupless = groupless
 
     def __call__(self, a: Any, b: Any, weight: Any = None, group: Any = None,
                  ) -> list[tuple[str, float, bool]]:
         if is_lightgbm_dataset(b):
             preds, ds = a, b
             y, weight, group = lightgbm_dataset_fields(b)
-        else:
-            y, preds = a, b
-            ds = calling_lightgbm_dataset()
+        else:  # LightGBM's scikit-learn API: arrays only, no Dataset
+            y, preds, ds = a, b, None
+        ranking = [m for m in self.metrics if m.kind in ("ranking", "clicks")]
         if ds is not None:
-            if any(m.kind in ("ranking", "clicks") for m in self.metrics):
+            if ranking:
                 check_fold_keeps_queries(ds)
             warn_lightgbm_builtin_metrics(ds, self.metrics[0].key)
+        if ranking:
+            group = self._queries(ranking[0].name, group, ds is not None)
+        margin = self._margin(preds, ds)
         out = []
         for m in self.metrics:
+            if margin is not None:
+                m = m.with_margin(margin)
             if m.kind == "clicks":
                 value = m(y, preds, group, weight,
                           position=self._positions(m.name, ds, np.size(y)))
@@ -105,13 +118,57 @@ class _FEval:
                              "renumbering): pass the evaluated data set's own positions, in "
                              "its row order")
         return pos
+    def _queries(self, name: str, group: Any, dataset: bool) -> Any:
+        """The query sizes a ranking metric judges: the data's, or none (all rows one
+        query) when ``groupless=True`` declares it (:func:`check_declared_queries`)."""
+        where = ("lgb.Dataset(X, y, group=sizes)" if dataset
+                 else "LGBMRanker.fit(..., eval_group=[sizes])")
+        check_declared_queries(None if group is None else int(np.size(group)),
+                               self.groupless, name, "this evaluation data",
+                               f"pass the query sizes ({where})", "feval(..., groupless=True)")
+        return None if self.groupless else group
+
+    def _margin(self, preds: Any, ds: Any) -> bool | None:
+        """Whether ``preds`` are raw margins (``True``) or probabilities (``False``),
+        for the metrics that read the scale (``None``: none of them does). An explicit
+        ``margin`` wins; else the objective ``lgb.train`` copied into the Dataset says
+        it (a custom one: margins; a logistic or softmax link: probabilities); else the
+        values do, when some lies outside [0, 1]."""
+        scaled = [m.name for m in self.metrics if m.reads_scale]
+        if not scaled:
+            return None
+        if self.margin is not None:
+            return self.margin
+        name = None if ds is None else lightgbm_objective(ds)
+        if name is not None:
+            link = native_link("lightgbm", name)
+            if link is None:  # "none" (a custom objective) or a raw-score one
+                return True
+            if link in (LOGIT, SOFTMAX):
+                return False
+            raise ValueError(
+                f"LightGBM's objective {name!r} hands feval its predictions through a "
+                f"{link!r} link, neither raw margins nor probabilities, so {scaled[0]} "
+                "cannot read them unasked: pass feval(..., margin=True) to judge them as "
+                "margins or margin=False as probabilities")
+        by_values = margins_by_values(preds)
+        if by_values is None:
+            raise ValueError(
+                f"{scaled[0]} reads probabilities or raw margins, and this call does not "
+                "say which (LightGBM's scikit-learn API hands feval predictions without "
+                "the Dataset: a native objective such as 'binary' gives probabilities, a "
+                "custom one raw margins); every prediction lies in [0, 1], so both could "
+                "be meant: pass feval(..., margin=False) for probabilities or "
+                "feval(..., margin=True) for raw margins")
+        return by_values
 
     def __repr__(self) -> str:
         return f"feval({', '.join(repr(m.name) for m in self.metrics)})"
 
 
 def feval(*names: str, threshold: float | None = None, propensity: Any = None,
-          position: Any = None) -> _FEval:
+          position: Any = None, margin: bool | None = None,
+          groupless: bool = False) -> _FEval:
     """A LightGBM evaluation function computing gbrank metrics by name.
 
     Parameters
@@ -120,9 +177,8 @@ def feval(*names: str, threshold: float | None = None, propensity: Any = None,
         Registry names (:func:`gbrank.metrics.get_metric`): ``"ndcg@10"``, ``"err@10"``,
         ``"map@5"``, ``"mrr"``, ``"pair_accuracy"``, ``"f1"``, ``"fbeta:2"``, ...
     threshold : float, optional
-        Threshold for binary metrics (prediction ``s > threshold``). Default 0, right
-        for raw margins (custom objectives); with LightGBM's built-in ``binary``
-        objective ``feval`` receives probabilities, so pass 0.5.
+        Threshold for binary metrics (prediction ``s > threshold``), on the scale of
+        the predictions. Default: 0 on raw margins, 0.5 on probabilities.
     propensity : sequence or dict, optional
         Examination propensities for click metrics (``"ips_dcg@10"``): ρ(1), ρ(2), …
         or ``{position: ρ}``. Their labels are clicks: early stopping on a held-out part
@@ -133,31 +189,46 @@ def feval(*names: str, threshold: float | None = None, propensity: Any = None,
         LightGBM's renumbering of its own). Evaluated by ``lgb.cv``, the positions of
         the whole training set (each fold takes its rows'). When the Dataset was also
         built with ``position=``, the two must agree.
+    margin : bool, optional
+        Whether LightGBM hands raw margins (``True``) or probabilities (``False``) to
+        the metrics that read the scale (binary, ``logloss``, ``ece``, ``mlogloss``).
+        ``None`` (default) infers it: in ``lgb.train`` / ``lgb.cv`` from the objective
+        they copy into the evaluation Dataset (a custom objective, e.g. every gbrank
+        one, and LightGBM's raw-score objectives give margins; ``binary``,
+        ``cross_entropy``, ``multiclass``, ``multiclassova`` give probabilities; other
+        links are refused); in LightGBM's scikit-learn API, which hands no Dataset,
+        from the values: any outside [0, 1] means margins, and all inside is refused as
+        ambiguous. An explicit value is used as given.
+    groupless : bool, default False
+        Declare that every row of the evaluation data is one query, for ranking and
+        click metrics on data without query structure (which is otherwise refused);
+        data with several queries is then refused.
 
     Returns
     -------
     callable
         Use as ``lgb.train(..., feval=f)`` (query sizes from ``Dataset.get_group()``,
         weights from ``get_weight()``) or ``LGBMRanker().fit(..., eval_metric=f)``.
-        It returns one ``("gbrank_<name>", value, True)`` per name; early stopping
-        maximises them.
-        Ranking metrics use the query structure (none: all rows are one query, any
-        size); binary metrics ignore it.
+        It returns one ``("gbrank_<name>", value, higher_is_better)`` per name; early
+        stopping follows each metric's direction.
+
+    Raises
+    ------
+    ValueError
+        When a ranking metric meets evaluation data without query structure (and no
+        ``groupless=True``), or a scale-reading metric meets predictions it cannot
+        read unambiguously (and no ``margin=``); both messages name the fix.
 
     Notes
     -----
     Each value is logged as ``"gbrank_<name>"`` (:func:`metric_key`), never under the
     name of one of LightGBM's own metrics (``ndcg@10``, ``map@5``), so both can be
     recorded side by side. LightGBM lists its built-in metrics first: when any is
-    configured (``params["metric"]``, or the defaults of ``LGBMRanker`` and
-    ``LGBMClassifier``) this function warns once, because
-    ``early_stopping(first_metric_only=True)`` would stop on the built-in metric; set
-    ``metric="None"`` to evaluate only gbrank's. Ranking metrics refuse a
-    cross-validation fold that cuts queries (see :func:`cv`).
-
-    Predictions reaching ``feval`` are transformed by LightGBM's built-in objectives
-    (irrelevant for ranking metrics, which only order scores) and raw margins with a
-    custom objective.
+    configured (``params["metric"]``) on ``lgb.train``'s data this function warns once,
+    because ``early_stopping(first_metric_only=True)`` would stop on the built-in
+    metric; set ``metric="None"`` to evaluate only gbrank's. Ranking metrics refuse a
+    cross-validation fold that cuts queries (see :func:`cv`). In the scikit-learn API
+    (no Dataset) neither check can run.
 
     Examples
     --------
@@ -175,7 +246,27 @@ def feval(*names: str, threshold: float | None = None, propensity: Any = None,
     ...                     callbacks=[lgb.record_evaluation(log)])
     >>> sorted(log["valid_0"])
     ['gbrank_err@10', 'gbrank_ndcg@10']
+
+    A native ``binary`` objective hands probabilities, a custom one raw margins;
+    ``feval("f1", "logloss")`` reads either from the training's objective:
+
+    >>> import numpy as np
+    >>> from gbrank.objectives import FocalLoss
+    >>> rng = np.random.default_rng(0)
+    >>> Xb = rng.standard_normal((400, 3))
+    >>> yb = (Xb[:, 0] + rng.standard_normal(400) > 0).astype(float)
+    >>> for objective in ("binary", FocalLoss(gamma=0.0)):
+    ...     data = lgb.Dataset(Xb, yb)
+    ...     log = {}
+    ...     booster = lgb.train({"objective": objective, "metric": "None", "verbosity": -1},
+    ...                         data, num_boost_round=20, valid_sets=[data],
+    ...                         feval=feval("f1", "logloss"),
+    ...                         callbacks=[lgb.record_evaluation(log)])
+    ...     print(round(log["training"]["gbrank_logloss"][-1], 2))
+    0.4
+    0.4
     """
+    from gbrank._validation import check_bool
     from gbrank.metrics import get_metric
 
     if not names:
@@ -193,4 +284,5 @@ def feval(*names: str, threshold: float | None = None, propensity: Any = None,
         from gbrank._validation import check_positions
 
         position = check_positions(position, np.size(position))
-    return _FEval(metrics, position)
+    margin = None if margin is None else check_bool(margin, "margin")
+    return _FEval(metrics, position, margin, check_bool(groupless, "groupless"))

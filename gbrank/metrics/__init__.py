@@ -1,11 +1,16 @@
 """Public metrics (plain functions on labels, scores and query structure).
 
 Ranking metrics take ``group`` (query sizes) or ``qid=`` (per-row ids) and return
-the (query-weighted) mean over queries; binary metrics judge ``s > threshold``.
+the (query-weighted) mean over queries; they only order the scores, so any scale
+serves. Binary, calibration and multiclass metrics read probabilities by default, as
+scikit-learn does, and raw margins (log-odds) with ``margin=True``; binary ones judge
+``s > threshold`` (0.5 on probabilities, 0 on margins).
 Names for adapters (``"ndcg@10"``, ``"fbeta:2"``, ...) are resolved by
-:func:`gbrank.metrics.get_metric`. The per-partition statistics that metrics are built
-from (:func:`ndcg_per_query`, :func:`pair_counts`, :func:`confusion_counts`) serve code
-that merges partial results, such as :mod:`gbrank.dask`.
+:func:`gbrank.metrics.get_metric`. The per-query and per-partition statistics that
+metrics are built from (:func:`ndcg_per_query`, :func:`err_per_query`,
+:func:`mean_ap_per_query`, :func:`mrr_per_query`, :func:`pair_counts`,
+:func:`confusion_counts`) serve per-query analysis and code that merges partial
+results, such as :mod:`gbrank.dask`.
 """
 
 from gbrank.metrics._binary import balanced_measure, best_threshold, f1, fbeta
@@ -33,6 +38,9 @@ from gbrank.metrics._statistics import (
     PairCounts,
     QueryValues,
     confusion_counts,
+    err_per_query,
+    mean_ap_per_query,
+    mrr_per_query,
     ndcg_per_query,
     pair_counts,
 )
@@ -60,6 +68,9 @@ __all__ = [
     "get_metric",
     "metric_names",
     "ndcg_per_query",
+    "err_per_query",
+    "mean_ap_per_query",
+    "mrr_per_query",
     "pair_counts",
     "confusion_counts",
     "QueryValues",

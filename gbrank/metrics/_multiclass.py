@@ -1,9 +1,11 @@
-"""Multiclass metrics on raw scores: F_β averaged over classes, balanced accuracy and
-the log loss of the softmax.
+"""Multiclass metrics: F_β averaged over classes, balanced accuracy and the log loss.
 
-Scores are ``(n, K)`` margins (or LightGBM's class-major flat vector of ``n·K``); the
-prediction of a row is the class of its largest score (the lowest class on a tie), as
-``argmax`` gives it. Labels are integers ``0 … K−1``.
+Scores are ``(n, K)`` (or LightGBM's class-major flat vector of ``n·K``). The prediction
+of a row is the class of its largest score (the lowest class on a tie), as ``argmax``
+gives it, so F_β and balanced accuracy read probabilities, log-probabilities and raw
+margins alike. The log loss reads probabilities by default, as scikit-learn does, and
+raw margins with ``margin=True`` (through their softmax). Labels are integers
+``0 … K−1``.
 """
 
 from __future__ import annotations
@@ -12,8 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from gbrank._validation import as_float_array, check_beta, check_choice, check_finite
+from gbrank._validation import (
+    as_float_array,
+    check_beta,
+    check_bool,
+    check_choice,
+    check_finite,
+    check_probabilities,
+)
 from gbrank.metrics._binary import _fbeta_from_counts
+from gbrank.metrics._calibration import _clip_eps
 
 __all__ = ["fbeta_multiclass", "balanced_accuracy", "multiclass_log_loss", "best_class_offsets"]
 
@@ -43,6 +53,27 @@ def _inputs(y: Any, s: Any, weight: Any) -> tuple[np.ndarray, np.ndarray, np.nda
     return y.astype(np.int64), s, check_row_weights(weight, n)
 
 
+_MARGIN_FIX = ("{name} reads probabilities (n, K) by default, as scikit-learn does; pass "
+               "margin=True for raw margins (or log-probabilities)")
+
+
+def _probabilities(s: np.ndarray, name: str, eps: float | None = None) -> None:
+    r"""Refuse (n, K) probabilities outside [0, 1], or (given ``eps``, the machine epsilon
+    of their dtype) whose rows do not add up to 1 within scikit-learn's tolerance
+    :math:`\sqrt{\epsilon}` (a softmax; one-vs-rest probabilities need normalising
+    first)."""
+    fix = _MARGIN_FIX.format(name=name)
+    check_probabilities(s, "scores", fix)
+    if eps is not None:
+        total = s.sum(axis=1)
+        bad = np.flatnonzero(~np.isclose(total, 1.0, rtol=np.sqrt(eps), atol=0.0))
+        if bad.size:
+            raise ValueError(
+                f"{bad.size} rows of scores do not add up to 1 (first: row {bad[0]}, "
+                f"{float(total[bad[0]])!r}), so they are not class probabilities; {fix}. "
+                "One-vs-rest probabilities: divide each row by its sum first")
+
+
 def _confusion(y: np.ndarray, pred: np.ndarray, k: int, w: np.ndarray | None) -> np.ndarray:
     """``m[true, predicted]`` summed weights."""
     m = np.bincount(y * k + pred, weights=w, minlength=k * k)
@@ -66,7 +97,8 @@ def fbeta_multiclass(y: Any, s: Any, beta: float = 1.0, average: str = "macro", 
     y : array-like
         Integer classes ``0 … K−1``.
     s : array-like, shape (n, K)
-        Raw scores (or probabilities: only their argmax is read).
+        Probabilities, log-probabilities or raw margins: only each row's argmax is read,
+        which a softmax, a per-class sigmoid or a logarithm leaves unchanged.
     beta : float, default 1.0
     average : {"macro", "weighted", "micro"}, default "macro"
     weight : array-like, optional
@@ -122,6 +154,20 @@ def balanced_accuracy(y: Any, s: Any, *, weight: Any = None) -> float:
     :math:`a / (a + c)` of the argmax predictions (scikit-learn's
     ``balanced_accuracy_score``).
 
+    Parameters
+    ----------
+    y : array-like
+        Integer classes ``0 … K−1``.
+    s : array-like, shape (n, K)
+        Probabilities, log-probabilities or raw margins (only the argmax is read, as in
+        :func:`fbeta_multiclass`).
+    weight : array-like, optional
+        One weight per row.
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> import numpy as np
@@ -136,20 +182,55 @@ def balanced_accuracy(y: Any, s: Any, *, weight: Any = None) -> float:
     return float(np.mean(np.diag(m)[present] / support[present]))
 
 
-def multiclass_log_loss(y: Any, s: Any, *, weight: Any = None) -> float:
-    r"""Mean cross-entropy of the softmax of the raw scores,
-    :math:`-\sum_i w_i \log \mathrm{softmax}(s_i)_{y_i} / \sum_i w_i`, computed in log
-    space (finite for any finite scores; scikit-learn's ``log_loss`` on probabilities
-    clips them instead). Lower is better.
+def multiclass_log_loss(y: Any, s: Any, *, weight: Any = None, margin: bool = False) -> float:
+    r"""Mean cross-entropy of predicted class probabilities :math:`P`,
+    :math:`-\sum_i w_i \log P_{i, y_i} / \sum_i w_i`. Lower is better.
+
+    On probabilities (the default) each :math:`P_{i, y_i}` is clipped to
+    :math:`[\epsilon, 1 - \epsilon]` (:math:`\epsilon` the machine epsilon of the scores'
+    float dtype): scikit-learn's ``log_loss(y, P, labels=range(K))``. With
+    ``margin=True``, :math:`P = \mathrm{softmax}(s)`, computed in log space (finite for
+    any finite scores, no clipping).
+
+    Parameters
+    ----------
+    y : array-like
+        Integer classes ``0 … K−1``.
+    s : array-like, shape (n, K)
+        Class probabilities (``predict_proba(X)``; every row adds up to 1), or with
+        ``margin=True`` raw margins or log-probabilities.
+    weight : array-like, optional
+        One weight per row.
+    margin : bool, default False
+        ``s`` holds raw margins, not probabilities.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        With ``margin=False``, for scores outside [0, 1] or rows that do not add up to 1
+        (pass ``margin=True`` for margins).
 
     Examples
     --------
     >>> import numpy as np
     >>> from gbrank.metrics import multiclass_log_loss
-    >>> round(multiclass_log_loss(np.array([0, 1]), np.zeros((2, 4))), 6)  # log 4
+    >>> P = np.array([[0.5, 0.25, 0.25], [0.2, 0.6, 0.2]])
+    >>> round(multiclass_log_loss([0, 1], P), 6)  # (-log 0.5 - log 0.6) / 2
+    0.601986
+    >>> round(multiclass_log_loss([0, 1], np.zeros((2, 4)), margin=True), 6)  # log 4
     1.386294
     """
+    eps = _clip_eps(s)
+    margin = check_bool(margin, "margin")
     y, s, w = _inputs(y, s, weight)
+    if not margin:
+        _probabilities(s, "multiclass_log_loss", eps)
+        p = np.clip(s[np.arange(y.size), y], eps, 1.0 - eps)
+        return float(np.average(-np.log(p), weights=w))
     top = s.max(axis=1, keepdims=True)
     log_norm = top[:, 0] + np.log(np.exp(s - top).sum(axis=1))
     loss = log_norm - s[np.arange(y.size), y]
@@ -223,13 +304,17 @@ def _between_cuts(lo: float, hi: float) -> float:
 
 
 def best_class_offsets(y: Any, s: Any, beta: float = 1.0, *, weight: Any = None,
-                       max_sweeps: int = 100) -> tuple[np.ndarray, float]:
+                       max_sweeps: int = 100, margin: bool = False) -> tuple[np.ndarray, float]:
     r"""Per-class offsets :math:`b` for which ``argmax_k (s_k + b_k)`` maximises macro
     :math:`F_\beta`, and that value: threshold moving for K classes.
 
-    ``s`` are raw scores or log-probabilities (they differ by a per-row constant, which
-    leaves every argmax unchanged), so :math:`b_k` is an additive log-odds correction of
-    class k. The search is coordinate ascent from :math:`b = 0` (the plain argmax):
+    The offsets act on the log scale. ``s`` holds class probabilities :math:`P` by
+    default, read as :math:`s = \log P` (a probability of 0 as the smallest positive
+    double), so the decision is :math:`\arg\max_k P_k e^{b_k}`: each class's
+    probability reweighted. With ``margin=True`` ``s`` holds raw scores or
+    log-probabilities (they differ by a per-row constant, which leaves every argmax
+    unchanged). Either way :math:`b_k` is an additive log-odds correction of class k.
+    The search is coordinate ascent from :math:`b = 0` (the plain argmax):
     for each class in turn, with the other offsets fixed, every row's prediction
     switches to k at one value of :math:`b_k`; sorting those values and sweeping them
     gives the exact best :math:`b_k` (O(n log n + nK)). Sweeps over the classes repeat
@@ -248,35 +333,52 @@ def best_class_offsets(y: Any, s: Any, beta: float = 1.0, *, weight: Any = None,
     y : array-like
         Integer classes ``0 … K−1``.
     s : array-like, shape (n, K)
-        Raw scores or log-probabilities.
+        Class probabilities (``predict_proba(X)``), or with ``margin=True`` raw scores
+        or log-probabilities.
     beta : float, default 1.0
     weight : array-like, optional
         One weight per row.
     max_sweeps : int, default 100
+    margin : bool, default False
+        ``s`` holds raw scores or log-probabilities, not probabilities.
 
     Returns
     -------
     (offsets, value) : ndarray of shape (K,), float
-        ``fbeta_multiclass(y, s + offsets, beta, weight=weight)`` is ``value``.
+        ``fbeta_multiclass(y, np.log(P) + offsets, beta, weight=weight)`` is ``value``
+        (every probability positive); on margins,
+        ``fbeta_multiclass(y, s + offsets, beta, weight=weight)``.
+
+    Raises
+    ------
+    ValueError
+        With ``margin=False``, for scores outside [0, 1] (pass ``margin=True`` for
+        margins).
 
     Examples
     --------
     >>> import numpy as np
     >>> from gbrank.metrics import best_class_offsets, fbeta_multiclass
     >>> y = np.array([0, 0, 0, 0, 1, 1, 2])
-    >>> s = np.log(np.array([[.6, .3, .1], [.5, .3, .2], [.7, .2, .1], [.6, .2, .2],
-    ...                      [.5, .4, .1], [.45, .35, .2], [.5, .2, .3]]))
-    >>> round(fbeta_multiclass(y, s), 3)  # argmax predicts class 0 everywhere
+    >>> P = np.array([[.6, .3, .1], [.5, .3, .2], [.7, .2, .1], [.6, .2, .2],
+    ...               [.5, .4, .1], [.45, .35, .2], [.5, .2, .3]])
+    >>> round(fbeta_multiclass(y, P), 3)  # argmax predicts class 0 everywhere
     0.242
-    >>> b, value = best_class_offsets(y, s)
-    >>> value, bool(value == fbeta_multiclass(y, s + b))
+    >>> b, value = best_class_offsets(y, P)
+    >>> value, bool(value == fbeta_multiclass(y, np.log(P) + b))
     (1.0, True)
+    >>> best_class_offsets(y, np.log(P), margin=True)[1]  # log-probabilities
+    1.0
     """
     from gbrank._validation import check_integer
 
     b2 = check_beta(beta) ** 2
     sweeps = check_integer(max_sweeps, "max_sweeps", 1)
+    margin = check_bool(margin, "margin")
     y, s, w = _inputs(y, s, weight)
+    if not margin:
+        _probabilities(s, "best_class_offsets")
+        s = np.log(np.maximum(s, np.finfo(np.float64).tiny))
     n, k = s.shape
     w_rows = np.ones(n) if w is None else w
     mass = np.bincount(y, weights=w_rows, minlength=k)

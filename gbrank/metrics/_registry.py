@@ -13,12 +13,19 @@ XGBoost ``custom_metric``) uses. Forms:
   bound with :meth:`Metric.with_propensity` (``feval("ips_dcg@10", propensity=...)``
   reads the positions from the LightGBM ``Dataset``).
 - ``f1``, ``fbeta:<beta>`` (``fbeta:2``), ``balanced`` (the balanced measure); these
-  judge ``s > 0`` unless a threshold is given (:meth:`Metric.with_threshold`).
+  judge ``s > 0.5`` on probabilities, ``s > 0`` on margins, unless a threshold is
+  given (:meth:`Metric.with_threshold`).
 - ``logloss`` and ``ece`` / ``ece:<bins>`` (10 bins by default): calibration of
-  σ(s) against clicks, rates or mapped grades, per row; lower is better.
+  predicted probabilities against clicks, rates or mapped grades, per row; lower is
+  better.
 - multiclass, on (n, K) scores: ``macro_f1``, ``weighted_f1``, ``micro_f1``,
   ``macro_fbeta:<beta>`` (and ``weighted_``/``micro_``), ``balanced_accuracy``,
   ``mlogloss`` (lower is better).
+
+The metrics whose value depends on the scale of the scores (:attr:`Metric.reads_scale`:
+the binary and calibration metrics and ``mlogloss``) read probabilities, as the plain
+functions do by default, or raw margins once :meth:`Metric.with_margin` binds
+``margin=True``; the adapters bind it from what the booster hands over.
 
 Names are case-insensitive; ``Metric.name`` is the canonical lower-case form.
 """
@@ -31,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from gbrank._validation import check_beta, check_propensity, check_threshold
+from gbrank._validation import check_beta, check_bool, check_propensity, check_threshold
 from gbrank.metrics import _binary, _calibration, _clicks, _multiclass, _ranking
 
 __all__ = ["Metric", "METRICS", "get_metric", "metric_names"]
@@ -48,14 +55,15 @@ class Metric:
     kind : str
         ``"ranking"`` (uses the query structure), ``"clicks"`` (a ranking metric of
         click logs: also the rows' positions and bound propensities), ``"binary"``
-        (judges ``s > threshold`` per row), ``"pointwise"`` (calibration of σ(s) per row) or
-        ``"multiclass"`` ((n, K) scores).
+        (judges ``s > threshold`` per row), ``"pointwise"`` (calibration of predicted
+        probabilities per row) or ``"multiclass"`` ((n, K) scores).
     higher_is_better : bool
         False for the losses (``logloss``, ``ece``, ``mlogloss``), True for the rest.
     func : callable
         The public function in :mod:`gbrank.metrics`.
     params : mapping
-        Keyword arguments bound to ``func`` (``k``, ``beta``, ``threshold``, ...).
+        Keyword arguments bound to ``func`` (``k``, ``beta``, ``threshold``,
+        ``margin``, ...).
 
     Examples
     --------
@@ -65,9 +73,12 @@ class Metric:
     ('ndcg@2', 'ranking', {'k': 2}, 'gbrank_ndcg@2')
     >>> m([1, 0, 0, 1], [0.9, 0.2, 0.3, 0.8], group=[2, 2])  # each query ideal
     1.0
-    >>> f1 = get_metric("f1").with_threshold(0.5)  # on probabilities
-    >>> f1.params, f1([1, 0, 1], [0.7, 0.6, 0.2])
-    ({'threshold': 0.5}, 0.5)
+    >>> f1 = get_metric("f1")  # probabilities, cut at 0.5
+    >>> f1([1, 0, 1], [0.7, 0.6, 0.2])
+    0.5
+    >>> on_margins = f1.with_margin(True)  # raw margins, cut at 0
+    >>> on_margins.params, on_margins([1, 0, 1], [0.85, 0.4, -1.4])
+    ({'margin': True}, 0.5)
     """
 
     name: str
@@ -119,12 +130,31 @@ class Metric:
         return replace(self, params={**self.params, "propensity": propensity})
 
     def with_threshold(self, threshold: float) -> Metric:
-        """The same binary metric judging ``s > threshold`` (e.g. 0.5 on probabilities).
-        Ranking and calibration metrics are returned unchanged."""
+        """The same binary metric judging ``s > threshold``, the threshold on the scale
+        of the scores (a probability, or a margin with :meth:`with_margin`). Ranking
+        and calibration metrics are returned unchanged."""
         threshold = check_threshold(threshold)
         if self.kind != "binary":
             return self
         return replace(self, params={**self.params, "threshold": threshold})
+
+    @property
+    def reads_scale(self) -> bool:
+        """Whether the value depends on the scale of the scores, probabilities or raw
+        margins: True for the binary and calibration metrics and ``mlogloss``; ranking
+        metrics only order the scores, and multiclass F_β and balanced accuracy only
+        read each row's argmax, which neither a sigmoid nor a softmax changes."""
+        return self.func in _READS_SCALE
+
+    def with_margin(self, margin: bool) -> Metric:
+        """The same metric reading raw margins (``True``: log-odds, a custom
+        objective's scores, ``predict(raw_score=True)``) or probabilities (``False``,
+        the plain functions' default), bound as the parameter ``margin``. Metrics that
+        do not read the scale (:attr:`reads_scale`) are returned unchanged."""
+        margin = check_bool(margin, "margin")
+        if not self.reads_scale:
+            return self
+        return replace(self, params={**self.params, "margin": margin})
 
 
 # family -> (function, kind, takes "@k")
@@ -146,6 +176,10 @@ METRICS: Mapping[str, tuple[Callable[..., float], str, bool]] = MappingProxyType
 })
 # Lower is better.
 _LOSSES = {"logloss", "ece", "mlogloss"}
+# Functions whose value depends on whether the scores are probabilities or margins.
+_READS_SCALE = frozenset({_binary.fbeta, _binary.f1, _binary.balanced_measure,
+                          _calibration.log_loss, _calibration.expected_calibration_error,
+                          _multiclass.multiclass_log_loss})
 
 _FORMS = (
     "ndcg, ndcg@<k>, err, err@<k>, map, map@<k>, mrr, mrr@<k>, precision, precision@<k>, "

@@ -6,8 +6,11 @@ a binary metric is a function of the confusion counts. When every query lies in 
 piece of the data, these statistics of the pieces add up to those of the whole, so the
 merged metric equals the single-machine one:
 
-- :func:`ndcg_per_query`: NDCG@k of every query and the query weights;
-  :func:`gbrank.metrics.ndcg` is their (weighted) mean;
+- :func:`ndcg_per_query`, :func:`err_per_query`, :func:`mean_ap_per_query`,
+  :func:`mrr_per_query`: the metric of every query and the query weights;
+  :func:`gbrank.metrics.ndcg`, :func:`~gbrank.metrics.err`,
+  :func:`~gbrank.metrics.mean_ap` and :func:`~gbrank.metrics.mrr` are their
+  (weighted) means;
 - :func:`pair_counts`: correctly ordered and differently-labelled pairs per query;
   :func:`gbrank.metrics.pair_accuracy` is the ratio of their (weighted) sums;
 - :func:`confusion_counts`: the (weighted) TP, FP, FN, TN of ``s > threshold``;
@@ -24,10 +27,16 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gbrank.metrics._binary import _counts
-from gbrank.metrics._ranking import _ndcg_per_query, _pair_counts
+from gbrank.metrics._ranking import (
+    _ap_per_query,
+    _err_per_query,
+    _ndcg_per_query,
+    _pair_counts,
+    _rr_per_query,
+)
 
-__all__ = ["QueryValues", "PairCounts", "ConfusionCounts", "ndcg_per_query", "pair_counts",
-           "confusion_counts"]
+__all__ = ["QueryValues", "PairCounts", "ConfusionCounts", "ndcg_per_query", "err_per_query",
+           "mean_ap_per_query", "mrr_per_query", "pair_counts", "confusion_counts"]
 
 
 class QueryValues(NamedTuple):
@@ -99,7 +108,7 @@ class ConfusionCounts(NamedTuple):
     Examples
     --------
     >>> from gbrank.metrics import confusion_counts
-    >>> counts = confusion_counts([1, 0, 1, 0], [0.8, 0.3, -0.2, -1.0], weight=[1, 2, 1, 1])
+    >>> counts = confusion_counts([1, 0, 1, 0], [0.9, 0.6, 0.4, 0.1], weight=[1, 2, 1, 1])
     >>> counts
     ConfusionCounts(tp=1.0, fp=2.0, fn=1.0, tn=1.0)
     >>> counts.tp / (counts.tp + counts.fn)  # recall
@@ -149,6 +158,109 @@ def ndcg_per_query(y: Any, s: Any, group: Any = None, k: int | None = 10,
     return QueryValues(values, queries.weights)
 
 
+def err_per_query(y: Any, s: Any, group: Any = None, k: int | None = 10,
+                  max_grade: int | None = None, *, qid: Any = None,
+                  weight: Any = None) -> QueryValues:
+    r"""ERR@k of every query, and the query weights: what :func:`gbrank.metrics.err`
+    averages.
+
+    :func:`gbrank.metrics.err` is :math:`\sum_q w_q v_q / \sum_q w_q` (the plain mean
+    without weights). :math:`g_{\max}` is ``max_grade``, by default the largest label of
+    the whole call, as in :func:`gbrank.metrics.err`: pieces of data merge exactly
+    only when they share it, so pass ``max_grade`` to compute them apart.
+
+    Parameters
+    ----------
+    y, s, group, k, max_grade, qid, weight
+        As in :func:`gbrank.metrics.err` (validated the same way).
+
+    Returns
+    -------
+    QueryValues
+        ``values`` (ERR@k per query) and ``weights`` (per query, or ``None``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gbrank.metrics import err, err_per_query
+    >>> y, s = [1, 0, 0, 1], [0.9, 0.1, 0.8, 0.2]
+    >>> per_query = err_per_query(y, s, group=[2, 2])  # R(1) = 1/2 at rank 1, then 2
+    >>> per_query.values.tolist()
+    [0.5, 0.25]
+    >>> float(np.mean(per_query.values)) == err(y, s, group=[2, 2])
+    True
+    """
+    values, queries = _err_per_query(y, s, group, k, max_grade, qid=qid, weight=weight)
+    return QueryValues(values, queries.weights)
+
+
+def mean_ap_per_query(y: Any, s: Any, group: Any = None, k: int | None = None,
+                      threshold: float = 1, *, qid: Any = None,
+                      weight: Any = None) -> QueryValues:
+    r"""AP@k of every query, and the query weights: what :func:`gbrank.metrics.mean_ap`
+    averages.
+
+    :func:`gbrank.metrics.mean_ap` is :math:`\sum_q w_q v_q / \sum_q w_q` (the plain
+    mean without weights); AP@k is local to a query, so pieces of data that each hold
+    whole queries merge exactly by adding their sums.
+
+    Parameters
+    ----------
+    y, s, group, k, threshold, qid, weight
+        As in :func:`gbrank.metrics.mean_ap` (validated the same way).
+
+    Returns
+    -------
+    QueryValues
+        ``values`` (AP@k per query; 1 for a query without relevant rows) and
+        ``weights`` (per query, or ``None``).
+
+    Examples
+    --------
+    >>> from gbrank.metrics import mean_ap, mean_ap_per_query
+    >>> y, s = [1, 0, 1, 0, 0], [0.9, 0.8, 0.7, 0.2, 0.1]
+    >>> per_query = mean_ap_per_query(y, s, group=[3, 2])  # (1/1 + 2/3) / 2; no relevant
+    >>> [round(v, 4) for v in per_query.values.tolist()]
+    [0.8333, 1.0]
+    """
+    values, queries = _ap_per_query(y, s, group, k, threshold, qid=qid, weight=weight)
+    return QueryValues(values, queries.weights)
+
+
+def mrr_per_query(y: Any, s: Any, group: Any = None, k: int | None = None,
+                  threshold: float = 1, *, qid: Any = None,
+                  weight: Any = None) -> QueryValues:
+    r"""Reciprocal rank of every query, and the query weights: what
+    :func:`gbrank.metrics.mrr` averages.
+
+    A query's value is :math:`1/r` of its first relevant row when :math:`r \le k`, else
+    0; :func:`gbrank.metrics.mrr` is :math:`\sum_q w_q v_q / \sum_q w_q` (the plain
+    mean without weights), so pieces of data that each hold whole queries merge exactly
+    by adding their sums.
+
+    Parameters
+    ----------
+    y, s, group, k, threshold, qid, weight
+        As in :func:`gbrank.metrics.mrr` (validated the same way).
+
+    Returns
+    -------
+    QueryValues
+        ``values`` (reciprocal rank per query) and ``weights`` (per query, or ``None``).
+
+    Examples
+    --------
+    >>> from gbrank.metrics import mrr_per_query
+    >>> y, s = [0, 1, 0, 0, 1], [0.9, 0.8, 0.1, 0.5, 0.2]
+    >>> mrr_per_query(y, s, qid=[4, 4, 4, 9, 9]).values.tolist()  # ascending qid order
+    [0.5, 0.5]
+    >>> mrr_per_query(y, s, group=[3, 2], weight=[2.0, 1.0]).weights.tolist()
+    [2.0, 1.0]
+    """
+    values, queries = _rr_per_query(y, s, group, k, threshold, qid=qid, weight=weight)
+    return QueryValues(values, queries.weights)
+
+
 def pair_counts(y: Any, s: Any, group: Any = None, *, qid: Any = None,
                 weight: Any = None) -> PairCounts:
     r"""Per query, the correctly ordered pairs and all differently-labelled pairs: what
@@ -184,8 +296,8 @@ def pair_counts(y: Any, s: Any, group: Any = None, *, qid: Any = None,
     return PairCounts(good, pairs, queries.weights)
 
 
-def confusion_counts(y: Any, s: Any, threshold: float = 0.0, *,
-                     weight: Any = None) -> ConfusionCounts:
+def confusion_counts(y: Any, s: Any, threshold: float | None = None, *, weight: Any = None,
+                     margin: bool = False) -> ConfusionCounts:
     r"""Confusion counts of the prediction ``s > threshold``: what
     :func:`gbrank.metrics.fbeta`, :func:`gbrank.metrics.f1` and
     :func:`gbrank.metrics.balanced_measure` are computed from.
@@ -197,8 +309,9 @@ def confusion_counts(y: Any, s: Any, threshold: float = 0.0, *,
 
     Parameters
     ----------
-    y, s, threshold, weight
-        As in :func:`gbrank.metrics.fbeta` (validated the same way).
+    y, s, threshold, weight, margin
+        As in :func:`gbrank.metrics.fbeta` (validated the same way: probabilities by
+        default, cut at 0.5; raw margins with ``margin=True``, cut at 0).
 
     Returns
     -------
@@ -209,10 +322,10 @@ def confusion_counts(y: Any, s: Any, threshold: float = 0.0, *,
     --------
     >>> from gbrank.metrics import confusion_counts, f1
     >>> y, s = [1, 0, 1, 1, 0], [0.8, 0.3, -0.2, 1.5, -1.0]
-    >>> tp, fp, fn, tn = confusion_counts(y, s)
+    >>> tp, fp, fn, tn = confusion_counts(y, s, margin=True)
     >>> tp, fp, fn, tn
     (2.0, 1.0, 1.0, 1.0)
-    >>> 2 * tp / (2 * tp + fp + fn) == f1(y, s)
+    >>> 2 * tp / (2 * tp + fp + fn) == f1(y, s, margin=True)
     True
     """
-    return ConfusionCounts(*_counts(y, s, threshold, weight))
+    return ConfusionCounts(*_counts(y, s, threshold, weight, margin))

@@ -447,7 +447,9 @@ class _ValidMetric:
     """Validation metric for both boosters (module-level: picklable).
 
     ``lightgbm``/``xgboost`` are the callables each booster takes. Ranking: a gbrank
-    metric by name (groups from the Dataset/DMatrix). Click metrics (``ips_dcg@k``):
+    metric by name (groups from the Dataset/DMatrix); binary, calibration and
+    multiclass metrics read raw margins (the training loop maps a native objective's
+    probabilities back to them). Click metrics (``ips_dcg@k``):
     also ``propensity``, bound here, and ``position``, the validation rows' logged
     positions in the order the validation data hold them (a DMatrix has no position
     field, so both boosters read them from here). Classification: the objective's own
@@ -460,7 +462,7 @@ class _ValidMetric:
         if scoring is None:
             self.name, self.higher_is_better, self.metric = "loss", False, None
         else:
-            self.metric = get_metric(scoring)
+            self.metric = get_metric(scoring).with_margin(True)
             if propensity is not None:
                 self.metric = self.metric.with_propensity(propensity)
             self.name, self.higher_is_better = self.metric.name, self.metric.higher_is_better

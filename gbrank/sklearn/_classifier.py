@@ -416,7 +416,7 @@ feature_names_in_, feature_importances_
 
             Xs, ys, ws = (Xv, yv, wv) if Xv is not None else (Xt, yt, wt)
             z = self._raw(Xs) + init
-            self._margin_threshold = best_threshold(ys, z, beta, weight=ws)[0]
+            self._margin_threshold = best_threshold(ys, z, beta, weight=ws, margin=True)[0]
         if holdout and not early:
             # The split served only to choose the threshold: the final model learns from
             # every row, with the same rounds and seed (the threshold, a probability,
@@ -465,7 +465,7 @@ feature_names_in_, feature_importances_
         if choose and not oof:
             Xs, ys, ws = (Xv, yv, wv) if Xv is not None else (Xt, yt, wt)
             offsets = best_class_offsets(ys, log_softmax(self._raw(Xs) + init), beta,
-                                         weight=ws)[0]
+                                         weight=ws, margin=True)[0]
         if holdout and not early:
             # As for two classes: the final model learns from every row and keeps the
             # offsets (corrections of log-probabilities) chosen on the split.
@@ -478,7 +478,7 @@ feature_names_in_, feature_importances_
         if oof:
             rounds = self.best_iteration_ if early else p["n_estimators"]
             s = self._out_of_fold(p, obj, X, codes, w, k, cv, rounds, rng, seed)
-            offsets = best_class_offsets(codes, s, beta, weight=w)[0]
+            offsets = best_class_offsets(codes, s, beta, weight=w, margin=True)[0]
         self.class_offsets_ = offsets
 
     def _out_of_fold(self, p: dict[str, Any], obj: Objective | str, X: Any,
@@ -636,5 +636,6 @@ class _LogLoss:
         if np.ndim(s) == 2:
             from gbrank.metrics import multiclass_log_loss
 
-            return multiclass_log_loss(y, np.asarray(s, dtype=np.float64), weight=weight)
+            return multiclass_log_loss(y, np.asarray(s, dtype=np.float64), weight=weight,
+                                       margin=True)
         return FocalLoss(gamma=0.0).loss(y, s, weight=weight)

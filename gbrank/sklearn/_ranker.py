@@ -668,7 +668,7 @@ class GBRanker(_GBBase):
             feats = Xv
         qid = self._one_query_source(X, feats, qid, group, feats.shape[0],
                                      check_bool(self.groupless, "groupless"))
-        metric = get_metric(self.scoring)
+        metric = get_metric(self.scoring).with_margin(True)  # predict gives margins
         if metric.kind != "clicks":
             return float(metric(y, s, qid=qid))
         position = self._one_position_source(position, in_X)

@@ -1,13 +1,19 @@
 """make_scorer: gbrank metrics as scikit-learn scorers, reading query ids (and, on click
-logs, logged positions) from X."""
+logs, logged positions) from X, and each estimator's predictions on the scale they are."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from sklearn.metrics._scorer import _Scorer as _SklearnScorer
 
-from gbrank._validation import check_propensity
+from gbrank._validation import (
+    check_bool,
+    check_declared_queries,
+    check_propensity,
+    probabilities_or_labels,
+)
 from gbrank.metrics import get_metric
 from gbrank.sklearn._base import _is_frame
 from gbrank.sklearn._ranker import GBRanker, _check_positions_have_queries
@@ -17,15 +23,19 @@ __all__ = ["make_scorer"]
 
 class _MetricScore:
     """Score function for :func:`sklearn.metrics.make_scorer` (module-level: picklable,
-    so scorers work with ``n_jobs``)."""
+    so scorers work with ``n_jobs``). ``margin`` binds the scale of ``y_score`` for the
+    metrics that read it (``None``: the metric's own default, probabilities)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.__name__ = name  # scikit-learn's scorer repr reads it
 
     def __call__(self, y_true: Any, y_score: Any, qid: Any = None,
-                 sample_weight: Any = None) -> float:
-        return float(get_metric(self.name)(y_true, y_score, weight=sample_weight, qid=qid))
+                 sample_weight: Any = None, margin: bool | None = None) -> float:
+        metric = get_metric(self.name)
+        if margin is not None:
+            metric = metric.with_margin(margin)
+        return float(metric(y_true, y_score, weight=sample_weight, qid=qid))
 
     def __repr__(self) -> str:
         return f"gbrank:{self.name}"
@@ -57,6 +67,13 @@ class _ClickScore:
         return f"gbrank:{self.name}"
 
 
+def _final_step(estimator: Any) -> Any:
+    """The estimator that predicts (the last step of a ``Pipeline``)."""
+    if hasattr(estimator, "steps") and len(estimator.steps) > 0:
+        return estimator.steps[-1][1]
+    return estimator
+
+
 def _columns_from_X(estimator: Any, X: Any) -> tuple[Any, Any]:
     """Query ids and logged positions carried by ``X`` for the ranker that scores it:
     the columns a :class:`GBRanker` names by ``qid_col`` and ``position_col`` (for a
@@ -75,10 +92,27 @@ def _columns_from_X(estimator: Any, X: Any) -> tuple[Any, Any]:
     return None, None
 
 
+# DataFrame column names (lower case) that look like query or session ids: named in the
+# message when a ranking scorer finds no query structure.
+_ID_LIKE = {"qid", "query", "query_id", "queryid", "session", "session_id", "sessionid",
+            "group", "group_id", "groupid", "search_id", "searchid", "srch_id",
+            "request_id", "requestid"}
+
+
+def _id_like_column(X: Any) -> Any:
+    """The first DataFrame column of ``X`` whose name looks like an id, or ``None``."""
+    if not _is_frame(X):
+        return None
+    return next((c for c in X.columns if str(c).strip().lower() in _ID_LIKE), None)
+
+
 class _RankingScorer(_SklearnScorer):
     """scikit-learn scorer of a ranking (or click) metric that reads query ids (and
     logged positions) from ``X`` when none are routed to it, so grouped scoring needs
-    no metadata routing."""
+    no metadata routing; without any, it refuses unless ``groupless=True`` declared all
+    rows one query."""
+
+    _groupless = False
 
     def _score(self, method_caller: Any, estimator: Any, X: Any, y_true: Any,
                **kwargs: Any) -> float:
@@ -90,14 +124,97 @@ class _RankingScorer(_SklearnScorer):
                 kwargs["qid"] = qid
             if need_position and position is not None:
                 kwargs["position"] = position
+        self._check_queries(estimator, X, kwargs.get("qid"))
         return super()._score(method_caller, estimator, X, y_true, **kwargs)
+
+    def _check_queries(self, estimator: Any, X: Any, qid: Any) -> None:
+        name = self._score_func.name
+        # A ranker that itself declares its data one query (GBRanker(groupless=True)).
+        declared = self._groupless or getattr(_final_step(estimator), "groupless",
+                                              False) is True
+        column = _id_like_column(X)
+        seen = (f" (X has a column {column!r} that looks like one: "
+                f"GBRanker(qid_col={column!r}))") if column is not None else ""
+        check_declared_queries(
+            None if qid is None else int(np.unique(np.asarray(qid).ravel()).size),
+            declared, name, "the scored data",
+            f"give the ranker the query-id column of X{seen}, GBRanker(qid_col=...), or "
+            "enable metadata routing (sklearn.set_config(enable_metadata_routing=True) "
+            "before make_scorer) and pass params={'qid': ids}",
+            f"make_scorer({name!r}, groupless=True)")
 
     @property
     def _clicks(self) -> bool:
         return isinstance(self._score_func, _ClickScore)
 
 
-def make_scorer(name: str, *, propensity: Any = None) -> Any:
+def _hands_raw_scores(estimator: Any) -> bool:
+    """Whether ``estimator`` is one of LightGBM's scikit-learn models trained with a
+    custom objective: its ``predict`` and ``predict_proba`` then return raw margins
+    (LightGBM warns "Returning raw scores instead")."""
+    final = _final_step(estimator)
+    return (type(final).__module__.split(".")[0] == "lightgbm"
+            and callable(getattr(final, "objective_", None)))
+
+
+class _ScaledScorer(_SklearnScorer):
+    """scikit-learn scorer of a metric that reads the scale of the predictions (binary,
+    calibration, multiclass): it asks the estimator for the prediction that metric
+    judges and tells the metric the scale it comes in."""
+
+    def _score(self, method_caller: Any, estimator: Any, X: Any, y_true: Any,
+               **kwargs: Any) -> float:
+        y_score, margin = self._predictions(estimator, X)
+        return self._sign * self._score_func(y_true, y_score, margin=margin,
+                                             **{**self._kwargs, **kwargs})
+
+    def _predictions(self, estimator: Any, X: Any) -> tuple[Any, bool | None]:
+        """The predictions and their scale (``None``: probabilities or labels, as the
+        metric reads them by default)."""
+        metric = get_metric(self._score_func.name)
+        raw = _hands_raw_scores(estimator)
+        if metric.kind == "binary":
+            if getattr(estimator, "decision_function", None) is not None:
+                return estimator.decision_function(X), True
+            s = np.asarray(estimator.predict(X))
+            if raw:
+                return s, True
+            _check_probabilities_or_labels(s, type(estimator).__name__, metric)
+            return s, None
+        if metric.kind == "multiclass" and not metric.reads_scale:
+            # The argmax the estimator decides by (GBClassifier: with its class offsets).
+            if getattr(estimator, "decision_function", None) is not None:
+                return estimator.decision_function(X), True
+            return estimator.predict_proba(X), raw
+        p = np.asarray(estimator.predict_proba(X))
+        if metric.kind == "pointwise" and p.ndim == 2 and not raw:
+            if p.shape[1] != 2:
+                raise ValueError(
+                    f"{metric.name} judges the probability of the positive class, and "
+                    f"predict_proba returned {p.shape[1]} columns: it needs a classifier of "
+                    "two classes")
+            p = p[:, 1]
+        return p, raw
+
+
+def _check_probabilities_or_labels(s: np.ndarray, estimator: str, metric: Any) -> None:
+    """Refuse ``predict`` output that is neither labels {0, 1} / {-1, +1} nor
+    probabilities, naming how to score raw margins."""
+    if s.ndim != 1 or s.size == 0 or s.dtype.kind not in "biuf" or not np.all(np.isfinite(s)):
+        return  # the metric's own validation names the problem
+    if probabilities_or_labels(s):
+        return
+    bound = ", ".join(f"{k}={v!r}" for k, v in metric.params.items())
+    raise ValueError(
+        f"make_scorer({metric.name!r}) scores {estimator}.predict(X) when there is no "
+        "decision_function, and it returned values outside [0, 1] that are not labels "
+        "{0, 1} or {-1, +1}, so it cannot tell how to read them. If they are raw margins "
+        f"(log-odds), score them with sklearn.metrics.make_scorer(gbrank.metrics."
+        f"{metric.func.__name__}, response_method='predict', "
+        f"{bound + ', ' if bound else ''}margin=True)")
+
+
+def make_scorer(name: str, *, propensity: Any = None, groupless: bool = False) -> Any:
     """A scikit-learn scorer computing a gbrank metric by registry name.
 
     Ranking metrics (``"ndcg@10"``, ``"err@5"``, ``"pair_accuracy"``, …) score
@@ -107,13 +224,28 @@ def make_scorer(name: str, *, propensity: Any = None) -> Any:
     as XGBoost's ``XGBRanker`` reads it — so ``cross_val_score`` and ``GridSearchCV``
     score whole queries without metadata routing. With routing enabled
     (``sklearn.set_config(enable_metadata_routing=True)`` before calling this) the
-    scorer also requests ``qid``, and routed ids take precedence. With neither, all
-    rows are one query.
+    scorer also requests ``qid``, and routed ids take precedence. With neither, the
+    scorer refuses, naming an id-like column of ``X`` if it has one, unless
+    ``groupless=True`` declares all rows one query.
 
-    Binary metrics (``"f1"``, ``"fbeta:2"``, ``"balanced"``) judge
-    ``decision_function(X) > 0`` when the estimator has one (:class:`GBClassifier`:
-    exactly its ``predict``), else ``predict(X) > 0`` (raw margins, e.g. LightGBM's
-    ``LGBMClassifier`` with a custom objective); labels must be {0, 1} or {−1, +1}.
+    Every other metric is judged on the prediction it is defined on, and told its
+    scale:
+
+    - binary metrics (``"f1"``, ``"fbeta:2"``, ``"balanced"``): ``decision_function(X)``
+      (raw margins, cut at 0) when the estimator has one (:class:`GBClassifier`:
+      exactly its ``predict``), else ``predict(X)``: labels {0, 1} or {−1, +1} as
+      labels, probabilities cut at 0.5; other values are refused. Labels ``y`` must be
+      {0, 1} or {−1, +1};
+    - calibration metrics (``"logloss"``, ``"ece"``): ``predict_proba(X)``, the
+      positive class's column of an (n, 2) result or a 1-D result as it is (a
+      calibrated :class:`GBRanker`), as scikit-learn's ``neg_log_loss`` does;
+    - multiclass metrics: ``predict_proba(X)`` for ``"mlogloss"``; the others read the
+      argmax of ``decision_function(X)`` when there is one (:class:`GBClassifier`: its
+      decisions, class offsets included), else of ``predict_proba(X)``. Labels ``y``
+      must be the class indices 0 … K−1.
+
+    LightGBM's ``LGBMClassifier`` trained with a custom objective (a gbrank one) returns
+    raw margins from ``predict`` and ``predict_proba``; they are read as margins.
 
     Click metrics (``"ips_dcg@10"``) judge a click log: ``y`` holds the clicks, each
     divided by the examination propensity ``propensity`` of the position its row was
@@ -129,6 +261,10 @@ def make_scorer(name: str, *, propensity: Any = None) -> Any:
     propensity : sequence or dict, optional
         For click metrics only, and required there: ρ(p) = P(examined | position p) in
         (0, 1], a sequence for p = 1, 2, … or a mapping ``{position: ρ}``.
+    groupless : bool, default False
+        For ranking and click metrics: declare that all rows scored are one query, for
+        data without query ids (otherwise refused); ids of several queries are then
+        refused.
 
     Returns
     -------
@@ -142,11 +278,30 @@ def make_scorer(name: str, *, propensity: Any = None) -> Any:
     make_scorer(ndcg@10, response_method='predict')
     >>> make_scorer("ips_dcg@10", propensity=[1.0, 0.5, 0.33])
     make_scorer(ips_dcg@10, response_method='predict')
+    >>> make_scorer("logloss")
+    make_scorer(logloss, greater_is_better=False, response_method='predict_proba')
+
+    On a classifier, the scorer equals scikit-learn's own:
+
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.metrics import get_scorer
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> clf = LogisticRegression().fit(X, y)
+    >>> bool(make_scorer("f1")(clf, X, y) == get_scorer("f1")(clf, X, y))
+    True
+    >>> abs(make_scorer("logloss")(clf, X, y) - get_scorer("neg_log_loss")(clf, X, y)) < 1e-12
+    True
     """
     import sklearn
     from sklearn.metrics import make_scorer as _make_scorer
 
     metric = get_metric(name)
+    groupless = check_bool(groupless, "groupless")
+    ranking = metric.kind in ("ranking", "clicks")
+    if groupless and not ranking:
+        raise ValueError(f"groupless= is for ranking and click metrics; {metric.name!r} "
+                         "judges rows one by one and takes none")
     if metric.kind == "clicks":
         if propensity is None:
             raise ValueError(
@@ -160,16 +315,20 @@ def make_scorer(name: str, *, propensity: Any = None) -> Any:
                          "judges labels and takes none")
     else:
         func = _MetricScore(metric.name)
-    response = "predict" if metric.kind != "binary" else ("decision_function", "predict")
+    response: Any = {"binary": ("decision_function", "predict"),
+                     "pointwise": "predict_proba",
+                     "multiclass": ("decision_function", "predict_proba")}.get(metric.kind,
+                                                                            "predict")
+    if metric.kind == "multiclass" and metric.reads_scale:
+        response = "predict_proba"
     scorer = _make_scorer(func, response_method=response,
                           greater_is_better=metric.higher_is_better)
-    if metric.kind in ("ranking", "clicks"):
-        ranking = _RankingScorer.__new__(_RankingScorer)
-        ranking.__dict__.update(scorer.__dict__)
-        scorer = ranking
+    kind = _RankingScorer if ranking else _ScaledScorer
+    typed = kind.__new__(kind)
+    typed.__dict__.update(scorer.__dict__)
+    if ranking:
+        typed._groupless = groupless
         if sklearn.get_config().get("enable_metadata_routing"):
-            scorer = scorer.set_score_request(
+            typed = typed.set_score_request(
                 qid=True, **({"position": True} if metric.kind == "clicks" else {}))
-    return scorer
-
-
+    return typed

@@ -52,7 +52,8 @@ def check_feature_names(names: list[str] | None, booster: str) -> None:
 def score(name: str, y: np.ndarray, s: np.ndarray, group: np.ndarray | None,
           position: np.ndarray | None = None, propensity: Any = None) -> float:
     """Metric ``name`` of raw scores ``s`` (``"ap"``: scikit-learn's average precision;
-    any other name: ``gbrank.get_metric``; ``"f1"`` judges the margin > 0). A click
+    any other name: ``gbrank.get_metric`` reading margins, so ``"f1"`` judges the
+    margin > 0 and ``"logloss"`` the sigmoid of the margin). A click
     metric (``ips_dcg@10``) also takes the rows' logged ``position`` and the
     ``propensity`` of the positions."""
     if name == "ap":
@@ -61,7 +62,7 @@ def score(name: str, y: np.ndarray, s: np.ndarray, group: np.ndarray | None,
         return float(average_precision_score(y, s))
     import gbrank
 
-    metric = gbrank.get_metric(name)
+    metric = gbrank.get_metric(name).with_margin(True)
     if metric.kind == "clicks":
         if position is None or propensity is None:
             raise ValueError(f"{name} judges a click log: it needs the rows' logged "

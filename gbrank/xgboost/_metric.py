@@ -6,8 +6,16 @@ import sys
 import weakref
 from typing import Any
 
+import numpy as np
+
 from gbrank._deps import require
-from gbrank._fields import dmatrix_fields, dmatrix_positions, per_row_weights
+from gbrank._fields import (
+    dmatrix_fields,
+    dmatrix_positions,
+    margins_by_values,
+    per_row_weights,
+)
+from gbrank._validation import check_declared_queries
 
 
 def _is_dmatrix(x: Any) -> bool:
@@ -75,9 +83,12 @@ def _direction_in_early_stopping(directions: dict[str, bool]) -> None:
 class _XGBMetric:
     """XGBoost metric callable (module-level class: picklable with a fitted estimator)."""
 
-    def __init__(self, metrics: tuple[Any, ...], position: str | None = None) -> None:
+    def __init__(self, metrics: tuple[Any, ...], position: str | None = None,
+                 margin: bool | None = None, groupless: bool = False) -> None:
         self.metrics = metrics
         self.position = position
+        self.margin = margin
+        self.groupless = groupless
         self.keys = tuple(m.key for m in metrics)
         # XGBoost's scikit-learn wrappers name the metric after ``func.__name__``.
         self.__name__ = ",".join(self.keys)
@@ -87,16 +98,50 @@ class _XGBMetric:
             {k: m.higher_is_better for k, m in zip(self.keys, self.metrics, strict=True)})
         if _is_dmatrix(b):
             y, w, group = dmatrix_fields(b)
+            group = self._queries(group)
             w_rows = per_row_weights(w, group, y.size)
+            metrics = self._scaled(a)
             out = [(key, self._value(m, y, a, group, w, w_rows, b))
-                   for key, m in zip(self.keys, self.metrics, strict=True)]
+                   for key, m in zip(self.keys, metrics, strict=True)]
             return out[0] if len(out) == 1 else out
         if len(self.metrics) != 1:
             raise ValueError(
                 "XGBoost's scikit-learn API takes one metric per callable; got "
                 f"{[m.name for m in self.metrics]}: use metric(name) for a single name"
             )
-        return self.metrics[0](a, b, None, sample_weight)
+        return self._scaled(b)[0](a, b, None, sample_weight)
+
+    def _queries(self, group: Any) -> Any:
+        """The query sizes ranking metrics judge: the DMatrix's, or none (all rows one
+        query) when ``groupless=True`` declares it (:func:`check_declared_queries`)."""
+        ranking = [m.name for m in self.metrics if m.kind in ("ranking", "clicks")]
+        if not ranking:
+            return group
+        check_declared_queries(None if group is None else int(np.size(group)),
+                               self.groupless, ranking[0], "this DMatrix",
+                               "pass the queries (xgb.DMatrix(X, y, qid=ids) or group=sizes)",
+                               "metric(..., groupless=True)")
+        return None if self.groupless else group
+
+    def _scaled(self, preds: Any) -> tuple[Any, ...]:
+        """The metrics with the scale of ``preds`` bound where they read it: the
+        explicit ``margin``, else raw margins when some prediction lies outside
+        [0, 1]; all inside is refused (a DMatrix does not say which objective trained:
+        a native ``binary:logistic`` hands probabilities, a custom one margins)."""
+        scaled = [m.name for m in self.metrics if m.reads_scale]
+        if not scaled:
+            return self.metrics
+        margin = self.margin
+        if margin is None:
+            margin = margins_by_values(preds)
+        if margin is None:
+            raise ValueError(
+                f"{scaled[0]} reads probabilities or raw margins, and XGBoost does not say "
+                "which it hands over (a native objective such as 'binary:logistic' gives "
+                "probabilities, a custom one raw margins); every prediction lies in "
+                "[0, 1], so both could be meant: pass metric(..., margin=False) for "
+                "probabilities or metric(..., margin=True) for raw margins")
+        return tuple(m.with_margin(margin) for m in self.metrics)
 
     def _value(self, m: Any, y: Any, s: Any, group: Any, w: Any, w_rows: Any,
                dmat: Any) -> float:
@@ -117,7 +162,8 @@ class _XGBMetric:
 
 
 def metric(*names: str, threshold: float | None = None, propensity: Any = None,
-           position: str | None = None) -> _XGBMetric:
+           position: str | None = None, margin: bool | None = None,
+           groupless: bool = False) -> _XGBMetric:
     """An XGBoost evaluation function computing gbrank metrics by name.
 
     Parameters
@@ -126,9 +172,8 @@ def metric(*names: str, threshold: float | None = None, propensity: Any = None,
         Registry names (:func:`gbrank.metrics.get_metric`): ``"ndcg@10"``, ``"err@5"``,
         ``"map"``, ``"mrr"``, ``"pair_accuracy"``, ``"f1"``, ``"fbeta:2"``, ...
     threshold : float, optional
-        Threshold for binary metrics (``s > threshold``). Default 0, right for margins
-        (custom objectives); with XGBoost's built-in ``binary:logistic`` the metric sees
-        probabilities, so pass 0.5.
+        Threshold for binary metrics (``s > threshold``), on the scale of the
+        predictions. Default: 0 on raw margins, 0.5 on probabilities.
     propensity : sequence or dict, optional
         Examination propensities for click metrics (``"ips_dcg@10"``): ρ(1), ρ(2), …
         or ``{position: ρ}``.
@@ -138,6 +183,18 @@ def metric(*names: str, threshold: float | None = None, propensity: Any = None,
         field), e.g. ``"label_lower_bound"`` (``dvalid.set_float_info(
         "label_lower_bound", positions)``), as :func:`gbrank.xgboost.objective` reads
         them.
+    margin : bool, optional
+        Whether XGBoost hands raw margins (``True``: a custom objective, e.g. every
+        gbrank one, or ``binary:logitraw``) or probabilities (``False``:
+        ``binary:logistic``, ``multi:softprob``) to the metrics that read the scale
+        (binary, ``logloss``, ``ece``, ``mlogloss``). ``None`` (default) infers it from
+        the values, as a ``DMatrix`` does not say which objective trained: any
+        prediction outside [0, 1] means margins, and all inside is refused as ambiguous.
+        An explicit value is used as given.
+    groupless : bool, default False
+        Declare that every row of an evaluated ``DMatrix`` is one query, for ranking and
+        click metrics on a ``DMatrix`` without ``qid`` / ``group`` (which is otherwise
+        refused); a ``DMatrix`` with several queries is then refused.
 
     Returns
     -------
@@ -158,7 +215,15 @@ def metric(*names: str, threshold: float | None = None, propensity: Any = None,
           once per query and aggregates itself, weighting queries by their size and
           giving single-row queries 1.0, so the logged value differs from the gbrank
           mean (and pair accuracy is averaged per query, not pooled).
-          ``XGBClassifier(eval_metric=f)`` calls ``f(y, s, sample_weight=w)`` on all rows.
+          ``XGBClassifier(eval_metric=f)`` calls ``f(y, s, sample_weight=w)`` on all rows
+          (no query structure reaches it there: a ranking metric judges one list).
+
+    Raises
+    ------
+    ValueError
+        When a ranking metric meets a ``DMatrix`` without query structure (and no
+        ``groupless=True``), or a scale-reading metric meets predictions that all lie in
+        [0, 1] (and no ``margin=``); both messages name the fix.
 
     Examples
     --------
@@ -177,6 +242,7 @@ def metric(*names: str, threshold: float | None = None, propensity: Any = None,
     >>> sorted(log["train"]), len(log["train"]["gbrank_ndcg@10"])
     (['gbrank_ndcg@10', 'gbrank_pair_accuracy'], 3)
     """
+    from gbrank._validation import check_bool
     from gbrank.metrics import get_metric
 
     if not names:
@@ -196,4 +262,5 @@ def metric(*names: str, threshold: float | None = None, propensity: Any = None,
             "dvalid.set_float_info('label_lower_bound', positions)")
     if propensity is not None:
         metrics = [m.with_propensity(propensity) for m in metrics]
-    return _XGBMetric(tuple(metrics), position)
+    margin = None if margin is None else check_bool(margin, "margin")
+    return _XGBMetric(tuple(metrics), position, margin, check_bool(groupless, "groupless"))

@@ -42,7 +42,7 @@ def _compile_here():
     metrics.ndcg(y, s, g, k=10)
     metrics.pair_accuracy(y, s, g)
     metrics.pair_accuracy(y, s)
-    metrics.fbeta((y > 1).astype(np.float64), s)
+    metrics.fbeta((y > 1).astype(np.float64), s, margin=True)
 
 
 @pytest.fixture(scope="module")
@@ -308,15 +308,23 @@ def test_fbeta_exact(client):
     y = (rng.random(3000) < 0.1).astype(np.float64)
     s = np.round(rng.standard_normal(3000) + y, 1)
     ch = (1000, 0, 1500, 500)
-    for beta, t in ((1.0, 0.0), (2.0, 0.5), (0.5, -0.3)):
-        assert gd.fbeta(_chunked(y, ch), _chunked(s, ch), beta, t) == \
-            metrics.fbeta(y, s, beta, t)
-    assert gd.f1(_chunked(2 * y - 1, ch), _chunked(s, ch)) == metrics.f1(y, s)
+    for beta, t in ((1.0, 0.0), (2.0, 0.5), (0.5, -0.3), (1.0, None)):
+        assert gd.fbeta(_chunked(y, ch), _chunked(s, ch), beta, t, margin=True) == \
+            metrics.fbeta(y, s, beta, t, margin=True)
+    assert gd.f1(_chunked(2 * y - 1, ch), _chunked(s, ch), margin=True) == metrics.f1(
+        y, s, margin=True)
     w = rng.random(3000) + 0.1
-    assert gd.fbeta(_chunked(y, ch), _chunked(s, ch), 2.0, weight=_chunked(w, ch)) == \
-        pytest.approx(metrics.fbeta(y, s, 2.0, weight=w), rel=1e-12)
+    assert gd.fbeta(_chunked(y, ch), _chunked(s, ch), 2.0, weight=_chunked(w, ch),
+                    margin=True) == pytest.approx(metrics.fbeta(y, s, 2.0, weight=w,
+                                                                margin=True), rel=1e-12)
     series = [dd.from_pandas(pd.Series(a), npartitions=3) for a in (y, s)]
-    assert gd.fbeta(*series) == metrics.fbeta(y, s)
+    assert gd.fbeta(*series, margin=True) == metrics.fbeta(y, s, margin=True)
+    # Probabilities by default, as the single-machine function reads them; margins are
+    # refused there as on one machine.
+    p = 1.0 / (1.0 + np.exp(-s))
+    assert gd.f1(_chunked(y, ch), _chunked(p, ch)) == metrics.f1(y, p)
+    with pytest.raises(ValueError, match="margin=True"):
+        gd.f1(_chunked(y, ch), _chunked(s, ch))
 
 
 # -- boosters on the cluster --------------------------------------------------------------
@@ -361,7 +369,7 @@ def test_lightgbm_dask_classifier_focal_loss(client, binary_data):
     # the same loss, so held-out focal loss within 1% and F1 at the margin within 0.02
     lo_d, lo_s = obj.loss(yte, dist) / yte.size, obj.loss(yte, single) / yte.size
     assert abs(lo_d - lo_s) <= 0.01 * lo_s, (lo_d, lo_s)
-    assert abs(metrics.f1(yte, dist) - metrics.f1(yte, single)) <= 0.02
+    assert abs(metrics.f1(yte, dist, margin=True) - metrics.f1(yte, single, margin=True)) <= 0.02
 
 
 def test_xgboost_dask_train_matches_single_machine(client, rank_data):
@@ -412,7 +420,7 @@ def test_xgboost_dask_trains_a_calibrated_ranker(client, rank_data):
     dist = out["booster"].predict(test, output_margin=True)
     single = xgb.train(params, xgb.DMatrix(X, rel, group=g, base_margin=np.full(y.size, init)),
                        30, obj=gbrank.xgboost.objective(obj)).predict(test, output_margin=True)
-    lo_d, lo_s = metrics.log_loss(rel_te, dist), metrics.log_loss(rel_te, single)
+    lo_d, lo_s = (metrics.log_loss(rel_te, s, margin=True) for s in (dist, single))
     assert abs(lo_d - lo_s) <= 0.01 * lo_s, (lo_d, lo_s)
     nd_d, nd_s = (metrics.ndcg(rel_te, s, gte, k=10) for s in (dist, single))
     assert abs(nd_d - nd_s) <= 0.01, (nd_d, nd_s)

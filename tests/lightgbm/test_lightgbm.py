@@ -95,14 +95,14 @@ def test_binary_metrics_on_probabilities(binary_data):
     booster = lgb.train({"objective": "binary", "metric": "None", "verbose": -1,
                          "num_threads": 1}, dtr, 5, valid_sets=[dte], valid_names=["test"],
                         feval=feval("f1", "fbeta:2", "balanced", "pair_accuracy",
-                                    threshold=0.5),
+                                    groupless=True),
                         callbacks=[lgb.record_evaluation(res)])
     p = booster.predict(d["X_test"])  # built-in objective: feval sees probabilities
     y = d["y_test"]
-    assert res["test"]["gbrank_f1"][-1] == metrics.f1(y, p, threshold=0.5)
-    assert res["test"]["gbrank_fbeta:2"][-1] == metrics.fbeta(y, p, 2.0, threshold=0.5)
-    assert res["test"]["gbrank_balanced"][-1] == metrics.balanced_measure(y, p, threshold=0.5)
-    # group-less ranking metric: all 500 rows are one query
+    assert res["test"]["gbrank_f1"][-1] == metrics.f1(y, p)  # read at 0.5
+    assert res["test"]["gbrank_fbeta:2"][-1] == metrics.fbeta(y, p, 2.0)
+    assert res["test"]["gbrank_balanced"][-1] == metrics.balanced_measure(y, p)
+    # group-less ranking metric, declared: all 500 rows are one query
     assert res["test"]["gbrank_pair_accuracy"][-1] == metrics.pair_accuracy(y, p)
 
 
@@ -164,7 +164,7 @@ def test_lgbmclassifier_with_focal_loss_in_cross_val_score_and_grid_search():
     for score, fitted, te in zip(scores, res["estimator"], res["indices"]["test"],
                                  strict=True):
         margins = fitted.predict(X[te], raw_score=True)
-        assert score == metrics.f1(y[te], margins)  # F1 of raw margin > 0
+        assert score == metrics.f1(y[te], margins, margin=True)  # F1 of raw margin > 0
     # Grid over objective instances: each candidate is a clone of the listed objective.
     grid = {"objective": [FocalLoss(gamma=0.5), FocalLoss(gamma=2.0)]}
     gs = GridSearchCV(est, grid, cv=3, scoring=scorer).fit(X, y)

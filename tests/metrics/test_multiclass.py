@@ -44,7 +44,7 @@ def test_against_scikit_learn(absent, weighted):
         skm.balanced_accuracy_score(y, pred, sample_weight=w), abs=1e-12)
     p = np.exp(s - s.max(axis=1, keepdims=True))
     p /= p.sum(axis=1, keepdims=True)
-    assert multiclass_log_loss(y, s, weight=w) == pytest.approx(
+    assert multiclass_log_loss(y, s, weight=w, margin=True) == pytest.approx(
         skm.log_loss(y, p, sample_weight=w, labels=np.arange(s.shape[1])), abs=1e-12)
 
 
@@ -90,7 +90,7 @@ def _switch_points(s, b, c):
 def test_best_class_offsets_is_a_coordinatewise_optimum_never_below_argmax(beta, weighted):
     y, s, w = _data(300, seed=3)
     w = w if weighted else None
-    b, value = best_class_offsets(y, s, beta, weight=w)
+    b, value = best_class_offsets(y, s, beta, weight=w, margin=True)
     pred = np.argmax(s + b, axis=1)
     assert value == fbeta_multiclass(y, s + b, beta, weight=w)
     assert value == pytest.approx(skm.fbeta_score(y, pred, beta=beta, average="macro",
@@ -105,7 +105,7 @@ def test_best_class_offsets_is_a_coordinatewise_optimum_never_below_argmax(beta,
 
 def test_best_class_offsets_two_classes_is_the_global_optimum():
     y, s, _ = _data(200, k=2, seed=4)
-    b, value = best_class_offsets(y, s)
+    b, value = best_class_offsets(y, s, margin=True)
     d = s[:, 1] - s[:, 0]  # only b_1 - b_0 matters: predict 1 iff d + b_1 - b_0 > 0
     cuts = np.unique(d)
     brute = max(skm.f1_score(y, (d - c >= 0).astype(int), average="macro") for c in cuts)
@@ -116,17 +116,67 @@ def test_best_class_offsets_two_classes_is_the_global_optimum():
 def test_best_class_offsets_read_raw_scores_and_log_probabilities_alike():
     y, s, _ = _data(300, seed=5)
     log_p = s - np.logaddexp.reduce(s, axis=1, keepdims=True)
-    b1, v1 = best_class_offsets(y, s)
-    b2, v2 = best_class_offsets(y, log_p)
+    b1, v1 = best_class_offsets(y, s, margin=True)
+    b2, v2 = best_class_offsets(y, log_p, margin=True)
     assert v1 == v2
     np.testing.assert_array_equal(np.argmax(s + b1, axis=1), np.argmax(log_p + b2, axis=1))
-    b3, v3 = best_class_offsets(y, s)  # deterministic
+    b3, v3 = best_class_offsets(y, s, margin=True)  # deterministic
     np.testing.assert_array_equal(b1, b3)
 
 
 def test_best_class_offsets_leave_a_class_without_rows_at_zero():
     y, s, _ = _data(300, seed=6, absent=3)
-    b, value = best_class_offsets(y, s)
+    b, value = best_class_offsets(y, s, margin=True)
     assert b[3] == 0.0 and value == fbeta_multiclass(y, s + b)
     with pytest.raises(ValueError, match="max_sweeps"):
-        best_class_offsets(y, s, max_sweeps=0)
+        best_class_offsets(y, s, max_sweeps=0, margin=True)
+
+
+# --- probabilities (the default) and margins ----------------------------------------------
+
+
+def _softmax(s):
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.floors
+@pytest.mark.parametrize("weighted", [False, True])
+def test_multiclass_log_loss_on_probabilities_equals_sklearn(weighted):
+    y, s, w = _data()
+    w = w if weighted else None
+    P = _softmax(s)
+    P[0] = [1.0, 0.0, 0.0, 0.0, 0.0]  # clipped at eps, as scikit-learn clips
+    y[0] = 1.0
+    labels = np.arange(P.shape[1])
+    assert multiclass_log_loss(y, P, weight=w) == pytest.approx(
+        skm.log_loss(y, P, sample_weight=w, labels=labels), rel=1e-12)
+    assert multiclass_log_loss(y, P.T.ravel(), weight=w) == multiclass_log_loss(
+        y, P, weight=w)  # LightGBM's class-major layout
+    assert get_metric("mlogloss")(y, P, weight=w) == multiclass_log_loss(y, P, weight=w)
+    assert get_metric("mlogloss").with_margin(True)(y, s) == multiclass_log_loss(
+        y, s, margin=True)
+
+
+def test_multiclass_log_loss_refuses_what_is_not_probabilities():
+    y, s, _ = _data(k=3)
+    with pytest.raises(ValueError, match=r"scores hold \d+ value\(s\) outside \[0, 1\].*"
+                                         r"pass margin=True"):
+        multiclass_log_loss(y, s)
+    margins_inside = np.abs(s) / (np.abs(s).max() + 1.0)  # in [0, 1], rows not adding to 1
+    with pytest.raises(ValueError, match=r"rows of scores do not add up to 1 \(first: row 0"
+                                         r".*margin=True"):
+        multiclass_log_loss(y, margins_inside)
+
+
+def test_argmax_metrics_read_any_scale_and_offsets_read_probabilities():
+    y, s, _ = _data(300, seed=8)
+    P = _softmax(s)
+    assert fbeta_multiclass(y, P) == fbeta_multiclass(y, s)
+    assert balanced_accuracy(y, P) == balanced_accuracy(y, s)
+    b, value = best_class_offsets(y, P)
+    b_log, value_log = best_class_offsets(y, np.log(P), margin=True)
+    assert value == value_log == fbeta_multiclass(y, np.log(P) + b)
+    np.testing.assert_array_equal(b, b_log)
+    with pytest.raises(ValueError, match="best_class_offsets reads probabilities.*margin=True"):
+        best_class_offsets(y, s)

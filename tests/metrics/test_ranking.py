@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from reference.metrics import (
     ap_q,
     err_q,
+    in_row_order,
     mean_over_queries,
     ndcg_q,
     precision_q,
@@ -167,6 +168,57 @@ def test_ndcg_per_query_label_gain_and_order():
     np.testing.assert_array_equal(per_query.values, by_group.values)
     assert per_query.values[1] == 1.0 and per_query.weights is None
     assert float(np.mean(per_query.values)) == metrics.ndcg(y, s, [3, 2], 2, lg)
+
+
+# name -> (per-query statistic, its mean metric, per-query reference); k and the
+# relevance threshold (or g_max) passed alike to all three.
+PER_QUERY = {
+    "err": (metrics.err_per_query, metrics.err, lambda y, s, k, top: err_q(y, s, k, top)),
+    "map": (metrics.mean_ap_per_query, metrics.mean_ap,
+            lambda y, s, k, threshold: ap_q(y, s, k, threshold)),
+    "mrr": (metrics.mrr_per_query, metrics.mrr,
+            lambda y, s, k, threshold: rr_q(y, s, k, threshold)),
+}
+
+
+@pytest.mark.floors
+@pytest.mark.parametrize("name", sorted(PER_QUERY))
+@settings(max_examples=60, deadline=None)
+@given(case=ranking_cases(), k=KS, extra=st.sampled_from([None, 1, 2, 6]))
+def test_err_map_mrr_per_query_against_reference_and_their_mean(name, case, k, extra):
+    y, s, group, qid, weight = case
+    per_query_of, mean_of, ref = PER_QUERY[name]
+    if name == "err":  # extra is max_grade (None: the largest label of the call)
+        if extra is not None and extra < max(y):
+            extra = int(max(y))
+        top = max(y) if extra is None else extra
+        expected = in_row_order(lambda qy, qs: ref(qy, qs, k, top), y, s, group, qid)
+    else:  # extra is the relevance threshold
+        extra = 1 if extra is None else extra
+        expected = in_row_order(lambda qy, qs: ref(qy, qs, k, extra), y, s, group, qid)
+    per_query = per_query_of(y, s, group, k, extra, qid=qid, weight=weight)
+    np.testing.assert_allclose(per_query.values, expected, rtol=1e-12, atol=1e-14)
+    assert (per_query.weights is None) == (weight is None)
+    assert _weighted_mean(*per_query) == pytest.approx(
+        mean_of(y, s, group, k, extra, qid=qid, weight=weight), rel=1e-12, abs=1e-15)
+
+
+def test_err_map_mrr_per_query_hand_worked():
+    y, s = [0, 1, 0, 2, 0], [0.9, 0.8, 0.1, 0.2, 0.5]
+    # Query 1: relevant row at rank 2; query 2: the grade-2 row at rank 2.
+    assert metrics.mrr_per_query(y, s, group=[3, 2]).values.tolist() == [0.5, 0.5]
+    assert metrics.mean_ap_per_query(y, s, group=[3, 2]).values.tolist() == [0.5, 0.5]
+    # g_max = 2: R(1) = 1/4, R(2) = 3/4, each found at rank 2 behind a grade-0 row.
+    values = metrics.err_per_query(y, s, group=[3, 2]).values.tolist()
+    assert values == [0.125, 0.375]
+    weighted = metrics.err_per_query(y, s, qid=[5, 5, 5, 1, 1], weight=[1.0, 1.0, 1.0,
+                                                                         3.0, 3.0])
+    assert weighted.values.tolist() == [0.125, 0.375]  # contiguous: row order
+    assert weighted.weights.tolist() == [1.0, 3.0]
+    with pytest.raises(ValueError, match="k must be an integer"):
+        metrics.mrr_per_query(y, s, k=0)
+    with pytest.raises(ValueError, match="threshold must be a finite number"):
+        metrics.mean_ap_per_query(y, s, threshold=np.nan)
 
 
 @settings(max_examples=80, deadline=None)

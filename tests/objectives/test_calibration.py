@@ -188,17 +188,18 @@ def test_log_loss_and_ece_against_references():
     s = rng.standard_normal(1000) * 3 - 1
     w = rng.random(1000) + 0.1
     p = 1 / (1 + np.exp(-s))
-    assert metrics.log_loss(y, s) == pytest.approx(log_loss(y, p), rel=1e-12)
-    assert metrics.log_loss(y, s, weight=w) == pytest.approx(
+    assert metrics.log_loss(y, s, margin=True) == pytest.approx(log_loss(y, p), rel=1e-12)
+    assert metrics.log_loss(y, s, weight=w, margin=True) == pytest.approx(
         log_loss(y, p, sample_weight=w), rel=1e-12)
     for bins in (1, 7, 10, 1000, 5000):
-        assert metrics.expected_calibration_error(y, s, bins, weight=w) == pytest.approx(
+        assert metrics.expected_calibration_error(y, s, bins, weight=w,
+                                                  margin=True) == pytest.approx(
             _ece_reference(y, s, min(bins, 1000), w), rel=1e-12, abs=1e-15)
     # Perfectly calibrated in each bin: 0; maximally wrong: 1.
     assert metrics.expected_calibration_error(np.array([0.0, 1.0]), np.array([-50, 50.0]),
-                                              2) < 1e-15
+                                              2, margin=True) < 1e-15
     assert metrics.expected_calibration_error(np.array([1.0, 0.0]), np.array([-50, 50.0]),
-                                              2) == pytest.approx(1.0)
+                                              2, margin=True) == pytest.approx(1.0)
 
 
 def test_calibration_metric_names_are_lower_is_better():
@@ -250,7 +251,7 @@ def test_xgboost_early_stopping_minimises_calibration_metrics():
     assert booster.best_iteration == int(np.argmin(curve))
     pred = booster.predict(dva, output_margin=True)
     assert curve[-1] == pytest.approx(metrics.log_loss(
-        y[400:], pred, weight=np.repeat(np.linspace(1, 2, 20), 10)), abs=5e-7)
+        y[400:], pred, weight=np.repeat(np.linspace(1, 2, 20), 10), margin=True), abs=5e-7)
 
 
 # --- GBRanker ------------------------------------------------------------------------------

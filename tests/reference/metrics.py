@@ -172,3 +172,38 @@ def balanced(y, s, threshold=0.0, weight=None):
     recall = 1.0 if a + c == 0 else a / (a + c)
     specificity = 1.0 if b + d == 0 else d / (b + d)
     return (recall + specificity) / 2
+
+
+def expected_calibration_error(t, p, n_bins, weight=None):
+    """Equal-mass ECE of probabilities ``p`` against targets ``t``, one row at a time:
+    rows sorted by (p, row); with n rows in b = min(n_bins, n) bins, the first n mod b
+    bins hold one row more; each bin adds |Σ w t - Σ w p| / Σ w over all rows."""
+    n = len(p)
+    rows = sorted(range(n), key=lambda i: (float(p[i]), i))
+    bins = min(n_bins, n)
+    size, extra = divmod(n, bins)
+    total_weight = sum(1.0 if weight is None else float(weight[i]) for i in range(n))
+    ece, start = 0.0, 0
+    for b in range(bins):
+        stop = start + size + (1 if b < extra else 0)
+        hit = pred = 0.0
+        for i in rows[start:stop]:
+            w = 1.0 if weight is None else float(weight[i])
+            hit += w * float(t[i])
+            pred += w * float(p[i])
+        ece += abs(hit - pred)
+        start = stop
+    return ece / total_weight
+
+
+def in_row_order(per_query, y, s, group=None, qid=None):
+    """``per_query(y_q, s_q)`` of every query, in the order gbrank's per-query statistics
+    return them: row order when each query's rows are contiguous (or with ``group``),
+    else ascending ``qid``."""
+    if qid is None:
+        return [per_query(qy, qs) for qy, qs, _ in split_queries(y, s, group)]
+    ids = list(qid)
+    runs = [ids[0]] + [b for a, b in zip(ids, ids[1:], strict=False) if b != a]
+    order = runs if len(runs) == len(set(ids)) else sorted(set(ids))
+    return [per_query([float(y[i]) for i in range(len(ids)) if ids[i] == q],
+                      [float(s[i]) for i in range(len(ids)) if ids[i] == q]) for q in order]

@@ -600,7 +600,7 @@ def test_multiclass_offsets_maximise_macro_f1_of_the_choosing_predictions():
     X, y = _multi()
     est = GBClassifier(validation_fraction=None, decision_cv=None, **FAST).fit(X, y)
     log_p = np.log(est.predict_proba(X))
-    offsets, best = metrics.best_class_offsets(y, log_p)
+    offsets, best = metrics.best_class_offsets(y, log_p, margin=True)
     np.testing.assert_allclose(est.class_offsets_, offsets, rtol=0, atol=1e-9)
     assert f1_score(y, est.predict(X), average="macro") == pytest.approx(best, abs=1e-12)
     assert best > f1_score(y, np.argmax(log_p, axis=1), average="macro")
@@ -608,7 +608,8 @@ def test_multiclass_offsets_maximise_macro_f1_of_the_choosing_predictions():
     est2 = GBClassifier(validation_fraction=None, decision_cv=None, beta=2.0,
                         **FAST).fit(X, y)
     np.testing.assert_allclose(est2.class_offsets_,
-                               metrics.best_class_offsets(y, log_p, 2.0)[0], atol=1e-9)
+                               metrics.best_class_offsets(y, log_p, 2.0, margin=True)[0],
+                               atol=1e-9)
 
 
 @pytest.mark.parametrize("booster", BOOSTERS)
@@ -654,7 +655,7 @@ def test_multiclass_auto_offsets_are_chosen_on_out_of_fold_predictions(booster):
     w = np.where(y == 2, 2.0, 1.0)
     est = GBClassifier(booster=booster, decision_cv=3, **FAST).fit(X, y, sample_weight=w)
     oof = _oof_log_proba(X, y, w, 3, booster, 0, n_estimators=15)
-    offsets, best = metrics.best_class_offsets(y, oof, weight=w)
+    offsets, best = metrics.best_class_offsets(y, oof, weight=w, margin=True)
     np.testing.assert_allclose(est.class_offsets_, offsets, rtol=0, atol=1e-12)
     rule = np.argmax(oof + est.class_offsets_, axis=1)
     assert f1_score(y, rule, average="macro", sample_weight=w) == pytest.approx(best, abs=1e-12)
@@ -686,7 +687,8 @@ def test_multiclass_out_of_fold_offsets_with_early_stopping():
     # The fold models: all rows, that many rounds, no early stopping.
     oof = _oof_log_proba(X, y, np.ones(len(y)), 3, "lightgbm", 0, n_estimators=rounds,
                          learning_rate=0.3)
-    np.testing.assert_allclose(est.class_offsets_, metrics.best_class_offsets(y, oof)[0],
+    np.testing.assert_allclose(est.class_offsets_,
+                               metrics.best_class_offsets(y, oof, margin=True)[0],
                                rtol=0, atol=1e-12)
 
 
@@ -702,7 +704,8 @@ def test_multiclass_decision_cv_none_chooses_offsets_on_the_validation_split(boo
     est = FixedSplit(booster=booster, decision_cv=None, **FAST).fit(X, y)
     tr = np.setdiff1d(np.arange(len(y)), va)
     part = GBClassifier(booster=booster, decision="argmax", **FAST).fit(X[tr], y[tr])
-    offsets = metrics.best_class_offsets(y[va], np.log(part.predict_proba(X[va])))[0]
+    offsets = metrics.best_class_offsets(y[va], np.log(part.predict_proba(X[va])),
+                                         margin=True)[0]
     np.testing.assert_allclose(est.class_offsets_, offsets, rtol=0, atol=1e-12)
     full = GBClassifier(booster=booster, decision="argmax", **FAST).fit(X, y)
     np.testing.assert_array_equal(est.predict_proba(X), full.predict_proba(X))

@@ -82,14 +82,13 @@ def test_xgbranker_per_query_protocol(rank_data):
 def test_xgbclassifier_binary_metric(binary_data):
     d = binary_data
     model = xgb.XGBClassifier(n_estimators=5, n_jobs=1,
-                              eval_metric=metric("f1", threshold=0.5))
+                              eval_metric=metric("f1", margin=False))
     w = np.where(d["y_test"] > 0, 2.0, 1.0)
     model.fit(d["X_train"], d["y_train"], eval_set=[(d["X_test"], d["y_test"])],
               sample_weight_eval_set=[w], verbose=False)
     logged = model.evals_result()["validation_0"]["gbrank_f1"][-1]
-    p = model.predict_proba(d["X_test"])[:, 1]
-    assert logged == pytest.approx(metrics.f1(d["y_test"], p, threshold=0.5, weight=w),
-                                   abs=5e-7)
+    p = model.predict_proba(d["X_test"])[:, 1]  # binary:logistic: probabilities, at 0.5
+    assert logged == pytest.approx(metrics.f1(d["y_test"], p, weight=w), abs=5e-7)
 
 
 def test_several_names_refused_per_query():

@@ -1,0 +1,172 @@
+"""feval reads what LightGBM hands it: raw margins of a custom objective, probabilities
+of a native one (lgb.train: from the objective in the Dataset's parameters; the
+scikit-learn API: from the values, refusing the ambiguous case), and query structure
+or an explicit groupless=True for ranking metrics."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+from sklearn.metrics import f1_score
+from sklearn.metrics import log_loss as sk_log_loss
+
+from gbrank import metrics
+from gbrank.lightgbm import feval
+from gbrank.objectives import FocalLoss
+
+lgb = pytest.importorskip("lightgbm")
+
+PARAMS = {"metric": "None", "verbosity": -1, "num_threads": 1, "seed": 0}
+
+
+def _binary(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 4))
+    y = (X[:, 0] - 0.5 * X[:, 1] + rng.standard_normal(n) > 0.3).astype(float)
+    return X, y
+
+
+def _last(log, name):
+    return log["valid_0"]["gbrank_" + name][-1]
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_lgb_train_binary_custom_and_native(native):
+    X, y = _binary()
+    Xv, yv = _binary(300, seed=1)
+    objective = "binary" if native else FocalLoss(gamma=0.0)
+    dtr = lgb.Dataset(X, y)
+    dva = lgb.Dataset(Xv, yv, reference=dtr)
+    log: dict = {}
+    booster = lgb.train({**PARAMS, "objective": objective}, dtr, 15, valid_sets=[dva],
+                        feval=feval("f1", "fbeta:2", "logloss", "ece"),
+                        callbacks=[lgb.record_evaluation(log)])
+    z = booster.predict(Xv, raw_score=True)
+    p = 1.0 / (1.0 + np.exp(-z))
+    if native:  # feval saw probabilities: the plain functions' default
+        handed = booster.predict(Xv)
+        assert _last(log, "f1") == metrics.f1(yv, handed)
+        assert _last(log, "logloss") == metrics.log_loss(yv, handed)
+        assert _last(log, "ece") == metrics.expected_calibration_error(yv, handed)
+    else:  # feval saw raw margins
+        assert _last(log, "f1") == metrics.f1(yv, z, margin=True)
+        assert _last(log, "logloss") == metrics.log_loss(yv, z, margin=True)
+        assert _last(log, "ece") == metrics.expected_calibration_error(yv, z, margin=True)
+    # Either way, the values scikit-learn gives on the model's probabilities.
+    assert _last(log, "f1") == pytest.approx(f1_score(yv, p > 0.5), rel=1e-12)
+    assert _last(log, "logloss") == pytest.approx(sk_log_loss(yv, p), rel=1e-9)
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_lgb_train_multiclass_custom_and_native(native):
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((600, 4))
+    y = np.argmax(X[:, :3] + rng.standard_normal((600, 3)), axis=1).astype(float)
+    objective = "multiclass" if native else FocalLoss(gamma=0.0, num_class=3)
+    data = lgb.Dataset(X, y)
+    log: dict = {}
+    booster = lgb.train({**PARAMS, "objective": objective, "num_class": 3}, data, 10,
+                        valid_sets=[data], valid_names=["valid_0"],
+                        feval=feval("mlogloss", "macro_f1"),
+                        callbacks=[lgb.record_evaluation(log)])
+    z = booster.predict(X, raw_score=True)
+    P = np.exp(z - z.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    assert _last(log, "mlogloss") == pytest.approx(sk_log_loss(y, P), rel=1e-9)
+    assert _last(log, "macro_f1") == metrics.fbeta_multiclass(y, z)
+
+
+def test_sklearn_api_infers_margins_from_values_and_refuses_the_ambiguous_case():
+    X, y = _binary()
+    Xv, yv = _binary(300, seed=1)
+    if "eval_X" in inspect.signature(lgb.LGBMClassifier.fit).parameters:
+        fit = {"eval_X": (Xv,), "eval_y": (yv,)}
+    else:
+        fit = {"eval_set": [(Xv, yv)]}
+    # A custom objective hands raw margins: some lie outside [0, 1].
+    model = lgb.LGBMClassifier(objective=FocalLoss(gamma=0.0), n_estimators=10, verbose=-1,
+                               n_jobs=1, metric="None")
+    model.fit(X, y, eval_metric=feval("f1", "logloss"), **fit)
+    z = model.predict(Xv, raw_score=True)
+    assert model.evals_result_["valid_0"]["gbrank_f1"][-1] == metrics.f1(yv, z, margin=True)
+    assert model.evals_result_["valid_0"]["gbrank_logloss"][-1] == metrics.log_loss(
+        yv, z, margin=True)
+    # The native binary objective hands probabilities, which are all in [0, 1]:
+    # without the Dataset that could be either scale, so it is refused, naming the fix.
+    native = lgb.LGBMClassifier(n_estimators=10, verbose=-1, n_jobs=1, metric="None")
+    with pytest.raises(ValueError, match=r"feval\(\.\.\., margin=False\) for probabilities "
+                                         r"or feval\(\.\.\., margin=True\)"):
+        native.fit(X, y, eval_metric=feval("f1"), **fit)
+    native.fit(X, y, eval_metric=feval("f1", "logloss", margin=False), **fit)
+    p = native.predict_proba(Xv)[:, 1]
+    assert native.evals_result_["valid_0"]["gbrank_f1"][-1] == metrics.f1(yv, p)
+    assert native.evals_result_["valid_0"]["gbrank_logloss"][-1] == pytest.approx(
+        sk_log_loss(yv, p), rel=1e-12)
+    # Ranking metrics do not read the scale: nothing to infer.
+    assert feval("ndcg@5")(yv, p, None, [yv.size])[0][1] == metrics.ndcg(yv, p, None, 5)
+
+
+def test_an_explicit_margin_is_never_second_guessed():
+    X, y = _binary()
+    data = lgb.Dataset(X, y)
+    log: dict = {}
+    booster = lgb.train({**PARAMS, "objective": "binary"}, data, 5, valid_sets=[data],
+                        valid_names=["valid_0"], feval=feval("logloss", margin=True),
+                        callbacks=[lgb.record_evaluation(log)])
+    handed = booster.predict(X)  # probabilities, read as margins because it was asked
+    assert _last(log, "logloss") == metrics.log_loss(y, handed, margin=True)
+
+
+def test_dataset_objectives_decide_the_scale():
+    X, y = _binary(200)
+    rng = np.random.default_rng(0)
+    p = rng.random(y.size)
+    for objective, margin in (("none", True), ("lambdarank", True), ("binary", False),
+                              ("xentropy", False)):
+        ds = lgb.Dataset(X, y, params={"objective": objective, "verbosity": -1}).construct()
+        (_, value, _), = feval("f1")(p, ds)
+        assert value == metrics.f1(y, p, margin=margin)
+    ds = lgb.Dataset(X, y, params={"objective": "poisson", "verbosity": -1}).construct()
+    with pytest.raises(ValueError, match="'poisson'.*'log' link.*margin=True.*margin=False"):
+        feval("f1")(p, ds)
+    assert feval("f1", margin=False)(p, ds)[0][1] == metrics.f1(y, p)
+    # A Dataset no training has parameterised: the values decide, or the call is refused.
+    bare = lgb.Dataset(X, y).construct()
+    assert feval("f1")(p * 4 - 2, bare)[0][1] == metrics.f1(y, p * 4 - 2, margin=True)
+    with pytest.raises(ValueError, match="margin=True"):
+        feval("f1")(p, bare)
+    with pytest.raises(ValueError, match="margin must be True or False"):
+        feval("f1", margin="yes")
+
+
+# --- query structure -------------------------------------------------------------------
+
+
+def test_ranking_metrics_refuse_data_without_queries_unless_groupless():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((60, 3))
+    y = rng.integers(0, 3, 60).astype(float)
+    s = rng.standard_normal(60)
+    flat = lgb.Dataset(X, y).construct()
+    for name in ("ndcg@10", "pair_accuracy"):
+        with pytest.raises(ValueError, match=rf"{name} judges rankings per query, and this "
+                                             r"evaluation data has no query structure: .*"
+                                             r"group=sizes.*feval\(\.\.\., groupless=True\)"):
+            feval(name)(s, flat)
+        with pytest.raises(ValueError, match=r"eval_group=.*groupless=True"):
+            feval(name)(y, s, None, None)  # the scikit-learn API's call
+    (_, value, _), = feval("ndcg@10", groupless=True)(s, flat)
+    assert value == metrics.ndcg(y, s, None, 10)  # all 60 rows one query
+    assert feval("ndcg@10", groupless=True)(y, s, None, [60])[0][1] == value
+    grouped = lgb.Dataset(X, y, group=[20, 40]).construct()
+    assert feval("ndcg@10")(s, grouped)[0][1] == metrics.ndcg(y, s, [20, 40], 10)
+    with pytest.raises(ValueError, match=r"groupless=True\) declares all rows one query, "
+                                         r"but this evaluation data has 2 queries"):
+        feval("ndcg@10", groupless=True)(s, grouped)
+    # Binary metrics never read query structure.
+    flat01 = lgb.Dataset(X, (y > 0).astype(float)).construct()
+    assert feval("f1", margin=True)(s, flat01)[0][1] == metrics.f1(y > 0, s, margin=True)
+    with pytest.raises(ValueError, match="groupless must be True or False"):
+        feval("ndcg", groupless=None)

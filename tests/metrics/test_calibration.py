@@ -1,0 +1,88 @@
+"""Calibration metrics on probabilities (the default) against scikit-learn's log_loss and
+a slow ECE reference; on margins (``margin=True``) through the sigmoid."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from reference.metrics import expected_calibration_error as ref_ece
+from sklearn.metrics import log_loss as sk_log_loss
+
+from gbrank import metrics
+
+
+def _probabilities(n=1000, seed=5):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.3).astype(float)
+    p = np.clip(rng.beta(2, 4, n) + 0.4 * y, 0.0, 1.0)
+    p[:5] = [0.0, 1.0, 0.0, 1.0, 0.5]  # clipped at eps: y = 1 at p = 0 costs -log(eps)
+    y[:5] = [0.0, 1.0, 1.0, 0.0, 1.0]
+    return y, p, rng.random(n) + 0.1
+
+
+@pytest.mark.floors
+@pytest.mark.parametrize("weighted", [False, True])
+def test_log_loss_on_probabilities_equals_sklearn(weighted):
+    y, p, w = _probabilities()
+    w = w if weighted else None
+    assert metrics.log_loss(y, p, weight=w) == pytest.approx(
+        sk_log_loss(y, p, sample_weight=w), rel=1e-12, abs=1e-15)
+    # float32 probabilities are clipped at float32's eps, as scikit-learn clips them.
+    p32 = p.astype(np.float32)
+    assert metrics.log_loss(y, p32, weight=w) == pytest.approx(
+        sk_log_loss(y, p32, sample_weight=w), rel=1e-6)
+    assert metrics.log_loss([1.0], np.float32([0.0])) == pytest.approx(
+        -np.log(np.finfo(np.float32).eps), rel=1e-12)
+    assert metrics.log_loss([1.0], [0.0]) == pytest.approx(
+        -np.log(np.finfo(np.float64).eps), rel=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("bins", [1, 7, 10, 999, 5000])
+def test_ece_on_probabilities_equals_the_reference(weighted, bins):
+    y, p, w = _probabilities()
+    w = w if weighted else None
+    p[10:60] = 0.25  # ties: ordered by row
+    assert metrics.expected_calibration_error(y, p, bins, weight=w) == pytest.approx(
+        ref_ece(y, p, bins, w), rel=1e-12, abs=1e-15)
+
+
+def test_margins_read_through_the_sigmoid():
+    rng = np.random.default_rng(2)
+    y = (rng.random(500) < 0.4).astype(float)
+    z = rng.standard_normal(500) * 2
+    p = 1.0 / (1.0 + np.exp(-z))
+    assert metrics.log_loss(y, z, margin=True) == pytest.approx(metrics.log_loss(y, p),
+                                                                rel=1e-12)
+    assert metrics.expected_calibration_error(y, z, margin=True) == pytest.approx(
+        metrics.expected_calibration_error(y, p), rel=1e-12, abs=1e-15)
+    # Soft targets (clicks as rates) alike.
+    t = rng.random(500)
+    assert metrics.log_loss(t, z, margin=True) == pytest.approx(metrics.log_loss(t, p),
+                                                                rel=1e-12)
+
+
+def test_margins_are_refused_on_the_probability_default():
+    y, z = [1.0, 0.0, 1.0], [2.0, -1.0, 0.5]
+    for call in (metrics.log_loss, metrics.expected_calibration_error):
+        with pytest.raises(ValueError, match=r"scores hold 2 value\(s\) outside \[0, 1\] "
+                                             r"\(first at index 0: 2\.0\).*pass margin=True"):
+            call(y, z)
+        with pytest.raises(ValueError, match="margin must be True or False"):
+            call(y, [0.5, 0.5, 0.5], margin=1)
+
+
+@pytest.mark.floors
+def test_predict_proba_of_a_classifier_reads_as_scikit_learn(lgbm_classifier, binary_data):
+    # The issue's calls: log loss and ECE of predict_proba output read it as margins.
+    clf = lgbm_classifier
+    X, y = binary_data["X_test"], binary_data["y_test"]
+    p = clf.predict_proba(X)[:, 1]
+    assert metrics.log_loss(y, p) == pytest.approx(sk_log_loss(y, p), rel=1e-12)
+    assert metrics.expected_calibration_error(y, p) == pytest.approx(ref_ece(y, p, 10),
+                                                                     rel=1e-12)
+    # The old reading (σ applied to probabilities) was a plausible wrong number.
+    assert metrics.log_loss(y, p, margin=True) > sk_log_loss(y, p) + 0.05
+    margins = clf.predict(X, raw_score=True)
+    assert metrics.log_loss(y, margins, margin=True) == pytest.approx(sk_log_loss(y, p),
+                                                                      rel=1e-9)

@@ -1,0 +1,156 @@
+"""make_scorer judges each metric on the prediction it is defined on, at its scale, and
+equals scikit-learn's own scorers there; ranking scorers refuse data without query ids
+unless groupless=True declares all rows one query."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from reference.metrics import expected_calibration_error as ref_ece
+from sklearn.metrics import f1_score, get_scorer
+from sklearn.metrics import log_loss as sk_log_loss
+
+from gbrank import metrics
+from gbrank.objectives import FocalLoss
+from gbrank.sklearn import GBClassifier, GBRanker, make_scorer
+
+FAST = {"n_estimators": 15, "n_jobs": 1, "random_state": 0}
+
+
+def _binary(n=400, seed=2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    z = 2.0 * X[:, 0] - X[:, 1] + rng.normal(size=n)
+    return X, (z > np.quantile(z, 0.7)).astype(int)
+
+
+def _same_as_sklearn(est, X, y):
+    assert make_scorer("f1")(est, X, y) == pytest.approx(get_scorer("f1")(est, X, y),
+                                                         rel=1e-12)
+    assert make_scorer("logloss")(est, X, y) == pytest.approx(
+        get_scorer("neg_log_loss")(est, X, y), rel=1e-12)
+    p = est.predict_proba(X)[:, 1]
+    assert make_scorer("ece")(est, X, y) == pytest.approx(-ref_ece(y, p, 10), rel=1e-12)
+
+
+@pytest.mark.parametrize("booster", ["lightgbm", "xgboost"])
+def test_gbclassifier_scores_equal_scikit_learn(booster):
+    X, y = _binary()
+    est = GBClassifier(booster=booster, **FAST).fit(X[:300], y[:300])
+    _same_as_sklearn(est, X[300:], y[300:])
+    # Binary metrics read decision_function (margins minus the chosen threshold): the
+    # estimator's own decisions, as sklearn's f1 scorer reads predict.
+    assert make_scorer("fbeta:2")(est, X, y) == pytest.approx(
+        metrics.fbeta(y, est.predict(X), 2.0), rel=1e-12)
+
+
+def test_lgbmclassifier_native_scores_equal_scikit_learn():
+    lgb = pytest.importorskip("lightgbm")
+    X, y = _binary()
+    est = lgb.LGBMClassifier(n_estimators=15, verbose=-1, n_jobs=1).fit(X[:300], y[:300])
+    _same_as_sklearn(est, X[300:], y[300:])
+
+
+@pytest.mark.filterwarnings("ignore:Cannot compute class probabilities")
+def test_lgbmclassifier_with_a_gbrank_objective_reads_its_raw_margins():
+    # LightGBM returns raw margins from predict and predict_proba with a custom
+    # objective: scikit-learn's f1 and neg_log_loss scorers cannot read them; gbrank's
+    # judge them as margins.
+    lgb = pytest.importorskip("lightgbm")
+    X, y = _binary()
+    est = lgb.LGBMClassifier(objective=FocalLoss(gamma=0.0), n_estimators=15, verbose=-1,
+                             n_jobs=1).fit(X[:300], y[:300])
+    Xt, yt = X[300:], y[300:]
+    z = est.predict(Xt, raw_score=True)
+    p = 1.0 / (1.0 + np.exp(-z))
+    assert make_scorer("f1")(est, Xt, yt) == pytest.approx(f1_score(yt, z > 0), rel=1e-12)
+    assert make_scorer("logloss")(est, Xt, yt) == pytest.approx(-sk_log_loss(yt, p),
+                                                                rel=1e-9)
+
+
+def test_multiclass_scores_equal_scikit_learn():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(450, 5))
+    z = X[:, 0] - 0.6 * X[:, 1] + 0.7 * rng.normal(size=450)
+    y = np.digitize(z, np.quantile(z, [0.7, 0.9]))
+    est = GBClassifier(**FAST).fit(X[:300], y[:300])
+    Xt, yt = X[300:], y[300:]
+    assert make_scorer("mlogloss")(est, Xt, yt) == pytest.approx(
+        get_scorer("neg_log_loss")(est, Xt, yt), rel=1e-12)
+    # macro F1 of the estimator's decisions (class offsets included), as sklearn's.
+    assert make_scorer("macro_f1")(est, Xt, yt) == pytest.approx(
+        get_scorer("f1_macro")(est, Xt, yt), rel=1e-12)
+
+
+def test_predictions_neither_labels_nor_probabilities_are_refused():
+    from sklearn.linear_model import LinearRegression
+
+    X, y = _binary()
+    reg = LinearRegression().fit(X, 4.0 * y - 2.0)  # predicts outside [0, 1]
+    with pytest.raises(ValueError, match=r"LinearRegression\.predict\(X\).*not labels.*"
+                                         r"make_scorer\(gbrank\.metrics\.fbeta, "
+                                         r"response_method='predict', beta=2\.0, "
+                                         r"margin=True\)"):
+        make_scorer("fbeta:2")(reg, X, y)
+    # Probabilities from predict are read at 0.5, labels as labels.
+    reg01 = LinearRegression().fit(X, y)
+    p = np.clip(reg01.predict(X), 0.0, 1.0)
+
+    class Clipped:
+        def predict(self, X):
+            return np.clip(reg01.predict(X), 0.0, 1.0)
+
+        def fit(self, X, y):
+            return self
+
+    assert make_scorer("f1")(Clipped(), X, y) == pytest.approx(f1_score(y, p > 0.5),
+                                                               rel=1e-12)
+
+
+# --- query structure -------------------------------------------------------------------
+
+
+def _ranking_frame(id_column="session_id"):
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4))
+    y = np.clip(np.round(X[:, 0] + rng.normal(size=200)), 0, 3)
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(4)])
+    df[id_column] = np.repeat(np.arange(20), 10)
+    return df, y
+
+
+def test_ranking_scorer_without_ids_names_the_fixes_and_the_id_like_column():
+    df, y = _ranking_frame()
+    est = GBRanker(**FAST).fit(df, y)  # the ids column is read as a feature here
+    with pytest.raises(ValueError, match=r"ndcg@10 judges rankings per query, and the scored "
+                                         r"data has no query structure: give the ranker the "
+                                         r"query-id column of X \(X has a column 'session_id' "
+                                         r"that looks like one: GBRanker\(qid_col="
+                                         r"'session_id'\)\).*enable_metadata_routing.*"
+                                         r"make_scorer\('ndcg@10', groupless=True\)"):
+        make_scorer("ndcg@10")(est, df, y)
+    X = df.to_numpy()
+    with pytest.raises(ValueError, match=r"has no query structure: give the ranker the "
+                                         r"query-id column of X, GBRanker"):
+        make_scorer("pair_accuracy")(GBRanker(**FAST).fit(X, y), X, y)
+
+
+def test_groupless_declares_one_query_and_refuses_several():
+    df, y = _ranking_frame()
+    X = df.drop(columns="session_id").to_numpy()
+    est = GBRanker(**FAST).fit(X, y)
+    assert make_scorer("ndcg@10", groupless=True)(est, X, y) == metrics.ndcg(
+        y, est.predict(X), k=10)  # all rows one list
+    ranked = GBRanker(qid_col="session_id", **FAST).fit(df, y)
+    qid = df["session_id"].to_numpy()
+    assert make_scorer("ndcg@10")(ranked, df, y) == metrics.ndcg(y, ranked.predict(df),
+                                                                 qid=qid, k=10)
+    with pytest.raises(ValueError, match=r"groupless=True\) declares all rows one query, "
+                                         r"but the scored data has 20 queries"):
+        make_scorer("ndcg@10", groupless=True)(ranked, df, y)
+    with pytest.raises(ValueError, match="groupless= is for ranking and click metrics"):
+        make_scorer("f1", groupless=True)
+    with pytest.raises(ValueError, match="groupless must be True or False"):
+        make_scorer("ndcg@10", groupless=1)
