@@ -239,6 +239,13 @@ class PositionIdentifiability:
     swaps : ndarray of int64, shape (len(positions), len(positions))
         ``swaps[i, j]``: pairs shown at both ``positions[i]`` and ``positions[j]``
         (symmetric; the diagonal counts the pairs shown at each position).
+
+    Examples
+    --------
+    >>> from gbrank.datasets import position_identifiability
+    >>> ident = position_identifiability([1, 2, 1, 2], item=[5, 6, 5, 6])  # never swapped
+    >>> ident.share, str(ident).split(" (")[0]
+    (0.0, 'none of its 2 query–document pairs was shown at two positions')
     """
 
     n_pairs: int

@@ -26,6 +26,13 @@ class PairedDifference:
         repeated k-fold cross-validation, which share training rows.
     low, high : float
         The two-sided interval of the mean at the level asked for (Student's t).
+
+    Examples
+    --------
+    >>> from gbrank.metrics import paired_difference
+    >>> d = paired_difference([0.71, 0.69, 0.72], [0.70, 0.70, 0.70])
+    >>> d.wins, d.n, d.within_one_se_or_better()
+    (2, 3, True)
     """
 
     diffs: np.ndarray

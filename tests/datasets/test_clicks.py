@@ -108,3 +108,59 @@ def test_bad_click_input_is_named():
         ips_dcg(c, s, [1, 3], [1.0, 0.5])
     with pytest.raises(ValueError, match="position 2 has 0.0"):
         ips_dcg(c, s, [1, 2], [1.0, 0.0])
+
+
+# -- randomised sessions and what a log can identify ---------------------------------------
+
+
+def test_randomized_sessions_show_the_same_rows_elsewhere():
+    from gbrank.datasets import position_identifiability
+
+    y, g, weak = _data(n_queries=60, size=12, seed=3)
+    kw = dict(top_n=8, n_sessions=30, sessions="keep", seed=4)
+    plain = simulate_clicks(y, g, weak, **kw)
+    same = simulate_clicks(y, g, weak, randomized=0.0, **kw)
+    np.testing.assert_array_equal(plain.rows, same.rows)
+    np.testing.assert_array_equal(plain.clicks, same.clicks)
+    mixed = simulate_clicks(y, g, weak, randomized=0.4, **kw)
+    np.testing.assert_array_equal(mixed.position, plain.position)
+    starts = np.r_[0, np.cumsum(plain.group)]
+    moved = []
+    for lo, hi in zip(starts[:-1], starts[1:], strict=True):
+        # every session shows the logger's top rows, in its order or shuffled
+        assert sorted(mixed.rows[lo:hi]) == sorted(plain.rows[lo:hi])
+        moved.append(not np.array_equal(mixed.rows[lo:hi], plain.rows[lo:hi]))
+        if not moved[-1]:  # a session shown as logged clicks as it did
+            np.testing.assert_array_equal(mixed.clicks[lo:hi], plain.clicks[lo:hi])
+    # 1800 sessions, each reshuffled with probability 0.4 (a shuffle of 8 rows leaves them
+    # in place with probability 1/8!): within 4 standard deviations of 0.4
+    assert abs(np.mean(moved) - 0.4) < 4 * np.sqrt(0.4 * 0.6 / len(moved))
+    assert position_identifiability(plain.position, plain.qid, plain.rows).n_identifying == 0
+    assert position_identifiability(mixed.position, mixed.qid, mixed.rows).share > 0.9
+    with pytest.raises(ValueError, match="use sessions='keep'"):
+        simulate_clicks(y, g, weak, randomized=0.5)
+
+
+def test_position_identifiability_counts_pairs_and_swaps_by_hand():
+    from gbrank.datasets import position_identifiability
+
+    # query 1: document 7 at positions 1 and 2, document 8 at 2 and 1, document 9 always
+    # at 3; query 2: document 7 (another pair: another query) at position 1 only
+    pos = [1, 2, 3, 2, 1, 3, 1]
+    qid = [1, 1, 1, 1, 1, 1, 2]
+    item = [7, 8, 9, 7, 8, 9, 7]
+    ident = position_identifiability(pos, qid, item)
+    assert (ident.n_pairs, ident.n_identifying) == (4, 2)
+    assert ident.share == 0.5
+    assert ident.positions.tolist() == [1, 2, 3]
+    np.testing.assert_array_equal(ident.swaps, [[3, 2, 0], [2, 2, 0], [0, 0, 1]])
+    assert "50.0% of its 4 query–document pairs (2)" in str(ident)
+    # documents as feature rows: the same counts
+    X = np.array([[0.1, 1.0], [0.2, 1.0], [0.3, 1.0]])[[0, 1, 2, 0, 1, 2, 0]]
+    X[6, 1] = 2.0  # query 2's features differ
+    by_rows = position_identifiability(pos, X=X)
+    assert (by_rows.n_pairs, by_rows.n_identifying) == (4, 2)
+    with pytest.raises(ValueError, match="item= .* or X="):
+        position_identifiability(pos)
+    with pytest.raises(ValueError, match="qid has 2 entries"):
+        position_identifiability(pos, [1, 2], item)

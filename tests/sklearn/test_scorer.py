@@ -122,8 +122,10 @@ def _ranking_frame(id_column="session_id"):
 
 
 def test_ranking_scorer_without_ids_names_the_fixes_and_the_id_like_column():
+    from sklearn.linear_model import Ridge
+
     df, y = _ranking_frame()
-    est = GBRanker(**FAST).fit(df, y)  # the ids column is read as a feature here
+    est = Ridge().fit(df, y)  # any scorer of rows; the ids column is a feature here
     with pytest.raises(ValueError, match=r"ndcg@10 judges rankings per query, and the scored "
                                          r"data has no query structure: give the ranker the "
                                          r"query-id column of X \(X has a column 'session_id' "
@@ -134,15 +136,20 @@ def test_ranking_scorer_without_ids_names_the_fixes_and_the_id_like_column():
     X = df.to_numpy()
     with pytest.raises(ValueError, match=r"has no query structure: give the ranker the "
                                          r"query-id column of X, GBRanker"):
-        make_scorer("pair_accuracy")(GBRanker(**FAST).fit(X, y), X, y)
+        make_scorer("pair_accuracy")(Ridge().fit(X, y), X, y)
 
 
 def test_groupless_declares_one_query_and_refuses_several():
+    from sklearn.linear_model import Ridge
+
     df, y = _ranking_frame()
     X = df.drop(columns="session_id").to_numpy()
-    est = GBRanker(**FAST).fit(X, y)
+    est = Ridge().fit(X, y)
     assert make_scorer("ndcg@10", groupless=True)(est, X, y) == metrics.ndcg(
         y, est.predict(X), k=10)  # all rows one list
+    # a ranker declared group-less is scored as one list by a plain scorer too
+    own = GBRanker(**FAST, groupless=True).fit(X, y)
+    assert make_scorer("ndcg@10")(own, X, y) == metrics.ndcg(y, own.predict(X), k=10)
     ranked = GBRanker(qid_col="session_id", **FAST).fit(df, y)
     qid = df["session_id"].to_numpy()
     assert make_scorer("ndcg@10")(ranked, df, y) == metrics.ndcg(y, ranked.predict(df),

@@ -1,0 +1,42 @@
+"""gbrank.metrics.paired_difference against scipy's paired t-test and hand-worked
+values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from gbrank.metrics import paired_difference
+
+
+def test_independent_units_are_scipys_paired_t_interval():
+    rng = np.random.default_rng(0)
+    a = rng.normal(0.75, 0.02, size=10)
+    b = a - rng.normal(0.004, 0.01, size=10)
+    d = paired_difference(a, b)
+    ref = stats.ttest_rel(a, b).confidence_interval(0.95)
+    assert d.low == pytest.approx(ref.low, rel=1e-12)
+    assert d.high == pytest.approx(ref.high, rel=1e-12)
+    assert d.se == pytest.approx(stats.sem(a - b), rel=1e-12)
+    assert d.wins == int(np.sum(a > b)) and d.n == 10
+
+
+def test_repeated_folds_widen_by_the_corrected_factor():
+    d = np.array([0.02, 0.01, 0.03, 0.02, 0.01, 0.03])
+    plain = paired_difference(d, np.zeros(6))
+    corrected = paired_difference(d, np.zeros(6), n_folds=3)
+    # variance factor 1/n + 1/(k - 1) = 1/6 + 1/2 against 1/6: the SE grows by sqrt(4)
+    assert corrected.se == pytest.approx(plain.se * 2.0, rel=1e-12)
+    assert (corrected.low, corrected.high) == pytest.approx((0.0012, 0.0388), abs=1e-4)
+
+
+def test_direction_wins_and_the_one_se_rule():
+    loss = paired_difference([0.2, 0.3, 0.1], [0.3, 0.3, 0.2], higher_is_better=False)
+    assert loss.diffs.tolist() == pytest.approx([0.1, 0.0, 0.1])
+    assert loss.wins == 2 and loss.mean > 0
+    worse = paired_difference([0.70, 0.71, 0.69], [0.70, 0.70, 0.70])
+    assert worse.mean == pytest.approx(0.0) and worse.within_one_se_or_better()
+    assert not paired_difference([0.6, 0.61, 0.62], [0.7, 0.7, 0.71]).within_one_se_or_better()
+    with pytest.raises(ValueError, match="same units"):
+        paired_difference([1.0, 2.0], [1.0])
