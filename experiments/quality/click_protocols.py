@@ -10,8 +10,17 @@ makes debiasing easy or hard:
 - ``good_s5`` / ``good_s40``: a good logger (20 rounds of lambdarank on 25 training
   queries' grades, the issue's), 5 or 40 sessions;
 - ``cascade_s10``: the good logger and a cascade user (stops after a click);
-- ``swap_s10``: the good logger with 25 % of the sessions shown in a random order (a
-  randomisation intervention: the same document at several positions).
+- ``swap_s10`` / ``swap_s40`` / ``swap_weak_s10``: the good (weak) logger with 25 % of
+  the sessions shown in a random order (a randomisation intervention: the same document
+  at several positions), 10 or 40 sessions;
+- ``rank_weak_s40`` / ``rank_good_s10``: LightGBM's example data (``rank.train``, judged
+  on ``rank.test``), a weak or good logger (its 25 queries), 40 or 10 sessions; units
+  are logger seeds × click seeds.
+
+``ipw_est`` is inverse propensity weighting with propensities estimated from the
+training log itself (:func:`gbrank.datasets.estimate_propensity`, from the documents it
+shows at several positions); a log that cannot identify them makes it refuse (the
+cell says so).
 
 Every gbrank method is ``LambdaRank`` with its options; the natives are LightGBM's
 ``lambdarank`` with ``Dataset(position=...)`` and XGBoost's ``rank:ndcg`` with
@@ -36,6 +45,7 @@ import xgboost as xgb
 import gbrank.lightgbm
 import gbrank.xgboost
 from gbrank.datasets import (
+    estimate_propensity,
     letor_fold,
     load_letor_folds,
     position_identifiability,
@@ -48,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _paths import RESULTS, shared_data_dir  # noqa: E402
 
 ROUNDS, TOP_N = 100, 10
-ROTATIONS, CLICK_SEEDS = range(1, 6), (0, 1)
+ROTATIONS, CLICK_SEEDS = range(1, 6), (0, 1)  # rank.train: logger seeds 1..5
 LGB = {"learning_rate": 0.1, "num_leaves": 31, "min_data_in_leaf": 20, "verbose": -1,
        "num_threads": 1, "metric": "None", "deterministic": True, "force_row_wise": True}
 XGB = {"eta": 0.1, "max_leaves": 31, "max_depth": 0, "grow_policy": "lossguide",
@@ -59,6 +69,12 @@ PROTOCOLS = {
     "good_s40": dict(logger="good", user="position", sessions=40, randomized=0.0),
     "cascade_s10": dict(logger="good", user="cascade", sessions=10, randomized=0.0),
     "swap_s10": dict(logger="good", user="position", sessions=10, randomized=0.25),
+    "swap_s40": dict(logger="good", user="position", sessions=40, randomized=0.25),
+    "swap_weak_s10": dict(logger="weak", user="position", sessions=10, randomized=0.25),
+    "rank_weak_s40": dict(logger="weak", user="position", sessions=40, randomized=0.0,
+                          data="rank"),
+    "rank_good_s10": dict(logger="good", user="position", sessions=10, randomized=0.0,
+                          data="rank"),
 }
 # name -> LambdaRank options (rho: the simulator's true propensities, filled in per unit)
 GBRANK = {
@@ -66,11 +82,16 @@ GBRANK = {
     "ipw": {"position_bias": "ipw"},
     "ipw_clip3": {"position_bias": "ipw", "max_weight": 3.0},
     "ipw_clip5": {"position_bias": "ipw", "max_weight": 5.0},
+    "ipw_clip2": {"position_bias": "ipw", "max_weight": 2.0},
+    "ipw_est": {"position_bias": "ipw", "propensity": "estimated"},
+    "ipw_est_clip3": {"position_bias": "ipw", "propensity": "estimated", "max_weight": 3.0},
     "unbiased_r0": {"position_bias": "unbiased", "bias_norm": 0.0},
     "unbiased_r1": {"position_bias": "unbiased", "bias_norm": 1.0},
+    "unbiased_r2": {"position_bias": "unbiased", "bias_norm": 2.0},
     "unbiased_r3": {"position_bias": "unbiased", "bias_norm": 3.0},
     "unbiased_xgb": {"position_bias": "unbiased", "bias_norm": 1.0, "bias_cost": "xgboost"},
     "additive_l0": {"position_bias": "additive", "position_bias_regularization": 0.0},
+    "additive_l03": {"position_bias": "additive", "position_bias_regularization": 0.3},
     "additive_l1": {"position_bias": "additive", "position_bias_regularization": 1.0},
     "additive_l10": {"position_bias": "additive", "position_bias_regularization": 10.0},
 }
@@ -85,10 +106,23 @@ def mq2008(rotation: int):
     d = shared_data_dir() / "MQ2008"
     if not (d / "S1.txt").exists():
         return None
-    if not _FOLDS:
-        _FOLDS.update(load_letor_folds(d))
-    (X, y, g), _, (Xt, yt, gt) = letor_fold(_FOLDS, rotation)
+    if "mq" not in _FOLDS:
+        _FOLDS["mq"] = load_letor_folds(d)
+    (X, y, g), _, (Xt, yt, gt) = letor_fold(_FOLDS["mq"], rotation)
     return X.toarray(), y, g, Xt.toarray(), yt, gt
+
+
+def rank_data():
+    from gbrank.datasets import load_letor
+
+    d = shared_data_dir()
+    if not (d / "rank.train").exists():
+        return None
+    if "rank" not in _FOLDS:
+        X, y, g = load_letor(d / "rank.train")
+        Xt, yt, gt = load_letor(d / "rank.test", n_features=X.shape[1])
+        _FOLDS["rank"] = (X.toarray(), y, g, Xt.toarray(), yt, gt)
+    return _FOLDS["rank"]
 
 
 def _queries(X, y, g, pick):
@@ -140,7 +174,9 @@ def fit_predict(method: str, data, log, Xt) -> np.ndarray:
         return m.predict(xgb.DMatrix(Xt), output_margin=True)
     booster, _, name = method.rpartition(":")
     kw = dict(GBRANK[name])
-    if kw.get("position_bias") == "ipw":
+    if kw.get("propensity") == "estimated":  # from the log's own swaps (or refused)
+        kw["propensity"] = list(estimate_propensity(c, pos, log[5], log[6]))
+    elif kw.get("position_bias") == "ipw":
         kw["propensity"] = list(rho)
     obj = LambdaRank(**kw)
     if booster == "xgb":
@@ -157,15 +193,21 @@ def run(protocols, methods, shard: tuple[int, int], out: Path) -> None:
     units = [(pr, r, s) for pr in protocols for r in ROTATIONS for s in CLICK_SEEDS]
     units = units[shard[0]::shard[1]]
     done = json.loads(out.read_text()) if out.exists() else {}
+    elsewhere: dict = {}  # what other shards (of another split) have measured
+    for p in RESULTS.glob("click_protocols_shard*.json"):
+        if p != out:
+            for k, v in json.loads(p.read_text()).items():
+                elsewhere.setdefault(k, set()).update(v["ndcg@10"])
     for pr, r, s in units:
         key = f"{pr}|{r}|{s}"
         row = done.get(key, {})
-        todo = [m for m in methods if m not in row.get("ndcg@10", {})]
+        todo = [m for m in methods if m not in row.get("ndcg@10", {})
+                and m not in elsewhere.get(key, ())]
         if not todo:
             continue
-        task = mq2008(r)
+        task = rank_data() if PROTOCOLS[pr].get("data") == "rank" else mq2008(r)
         if task is None:
-            raise SystemExit("MQ2008 not found in ../shared/data")
+            raise SystemExit("MQ2008 / rank.train not found in ../shared/data")
         X, y, g, Xt, yt, gt = task
         scores = logger_scores(PROTOCOLS[pr]["logger"], X, y, g, r)
         log = click_log(X, y, g, scores, PROTOCOLS[pr], seed=100 * s + r)
@@ -176,7 +218,13 @@ def run(protocols, methods, shard: tuple[int, int], out: Path) -> None:
                        "identifiable_share": ident.share}
         for m in todo:
             t0 = time.perf_counter()
-            row["ndcg@10"][m] = ndcg(yt, fit_predict(m, (X, y, g), log, Xt), gt, 10)
+            try:
+                row["ndcg@10"][m] = ndcg(yt, fit_predict(m, (X, y, g), log, Xt), gt, 10)
+            except ValueError as exc:  # a method that refuses this log
+                row.setdefault("refused", {})[m] = str(exc)
+                row["ndcg@10"][m] = None
+                print(f"{key} {m} refused: {str(exc)[:120]}", flush=True)
+                continue
             print(f"{key} {m} {row['ndcg@10'][m]:.4f} ({time.perf_counter() - t0:.1f} s)",
                   flush=True)
         done[key] = row
@@ -206,6 +254,9 @@ def report(paths: list[Path]) -> str:
             if not all(m in merged[k]["ndcg@10"] and base in merged[k]["ndcg@10"]
                        for k in keys):
                 cells.append("")
+                continue
+            if any(merged[k]["ndcg@10"][m] is None for k in keys):
+                cells.append("refuses: not identifiable")
                 continue
             a = [merged[k]["ndcg@10"][m] for k in keys]
             b = [merged[k]["ndcg@10"][base] for k in keys]

@@ -5,6 +5,7 @@ click logs."""
 from gbrank.datasets._clicks import (
     ClickLog,
     PositionIdentifiability,
+    estimate_propensity,
     position_identifiability,
     simulate_clicks,
 )
@@ -23,7 +24,7 @@ from gbrank.datasets._tables import (
 )
 
 __all__ = ["LETOR_PARTS", "TABLE_SUFFIXES", "ClickLog", "NonNumericColumnsError",
-           "PositionIdentifiability", "position_identifiability",
+           "PositionIdentifiability", "estimate_propensity", "position_identifiability",
            "letor_fold", "load_breast_cancer_imbalanced", "load_data", "load_letor",
            "load_letor_folds", "load_table", "make_demand_levels", "make_imbalanced",
            "make_ranking", "simulate_clicks"]

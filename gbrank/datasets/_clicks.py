@@ -352,3 +352,99 @@ def position_identifiability(position: Any, qid: Any = None, item: Any = None,
     swaps = m.T @ m
     return PositionIdentifiability(n_pairs=n_pairs, n_identifying=int(multi.sum()),
                                    positions=values.astype(np.int64), swaps=swaps)
+
+
+def estimate_propensity(clicks: Any, position: Any, qid: Any = None, item: Any = None,
+                        X: Any = None, *, max_iter: int = 500, tol: float = 1e-10,
+                        ) -> np.ndarray:
+    r"""Examination probabilities ρ(p)/ρ(1) of the positions of a click log, estimated
+    from the query–document pairs it shows at several positions.
+
+    Under the position-based click model a document d of a query, shown n_dk times at
+    position k, is clicked :math:`c_{dk} \sim n_{dk}\,\rho_k\,a_d` times (a_d its
+    attractiveness). The estimate maximises the Poisson likelihood of that rank-one
+    model by alternating closed-form updates,
+
+    .. math:: a_d = \frac{\sum_k c_{dk}}{\sum_k n_{dk}\rho_k},\qquad
+              \rho_k = \frac{\sum_d c_{dk}}{\sum_d n_{dk} a_d},
+
+    over the pairs seen at two or more positions (a pair seen at one position fits its
+    own a_d and says nothing of ρ), until ρ changes by less than ``tol``; it is returned
+    relative to the smallest position. With a randomised display (``simulate_clicks(
+    ..., randomized=...)``) or swaps between rankers these pairs are many; without any
+    the log cannot tell position from relevance, and this function refuses
+    (:func:`position_identifiability` says how much of a log qualifies).
+
+    Parameters
+    ----------
+    clicks : array-like
+        Clicks of every logged row (0/1 per session, or counts).
+    position, qid, item, X
+        As in :func:`position_identifiability`.
+    max_iter : int, default 500
+    tol : float, default 1e-10
+
+    Returns
+    -------
+    ndarray of float64
+        ρ(p)/ρ(p_min) for the positions that occur, ascending (``PositionIdentifiability
+        .positions``); a sequence for ``propensity=`` when positions are 1, 2, ….
+
+    Examples
+    --------
+    Two documents of one query, each at positions 1 and 2; each is clicked half as
+    often at position 2:
+
+    >>> from gbrank.datasets import estimate_propensity
+    >>> rho = estimate_propensity(clicks=[4, 2, 2, 1], position=[1, 2, 1, 2],
+    ...                           item=["a", "a", "b", "b"])
+    >>> [round(float(r), 6) for r in rho]
+    [1.0, 0.5]
+    """
+    from gbrank._validation import as_float_array, check_finite
+
+    ident = position_identifiability(position, qid, item, X)
+    if ident.n_identifying == 0:
+        raise ValueError(f"the click log cannot identify position effects: {ident}; "
+                         "propensities need documents seen at several positions (a "
+                         "randomised display, swaps) or a randomisation experiment")
+    c = as_float_array(clicks, "clicks")
+    check_finite(c, "clicks")
+    pos = np.asarray(position).ravel()
+    if c.size != pos.size:
+        raise ValueError(f"clicks has {c.size} entries but there are {pos.size} rows")
+    # the pair of each row, as position_identifiability forms it
+    if item is not None:
+        _, doc = np.unique(np.asarray(item).reshape(pos.size, -1), axis=0,
+                           return_inverse=True)
+    else:
+        _, doc = np.unique(as_float_array(X, "X", allow_2d=True).reshape(pos.size, -1),
+                           axis=0, return_inverse=True)
+    doc = doc.ravel()
+    if qid is not None:
+        _, qi = np.unique(np.asarray(qid).ravel(), return_inverse=True)
+        _, doc = np.unique(np.stack([qi.ravel(), doc]), axis=1, return_inverse=True)
+        doc = doc.ravel()
+    slot = np.searchsorted(ident.positions, pos)
+    k = ident.positions.size
+    n_docs = int(doc.max()) + 1
+    shows = np.zeros((n_docs, k))
+    hits = np.zeros((n_docs, k))
+    np.add.at(shows, (doc, slot), 1.0)
+    np.add.at(hits, (doc, slot), c)
+    keep = (shows > 0).sum(axis=1) >= 2
+    shows, hits = shows[keep], hits[keep]
+    rho = np.ones(k)
+    for _ in range(max_iter):
+        a = hits.sum(axis=1) / np.maximum(shows @ rho, 1e-300)
+        seen = shows.T @ a
+        new = np.where(seen > 0, hits.sum(axis=0) / np.maximum(seen, 1e-300), 0.0)
+        if new[0] <= 0:
+            raise ValueError("no clicks at the first position among the documents seen "
+                             "at several positions: the examination ratios are undefined")
+        new = new / new[0]
+        done = np.max(np.abs(new - rho)) < tol
+        rho = new
+        if done:
+            break
+    return rho
