@@ -425,6 +425,8 @@ class GBRanker(_GBBase):
         else:
             trains_on_positions = obj._uses_positions()
         pos_t = position[order[tr]] if trains_on_positions and position is not None else None
+        if pos_t is not None and not isinstance(obj, str):
+            _warn_if_not_identifiable(obj, Xt, pos_t)
         Xv = yv = gv = wv = None
         if own_valid:
             Xv, yv, gv, pos_v = self._eval_part(eval_set, eval_qid, eval_group,
@@ -724,6 +726,46 @@ def _refuse_ids_as_feature(frame: Any, X: Any, qid: Any, qid_col: Any) -> None:
             raise ValueError(
                 f"column {name!r} of X holds the query ids and would be a feature: name it "
                 f"as the id column, GBRanker(qid_col={name!r}), or drop it from X")
+
+
+def _row_ids(X: Any) -> np.ndarray | None:
+    """One id per distinct row of ``X`` (a document, when rows are query–document
+    features), or ``None`` when ``X`` is too large a sparse matrix to compare rows."""
+    if _is_frame(X):
+        import pandas as pd
+
+        return pd.util.hash_pandas_object(X, index=False).to_numpy()
+    if hasattr(X, "toarray"):
+        if X.shape[0] * X.shape[1] > 50_000_000:
+            return None
+        X = X.toarray()
+    a = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
+    return a.view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
+
+
+def _warn_if_not_identifiable(obj: Any, X: Any, position: np.ndarray) -> None:
+    """A learned correction (``"unbiased"``, ``"additive"``) on a log where no document
+    was shown at two positions: its estimates cannot separate position from relevance
+    (they follow the logger), so the figure is given with the alternatives."""
+    method = obj._params().pb.method
+    if method not in ("unbiased", "additive"):
+        return
+    ids = _row_ids(X)
+    if ids is None:
+        return
+    from gbrank.datasets import position_identifiability
+
+    ident = position_identifiability(position, item=ids)
+    if ident.n_identifying == 0:
+        import warnings
+
+        warnings.warn(
+            f"position_bias={method!r} learns position effects from the log, and this log "
+            f"cannot identify them: {ident}. Its estimates then follow the logger's order, "
+            "not the users' examination (docs/evidence.md). Use position_bias='ipw' with "
+            "propensities from a randomisation experiment (or estimated from a log with "
+            "swaps: gbrank.datasets.estimate_propensity), or no correction",
+            UserWarning, stacklevel=3)
 
 
 def _checked_grades(y: Any, n: int, name: str = "y") -> np.ndarray:

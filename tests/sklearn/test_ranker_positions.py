@@ -120,3 +120,33 @@ def test_bad_positions_name_the_fix(clicks):
     with pytest.raises(ValueError, match="name the same column"):
         GBRanker(LambdaRank(position_bias="unbiased"), position_col=0, qid_col=0).fit(
             X, y, position=pos)
+
+
+def test_a_learned_correction_on_a_log_that_cannot_identify_it_is_warned():
+    """Every document of a query always at the same place: "unbiased" and "additive" cannot
+    tell position from relevance, and say so with the figure; a randomised share of the
+    sessions (the same documents elsewhere) silences it; ipw needs no such log."""
+    import warnings
+
+    from gbrank.datasets import make_ranking, simulate_clicks
+
+    X, y, g = make_ranking(n_queries=40, rows_per_query=15, n_features=4, seed=1)
+
+    def fit(obj, share):
+        log = simulate_clicks(y, g, X[:, 0], top_n=8, n_sessions=3, sessions="keep",
+                              randomized=share, seed=2)
+        qid = np.repeat(np.arange(log.group.size), log.group)
+        GBRanker(obj, n_estimators=2, n_jobs=1).fit(X[log.rows], log.clicks, qid=qid,
+                                                    position=log.position)
+
+    for method in ("unbiased", "additive"):
+        with pytest.warns(UserWarning, match=rf"position_bias='{method}' learns position "
+                                             r"effects.*none of its 320 query–document "
+                                             r"pairs.*estimate_propensity"):
+            fit(LambdaRank(position_bias=method), 0.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            fit(LambdaRank(position_bias=method), 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit(LambdaRank(position_bias="ipw", propensity=[1 / p for p in range(1, 9)]), 0.0)
