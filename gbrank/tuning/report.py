@@ -71,7 +71,9 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
     graded = task.graded_test_metric
     lines = [f"## {task.name}", "", task.description, "",
              f"{task.y.size} tuning rows ({n_folds}-fold CV"
-             + (", folds over queries" if task.grouped else ", folds over rows")
+             + (", folds over queries" if task.grouped else
+                ", group-less: one query, folds over rows" if task.groupless
+                else ", folds over rows")
              + f"), {task.y_test.size} held-out test rows"
              + (f" ({task.group_test.size} queries)" if task.grouped else "") + ".", "",
              "| objective | judged on | pick: rescored CV (mean ± sd) | best trial's CV as "
@@ -173,7 +175,7 @@ def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
     for task in tasks:
         rows = [r for r in results if r.task == task.name]
         lines += verdict_lines(task.name, rows, metric or task.metrics[0], _n_folds(rows),
-                               kind=task.kind, booster=booster, grouped=task.grouped,
+                               kind=task.kind, booster=booster, groupless=task.groupless,
                                metric_chosen=metric is not None, data_hint=data_hint,
                                test_metric=task.graded_test_metric)
     lines += ["## How to read the tables", "",

@@ -169,11 +169,12 @@ def _cell(r: StudyResult, metric: str, test_metric: str | None = None) -> str:
 
 
 def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds: int, *,
-                  kind: str, booster: str, grouped: bool, metric_chosen: bool,
+                  kind: str, booster: str, groupless: bool = False, metric_chosen: bool,
                   data_hint: str = "", test_metric: str | None = None) -> list[str]:
     """The verdict section of one task in ``SUMMARY.md`` (Markdown lines).
-    ``test_metric``: the held-out part is judged on it instead of ``metric`` (a click
-    log tuned on clicks, tested on true grades)."""
+    ``groupless``: the task is group-less ranking (:attr:`Task.groupless
+    <gbrank.tuning.Task>`); ``test_metric``: the held-out part is judged on it instead
+    of ``metric`` (a click log tuned on clicks, tested on true grades)."""
     from gbrank.tuning.cv import higher_is_better
     from gbrank.tuning.recipe import training_code
 
@@ -183,14 +184,22 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
         tuned = sorted({f"`{r.key}` for {r.target}" for r in rows
                         if r.status == "done" and r.target != metric
                         and not r.key.startswith(ANCHOR)})
+        moved = sorted(f"`{r.key}`" for r in rows if r.status == "done"
+                       and r.target == metric and r.own_target != metric
+                       and not r.key.startswith(ANCHOR))
+        why = (f" Group-less ranking (all rows one list): {', '.join(moved)} "
+               f"{'was' if len(moved) == 1 else 'were'} tuned for {metric} rather than "
+               f"{'its' if len(moved) == 1 else 'their'} own cut-off metric, which one list "
+               "of every row saturates."
+               if groupless and moved else "")
         if tuned:
             lines += [f"Judged on {metric}, the task's headline metric. Without `--metric` "
                       "each study was tuned for its own objective's metric"
                       f" ({', '.join(tuned)}); `--metric {metric}` tunes every candidate "
-                      f"for {metric}.", ""]
+                      f"for {metric}.{why}", ""]
         else:
             lines += [f"Judged on {metric}, the task's headline metric, which every study "
-                      "was tuned for (its objective's own metric).", ""]
+                      f"was tuned for.{why}", ""]
     if rec.use is None:
         return lines + ["No study finished with a pick: nothing to recommend.", ""]
     direction = "" if higher_is_better(metric) else f" ({metric}: lower is better)"
@@ -239,12 +248,12 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
             lines.append(f"On the held-out split: {t_use:.4f} against {t_a:.4f} "
                          f"({'at least as good' if better else 'worse'}).")
     try:
-        code = training_code(use, kind, booster, grouped)
+        code = training_code(use, kind, booster, groupless=groupless)
     except ValueError as exc:
         lines += ["", f"(No code: {exc}.)", ""]
         return lines
     who = "`X`, `y`: the training rows and labels"
-    if grouped:
+    if kind == "ranking" and not groupless:
         who += ("; `qid`: each row's query id; from a LETOR/SVMlight file, `X, y, qid = "
                 "sklearn.datasets.load_svmlight_file(path, query_id=True)`")
     if any("position=position" in line for line in code):

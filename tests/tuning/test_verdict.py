@@ -60,8 +60,7 @@ def test_a_lead_within_noise_on_few_units_says_how_to_add_units():
         rec = recommend([ours, nat], "ndcg@10", n_folds=3)
         assert rec.use is nat and rec.versus_native.mean > 0  # a lead within noise
         return " ".join(verdict_lines("t", [ours, nat], "ndcg@10", 3, kind="ranking",
-                                      booster="lightgbm", grouped=True,
-                                      metric_chosen=True))
+                                      booster="lightgbm", metric_chosen=True))
 
     assert "Only 3 units" in text(3) and "`--repeats R` rescores on R × 3 units" in text(3)
     assert "Only" not in text(3 * FEW_UNITS)
@@ -78,7 +77,7 @@ def test_the_anchor_row_says_how_it_ran_and_what_it_was_tuned_on():
                          message="LightGBMTunerCV, 68 trials in 297 s (budget 494 s)")
     for metric, tail in (("ndcg@10", ")"), ("err@10", ", tuned on ndcg@10)")):
         row = next(line for line in verdict_lines(
-            "t", [nat, anchor], metric, 3, kind="ranking", booster="lightgbm", grouped=True,
+            "t", [nat, anchor], metric, 3, kind="ranking", booster="lightgbm",
             metric_chosen=True) if "Optuna" in line)
         assert row.startswith("| Optuna `LightGBMTunerCV` on native lambdarank (68 trials "
                               "in 297 s (budget 494 s)" + tail + " |"), row
@@ -89,6 +88,17 @@ def test_a_loss_leads_when_it_is_lower():
     ours = _result("focal", False, [0.20, 0.21, 0.22, 0.20], metric="logloss")
     rec = recommend([ours, nat], "logloss", n_folds=2)
     assert rec.use is ours and rec.versus_native.mean == pytest.approx(0.1)
+
+
+def test_training_code_declares_group_less_ranking():
+    res = StudyResult("t", "ranknet", "pair_accuracy", False, "done", rounds=5)
+    code = "\n".join(training_code(res, "ranking", "lightgbm", groupless=True))
+    assert "groupless=True" in code and code.endswith(").fit(X, y)")
+    code = "\n".join(training_code(res, "ranking", "lightgbm"))
+    assert "groupless" not in code and code.endswith(").fit(X, y, qid=qid)")
+    with pytest.raises(ValueError, match="group-less ranking; a binary configuration"):
+        training_code(StudyResult("t", "focal", "ap", False, "done"), "binary", "lightgbm",
+                      groupless=True)
 
 
 def _qid(group):
@@ -118,7 +128,7 @@ def test_training_code_trains_the_saved_model(kind, keys, tmp_path):
         ns = {"X": task.X, "y": task.y}
         if task.grouped:
             ns["qid"] = _qid(task.group)
-        exec("\n".join(training_code(res, kind, "lightgbm", task.grouped)), ns)
+        exec("\n".join(training_code(res, kind, "lightgbm")), ns)
         model = ns["model"]
         saved = lgb.Booster(model_file=res.model_path).predict(task.X_test)
         mine = (model.predict(task.X_test) if kind == "ranking"
