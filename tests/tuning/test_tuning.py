@@ -510,6 +510,28 @@ def test_quick_run_end_to_end(tmp_path):
     assert "`native:lambdarank` was tuned for ndcg rather than its own cut-off" in verdict
     assert "groupless=True" in verdict and ").fit(X, y)" in verdict
     assert "| native:lambdarank | ndcg (own: ndcg@10) |" in summary
+    assert "is flat" not in verdict
+
+
+@pytest.mark.slow
+def test_quick_run_on_a_saturated_metric_recommends_no_flat_study(tmp_path):
+    """`--quick --metric map@10`: on the group-less task every trial of every study
+    scores MAP@10 1 (the top 10 of one list of 2000 rows are all relevant), so the
+    verdict recommends nothing there and says why; the grouped task is unaffected."""
+    out = tmp_path / "out"
+    r = subprocess.run([*TUNE, "--quick", "--metric", "map@10", "--quiet", "--out", str(out)],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    summary = (out / "SUMMARY.md").read_text()
+    verdict = summary[summary.index("### demand_levels: map@10"):summary.index("## How")]
+    for key in ("ranknet", "native:lambdarank"):
+        assert (f"`{key}` is flat: every trial scored 1.0000 on map@10; not a basis for a "
+                "recommendation") in verdict
+    assert "nothing to recommend" in verdict and "`--metric ndcg`" in verdict
+    assert "Use" not in verdict and "```python" not in verdict
+    ranking = summary[summary.index("### ranking: map@10"):summary.index("### demand_levels")]
+    assert "**Use `" in ranking and "is flat" not in ranking
+    assert "**flat**: every trial" in summary[summary.index("## demand_levels"):]
 
 
 # ---- 2: SIGKILL and resume ------------------------------------------------------------------

@@ -90,6 +90,107 @@ def test_a_loss_leads_when_it_is_lower():
     assert rec.use is ours and rec.versus_native.mean == pytest.approx(0.1)
 
 
+# ---- a study whose trials all scored the same has no signal --------------------------
+
+def _flat_case():
+    """The --quick demand-level verdict before the fix: native lambdarank tuned on a
+    saturated NDCG@10 (every trial 1.0) and RankNet ahead on the headline metric."""
+    nat = StudyResult("t", "native:lambdarank", "ndcg@10", True, "done", values=[1.0] * 3,
+                      units={"ndcg": [0.88, 0.93, 0.93], "ndcg@10": [0.8, 0.8, 0.8]})
+    ours = StudyResult("t", "ranknet", "pair_accuracy", False, "done",
+                       values=[0.861, 0.875, 0.867],
+                       units={"ndcg": [0.975, 0.981, 0.974], "pair_accuracy": [0.87] * 3})
+    return nat, ours
+
+
+def test_flat_value_is_every_trial_alike_to_a_relative_1e12():
+    from gbrank.tuning.verdict import FLAT_RTOL, flat_value
+
+    def study(values):
+        return StudyResult("t", "k", "ndcg@10", True, "done", values=values)
+
+    assert flat_value(study([1.0, 1.0, 1.0])) == 1.0
+    assert flat_value(study([0.5, 0.5 * (1 + FLAT_RTOL / 2)])) == 0.5
+    assert flat_value(study([0.5, 0.5 * (1 + 1e-9)])) is None  # a signal, however small
+    assert flat_value(study([0.0, 0.0])) == 0.0
+    assert flat_value(study([-0.3, -0.3])) == -0.3  # a loss, oriented or not
+    assert flat_value(study([1.0])) is None  # one trial: nothing to tell
+    assert flat_value(study([])) is None
+    assert flat_value(study([np.nan, np.nan])) is None
+
+
+def test_a_flat_study_is_never_recommended_and_the_summary_says_so():
+    from gbrank.tuning.verdict import verdict_lines
+
+    nat, ours = _flat_case()
+    rec = recommend([nat, ours], "ndcg", n_folds=3)
+    # RankNet's lead is within the noise of 3 units, but the native pick is no basis.
+    assert rec.use is ours and rec.best_native is None and rec.flat == (nat,)
+    assert rec.versus_native.b is nat and not rec.versus_native.beyond_noise
+    text = "\n".join(verdict_lines("t", [nat, ours], "ndcg", 3, kind="ranking",
+                                   booster="lightgbm", groupless=True, metric_chosen=False))
+    assert "**Use `ranknet`**: no native objective's study has a signal on ndcg" in text
+    assert ("`native:lambdarank` is flat: every trial scored 1.0000 on ndcg@10; not a "
+            "basis for a recommendation (3 complete trials).") in text
+    assert "| flat: `native:lambdarank` | 0.9133" in text
+    assert "groupless=True" in text and ").fit(X, y)" in text
+    # With a native study that has a signal, the usual rule decides against it.
+    live = StudyResult("t", "native:rank_xendcg", "ndcg", True, "done", values=[0.9, 0.91],
+                       units={"ndcg": [0.90, 0.95, 0.94]})
+    rec = recommend([nat, ours, live], "ndcg", n_folds=3)
+    assert rec.use is live and rec.versus_native.b is live and rec.flat == (nat,)
+
+
+def test_nothing_is_recommended_when_every_study_is_flat():
+    from gbrank.tuning.verdict import verdict_lines
+
+    nat, ours = _flat_case()
+    ours = StudyResult("t", "ranknet", "ndcg@10", False, "done", values=[1.0, 1.0],
+                       units={"ndcg@10": [1.0, 1.0, 1.0]})
+    nat.units["ndcg@10"] = [1.0, 1.0, 1.0]
+    rec = recommend([nat, ours], "ndcg@10", n_folds=3)
+    assert rec.use is None and rec.flat == (nat, ours)
+    text = " ".join(verdict_lines("t", [nat, ours], "ndcg@10", 3, kind="ranking",
+                                  booster="lightgbm", groupless=True, metric_chosen=True))
+    assert "No study with a pick has a signal: nothing to recommend." in text
+    assert "Use" not in text and "```python" not in text
+
+
+def test_a_flat_gbrank_study_leaves_the_native_recommended():
+    from gbrank.tuning.verdict import verdict_lines
+
+    nat = StudyResult("t", "native:lambdarank", "ndcg@10", True, "done", values=[0.7, 0.71],
+                      units={"ndcg@10": [0.70, 0.71, 0.72]})
+    ours = StudyResult("t", "lambdarank:ndcg", "ndcg@10", False, "done", values=[0.75] * 3,
+                       units={"ndcg@10": [0.80, 0.81, 0.82]})
+    rec = recommend([nat, ours], "ndcg@10", n_folds=3)
+    assert rec.use is nat and rec.best_gbrank is None and rec.flat == (ours,)
+    text = " ".join(verdict_lines("t", [nat, ours], "ndcg@10", 3, kind="ranking",
+                                  booster="lightgbm", metric_chosen=True))
+    assert "no gbrank objective's study has a signal to compare with it" in text
+    assert "`lambdarank:ndcg` is flat: every trial scored 0.7500 on ndcg@10" in text
+
+
+def test_the_task_table_marks_a_flat_study(tmp_path):
+    from gbrank.tuning import Task
+    from gbrank.tuning.report import task_section
+
+    nat, ours = _flat_case()
+    for r in (nat, ours):
+        r.best_value, r.best_trial, r.pick_trial = max(r.values), 0, 0
+    X = np.zeros((10, 2))
+    task = Task("t", "ranking", X, np.arange(10.0) % 3, None, X, np.arange(10.0) % 3, None,
+                groupless=True)
+    lines, _ = task_section(task, [ours, nat], 3)
+    text = "\n".join(lines)
+    assert "group-less: one query, folds over rows" in text
+    row = next(line for line in lines if line.startswith("| native:lambdarank |"))
+    assert "1.0000 (trial 0) **flat**: every trial" in row
+    assert ("- `native:lambdarank` is flat: every trial scored 1.0000 on ndcg@10; not a "
+            "basis for a recommendation") in text
+    assert "ranknet` is flat" not in text
+
+
 def test_training_code_declares_group_less_ranking():
     res = StudyResult("t", "ranknet", "pair_accuracy", False, "done", rounds=5)
     code = "\n".join(training_code(res, "ranking", "lightgbm", groupless=True))
