@@ -572,6 +572,12 @@ def main(argv: list[str] | None = None) -> int:
                                                 if tasks[0].grouped else "")
                 + (f", position = its {args.position_col!r} column" if args.position_col
                    else ""))
+    if args.data is not None and args.data.is_file() and args.test_data is None:
+        # The saved model learnt from the tuning part only; the code takes what it is given.
+        part = "queries" if tasks[0].grouped else "rows"
+        hint += (f" (the saved model learnt from the rows the tuner tuned on: "
+                 f"{args.data.name} less the 20% of its {part} held out for the test; on "
+                 "every row of the file this code learns from those too)")
     path = write_summary(args.out / "SUMMARY.md", tasks, results, config_line=config_line,
                          throughput=throughput, wall_seconds=time.perf_counter() - t_start,
                          plot_dir=args.out / "tune", metric=cfg.metric,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -345,3 +346,65 @@ def test_recommendation_holds_up_against_lightgbm_tuner_cv(rank_data, tmp_path):
             - ndcg_per_query(task.y_test, theirs, task.group_test).values)
     se = diff.std(ddof=1) / np.sqrt(diff.size)
     assert diff.mean() >= -2 * se, (rec.use.key, diff.mean(), se)
+
+
+@pytest.mark.slow
+def test_train_it_code_reproduces_the_saved_models_on_the_file_as_read(tmp_path):
+    """Every study's "Train it" code (params.json, and the SUMMARY's for the pick), run on
+    X, y, qid as pandas reads a Parquet table whose query ids are interleaved (rows of a
+    query not adjacent, ids not ascending), trains the very model the tuner saved."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    import json
+
+    import lightgbm as lgb
+
+    from gbrank.datasets import make_ranking
+
+    def table(seed, n_queries, path):
+        X, y, g = make_ranking(n_queries=n_queries, rows_per_query=12, n_features=5,
+                               seed=seed)
+        rng = np.random.default_rng(seed)
+        ids = rng.permutation(np.arange(1000, 1000 + 7 * n_queries, 7))  # not ascending
+        qid = np.repeat(ids, g)
+        perm = rng.permutation(qid.size)  # a query's rows scattered over the file
+        df = pd.DataFrame(X[perm], columns=[f"f{j}" for j in range(5)])
+        df.insert(2, "query", qid[perm])
+        df["rel"] = y[perm].astype(int)
+        df.to_parquet(path, index=False)
+        return df
+
+    df = table(0, 30, tmp_path / "train.parquet")
+    qid = df["query"].to_numpy()
+    assert np.any(qid[1:] < qid[:-1])
+    assert all(np.ptp(np.flatnonzero(qid == q)) >= np.sum(qid == q) for q in np.unique(qid))
+    test = table(1, 8, tmp_path / "test.parquet")
+    out = tmp_path / "out"
+    r = subprocess.run([*TUNE, "--data", str(tmp_path / "train.parquet"), "--test-data",
+                        str(tmp_path / "test.parquet"), "--label-col", "rel", "--qid-col",
+                        "query", "--trials", "2", "--max-rounds", "10", "--folds", "2",
+                        "--finalists", "1", "--repeats", "1", "--objectives",
+                        "ranknet,lambdarank:err,native:lambdarank,native:rank_xendcg",
+                        "--quiet", "--out", str(out)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    feats = [c for c in df.columns if c not in ("rel", "query")]
+    read = pd.read_parquet(tmp_path / "train.parquet")  # the user's file, in file order
+    Xt = test[feats].to_numpy()
+    models = sorted((out / "tune" / "models").iterdir())
+    assert len(models) == 4
+    codes = {}
+    for folder in models:
+        meta = json.loads((folder / "params.json").read_text())
+        codes["\n".join(meta["train_with"])] = folder / "model.txt"
+        saved = lgb.Booster(model_file=str(folder / "model.txt")).predict(Xt)
+        for X in (read[feats], read[feats].to_numpy()):  # a frame, or its values
+            ns = {"X": X, "y": read["rel"].to_numpy(), "qid": read["query"].to_numpy()}
+            exec("\n".join(meta["train_with"]), ns)
+            mine = ns["model"].predict(test[feats] if hasattr(X, "columns") else Xt)
+            np.testing.assert_allclose(mine, saved, rtol=1e-12, atol=0, err_msg=folder.name)
+    summary = (out / "SUMMARY.md").read_text()
+    shown = re.search(r"```python\n(.*?)\n```", summary, re.S).group(1)
+    path = re.search(r"saved for lightgbm alone: `([^`]+)`", summary).group(1)
+    assert codes[shown].resolve() == Path(path).resolve()  # the pick's code, as saved
+    assert "qid = its 'query' column" in summary
