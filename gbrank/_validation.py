@@ -10,6 +10,7 @@ trust what they get, so every error a user can cause is raised here, as a
 from __future__ import annotations
 
 import numbers
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,7 @@ __all__ = [
     "check_start_score",
     "query_structure",
     "query_order",
+    "id_like_names",
     "prepare_ranking",
     "prepare_binary",
     "call_function_objective",
@@ -521,6 +523,18 @@ def query_order(qid: Any) -> np.ndarray:
     except TypeError:
         raise ValueError("qid holds ids that cannot be ordered (mixed types, e.g. numbers "
                          "and strings): use ids of one type") from None
+
+
+# Column names that hold query ids in the ecosystem's data (LETOR's qid, session logs,
+# Expedia's srch_id, ...), named in the errors when a ranking entry point gets no ids.
+_ID_LIKE = re.compile(r"^(q|qid|query|queries|session|sessions|group|groups|search|srch|"
+                      r"request|req|list|impression|serp)([_ ]?ids?)?$", re.IGNORECASE)
+
+
+def id_like_names(names: Any, skip: Any = None) -> list[str]:
+    """The names among ``names`` (a table's columns) that look like query ids, but
+    ``skip``."""
+    return [str(c) for c in names if str(c) != str(skip) and _ID_LIKE.match(str(c).strip())]
 
 
 def check_lengths(y: np.ndarray, s: np.ndarray) -> None:

@@ -195,11 +195,12 @@ def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
 def load_data(path: str | Path, *, label_col: str | None = None, qid_col: str | None = None,
               query_path: str | Path | None = None, feature_cols: list[str] | None = None,
               drop_cols: list[str] | None = None, return_order: bool = False,
-              ) -> tuple[Any, ...]:
+              n_features: int | None = None) -> tuple[Any, ...]:
     """Load any supported file by its extension: CSV/TSV/Parquet tables
     (:func:`load_table`, ``label_col`` required; ``feature_cols`` and ``drop_cols`` as
     there) or LETOR/SVMlight text (:func:`load_letor`: a ``.query`` file beside it, or
-    ``qid:`` fields, or neither).
+    ``qid:`` fields, or neither; ``n_features`` as there, to align a test file's width
+    with its training file's).
 
     Rows of one query id are gathered as the two loaders describe (queries in ascending
     order of their ids, rows of a query in file order); ``return_order=True`` also
@@ -233,6 +234,9 @@ def load_data(path: str | Path, *, label_col: str | None = None, qid_col: str | 
     if path.suffix.lower() in TABLE_SUFFIXES:
         if label_col is None:
             raise ValueError(f"{path}: a table needs label_col (the column of labels)")
+        if n_features is not None:
+            raise ValueError(f"{path}: n_features sets the width of a LETOR/SVMlight file; "
+                             "a table's features are its columns")
         X, y, group, _, order = load_table(path, label_col, qid_col, feature_cols,
                                            drop_cols=drop_cols, return_order=True)
     else:
@@ -241,5 +245,5 @@ def load_data(path: str | Path, *, label_col: str | None = None, qid_col: str | 
                              "(CSV/Parquet); this is read as LETOR/SVMlight")
         from gbrank.datasets._letor import _read_letor
 
-        X, y, group, order = _read_letor(path, query_path)
+        X, y, group, order = _read_letor(path, query_path, n_features)
     return (X, y, group, order) if return_order else (X, y, group)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
@@ -18,6 +17,7 @@ from gbrank._validation import (
     check_positions,
     check_propensity,
     check_row_weights,
+    id_like_names,
     query_order,
     query_structure,
 )
@@ -682,18 +682,11 @@ class GBRanker(_GBBase):
         return float(metric.with_propensity(rho)(y, s, qid=qid, position=position))
 
 
-# Column names that hold query ids in the ecosystem's data (LETOR's qid, session logs,
-# Expedia's srch_id, ...), named in the error when no ids reach GBRanker.
-_ID_LIKE = re.compile(r"^(q|qid|query|queries|session|sessions|group|groups|search|srch|"
-                      r"request|req|list|impression|serp)([_ ]?ids?)?$", re.IGNORECASE)
-
-
 def _id_like_columns(X: Any, skip: Any = None) -> list[str]:
     """Names of ``X``'s columns that look like query ids (a DataFrame's), but ``skip``."""
     if not _is_frame(X):
         return []
-    return [str(c) for c in X.columns
-            if str(c) != str(skip) and _ID_LIKE.match(str(c).strip())]
+    return id_like_names(X.columns, skip)
 
 
 def _no_queries_error(X: Any, qid_col: Any) -> ValueError:

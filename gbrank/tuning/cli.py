@@ -6,6 +6,7 @@ gradient checks (also ``python -m gbrank.tuning`` and ``make tune`` in a checkou
     gbrank tune --data ../shared/data/rank.train --objectives lambdarank:err
     gbrank tune --data ../shared/data/MQ2008 --metric ndcg@10   # LETOR 4.0 fold 1
     gbrank tune --data train.parquet --label-col rel --qid-col qid --metric err@10
+    gbrank tune --data demand.csv --label-col level --groupless   # all rows one query
     gbrank tune --workers 4 --storage postgresql://user:pw@host/db
     gbrank tune --data clicks.csv --label-col clicked --qid-col session \
         --position-col shown_at --propensity 1,0.5,0.33,0.25,0.2   # a click log
@@ -70,7 +71,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "(default: each objective on its own metric; the verdict on the task's "
                    "first metric)")
     p.add_argument("--label-col", help="label column of a CSV/Parquet table")
-    p.add_argument("--qid-col", help="query-id column of a CSV/Parquet table")
+    p.add_argument("--qid-col", help="query-id column of a CSV/Parquet table (ranking "
+                   "data need query ids, or --groupless)")
+    p.add_argument("--groupless", action="store_true", help="all rows are one query "
+                   "(group-less ranking): --data without query ids is tuned as one ranked "
+                   "list, folds over rows; ranking data without query ids and without this "
+                   "flag end the run naming both, and it is refused beside query ids "
+                   "(--qid-col, a LETOR file's qid: fields or .query file)")
     p.add_argument("--position-col", help="a click log: the CSV/Parquet column of each "
                    "row's logged display position (1, 2, …); --label-col then holds clicks "
                    "(0/1). The ranking studies also search the position-bias correction "
@@ -131,8 +138,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     args = p.parse_args(argv)
     if args.data is None and (args.test_data or args.label_col or args.qid_col
-                              or args.drop_cols):
-        _fail("--test-data, --label-col, --qid-col and --drop-cols need --data")
+                              or args.drop_cols or args.groupless):
+        _fail("--test-data, --label-col, --qid-col, --drop-cols and --groupless need --data "
+              "(the embedded group-less task declares itself)")
+    if args.groupless and args.qid_col is not None:
+        _fail(f"--groupless declares all rows one query, and --qid-col {args.qid_col} names "
+              "query ids: drop --groupless to rank within each query, or --qid-col")
+    if args.groupless and args.task not in (None, "ranking"):
+        _fail(f"--groupless declares group-less ranking (all rows one query), not --task "
+              f"{args.task}")
     if args.data is None and args.position_col:
         _fail("--position-col names a column of --data, a CSV/Parquet click log")
     if args.propensity is not None and args.position_col is None:
@@ -173,7 +187,6 @@ def _load_tasks(args: argparse.Namespace):
         TABLE_SUFFIXES,
         NonNumericColumnsError,
         load_data,
-        load_letor,
         load_table,
     )
     from gbrank.tuning import Task, default_tasks, task_from_arrays
@@ -219,10 +232,16 @@ def _load_tasks(args: argparse.Namespace):
             X, y, g = load_data(args.data)
             pos = None
         clicks = ({} if pos is None else {"position": pos, "propensity": args.propensity})
+        kind = args.task or ("ranking" if pos is not None or args.groupless
+                             else infer_kind(y, g))
+        groupless = _groupless(args, args.data, table, kind, g, names)
         if args.test_data is None:
-            return [task_from_arrays(args.data.name, X, y, g, kind=args.task, seed=args.seed,
-                                     description=f"{args.data}; 20% held out",
-                                     feature_names=names, **clicks)]
+            return [task_from_arrays(args.data.name, X, y, None if groupless else g,
+                                     kind=kind, seed=args.seed,
+                                     description=f"{args.data}; 20% held out"
+                                     + ("; group-less: all rows one query" if groupless
+                                        else ""),
+                                     feature_names=names, groupless=groupless, **clicks)]
         n_feat = X.shape[1]
         logged = pos is not None  # the held-out rows' positions are read too
         if table:  # the same features, matched by name
@@ -235,15 +254,24 @@ def _load_tasks(args: argparse.Namespace):
             if logged:  # the test rows' positions, in their rows' order
                 Xt, clicks["position_test"] = Xt[:, :-1], Xt[:, -1]
         else:
-            try:
-                Xt, yt, gt = load_letor(args.test_data, n_features=n_feat)
+            try:  # no query structure: group None (load_letor's would be one query)
+                Xt, yt, gt = load_data(args.test_data, n_features=n_feat)
             except ValueError:
                 Xt, yt, gt = load_data(args.test_data)
         if Xt.shape[1] != n_feat:
             raise ValueError(f"{args.test_data}: {Xt.shape[1]} features, --data has {n_feat}")
-        kind = args.task or ("ranking" if pos is not None else infer_kind(y, g))
-        g = g if g is not None and len(g) > 1 else None
-        gt = gt if gt is not None and len(gt) > 1 else None
+        if kind == "ranking":
+            if groupless and gt is not None and len(gt) > 1:
+                _fail(f"--test-data: {args.test_data} has {len(gt)} queries and --data is "
+                      "one query (group-less): give both parts the same structure")
+            if not groupless and gt is None:
+                _fail(f"--test-data: {args.test_data} has no query ids"
+                      + (f" (no {args.qid_col!r} column)" if args.qid_col else
+                         " (no qid: fields, no .query file)")
+                      + " and --data has queries: give the held-out rows the ids of their "
+                      "queries")
+        g = None if groupless else g
+        gt = None if groupless else gt
         what = (f" (true grades in its {args.label_col!r} column, judged by ndcg@10 on "
                 "them)" if pos is not None and not logged else "")
         if what and not args.quiet:  # said at once: a click table that lost its column
@@ -253,14 +281,41 @@ def _load_tasks(args: argparse.Namespace):
                   "the clicks)", flush=True)
         return [Task(args.data.name, kind, X, np.asarray(y, float), g, Xt,
                      np.asarray(yt, float), gt,
-                     f"{args.data}; test: {args.test_data}{what}",
-                     feature_names=names, **clicks)]
+                     f"{args.data}; test: {args.test_data}{what}"
+                     + ("; group-less: all rows one query" if groupless else ""),
+                     feature_names=names, groupless=groupless, **clicks)]
     except NonNumericColumnsError as exc:
         _fail(f"--data: {' '.join(exc.problem.split())}; encode them as numbers in the "
               f"file, or leave them out with --drop-cols {','.join(exc.columns)}")
     except (OSError, ValueError, ImportError, KeyError) as exc:
         msg = " ".join(str(exc).split()) or type(exc).__name__
         _fail(f"--data: {msg}")
+
+
+def _groupless(args: argparse.Namespace, path: Path, table: bool, kind: str, group,
+               names: list[str] | None = None) -> bool:
+    """Whether ``path``'s data are group-less ranking: declared with ``--groupless``, or
+    one query given explicitly (a qid column or qid: fields of one id). Ranking data
+    without query ids and without the flag, and the flag beside several queries, end
+    the run naming the fixes."""
+    if kind != "ranking":
+        return False
+    if group is None and not args.groupless:
+        from gbrank._validation import id_like_names
+
+        like = id_like_names(names or [])
+        col = like[0] if like else "COL"
+        where = (f"name its column of query ids with --qid-col {col}" if table else
+                 f"give every row the qid:<id> of its query (or a {path.name}.query file of "
+                 "query sizes beside it)")
+        why = ("" if args.task else
+               " (graded labels; --task binary|multiclass if they are classes)")
+        _fail(f"--data: {path} is ranking data{why} without query ids: {where}, or, if all "
+              "rows really are one query (group-less ranking), declare it with --groupless")
+    if group is not None and len(group) > 1 and args.groupless:
+        _fail(f"--groupless declares all rows one query, and {path} has {len(group)} queries "
+              "(qid: fields or a .query file): drop --groupless to rank within each query")
+    return group is None or len(group) < 2
 
 
 def _table_columns(path: Path) -> list[str]:
@@ -304,6 +359,9 @@ def _letor_source(args: argparse.Namespace):
     ``--data``, or None for a single file or table."""
     data = args.data
     if data.is_dir():
+        if args.groupless:
+            _fail(f"--groupless: {data} is a LETOR folder, tuned over its queries; drop "
+                  "--groupless")
         if args.test_data is not None:
             _fail(f"--test-data: {data} is a folder, which holds its own held-out part")
         if args.label_col or args.qid_col or args.drop_cols:
@@ -314,6 +372,9 @@ def _letor_source(args: argparse.Namespace):
                   "LETOR folder")
         return data
     if not data.exists() and "," in str(data):
+        if args.groupless:
+            _fail("--groupless: --data names LETOR files, tuned over their queries; drop "
+                  "--groupless")
         if args.position_col:
             _fail("--position-col chooses a column of a CSV/Parquet table; --data names "
                   "LETOR files")
@@ -508,9 +569,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.label_col:
         hint = (f"; from {args.data.name}: X = its feature columns, y = its "
                 f"{args.label_col!r} column" + (f", qid = its {args.qid_col!r} column"
-                                                if args.qid_col else "")
+                                                if tasks[0].grouped else "")
                 + (f", position = its {args.position_col!r} column" if args.position_col
                    else ""))
+    if args.data is not None and args.data.is_file() and args.test_data is None:
+        # The saved model learnt from the tuning part only; the code takes what it is given.
+        part = "queries" if tasks[0].grouped else "rows"
+        hint += (f" (the saved model learnt from the rows the tuner tuned on: "
+                 f"{args.data.name} less the 20% of its {part} held out for the test; on "
+                 "every row of the file this code learns from those too)")
     path = write_summary(args.out / "SUMMARY.md", tasks, results, config_line=config_line,
                          throughput=throughput, wall_seconds=time.perf_counter() - t_start,
                          plot_dir=args.out / "tune", metric=cfg.metric,

@@ -59,7 +59,7 @@ def _code(res: StudyResult, task: Task, booster: str) -> list[str] | None:
     from gbrank.tuning.recipe import training_code
 
     try:
-        return training_code(res, task.kind, booster, task.grouped)
+        return training_code(res, task.kind, booster, groupless=task.groupless)
     except ValueError:  # a custom objective instance: no registry name to show
         return None
 

@@ -69,9 +69,11 @@ def _wrap(items: list[str], indent: str, width: int = 88) -> list[str]:
     return out
 
 
-def training_code(res: StudyResult, kind: str, booster: str, grouped: bool) -> list[str]:
+def training_code(res: StudyResult, kind: str, booster: str, *,
+                  groupless: bool = False) -> list[str]:
     """Python lines that train ``res``'s recommended configuration on ``X, y`` (and
-    ``qid``, each row's query id, when ``grouped``) with :class:`gbrank.sklearn.GBRanker`
+    ``qid``, each row's query id, for ranking with queries) with
+    :class:`gbrank.sklearn.GBRanker`
     or :class:`~gbrank.sklearn.GBClassifier`: the same objective, booster parameters,
     seed and rounds as the tuner's refit (on the same rows, LightGBM trains the same
     model). A multiclass configuration trains ``GBClassifier(..., decision="argmax")``
@@ -85,9 +87,10 @@ def training_code(res: StudyResult, kind: str, booster: str, grouped: bool) -> l
         A study with a pick (``booster_params``, ``objective_params``, ``rounds``).
     kind : {"ranking", "binary", "multiclass"}
     booster : {"lightgbm", "xgboost"}
-    grouped : bool
-        Whether the data have queries (``fit(X, y, qid=qid)``; else ``fit(X, y)``, a
-        ranker declared ``groupless=True``).
+    groupless : bool, default False
+        Group-less ranking (:attr:`Task.groupless <gbrank.tuning.Task>`): the ranker
+        is declared ``groupless=True`` and fit with ``fit(X, y)``; else a ranking
+        configuration is fit with the queries, ``fit(X, y, qid=qid)``.
 
     Returns
     -------
@@ -101,7 +104,7 @@ def training_code(res: StudyResult, kind: str, booster: str, grouped: bool) -> l
     ...                   objective_params={"truncation": 20},
     ...                   booster_params={"learning_rate": 0.05, "lambda_l1": 0.001,
     ...                                   "verbose": -1, "seed": 0})
-    >>> print("\\n".join(training_code(res, "ranking", "lightgbm", grouped=True)))
+    >>> print("\\n".join(training_code(res, "ranking", "lightgbm")))
     from gbrank.objectives import LambdaRank
     from gbrank.sklearn import GBRanker
     model = GBRanker(
@@ -110,7 +113,12 @@ def training_code(res: StudyResult, kind: str, booster: str, grouped: bool) -> l
         booster_params={"lambda_l1": 0.001, "seed": 0},
     ).fit(X, y, qid=qid)
     """
-    estimator = "GBRanker" if kind == "ranking" else "GBClassifier"
+    ranking = kind == "ranking"
+    if groupless and not ranking:
+        raise ValueError(f"groupless=True declares group-less ranking; a {kind} "
+                         "configuration has no queries")
+    grouped = ranking and not groupless  # fit with each row's query id
+    estimator = "GBRanker" if ranking else "GBClassifier"
     obj, imp = _objective_expr(res, booster)
     named: dict[str, Any] = {"n_estimators": res.rounds}
     rest: dict[str, Any] = {}
@@ -126,7 +134,7 @@ def training_code(res: StudyResult, kind: str, booster: str, grouped: bool) -> l
         args.insert(0, 'booster="xgboost"')
     if kind == "multiclass":
         args.insert(0, 'decision="argmax"')
-    if kind == "ranking" and not grouped:  # group-less ranking is declared, not inferred
+    if groupless:  # group-less ranking is declared, not inferred
         args.append("groupless=True")
     balanced = res.booster_params.get("class_weight") == "balanced"
     lines = [imp] if imp else []

@@ -14,7 +14,7 @@ import numpy as np
 
 from gbrank.tuning.results import StudyResult
 from gbrank.tuning.tasks import Task
-from gbrank.tuning.verdict import ANCHOR, compare, verdict_lines
+from gbrank.tuning.verdict import ANCHOR, compare, flat_note, flat_value, verdict_lines
 
 __all__ = ["paired", "write_summary"]
 
@@ -71,7 +71,9 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
     graded = task.graded_test_metric
     lines = [f"## {task.name}", "", task.description, "",
              f"{task.y.size} tuning rows ({n_folds}-fold CV"
-             + (", folds over queries" if task.grouped else ", folds over rows")
+             + (", folds over queries" if task.grouped else
+                ", group-less: one query, folds over rows" if task.groupless
+                else ", folds over rows")
              + f"), {task.y_test.size} held-out test rows"
              + (f" ({task.group_test.size} queries)" if task.grouped else "") + ".", "",
              "| objective | judged on | pick: rescored CV (mean ± sd) | best trial's CV as "
@@ -93,6 +95,8 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
                 if r.target in r.units else "—")
         as_tuned = (f"{r.best_value:.4f}" + ("" if anchor else f" (trial {r.best_trial})")
                     if r.best_value is not None else "—")
+        if flat_value(r) is not None:
+            as_tuned += " **flat**: every trial"
         c = paired(r, rows, n_folds)
         if c is None:
             delta, won = "— (no other native)", "—"
@@ -109,6 +113,9 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
             f"| {r.key} | {judged} | {pick} | {as_tuned} | {delta} | {won} "
             f"| {r.test.get(graded or r.target, float('nan')):.4f} "
             f"| {r.n_complete} / {r.n_pruned} / {r.n_fail} | {time_} |")
+    flat = [flat_note(r) for r in rows if r.status == "done" and flat_value(r) is not None]
+    if flat:
+        lines += ["", *(f"- {note}" for note in flat)]
     done = [r for r in rows if r.status == "done" and r.units]
     if done:
         ms = list(task.metrics)
@@ -173,7 +180,7 @@ def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
     for task in tasks:
         rows = [r for r in results if r.task == task.name]
         lines += verdict_lines(task.name, rows, metric or task.metrics[0], _n_folds(rows),
-                               kind=task.kind, booster=booster, grouped=task.grouped,
+                               kind=task.kind, booster=booster, groupless=task.groupless,
                                metric_chosen=metric is not None, data_hint=data_hint,
                                test_metric=task.graded_test_metric)
     lines += ["## How to read the tables", "",

@@ -54,6 +54,10 @@ class StudyResult:
     folds : dict of str to list of float, default {}
         The best trial's score of every task metric (and ``target``) on each fold,
         each fold early-stopped on the rows it is scored on.
+    values : list of float, default []
+        Every complete trial's value as tuned (its mean of ``target`` over the folds),
+        in trial order: a study whose trials all scored the same is flat, no basis for
+        a recommendation (:func:`gbrank.tuning.verdict.flat_value`).
     best_params : dict, default {}
         The recommended trial's parameters as Optuna drew them (objective parameters
         prefixed ``obj_``); the configuration trained is ``booster_params`` and
@@ -120,6 +124,7 @@ class StudyResult:
     n_here: int = 0  # trials this process ran (admitted into the budget)
     best_value: float | None = None
     folds: dict[str, list[float]] = field(default_factory=dict)
+    values: list[float] = field(default_factory=list)
     best_params: dict[str, Any] = field(default_factory=dict)
     rounds: int = 0
     own_target: str = ""

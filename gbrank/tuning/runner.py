@@ -79,7 +79,8 @@ def tune_task(task: Task, cfg: TuneConfig, progress: Progress | None = None,
     else:
         cands = candidates_for(task.name, task.kind, cfg.booster, cfg.objectives,
                                cfg.custom, cfg.quick, cfg.metric,
-                               num_class=task.num_class if task.kind == "multiclass" else None)
+                               num_class=task.num_class if task.kind == "multiclass" else None,
+                               groupless_headline=task.metrics[0] if task.groupless else None)
     folds = make_folds(task, cfg.n_folds, cfg.seed)
     data = FoldData(task, folds, cfg.booster, reuse=True, n_jobs=cfg.n_jobs)
     repeats = RepeatFolds(task, cfg.n_folds, cfg.repeats, cfg.seed, cfg.booster, cfg.n_jobs)

@@ -403,13 +403,17 @@ def click_candidates(booster: str, propensity: Any, keys: list[str] | None = Non
 
 def candidates_for(task_name: str, kind: str, booster: str, keys: list[str] | None = None,
                    custom: dict[str, Any] | None = None, quick: bool = False,
-                   metric: str | None = None, num_class: int | None = None
-                   ) -> list[Candidate]:
+                   metric: str | None = None, num_class: int | None = None, *,
+                   groupless_headline: str | None = None) -> list[Candidate]:
     """The candidates of one task: the chosen gbrank objectives of the task's kind (all
     defaults when ``keys`` is None), custom instances, then the native baselines; each
     judged on ``metric`` when given, else on its own metric. A multiclass task passes
     its ``num_class`` K: its candidates train K scores per row (``"focal"`` is
-    ``FocalLoss(num_class=K)``, the natives the booster's softmax objective).
+    ``FocalLoss(num_class=K)``, the natives the booster's softmax objective). A
+    group-less ranking task passes its headline metric (``groupless_headline``):
+    without ``metric``, a candidate whose own metric is a cut-off one (``ndcg@10``,
+    ``err@10``), which one list of every row saturates, is judged on the headline
+    instead (RankNet keeps pair accuracy).
 
     Examples
     --------
@@ -417,6 +421,10 @@ def candidates_for(task_name: str, kind: str, booster: str, keys: list[str] | No
     >>> [(c.key, c.target, c.num_class)
     ...  for c in candidates_for("m", "multiclass", "lightgbm", num_class=4)]
     [('focal', 'macro_f1', 4), ('native:multiclass', 'macro_f1', 4)]
+    >>> [(c.key, c.target, c.own_target) for c in candidates_for(
+    ...     "one_list", "ranking", "lightgbm", ["ranknet", "native:lambdarank"],
+    ...     groupless_headline="ndcg")]
+    [('ranknet', 'pair_accuracy', 'pair_accuracy'), ('native:lambdarank', 'ndcg', 'ndcg@10')]
     """
     if kind == "multiclass" and num_class is None:
         raise ValueError("a multiclass task's candidates need its num_class")
@@ -437,10 +445,15 @@ def candidates_for(task_name: str, kind: str, booster: str, keys: list[str] | No
         natives = natives[:1]
     out += [candidate(f"native:{n}", booster, num_class=k) for n in natives
             if NATIVE[booster][n].kind == kind]
-    if metric is not None:
-        from dataclasses import replace
+    from dataclasses import replace
 
+    if metric is not None:
         out = [replace(c, target=metric, own_target=c.own_target) for c in out]
+    elif groupless_headline is not None:
+        from gbrank.tuning.tasks import is_cutoff
+
+        out = [replace(c, target=groupless_headline, own_target=c.own_target)
+               if is_cutoff(c.target) else c for c in out]
     return out
 
 

@@ -181,6 +181,7 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
         res.status, res.message = "no trials", "no trial completed"
         progress.line(f"{label}: no trial completed")
         return res
+    res.values = [float(t.value) for t in complete]
     best = study.best_trial
     res.best_trial = best.number
     res.best_value = float(best.value)

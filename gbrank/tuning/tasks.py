@@ -11,10 +11,14 @@ import numpy as np
 
 from gbrank._validation import check_choice, check_number, query_structure
 
-__all__ = ["Task", "check_metric", "default_tasks", "infer_kind", "letor_task",
+__all__ = ["Task", "check_metric", "default_tasks", "infer_kind", "is_cutoff", "letor_task",
            "multiclass_task", "task_from_arrays", "task_metrics", "with_metric"]
 
 RANKING_METRICS = ("ndcg@10", "err@10", "map@10", "mrr@10", "pair_accuracy")
+# Group-less ranking (all rows one query): a cut-off metric saturates on one long list
+# of many rows per grade (NDCG@10 is 1 once the top 10 rows hold the top grade), so the
+# headline is NDCG over the whole list.
+GROUPLESS_METRICS = ("ndcg", *RANKING_METRICS)
 # A click log is judged by the click metric only: a metric of the clicks as labels
 # (NDCG of clicks) rewards reproducing the logging ranker's position bias.
 CLICK_METRICS = ("ips_dcg@10",)
@@ -32,10 +36,39 @@ METRIC_KINDS = {
 KINDS = tuple(METRIC_KINDS)
 
 
-def task_metrics(kind: str) -> tuple[str, ...]:
-    """Every metric a study of this kind records (the first is the task's headline)."""
+def task_metrics(kind: str, groupless: bool = False) -> tuple[str, ...]:
+    """Every metric a study of this kind records (the first is the task's headline);
+    group-less ranking (``groupless=True``) is headed by ``ndcg``, NDCG over the whole
+    list, which a cut-off metric of one list of many rows would saturate.
+
+    Examples
+    --------
+    >>> from gbrank.tuning.tasks import task_metrics
+    >>> task_metrics("ranking")[0], task_metrics("ranking", groupless=True)[0]
+    ('ndcg@10', 'ndcg')
+    """
+    if kind == "ranking" and groupless:
+        return GROUPLESS_METRICS
     return {"ranking": RANKING_METRICS, "multiclass": MULTICLASS_METRICS}.get(
         kind, BINARY_METRICS)
+
+
+def is_cutoff(metric: str) -> bool:
+    """Whether ``metric`` judges only the top k rows of a list (``ndcg@10``,
+    ``err@5``, ``ips_dcg@10``): on group-less ranking, one list of every row, such a
+    metric saturates.
+
+    Examples
+    --------
+    >>> from gbrank.tuning.tasks import is_cutoff
+    >>> is_cutoff("ndcg@10"), is_cutoff("ndcg"), is_cutoff("pair_accuracy"), is_cutoff("ap")
+    (True, False, False, False)
+    """
+    from gbrank.metrics import get_metric
+
+    if metric == "ap":
+        return False
+    return get_metric(metric).params.get("k") is not None
 
 
 def check_metric(name: str, kind: str, *, clicks: bool = False) -> str:
@@ -107,7 +140,9 @@ class Task:
     ``X``, ``y``, ``group`` are the tuning part (cross-validated, then refit on);
     ``X_test``, ``y_test``, ``group_test`` the held-out part, never seen while tuning
     (for grouped ranking: whole queries). ``group`` is ``None`` for binary and
-    multiclass data and for group-less ranking (the rows are one query).
+    multiclass data and for group-less ranking, which is declared, never inferred: a
+    ranking task without query sizes needs ``groupless=True`` (all rows of each part
+    are one query), else it is refused naming both fixes.
     ``feature_names`` (one per column of ``X``, e.g. a table's column names) name the
     features of every booster the tuner trains and saves; ``None``: the boosters'
     defaults (``Column_0``, ``f0``, ...).
@@ -143,16 +178,17 @@ class Task:
         Labels of the tuning part: grades (ranking), 0/1 (binary), class indices
         (multiclass), or 0/1 clicks (a click log).
     group : ndarray of int, optional
-        Query sizes of the tuning part in row order (each query's rows contiguous);
-        ``None`` for binary and multiclass data and for group-less ranking (all rows
-        are one query).
+        Query sizes of the tuning part in row order (each query's rows contiguous), at
+        least two queries; ``None`` for binary and multiclass data and for group-less
+        ranking (``groupless=True``).
     X_test : ndarray or scipy.sparse matrix of shape (n_test, n_features)
         Features of the held-out part, never seen while tuning: only the refit models
         are scored on it.
     y_test : ndarray of shape (n_test,)
         Labels of the held-out part, as ``y`` (or true grades, see ``position_test``).
     group_test : ndarray of int, optional
-        Query sizes of the held-out part, as ``group``.
+        Query sizes of the held-out part, as ``group`` (given with ``group``, ``None``
+        without it).
     description : str, default ""
         A line about the data for the progress lines and the report (empty: the
         progress lines show the kind).
@@ -161,9 +197,10 @@ class Task:
         the held-out part), the first being the headline the report's verdict uses;
         gbrank metric names (or ``"ap"``) that suit the kind. Empty: those of the kind
         (``ndcg@10``, ``err@10``, ``map@10``, ``mrr@10``, ``pair_accuracy`` for
-        ranking; ``ap``, ``f1`` for binary; ``macro_f1``, ``weighted_f1``,
-        ``balanced_accuracy``, ``mlogloss`` for multiclass; ``ips_dcg@10`` for a
-        click log). :func:`with_metric` puts a checked metric first.
+        ranking, headed by ``ndcg`` for group-less ranking; ``ap``, ``f1`` for binary;
+        ``macro_f1``, ``weighted_f1``, ``balanced_accuracy``, ``mlogloss`` for
+        multiclass; ``ips_dcg@10`` for a click log). :func:`with_metric` puts a
+        checked metric first.
     feature_names : list of str, optional
         One unique name per column of ``X`` and ``X_test`` (e.g. a table's column
         names), given to every booster the tuner trains and saves; ``None``: the
@@ -186,6 +223,15 @@ class Task:
         ``--propensity``). ``ips_dcg@10`` divides each click it scores (validation
         folds, held-out part) by the ρ of its position; the gbrank studies'
         ``position_bias="ipw"`` uses them too.
+    groupless : bool, default False
+        Declares group-less ranking: each part's rows are one query (``group`` and
+        ``group_test`` are ``None``); folds are over rows, the code the report shows
+        trains ``GBRanker(..., groupless=True)``, the default ``metrics`` are headed by
+        ``ndcg`` (NDCG over the whole list), and a study whose objective's own metric
+        is a cut-off one (``ndcg@10``), which one list of many rows saturates, is judged
+        on the task's headline instead. A ranking task without ``group`` must declare
+        it (or give query sizes); refused beside ``group`` and for binary and
+        multiclass tasks. The command line's ``--groupless``.
 
     Examples
     --------
@@ -212,9 +258,14 @@ class Task:
     position: np.ndarray | None = None
     position_test: np.ndarray | None = None
     propensity: Any = None
+    groupless: bool = False
 
     def __post_init__(self) -> None:
+        from gbrank._validation import check_bool
+
         check_choice(self.kind, "kind", KINDS)
+        self.groupless = check_bool(self.groupless, "groupless")
+        self._check_queries()
         self._check_shapes()
         if self.position is None and self.position_test is not None:
             raise ValueError(f"{self.name}: the test part has positions and the tuning part "
@@ -236,7 +287,8 @@ class Task:
                 raise ValueError(f"{self.name}: a multiclass task needs labels of 3 or "
                                  f"more classes; the largest is {self.num_class - 1:g}")
         if not self.metrics:
-            self.metrics = CLICK_METRICS if self.clicks else task_metrics(self.kind)
+            self.metrics = (CLICK_METRICS if self.clicks
+                            else task_metrics(self.kind, self.groupless))
         elif isinstance(self.metrics, str):
             raise ValueError(f"{self.name}: metrics must be a tuple of metric names, got "
                              f"{self.metrics!r}")
@@ -257,6 +309,32 @@ class Task:
                 raise ValueError(f"{self.name}: feature_names must be unique; {twice!r} "
                                  "occur more than once")
             self.feature_names = names
+
+    def _check_queries(self) -> None:
+        """Group-less ranking is declared: a ranking task without query sizes needs
+        ``groupless=True``, which refuses query sizes and other kinds."""
+        given = [part for part, g in (("group", self.group), ("group_test", self.group_test))
+                 if g is not None]
+        if self.groupless:
+            _check_groupless(self.name, self.kind, given)
+            return
+        if self.kind != "ranking":
+            return
+        if not given:
+            raise ValueError(f"{self.name}: a ranking task without query sizes: give them "
+                             "(group=, group_test=; task_from_arrays(..., group)) or, if all "
+                             "rows of each part really are one query (group-less ranking), "
+                             "declare it: groupless=True")
+        if len(given) == 1:
+            have, lack = given[0], ({"group", "group_test"} - set(given)).pop()
+            raise ValueError(f"{self.name}: {have} (query sizes) is given and {lack} is "
+                             f"not: give {lack} too (both parts have queries), or declare "
+                             "group-less ranking with groupless=True and neither")
+        if np.size(self.group) < 2:
+            raise ValueError(f"{self.name}: group holds one query; the folds are over "
+                             "queries and need several: give the query sizes of several "
+                             "queries or, for one query of all rows, declare it: "
+                             "groupless=True (with group=None, folds over rows)")
 
     def _check_shapes(self) -> None:
         """Rows of X and labels agree in each part, both parts have the same columns, and
@@ -356,7 +434,7 @@ class Task:
         """Query sizes to hand a booster: group-less ranking is one query of all rows."""
         if self.kind != "ranking":
             return None
-        return np.asarray([n], dtype=np.int64) if group is None else group
+        return np.asarray([n], dtype=np.int64) if self.groupless else group
 
     def fingerprint(self) -> str:
         """Short hash of the data (labels, query sizes, shape, a sample of X), so study
@@ -375,6 +453,19 @@ class Task:
         rows = rows.toarray() if hasattr(rows, "toarray") else np.asarray(rows)
         h.update(np.ascontiguousarray(rows, dtype=np.float64).tobytes())
         return h.hexdigest()[:8]
+
+
+def _check_groupless(name: str, kind: str, given: list[str]) -> None:
+    """``groupless=True`` declares group-less ranking: refused for another kind and
+    beside query sizes (the parts named in ``given``)."""
+    if kind != "ranking":
+        raise ValueError(f"{name}: groupless=True declares group-less ranking (all rows one "
+                         f"query); this task is {kind}: drop groupless=True")
+    if given:
+        raise ValueError(f"{name}: groupless=True declares all rows one query, and "
+                         f"{' and '.join(given)} (query sizes) "
+                         f"{'was' if len(given) == 1 else 'were'} given: drop "
+                         "groupless=True to rank within each query, or the query sizes")
 
 
 def _rows(X: Any, idx: np.ndarray) -> Any:
@@ -408,14 +499,17 @@ def infer_kind(y: Any, group: Any) -> str:
 def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str | None = None,
                      test_size: float = 0.2, seed: int = 0, description: str = "",
                      feature_names: list[str] | None = None, position: Any = None,
-                     propensity: Any = None) -> Task:
+                     propensity: Any = None, groupless: bool = False) -> Task:
     """Split data into a tuning part and a held-out test part.
 
     Grouped ranking: a random ``test_size`` share of the queries is held out (whole
-    queries). Group-less ranking: random rows (both parts remain one query each).
+    queries). Group-less ranking (``groupless=True``, or ``group`` of one query given
+    explicitly): random rows (both parts remain one query each); ranking data without
+    ``group`` and without the declaration are refused, naming both.
     Binary and multiclass: a random share of the rows of each class (stratified).
     ``kind`` defaults to :func:`infer_kind`'s (binary for 0/1 labels, multiclass for
-    the classes ``0 … K−1``, K > 2, without query structure; else ranking).
+    the classes ``0 … K−1``, K > 2, without query structure; else ranking; ranking
+    with ``groupless=True``).
     ``feature_names``: see :class:`Task`. A click log: ``position`` (every row's
     logged display position, split with its row) and ``propensity`` (see
     :class:`Task`); its labels are clicks and its kind is ranking.
@@ -424,7 +518,8 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
     ----------
     name : str
     X, y, group
-        Features, labels and query sizes (``None``: binary or group-less ranking).
+        Features, labels and query sizes (``None``: binary, multiclass or group-less
+        ranking).
     kind : {"ranking", "binary", "multiclass"}, optional
     test_size : float in (0, 1), default 0.2
         Share of the queries (grouped) or rows held out.
@@ -437,6 +532,9 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
         Logged display positions of a click log, one per row.
     propensity : sequence or dict, optional
         Examination probabilities of the positions (required with ``position``).
+    groupless : bool, default False
+        Declares group-less ranking: all rows are one query (see :class:`Task`);
+        refused with ``group`` of several queries.
 
     Returns
     -------
@@ -455,14 +553,24 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
     ...                           position=log.position, propensity=log.examination)
     >>> clicks.metrics, clicks.position_test.size == clicks.y_test.size
     (('ips_dcg@10',), True)
+    >>> task_from_arrays("one_list", X, y, groupless=True).metrics[0]  # declared
+    'ndcg'
     """
+    from gbrank._validation import check_bool
+
     y = np.asarray(y, dtype=np.float64)
+    groupless = check_bool(groupless, "groupless")
+    one_query = False
     if group is not None:
         group = np.asarray(group, dtype=np.int64)
-        if group.size < 2:
-            group = None
+        if group.size < 2:  # one query given explicitly: one list
+            group, one_query = None, True
     if kind is None:
-        kind = "ranking" if position is not None else infer_kind(y, group)
+        kind = ("ranking" if position is not None or groupless or one_query
+                else infer_kind(y, group))
+    if groupless:
+        _check_groupless(name, kind, [] if group is None else ["group"])
+    groupless = groupless or (one_query and kind == "ranking")
     if position is not None:
         from gbrank._validation import check_positions
 
@@ -482,7 +590,7 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
             clicks.update(position=position[~te], position_test=position[te])
         return Task(name, kind, _rows(X, np.flatnonzero(~te)), y[~te], group[~test_q],
                     _rows(X, np.flatnonzero(te)), y[te], group[test_q], description,
-                    feature_names=feature_names, **clicks)
+                    feature_names=feature_names, groupless=groupless, **clicks)
     n = y.size
     if kind == "binary":
         pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y != 1)
@@ -503,7 +611,7 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
         clicks.update(position=position[~te], position_test=position[te])
     return Task(name, kind, _rows(X, np.flatnonzero(~te)), y[~te], None,
                 _rows(X, np.flatnonzero(te)), y[te], None, description,
-                feature_names=feature_names, **clicks)
+                feature_names=feature_names, groupless=groupless, **clicks)
 
 
 def default_tasks(quick: bool = False) -> list[Task]:
@@ -543,12 +651,12 @@ def default_tasks(quick: bool = False) -> list[Task]:
         "20% of the queries held out"))
     n_d = 2500 if quick else 3000
     Xd, yd = make_demand_levels(n_rows=n_d, n_features=20, seed=0)
+    # Group-less, declared: NDCG@10 saturates near 1 on 500+ rows per grade, so the
+    # task's headline (its verdict's metric) is NDCG over the whole list (every row).
     demand = task_from_arrays("demand_levels", Xd, yd, None, kind="ranking", seed=0,
+                              groupless=True,
                               description=(f"make_demand_levels({n_d} rows, 5 grades, seed 0): "
                                            "one query, group-less; 20% of the rows held out"))
-    # Group-less: NDCG@10 saturates near 1 on 600+ rows per grade, so the task's
-    # headline (its verdict's metric) is NDCG over the whole list (every row).
-    demand.metrics = ("ndcg", "ndcg@10", "err@10", "map@10", "mrr@10", "pair_accuracy")
     n_b = 5000 if quick else 10000
     Xb, yb = make_imbalanced(n_rows=n_b, positive_rate=0.03, seed=0)
     binary = task_from_arrays("binary", Xb, yb, None, kind="binary", seed=0, description=(
@@ -592,9 +700,14 @@ def _stack_letor(paths: list[Path], width: int | None = None):
     with a common feature width (the widest file's, or ``width``)."""
     from scipy.sparse import csr_matrix, vstack
 
-    from gbrank.datasets import load_letor
+    from gbrank.datasets import load_data
 
-    loaded = [load_letor(p, n_features=width) for p in paths]
+    loaded = [load_data(p, n_features=width) for p in paths]
+    for p, (_, _, g) in zip(paths, loaded, strict=True):
+        if g is None:  # a LETOR set is tuned over its queries
+            raise ValueError(f"{p}: no query structure (no qid: fields, no {p.name}.query "
+                             "file of query sizes beside it); a LETOR set is tuned over its "
+                             "queries: give every row the qid of its query")
     w = width or max(X.shape[1] for X, _, _ in loaded)
     X = vstack([csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], w))
                 for X, _, _ in loaded]).tocsr()

@@ -10,6 +10,11 @@ is (1/n + 1/(k − 1))·s² rather than s²/n. A gbrank objective is recommended
 it has the best estimate and its 95 % interval against the best native objective lies
 above zero; otherwise the native objective is, and the section says by how much gbrank's
 best trails or leads within noise.
+
+A study whose complete trials all scored the same value of its metric (a metric that
+saturates, as NDCG@10 on one list of thousands of rows) had no signal to tune on, and
+its pick is any of its trials: it is never recommended, nor is it the native baseline a
+gbrank objective must beat; the section says so in plain words (:func:`flat_value`).
 """
 
 from __future__ import annotations
@@ -20,9 +25,58 @@ import numpy as np
 
 from gbrank.tuning.results import StudyResult
 
-__all__ = ["Comparison", "compare", "corrected_interval", "recommend", "verdict_lines"]
+__all__ = ["Comparison", "compare", "corrected_interval", "flat_note", "flat_value",
+           "recommend", "verdict_lines"]
 
 ANCHOR = "anchor:"
+
+#: Complete trials whose values agree to this relative difference scored one value.
+FLAT_RTOL = 1e-12
+
+
+def flat_value(r: StudyResult) -> float | None:
+    """The value of ``r.target`` that every complete trial of study ``r`` scored, when
+    there are two or more and they all agree (to :data:`FLAT_RTOL` relative): the
+    study had no signal to tune on, so its pick is no basis for a recommendation.
+    ``None`` otherwise (the trials differ, or fewer than two completed).
+
+    Examples
+    --------
+    >>> from gbrank.tuning import StudyResult
+    >>> from gbrank.tuning.verdict import flat_value
+    >>> saturated = StudyResult("t", "native:lambdarank", "ndcg@10", True, "done",
+    ...                         values=[1.0, 1.0, 1.0])
+    >>> tuned = StudyResult("t", "ranknet", "pair_accuracy", False, "done",
+    ...                     values=[0.861, 0.874, 0.870])
+    >>> flat_value(saturated), flat_value(tuned)
+    (1.0, None)
+    """
+    v = np.asarray(r.values, dtype=float)
+    if v.size < 2 or not np.all(np.isfinite(v)):
+        return None
+    if float(np.ptp(v)) > FLAT_RTOL * float(np.max(np.abs(v))):
+        return None
+    return float(v[0])
+
+
+def flat_note(r: StudyResult) -> str | None:
+    """The plain words the report says of a flat study (:func:`flat_value`), or None.
+
+    Examples
+    --------
+    >>> from gbrank.tuning import StudyResult
+    >>> from gbrank.tuning.verdict import flat_note
+    >>> note = flat_note(StudyResult("t", "native:lambdarank", "ndcg@10", True, "done",
+    ...                              values=[1.0, 1.0, 1.0]))
+    >>> print(note.replace("; ", ";\\n"))
+    `native:lambdarank` is flat: every trial scored 1.0000 on ndcg@10;
+    not a basis for a recommendation (3 complete trials).
+    """
+    v = flat_value(r)
+    if v is None:
+        return None
+    return (f"`{r.key}` is flat: every trial scored {v:.4f} on {r.target}; not a basis "
+            f"for a recommendation ({len(r.values)} complete trials).")
 
 
 def corrected_interval(d: np.ndarray, n_folds: int, level: float = 0.95
@@ -107,18 +161,27 @@ def _best(rows: list[StudyResult], metric: str) -> StudyResult | None:
 
 @dataclass(frozen=True)
 class Recommendation:
+    """What :func:`recommend` chose: ``use`` (None: no study with a pick and a signal),
+    the best native and gbrank studies with a signal, ``versus_native`` (the best gbrank
+    study against the best native one; against the best flat native one when every
+    native study is flat, for the reader), the anchor and the recommendation against
+    it, and the ``flat`` studies (never recommended)."""
+
     use: StudyResult | None
     best_native: StudyResult | None
     best_gbrank: StudyResult | None
     versus_native: Comparison | None
     anchor: StudyResult | None
     versus_anchor: Comparison | None
+    flat: tuple[StudyResult, ...] = ()
 
 
 def recommend(rows: list[StudyResult], metric: str, n_folds: int) -> Recommendation:
     """The recommendation among a task's studies on ``metric``: the best gbrank
     objective when its lead over the best native one is beyond the fold noise, else
-    the best native objective.
+    the best native objective. A flat study (:func:`flat_value`: every trial scored
+    the same) is neither recommended nor the native baseline to beat: when every
+    native study is flat, the best gbrank study with a signal is recommended.
 
     Examples
     --------
@@ -135,9 +198,13 @@ def recommend(rows: list[StudyResult], metric: str, n_folds: int) -> Recommendat
     done = [r for r in rows if r.status == "done" and r.units]
     anchor = next((r for r in done if r.key.startswith(ANCHOR)), None)
     done = [r for r in done if not r.key.startswith(ANCHOR)]
-    nat = _best([r for r in done if r.native], metric)
-    ours = _best([r for r in done if not r.native], metric)
-    vs = compare(ours, nat, metric, n_folds) if ours is not None and nat is not None else None
+    flat = tuple(r for r in done if flat_value(r) is not None)
+    live = [r for r in done if flat_value(r) is None]
+    nat = _best([r for r in live if r.native], metric)
+    ours = _best([r for r in live if not r.native], metric)
+    # Every native study flat: the gbrank pick is still shown against the best of them.
+    base = nat if nat is not None else _best([r for r in flat if r.native], metric)
+    vs = compare(ours, base, metric, n_folds) if ours is not None and base is not None else None
     if nat is None:
         use = ours
     elif vs is not None and vs.mean > 0 and vs.beyond_noise:
@@ -145,7 +212,7 @@ def recommend(rows: list[StudyResult], metric: str, n_folds: int) -> Recommendat
     else:
         use = nat
     va = compare(use, anchor, metric, n_folds) if use is not None and anchor else None
-    return Recommendation(use, nat, ours, vs, anchor, va)
+    return Recommendation(use, nat, ours, vs, anchor, va, flat)
 
 
 #: Fewer units than this leave the interval too wide to separate objectives by much.
@@ -169,11 +236,12 @@ def _cell(r: StudyResult, metric: str, test_metric: str | None = None) -> str:
 
 
 def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds: int, *,
-                  kind: str, booster: str, grouped: bool, metric_chosen: bool,
+                  kind: str, booster: str, groupless: bool = False, metric_chosen: bool,
                   data_hint: str = "", test_metric: str | None = None) -> list[str]:
     """The verdict section of one task in ``SUMMARY.md`` (Markdown lines).
-    ``test_metric``: the held-out part is judged on it instead of ``metric`` (a click
-    log tuned on clicks, tested on true grades)."""
+    ``groupless``: the task is group-less ranking (:attr:`Task.groupless
+    <gbrank.tuning.Task>`); ``test_metric``: the held-out part is judged on it instead
+    of ``metric`` (a click log tuned on clicks, tested on true grades)."""
     from gbrank.tuning.cv import higher_is_better
     from gbrank.tuning.recipe import training_code
 
@@ -183,22 +251,39 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
         tuned = sorted({f"`{r.key}` for {r.target}" for r in rows
                         if r.status == "done" and r.target != metric
                         and not r.key.startswith(ANCHOR)})
+        moved = sorted(f"`{r.key}`" for r in rows if r.status == "done"
+                       and r.target == metric and r.own_target != metric
+                       and not r.key.startswith(ANCHOR))
+        why = (f" Group-less ranking (all rows one list): {', '.join(moved)} "
+               f"{'was' if len(moved) == 1 else 'were'} tuned for {metric} rather than "
+               f"{'its' if len(moved) == 1 else 'their'} own cut-off metric, which one list "
+               "of every row saturates."
+               if groupless and moved else "")
         if tuned:
             lines += [f"Judged on {metric}, the task's headline metric. Without `--metric` "
                       "each study was tuned for its own objective's metric"
                       f" ({', '.join(tuned)}); `--metric {metric}` tunes every candidate "
-                      f"for {metric}.", ""]
+                      f"for {metric}.{why}", ""]
         else:
             lines += [f"Judged on {metric}, the task's headline metric, which every study "
-                      "was tuned for (its objective's own metric).", ""]
+                      f"was tuned for.{why}", ""]
+    flat = [flat_note(r) for r in rec.flat]
     if rec.use is None:
+        if flat:
+            return lines + [" ".join(flat) + " No study with a pick has a signal: nothing "
+                            "to recommend. Tune on a metric that tells the trials apart"
+                            + (" (group-less ranking: `--metric ndcg`, NDCG over the "
+                               "whole list)" if groupless else "") + ".", ""]
         return lines + ["No study finished with a pick: nothing to recommend.", ""]
     direction = "" if higher_is_better(metric) else f" ({metric}: lower is better)"
     use, vs = rec.use, rec.versus_native
     what = "LightGBM's" if booster == "lightgbm" else "XGBoost's"
     if use.native:
         head = f"**Use `{use.key}`** ({what} own objective)"
-        if rec.best_gbrank is None:
+        if rec.best_gbrank is None and any(not r.native for r in rec.flat):
+            lines.append(f"{head}: no gbrank objective's study has a signal to compare "
+                         "with it.")
+        elif rec.best_gbrank is None:
             lines.append(f"{head}: no gbrank objective was tuned on this task.")
         elif vs is None:
             lines.append(f"{head}: gbrank's objectives have no units to compare with it.")
@@ -207,17 +292,24 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
                          f"{metric}{direction}. The best gbrank objective, "
                          f"`{rec.best_gbrank.key}`, is {vs.describe()}."
                          + _few_units(vs, n_folds))
+    elif rec.best_native is None and vs is not None:  # every native study is flat
+        lines.append(f"**Use `{use.key}`**: no native objective's study has a signal on "
+                     f"{metric}{direction} to recommend it or to beat (below); against "
+                     f"`{vs.b.key}` it is {vs.describe()}.")
     else:
         lines.append(f"**Use `{use.key}`**: on {metric}{direction} it is "
                      + (vs.describe() + f" against the best native objective, "
                         f"`{rec.best_native.key}`." if vs is not None
                         else "the only objective with a pick (no native baseline ran)."))
+    if flat:
+        lines += ["", *flat]
     held = (f"held-out test: {test_metric} on true grades" if test_metric
             else "held-out test")
     lines += ["", f"| | {metric}: rescored CV (mean ± sd over units) | {held} |",
               "|---|---|---|",
               f"| recommended: `{use.key}` | {_cell(use, metric, test_metric)} |"]
-    for label, r in (("best native", rec.best_native), ("best gbrank", rec.best_gbrank)):
+    for label, r in (("best native", rec.best_native), ("best gbrank", rec.best_gbrank),
+                     *(("flat", r) for r in rec.flat)):
         if r is not None and r is not use:
             lines.append(f"| {label}: `{r.key}` | {_cell(r, metric, test_metric)} |")
     if test_metric:
@@ -239,12 +331,12 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
             lines.append(f"On the held-out split: {t_use:.4f} against {t_a:.4f} "
                          f"({'at least as good' if better else 'worse'}).")
     try:
-        code = training_code(use, kind, booster, grouped)
+        code = training_code(use, kind, booster, groupless=groupless)
     except ValueError as exc:
         lines += ["", f"(No code: {exc}.)", ""]
         return lines
     who = "`X`, `y`: the training rows and labels"
-    if grouped:
+    if kind == "ranking" and not groupless:
         who += ("; `qid`: each row's query id; from a LETOR/SVMlight file, `X, y, qid = "
                 "sklearn.datasets.load_svmlight_file(path, query_id=True)`")
     if any("position=position" in line for line in code):

@@ -99,3 +99,106 @@ def test_mq2008_fold_one_tunes_on_s1_to_s4_and_tests_on_s5(mq2008_dir):
     _, y5, g5 = load_letor(mq2008_dir / "S5.txt")
     np.testing.assert_array_equal(task.y_test, y5)
     np.testing.assert_array_equal(task.group_test, g5)
+
+
+# ---- group-less ranking is declared, never inferred ------------------------------------
+
+def _demand(n=200):
+    from gbrank.datasets import make_demand_levels
+
+    return make_demand_levels(n_rows=n, n_features=5, seed=0)
+
+
+def test_ranking_task_without_queries_names_both_fixes():
+    from gbrank.tuning import Task
+
+    X, y = _demand()
+    with pytest.raises(ValueError, match=r"without query sizes: give them \(group=.*"
+                       r"declare it: groupless=True"):
+        task_from_arrays("d", X, y, kind="ranking")
+    with pytest.raises(ValueError, match="declare it: groupless=True"):
+        Task("d", "ranking", X[:150], y[:150], None, X[150:], y[150:], None)
+
+
+def test_groupless_task_is_one_list_headed_by_ndcg_over_the_whole_list():
+    from gbrank.tuning import Task
+    from gbrank.tuning.tasks import task_metrics
+
+    X, y = _demand()
+    task = task_from_arrays("d", X, y, groupless=True)  # kind follows the declaration
+    assert task.kind == "ranking" and task.groupless and not task.grouped
+    assert task.group is None and task.group_test is None
+    assert task.metrics == task_metrics("ranking", groupless=True)
+    assert task.metrics[0] == "ndcg"
+    np.testing.assert_array_equal(task.lgb_group(None, 7), [7])
+    # One query given explicitly is the same declaration.
+    one = task_from_arrays("d", X, y, [y.size])
+    assert one.groupless and one.kind == "ranking" and one.metrics[0] == "ndcg"
+    assert Task("d", "ranking", X, y, None, X, y, None, groupless=True).metrics[0] == "ndcg"
+    # A metric chosen for it is kept.
+    assert Task("d", "ranking", X, y, None, X, y, None, groupless=True,
+                metrics=("err@10",)).metrics == ("err@10",)
+
+
+@pytest.mark.parametrize("make,match", [
+    (lambda X, y, g: task_from_arrays("d", X, y, g, groupless=True),
+     r"groupless=True declares all rows one query, and group \(query sizes\) was given"),
+    (lambda X, y, g: __import__("gbrank.tuning", fromlist=["Task"]).Task(
+        "d", "ranking", X[:100], y[:100], g[:10], X[100:], y[100:], g[10:], groupless=True),
+     "and group and group_test .* were given: drop groupless=True"),
+    (lambda X, y, g: task_from_arrays("d", X, (y > 1).astype(float), kind="binary",
+                                      groupless=True),
+     "this task is binary: drop groupless=True"),
+    (lambda X, y, g: __import__("gbrank.tuning", fromlist=["Task"]).Task(
+        "d", "ranking", X[:100], y[:100], g[:10], X[100:], y[100:], None),
+     "group .* is given and group_test is not"),
+    (lambda X, y, g: __import__("gbrank.tuning", fromlist=["Task"]).Task(
+        "d", "ranking", X[:100], y[:100], np.array([100]), X[100:], y[100:], g[10:]),
+     "group holds one query.*groupless=True"),
+    (lambda X, y, g: task_from_arrays("d", X, y, g, groupless="yes"), "groupless"),
+])
+def test_groupless_is_refused_where_it_contradicts_the_data(make, match):
+    from gbrank.datasets import make_ranking
+
+    X, y, g = make_ranking(n_queries=16, rows_per_query=10, n_features=3, seed=0)
+    with pytest.raises(ValueError, match=match):
+        make(X, y, g)
+
+
+def test_the_embedded_demand_task_declares_it():
+    from gbrank.tuning import default_tasks
+
+    tasks = {t.name: t for t in default_tasks(quick=True)}
+    assert tasks["demand_levels"].groupless and tasks["demand_levels"].metrics[0] == "ndcg"
+    assert not any(t.groupless for name, t in tasks.items() if name != "demand_levels")
+
+
+def test_groupless_studies_judged_on_a_cutoff_metric_are_judged_on_the_headline():
+    from gbrank.tuning.spaces import candidates_for
+
+    keys = ["ranknet", "lambdarank:ndcg", "lambdarank:err", "native:lambdarank",
+            "native:rank_xendcg"]
+    judged = {c.key: (c.target, c.own_target) for c in candidates_for(
+        "d", "ranking", "lightgbm", keys, groupless_headline="ndcg")}
+    assert judged == {"ranknet": ("pair_accuracy", "pair_accuracy"),
+                      "lambdarank:ndcg": ("ndcg", "ndcg@10"),
+                      "lambdarank:err": ("ndcg", "err@10"),
+                      "native:lambdarank": ("ndcg", "ndcg@10"),
+                      "native:rank_xendcg": ("ndcg", "ndcg@10")}
+    xgb = {c.key: c.target for c in candidates_for(
+        "d", "ranking", "xgboost", ["native:rank:ndcg", "native:rank:pairwise"],
+        groupless_headline="ndcg")}
+    assert xgb == {"native:rank:ndcg": "ndcg", "native:rank:pairwise": "pair_accuracy"}
+    # --metric wins over it; grouped tasks keep their own metrics.
+    assert {c.target for c in candidates_for("d", "ranking", "lightgbm", keys, metric="err@5",
+                                             groupless_headline="ndcg")} == {"err@5"}
+    assert [c.target for c in candidates_for("d", "ranking", "lightgbm",
+                                             ["ranknet", "native:lambdarank"])] == [
+        "pair_accuracy", "ndcg@10"]
+
+
+def test_letor_files_without_queries_are_refused_naming_the_file(tmp_path):
+    path = tmp_path / "flat.txt"
+    path.write_text("".join(f"{i % 3} 1:{i / 10}\n" for i in range(20)))
+    with pytest.raises(ValueError, match=r"flat.txt: no query structure \(no qid: fields"):
+        letor_task([path])

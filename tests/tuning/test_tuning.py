@@ -504,6 +504,34 @@ def test_quick_run_end_to_end(tmp_path):
     for task in ("ranking", "demand_levels", "binary", "multiclass"):
         assert (out / "tune" / f"comparison_{task}.png").stat().st_size > 5000
         assert list((out / "tune" / task).glob("*_history.png"))
+    # The group-less task: the native study is tuned on its headline, NDCG over the whole
+    # list (NDCG@10 saturates there), and the code declares the mode.
+    verdict = summary[summary.index("### demand_levels: ndcg"):summary.index("### binary")]
+    assert "`native:lambdarank` was tuned for ndcg rather than its own cut-off" in verdict
+    assert "groupless=True" in verdict and ").fit(X, y)" in verdict
+    assert "| native:lambdarank | ndcg (own: ndcg@10) |" in summary
+    assert "is flat" not in verdict
+
+
+@pytest.mark.slow
+def test_quick_run_on_a_saturated_metric_recommends_no_flat_study(tmp_path):
+    """`--quick --metric map@10`: on the group-less task every trial of every study
+    scores MAP@10 1 (the top 10 of one list of 2000 rows are all relevant), so the
+    verdict recommends nothing there and says why; the grouped task is unaffected."""
+    out = tmp_path / "out"
+    r = subprocess.run([*TUNE, "--quick", "--metric", "map@10", "--quiet", "--out", str(out)],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    summary = (out / "SUMMARY.md").read_text()
+    verdict = summary[summary.index("### demand_levels: map@10"):summary.index("## How")]
+    for key in ("ranknet", "native:lambdarank"):
+        assert (f"`{key}` is flat: every trial scored 1.0000 on map@10; not a basis for a "
+                "recommendation") in verdict
+    assert "nothing to recommend" in verdict and "`--metric ndcg`" in verdict
+    assert "Use" not in verdict and "```python" not in verdict
+    ranking = summary[summary.index("### ranking: map@10"):summary.index("### demand_levels")]
+    assert "**Use `" in ranking and "is flat" not in ranking
+    assert "**flat**: every trial" in summary[summary.index("## demand_levels"):]
 
 
 # ---- 2: SIGKILL and resume ------------------------------------------------------------------
@@ -691,3 +719,91 @@ def test_saved_best_model_is_served_by_the_booster_alone(booster, kind, key, tmp
         served = xgb.Booster(model_file=res.model_path).predict(xgb.DMatrix(task.X_test))
     assert (init is None) == (kind == "ranking")
     np.testing.assert_allclose(served, expected, rtol=0, atol=1e-6)
+
+
+# ---- group-less ranking on the command line is declared ----------------------------------
+
+def _graded_files(tmp_path):
+    """A graded table (with a column of query ids, and one without it), LETOR files with
+    and without qid: fields."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    n = 120
+    df = pd.DataFrame(rng.standard_normal((n, 3)), columns=["a", "b", "c"])
+    df["rel"] = rng.choice([0, 1, 2, 4], n)  # grades, not the classes 0 … K-1
+    df["query_id"] = rng.integers(0, 12, n)
+    df.to_csv(tmp_path / "q.csv", index=False)
+    df.drop(columns="query_id").to_csv(tmp_path / "flat.csv", index=False)
+    df.drop(columns="query_id").assign(rel=df.rel % 2).to_csv(tmp_path / "binary.csv",
+                                                               index=False)
+    rows = [f"{r.rel} qid:{r.query_id} 1:{r.a:.4f} 2:{r.b:.4f}" for r in df.itertuples()]
+    (tmp_path / "q.txt").write_text("\n".join(rows) + "\n")
+    (tmp_path / "flat.txt").write_text("\n".join(r.replace(r.split()[1] + " ", "")
+                                                 for r in rows) + "\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--data", "flat.csv", "--label-col", "rel"],
+     "flat.csv is ranking data (graded labels; --task binary|multiclass if they are "
+     "classes) without query ids: name its column of query ids with --qid-col COL, or, if "
+     "all rows really are one query (group-less ranking), declare it with --groupless"),
+    (["--data", "q.csv", "--label-col", "rel"], "with --qid-col query_id, or"),
+    (["--data", "binary.csv", "--label-col", "rel", "--task", "ranking"],
+     "binary.csv is ranking data without query ids: name its column"),
+    (["--data", "flat.txt"],
+     "flat.txt is ranking data (graded labels; --task binary|multiclass if they are "
+     "classes) without query ids: give every row the qid:<id> of its query (or a "
+     "flat.txt.query file of query sizes beside it), or, if all rows really are one query "
+     "(group-less ranking), declare it with --groupless"),
+    (["--data", "flat.txt,q.txt"], "flat.txt: no query structure (no qid: fields"),
+    (["--data", "q.csv", "--label-col", "rel", "--qid-col", "query_id", "--groupless"],
+     "--groupless declares all rows one query, and --qid-col query_id names query ids"),
+    (["--data", "q.txt", "--groupless"],
+     "--groupless declares all rows one query, and q.txt has 12 queries"),
+    (["--data", "flat.csv", "--label-col", "rel", "--groupless", "--task", "binary"],
+     "--groupless declares group-less ranking (all rows one query), not --task binary"),
+    (["--groupless"], "--groupless need --data"),
+    (["--data", ".", "--groupless"], "is a LETOR folder, tuned over its queries"),
+    (["--data", "flat.txt", "--groupless", "--test-data", "q.txt"],
+     "--test-data: q.txt has 12 queries and --data is one query (group-less)"),
+    (["--data", "q.txt", "--test-data", "flat.txt"],
+     "--test-data: flat.txt has no query ids (no qid: fields, no .query file)"),
+])
+def test_ranking_data_without_query_ids_names_qid_and_groupless(argv, match, tmp_path,
+                                                                 capsys, monkeypatch):
+    monkeypatch.chdir(_graded_files(tmp_path))
+    code, err = _main([*argv, "--out", str(tmp_path / "out")], capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gbrank tune: error: "), err
+    assert match in lines[0], lines[0]
+    assert not (tmp_path / "out" / "SUMMARY.md").exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["--data", "flat.csv", "--label-col", "rel", "--groupless"],
+    ["--data", "binary.csv", "--label-col", "rel", "--groupless"],  # 0/1 grades: ranking
+    ["--data", "flat.txt", "--groupless"],
+    ["--data", "flat.csv", "--label-col", "rel", "--groupless", "--test-data", "flat.csv"],
+    ["--data", "flat.txt", "--groupless", "--test-data", "flat.txt"],
+])
+def test_groupless_flag_declares_one_query(argv, tmp_path, monkeypatch):
+    monkeypatch.chdir(_graded_files(tmp_path))
+    tune = _tune_module()
+    [task] = tune._load_tasks(tune.parse_args(argv))
+    assert task.kind == "ranking" and task.groupless
+    assert task.group is None and task.group_test is None and task.metrics[0] == "ndcg"
+    assert "group-less: all rows one query" in task.description
+
+
+def test_one_query_id_given_explicitly_is_group_less(tmp_path, monkeypatch):
+    import pandas as pd
+
+    monkeypatch.chdir(_graded_files(tmp_path))
+    pd.read_csv("q.csv").assign(query_id=7).to_csv("one.csv", index=False)
+    tune = _tune_module()
+    [task] = tune._load_tasks(tune.parse_args(["--data", "one.csv", "--label-col", "rel",
+                                               "--qid-col", "query_id"]))
+    assert task.groupless and task.group is None

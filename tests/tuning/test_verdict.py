@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -60,8 +61,7 @@ def test_a_lead_within_noise_on_few_units_says_how_to_add_units():
         rec = recommend([ours, nat], "ndcg@10", n_folds=3)
         assert rec.use is nat and rec.versus_native.mean > 0  # a lead within noise
         return " ".join(verdict_lines("t", [ours, nat], "ndcg@10", 3, kind="ranking",
-                                      booster="lightgbm", grouped=True,
-                                      metric_chosen=True))
+                                      booster="lightgbm", metric_chosen=True))
 
     assert "Only 3 units" in text(3) and "`--repeats R` rescores on R × 3 units" in text(3)
     assert "Only" not in text(3 * FEW_UNITS)
@@ -78,7 +78,7 @@ def test_the_anchor_row_says_how_it_ran_and_what_it_was_tuned_on():
                          message="LightGBMTunerCV, 68 trials in 297 s (budget 494 s)")
     for metric, tail in (("ndcg@10", ")"), ("err@10", ", tuned on ndcg@10)")):
         row = next(line for line in verdict_lines(
-            "t", [nat, anchor], metric, 3, kind="ranking", booster="lightgbm", grouped=True,
+            "t", [nat, anchor], metric, 3, kind="ranking", booster="lightgbm",
             metric_chosen=True) if "Optuna" in line)
         assert row.startswith("| Optuna `LightGBMTunerCV` on native lambdarank (68 trials "
                               "in 297 s (budget 494 s)" + tail + " |"), row
@@ -89,6 +89,118 @@ def test_a_loss_leads_when_it_is_lower():
     ours = _result("focal", False, [0.20, 0.21, 0.22, 0.20], metric="logloss")
     rec = recommend([ours, nat], "logloss", n_folds=2)
     assert rec.use is ours and rec.versus_native.mean == pytest.approx(0.1)
+
+
+# ---- a study whose trials all scored the same has no signal --------------------------
+
+def _flat_case():
+    """The --quick demand-level verdict before the fix: native lambdarank tuned on a
+    saturated NDCG@10 (every trial 1.0) and RankNet ahead on the headline metric."""
+    nat = StudyResult("t", "native:lambdarank", "ndcg@10", True, "done", values=[1.0] * 3,
+                      units={"ndcg": [0.88, 0.93, 0.93], "ndcg@10": [0.8, 0.8, 0.8]})
+    ours = StudyResult("t", "ranknet", "pair_accuracy", False, "done",
+                       values=[0.861, 0.875, 0.867],
+                       units={"ndcg": [0.975, 0.981, 0.974], "pair_accuracy": [0.87] * 3})
+    return nat, ours
+
+
+def test_flat_value_is_every_trial_alike_to_a_relative_1e12():
+    from gbrank.tuning.verdict import FLAT_RTOL, flat_value
+
+    def study(values):
+        return StudyResult("t", "k", "ndcg@10", True, "done", values=values)
+
+    assert flat_value(study([1.0, 1.0, 1.0])) == 1.0
+    assert flat_value(study([0.5, 0.5 * (1 + FLAT_RTOL / 2)])) == 0.5
+    assert flat_value(study([0.5, 0.5 * (1 + 1e-9)])) is None  # a signal, however small
+    assert flat_value(study([0.0, 0.0])) == 0.0
+    assert flat_value(study([-0.3, -0.3])) == -0.3  # a loss, oriented or not
+    assert flat_value(study([1.0])) is None  # one trial: nothing to tell
+    assert flat_value(study([])) is None
+    assert flat_value(study([np.nan, np.nan])) is None
+
+
+def test_a_flat_study_is_never_recommended_and_the_summary_says_so():
+    from gbrank.tuning.verdict import verdict_lines
+
+    nat, ours = _flat_case()
+    rec = recommend([nat, ours], "ndcg", n_folds=3)
+    # RankNet's lead is within the noise of 3 units, but the native pick is no basis.
+    assert rec.use is ours and rec.best_native is None and rec.flat == (nat,)
+    assert rec.versus_native.b is nat and not rec.versus_native.beyond_noise
+    text = "\n".join(verdict_lines("t", [nat, ours], "ndcg", 3, kind="ranking",
+                                   booster="lightgbm", groupless=True, metric_chosen=False))
+    assert "**Use `ranknet`**: no native objective's study has a signal on ndcg" in text
+    assert ("`native:lambdarank` is flat: every trial scored 1.0000 on ndcg@10; not a "
+            "basis for a recommendation (3 complete trials).") in text
+    assert "| flat: `native:lambdarank` | 0.9133" in text
+    assert "groupless=True" in text and ").fit(X, y)" in text
+    # With a native study that has a signal, the usual rule decides against it.
+    live = StudyResult("t", "native:rank_xendcg", "ndcg", True, "done", values=[0.9, 0.91],
+                       units={"ndcg": [0.90, 0.95, 0.94]})
+    rec = recommend([nat, ours, live], "ndcg", n_folds=3)
+    assert rec.use is live and rec.versus_native.b is live and rec.flat == (nat,)
+
+
+def test_nothing_is_recommended_when_every_study_is_flat():
+    from gbrank.tuning.verdict import verdict_lines
+
+    nat, ours = _flat_case()
+    ours = StudyResult("t", "ranknet", "ndcg@10", False, "done", values=[1.0, 1.0],
+                       units={"ndcg@10": [1.0, 1.0, 1.0]})
+    nat.units["ndcg@10"] = [1.0, 1.0, 1.0]
+    rec = recommend([nat, ours], "ndcg@10", n_folds=3)
+    assert rec.use is None and rec.flat == (nat, ours)
+    text = " ".join(verdict_lines("t", [nat, ours], "ndcg@10", 3, kind="ranking",
+                                  booster="lightgbm", groupless=True, metric_chosen=True))
+    assert "No study with a pick has a signal: nothing to recommend." in text
+    assert "Use" not in text and "```python" not in text
+
+
+def test_a_flat_gbrank_study_leaves_the_native_recommended():
+    from gbrank.tuning.verdict import verdict_lines
+
+    nat = StudyResult("t", "native:lambdarank", "ndcg@10", True, "done", values=[0.7, 0.71],
+                      units={"ndcg@10": [0.70, 0.71, 0.72]})
+    ours = StudyResult("t", "lambdarank:ndcg", "ndcg@10", False, "done", values=[0.75] * 3,
+                       units={"ndcg@10": [0.80, 0.81, 0.82]})
+    rec = recommend([nat, ours], "ndcg@10", n_folds=3)
+    assert rec.use is nat and rec.best_gbrank is None and rec.flat == (ours,)
+    text = " ".join(verdict_lines("t", [nat, ours], "ndcg@10", 3, kind="ranking",
+                                  booster="lightgbm", metric_chosen=True))
+    assert "no gbrank objective's study has a signal to compare with it" in text
+    assert "`lambdarank:ndcg` is flat: every trial scored 0.7500 on ndcg@10" in text
+
+
+def test_the_task_table_marks_a_flat_study(tmp_path):
+    from gbrank.tuning import Task
+    from gbrank.tuning.report import task_section
+
+    nat, ours = _flat_case()
+    for r in (nat, ours):
+        r.best_value, r.best_trial, r.pick_trial = max(r.values), 0, 0
+    X = np.zeros((10, 2))
+    task = Task("t", "ranking", X, np.arange(10.0) % 3, None, X, np.arange(10.0) % 3, None,
+                groupless=True)
+    lines, _ = task_section(task, [ours, nat], 3)
+    text = "\n".join(lines)
+    assert "group-less: one query, folds over rows" in text
+    row = next(line for line in lines if line.startswith("| native:lambdarank |"))
+    assert "1.0000 (trial 0) **flat**: every trial" in row
+    assert ("- `native:lambdarank` is flat: every trial scored 1.0000 on ndcg@10; not a "
+            "basis for a recommendation") in text
+    assert "ranknet` is flat" not in text
+
+
+def test_training_code_declares_group_less_ranking():
+    res = StudyResult("t", "ranknet", "pair_accuracy", False, "done", rounds=5)
+    code = "\n".join(training_code(res, "ranking", "lightgbm", groupless=True))
+    assert "groupless=True" in code and code.endswith(").fit(X, y)")
+    code = "\n".join(training_code(res, "ranking", "lightgbm"))
+    assert "groupless" not in code and code.endswith(").fit(X, y, qid=qid)")
+    with pytest.raises(ValueError, match="group-less ranking; a binary configuration"):
+        training_code(StudyResult("t", "focal", "ap", False, "done"), "binary", "lightgbm",
+                      groupless=True)
 
 
 def _qid(group):
@@ -118,7 +230,7 @@ def test_training_code_trains_the_saved_model(kind, keys, tmp_path):
         ns = {"X": task.X, "y": task.y}
         if task.grouped:
             ns["qid"] = _qid(task.group)
-        exec("\n".join(training_code(res, kind, "lightgbm", task.grouped)), ns)
+        exec("\n".join(training_code(res, kind, "lightgbm")), ns)
         model = ns["model"]
         saved = lgb.Booster(model_file=res.model_path).predict(task.X_test)
         mine = (model.predict(task.X_test) if kind == "ranking"
@@ -234,3 +346,65 @@ def test_recommendation_holds_up_against_lightgbm_tuner_cv(rank_data, tmp_path):
             - ndcg_per_query(task.y_test, theirs, task.group_test).values)
     se = diff.std(ddof=1) / np.sqrt(diff.size)
     assert diff.mean() >= -2 * se, (rec.use.key, diff.mean(), se)
+
+
+@pytest.mark.slow
+def test_train_it_code_reproduces_the_saved_models_on_the_file_as_read(tmp_path):
+    """Every study's "Train it" code (params.json, and the SUMMARY's for the pick), run on
+    X, y, qid as pandas reads a Parquet table whose query ids are interleaved (rows of a
+    query not adjacent, ids not ascending), trains the very model the tuner saved."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    import json
+
+    import lightgbm as lgb
+
+    from gbrank.datasets import make_ranking
+
+    def table(seed, n_queries, path):
+        X, y, g = make_ranking(n_queries=n_queries, rows_per_query=12, n_features=5,
+                               seed=seed)
+        rng = np.random.default_rng(seed)
+        ids = rng.permutation(np.arange(1000, 1000 + 7 * n_queries, 7))  # not ascending
+        qid = np.repeat(ids, g)
+        perm = rng.permutation(qid.size)  # a query's rows scattered over the file
+        df = pd.DataFrame(X[perm], columns=[f"f{j}" for j in range(5)])
+        df.insert(2, "query", qid[perm])
+        df["rel"] = y[perm].astype(int)
+        df.to_parquet(path, index=False)
+        return df
+
+    df = table(0, 30, tmp_path / "train.parquet")
+    qid = df["query"].to_numpy()
+    assert np.any(qid[1:] < qid[:-1])
+    assert all(np.ptp(np.flatnonzero(qid == q)) >= np.sum(qid == q) for q in np.unique(qid))
+    test = table(1, 8, tmp_path / "test.parquet")
+    out = tmp_path / "out"
+    r = subprocess.run([*TUNE, "--data", str(tmp_path / "train.parquet"), "--test-data",
+                        str(tmp_path / "test.parquet"), "--label-col", "rel", "--qid-col",
+                        "query", "--trials", "2", "--max-rounds", "10", "--folds", "2",
+                        "--finalists", "1", "--repeats", "1", "--objectives",
+                        "ranknet,lambdarank:err,native:lambdarank,native:rank_xendcg",
+                        "--quiet", "--out", str(out)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    feats = [c for c in df.columns if c not in ("rel", "query")]
+    read = pd.read_parquet(tmp_path / "train.parquet")  # the user's file, in file order
+    Xt = test[feats].to_numpy()
+    models = sorted((out / "tune" / "models").iterdir())
+    assert len(models) == 4
+    codes = {}
+    for folder in models:
+        meta = json.loads((folder / "params.json").read_text())
+        codes["\n".join(meta["train_with"])] = folder / "model.txt"
+        saved = lgb.Booster(model_file=str(folder / "model.txt")).predict(Xt)
+        for X in (read[feats], read[feats].to_numpy()):  # a frame, or its values
+            ns = {"X": X, "y": read["rel"].to_numpy(), "qid": read["query"].to_numpy()}
+            exec("\n".join(meta["train_with"]), ns)
+            mine = ns["model"].predict(test[feats] if hasattr(X, "columns") else Xt)
+            np.testing.assert_allclose(mine, saved, rtol=1e-12, atol=0, err_msg=folder.name)
+    summary = (out / "SUMMARY.md").read_text()
+    shown = re.search(r"```python\n(.*?)\n```", summary, re.S).group(1)
+    path = re.search(r"saved for lightgbm alone: `([^`]+)`", summary).group(1)
+    assert codes[shown].resolve() == Path(path).resolve()  # the pick's code, as saved
+    assert "qid = its 'query' column" in summary
