@@ -12,6 +12,7 @@ from gbrank._validation import (
     check_bool,
     check_declared_queries,
     check_propensity,
+    id_like_names,
     probabilities_or_labels,
 )
 from gbrank.metrics import get_metric
@@ -92,18 +93,13 @@ def _columns_from_X(estimator: Any, X: Any) -> tuple[Any, Any]:
     return None, None
 
 
-# DataFrame column names (lower case) that look like query or session ids: named in the
-# message when a ranking scorer finds no query structure.
-_ID_LIKE = {"qid", "query", "query_id", "queryid", "session", "session_id", "sessionid",
-            "group", "group_id", "groupid", "search_id", "searchid", "srch_id",
-            "request_id", "requestid"}
-
-
 def _id_like_column(X: Any) -> Any:
-    """The first DataFrame column of ``X`` whose name looks like an id, or ``None``."""
+    """The first DataFrame column of ``X`` whose name looks like an id
+    (:func:`gbrank._validation.id_like_names`, the estimators' rule), or ``None``."""
     if not _is_frame(X):
         return None
-    return next((c for c in X.columns if str(c).strip().lower() in _ID_LIKE), None)
+    names = id_like_names(X.columns)
+    return names[0] if names else None
 
 
 class _RankingScorer(_SklearnScorer):
