@@ -21,7 +21,13 @@ from gbrank._validation import (
 )
 from gbrank.objectives._base import Objective
 from gbrank.objectives._combination import CalibrationMixin
-from gbrank.objectives._position_bias import PositionBiasMixin, with_position_bias_parameters
+from gbrank.objectives._position_bias import (
+    BIAS_NORM,
+    MAX_WEIGHT,
+    REGULARIZATION,
+    PositionBiasMixin,
+    with_position_bias_parameters,
+)
 
 __all__ = ["RankNet"]
 
@@ -120,9 +126,9 @@ class RankNet(PositionBiasMixin, CalibrationMixin, Objective):
     def __init__(self, sigma: float = 1.0, ties: str = "skip", method: str = "auto",
                  exact_max_rows: int = 10_000, calibration: float = 0.0,
                  calibration_target: str = "auto", position_bias: str | None = None,
-                 propensity: Any = None, max_weight: float | None = None,
-                 bias_norm: float = 0.0, bias_cost: str = "paper",
-                 position_bias_regularization: float = 0.0,
+                 propensity: Any = None, max_weight: float | None = MAX_WEIGHT,
+                 bias_norm: float = BIAS_NORM, bias_cost: str = "paper",
+                 position_bias_regularization: float = REGULARIZATION,
                  position_bias_learning_rate: float | None = None,
                  groupless: bool = False) -> None:
         self.sigma = sigma
