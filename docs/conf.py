@@ -53,7 +53,7 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "_intersphinx", "_screenshots", "examples/README.rst",
+exclude_patterns = ["_build", "_intersphinx", "examples/README.rst",
                     "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip"]
 templates_path = ["_templates"]
 
@@ -81,6 +81,7 @@ autosummary_ignore_module_all = False  # a module's public names are its __all__
 autosummary_imported_members = True
 autodoc_typehints = "none"  # numpydoc's Parameters carry the types
 autodoc_member_order = "groupwise"
+toc_object_entries_show_parents = "hide"  # "grad_hess()", not "LambdaRank.grad_hess()"
 autodoc_default_options = {
     # scikit-learn's metadata-routing setters, made per estimator from its signature.
     "exclude-members": "set_fit_request, set_score_request, set_predict_request, "
@@ -194,7 +195,7 @@ def _public_base(cls):
         package = sys.modules.get(".".join(parts[:i]))
         if (package is not None and not any(p.startswith("_") for p in parts[:i])
                 and cls.__name__ in getattr(package, "__all__", ())):
-            return f"{package.__name__}.{cls.__name__}"
+            return f":py:class:`{package.__name__}.{cls.__name__}`"
     return None
 
 
@@ -246,6 +247,9 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "show_memory": False,
     "min_reported_time": 1,
+    # The computation-times page loads DataTables and jQuery from CDNs: the site loads
+    # nothing remote, so it is not written (each example's page states its own time).
+    "write_computation_times": False,
     "reference_url": {"gbrank": None},  # link names in the code to the API pages
     "matplotlib_animations": False,
 }

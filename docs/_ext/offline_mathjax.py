@@ -14,9 +14,10 @@ import importlib.util
 import shutil
 from pathlib import Path
 
-# The combined component a page loads, and the folders it loads on demand.
+# The combined component a page loads, and the folders it loads on demand (sre: the
+# speech rules of the accessibility menu, which would otherwise come from a CDN).
 ENTRY = "tex-chtml.js"
-PARTS = ("input", "output", "ui", "a11y", "adaptors")
+PARTS = ("input", "output", "ui", "a11y", "adaptors", "sre")
 
 
 def _source() -> Path:
