@@ -5,8 +5,9 @@ For each score ``s_i`` the loss is perturbed by central differences,
     g_i ≈ (L(s + h e_i) − L(s − h e_i)) / 2h,
     H_ii ≈ (L(s + h e_i) − 2 L(s) + L(s − h e_i)) / h²,
 
-and compared with the objective's :meth:`exact_grad_hess` (the true Hessian, not
-the floored or constant one a booster gets). Score-dependent pair weights
+and compared with the objective's
+:meth:`~gbrank.objectives.Objective.exact_grad_hess` (the true Hessian, not the floored
+or constant one a booster gets). Score-dependent pair weights
 (LambdaRank's ΔZ) are frozen at the unperturbed scores through ``loss(..., at=s)``,
 which is LambdaRank's "local loss" (``docs/contract.md``). The loss is evaluated on
 the block that holds ``i`` only (its query, or its row for per-row objectives), so

@@ -1,4 +1,5 @@
-"""Every ```python block of README.md runs as written, after a bare ``import gbrank``.
+"""Every ```python block of README.md and of the documentation site's Markdown pages (the
+home page and the user guide) runs as written, after a bare ``import gbrank``.
 
 Each block is a complete program (it makes its own small data), executed in a fresh
 namespace in a temporary working directory, so a renamed function or a changed
@@ -12,25 +13,34 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+# The pages a reader copies code from: the site's home page and the user guide.
+PAGES = [README, ROOT / "docs" / "index.md", *sorted((ROOT / "docs" / "guide").glob("*.md"))]
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
-def _blocks() -> list[tuple[str, str]]:
-    text = README.read_text(encoding="utf-8")
+def _blocks(pages=PAGES) -> list[tuple[str, str]]:
     out = []
-    for m in BLOCK.finditer(text):
-        line = text.count("\n", 0, m.start()) + 1
-        out.append((f"README.md:{line}", m.group(1)))
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for m in BLOCK.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            out.append((f"{page.relative_to(ROOT).as_posix()}:{line}", m.group(1)))
     return out
 
 
 def test_readme_has_python_examples():
-    assert len(_blocks()) >= 4
+    assert len(_blocks([README])) >= 2
+
+
+def test_guide_has_python_examples():
+    pages = {where.split(":")[0] for where, _ in _blocks()}
+    assert len(pages) >= 8, pages
 
 
 @pytest.mark.parametrize(("where", "code"), _blocks(), ids=[w for w, _ in _blocks()])
-def test_readme_block_runs(where, code, tmp_path, monkeypatch):
+def test_block_runs(where, code, tmp_path, monkeypatch):
     import sklearn
 
     monkeypatch.chdir(tmp_path)

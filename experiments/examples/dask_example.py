@@ -1,4 +1,5 @@
-"""gbrank on a Dask cluster, end to end (the README's "Training on a Dask cluster").
+"""gbrank on a Dask cluster, end to end (the user guide's "Scaling out",
+docs/guide/scaling.md).
 
 Starts a 2-worker ``distributed.LocalCluster`` on loopback (or uses the client you
 pass to :func:`main`), splits synthetic ranking data so that every query lies whole in

@@ -43,7 +43,7 @@ class Objective:
     :meth:`exact_grad_hess` when the booster gets a modified Hessian (a floor, a
     constant) so that :func:`gbrank.gradcheck.check` can compare the true one, and
     implement ``_validate_params`` (checked, converted parameters as a namespace,
-    read through :meth:`_params`).
+    read through ``_params``).
 
     An instance is directly a LightGBM objective: ``lgb.train({"objective": obj})``
     calls ``obj(preds, train_set)`` and ``LGBMRanker(objective=obj)`` /

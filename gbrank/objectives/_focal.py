@@ -111,7 +111,7 @@ class FocalLoss(Objective):
     max_step : float > 0 or None, default 16.0
         Bound on the Newton step. The booster (:meth:`grad_hess`) receives the
         Hessian :math:`\max(w\,h_f, |w g| / c)`, c = ``max_step``,
-        :math:`h_f = \max(h, \text{hess\_floor})`, elementwise (each of the K entries
+        :math:`h_f = \max(h, \mathrm{hess\_floor})`, elementwise (each of the K entries
         of a multiclass row), so every leaf value :math:`-\sum g / \sum h` (before the
         learning rate; an L2 penalty only shrinks it) is at most c in size. Why: a
         badly misclassified row has a gradient of order 1 but a vanishing or negative

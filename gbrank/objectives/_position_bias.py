@@ -78,7 +78,7 @@ _PARAMETERS_DOC = r"""    position_bias : {None, "ipw", "unbiased", "additive"},
         position=...)`` or ``GBRanker.fit(..., position=...)`` (``position=`` of
         :meth:`grad_hess` and :meth:`loss` outside boosting); 1-based ranks or any
         integer slot ids. ``"ipw"``: each pair times :math:`\min(1/\rho(p_i),
-        \text{max\_weight})`, :math:`p_i` the clicked row's position. ``"unbiased"``:
+        \mathrm{max\_weight})`, :math:`p_i` the clicked row's position. ``"unbiased"``:
         Unbiased LambdaMART (Hu et al., WWW 2019), each pair divided by
         :math:`t^+(p_i)\,t^-(p_j)`, the ratios learned after every boosting round.
         ``"additive"``: LightGBM's position-bias model, the loss sees :math:`s_i +

@@ -39,7 +39,7 @@ def xgb_ranker_class() -> type:
         so that XGBoost treats the model as a ranker (raw-margin predictions); the
         gradients come from the gbrank objective. ``predict`` returns raw margins.
         For group-less data, grouping in any row order and scikit-learn's model
-        selection, prefer :class:`GBRanker` with ``booster="xgboost"``.
+        selection, prefer :class:`~gbrank.sklearn.GBRanker` with ``booster="xgboost"``.
 
         Parameters
         ----------

@@ -432,7 +432,8 @@ def test_xgboost_dask_trains_a_calibrated_ranker(client, rank_data):
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:Parameter n_jobs will be ignored")
 def test_readme_dask_example_runs(client):
-    # The README's "Training on a Dask cluster" example, on this module's cluster.
+    # The user guide's "Training on a Dask cluster" example (docs/guide/scaling.md), on
+    # this module's cluster.
     import importlib.util
     from pathlib import Path
 
