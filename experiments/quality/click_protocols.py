@@ -83,6 +83,7 @@ GBRANK = {
     "ipw_clip3": {"position_bias": "ipw", "max_weight": 3.0},
     "ipw_clip5": {"position_bias": "ipw", "max_weight": 5.0},
     "ipw_clip2": {"position_bias": "ipw", "max_weight": 2.0},
+    "ipw_clip15": {"position_bias": "ipw", "max_weight": 1.5},
     "ipw_est": {"position_bias": "ipw", "propensity": "estimated"},
     "ipw_est_clip3": {"position_bias": "ipw", "propensity": "estimated", "max_weight": 3.0},
     "ipw_est_clip2": {"position_bias": "ipw", "propensity": "estimated", "max_weight": 2.0},
@@ -94,6 +95,7 @@ GBRANK = {
     "additive_l0": {"position_bias": "additive", "position_bias_regularization": 0.0},
     "additive_l03": {"position_bias": "additive", "position_bias_regularization": 0.3},
     "additive_l1": {"position_bias": "additive", "position_bias_regularization": 1.0},
+    "additive_l3": {"position_bias": "additive", "position_bias_regularization": 3.0},
     "additive_l10": {"position_bias": "additive", "position_bias_regularization": 10.0},
 }
 NATIVES = ("ceiling", "lgb_native", "lgb_naive", "xgb_native", "xgb_naive")
