@@ -99,7 +99,9 @@ GBRANK = {
     "additive_l10": {"position_bias": "additive", "position_bias_regularization": 10.0},
 }
 NATIVES = ("ceiling", "lgb_native", "lgb_naive", "xgb_native", "xgb_naive")
-XGB_ROWS = ("xgb:naive", "xgb:ipw_clip3", "xgb:unbiased_r1", "xgb:additive_l10")
+XGB_ROWS = ("xgb:naive", "xgb:ipw_clip3", "xgb:ipw_clip2", "xgb:ipw_est_clip2",
+            "xgb:ipw_est_clip3", "xgb:unbiased_r1", "xgb:unbiased_r2", "xgb:additive_l1",
+            "xgb:additive_l10")
 METHODS = (*GBRANK, *NATIVES, *XGB_ROWS)
 
 _FOLDS: dict = {}
