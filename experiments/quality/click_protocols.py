@@ -190,11 +190,11 @@ def fit_predict(method: str, data, log, Xt) -> np.ndarray:
         kw["propensity"] = list(rho)
     obj = LambdaRank(**kw)
     if booster == "xgb":
-        f = gbrank.xgboost.objective(obj, position=pos if kw else None,
+        f = gbrank.xgboost.objective(obj, position=pos if obj.position_bias else None,
                                      learning_rate=XGB["eta"])
         m = xgb.train(XGB, xgb.DMatrix(Xc, c, group=gc), ROUNDS, obj=f)
         return m.predict(xgb.DMatrix(Xt), output_margin=True)
-    f = gbrank.lightgbm.objective(obj, position=pos) if kw else obj
+    f = gbrank.lightgbm.objective(obj, position=pos) if obj.position_bias else obj
     m = lgb.train({**LGB, "objective": f}, lgb.Dataset(Xc, c, group=gc), ROUNDS)
     return m.predict(Xt, raw_score=True)
 
