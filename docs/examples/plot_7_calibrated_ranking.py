@@ -7,13 +7,14 @@ constant without changing it, so a LambdaRank score cannot be read as a probabil
 ``calibration=α`` adds a pointwise cross-entropy term,
 :math:`L = (1 - \\alpha) L_\\text{rank} + \\alpha \\sum \\ell(t, \\sigma(s))`, that pins the
 scale: :math:`\\sigma(s)` becomes the probability of relevance, and
-``GBRanker.predict_proba`` returns it.
+``GBRanker.predict_proba`` returns it (as scikit-learn's classifiers do: an (n, 2) array,
+the second column the probability of relevance). :func:`gbrank.metrics.log_loss` judges
+probabilities.
 """
 
 import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.calibration import calibration_curve
-from sklearn.metrics import log_loss
 
 from gbrank import metrics
 from gbrank.datasets import make_ranking
@@ -31,11 +32,11 @@ for alpha in [0.0, 0.5]:
     ranker.fit(X[train], relevant[train], qid=qid[train])
     scores = ranker.predict(X[test])
     # A pure ranker's scores through a sigmoid; a calibrated ranker's predict_proba.
-    p = 1 / (1 + np.exp(-scores)) if alpha == 0 else ranker.predict_proba(X[test])
+    p = 1 / (1 + np.exp(-scores)) if alpha == 0 else ranker.predict_proba(X[test])[:, 1]
     probabilities[alpha] = p
     print(f"calibration={alpha}: NDCG@10 "
           f"{metrics.ndcg(relevant[test], scores, qid=qid[test], k=10):.4f}, "
-          f"log loss {log_loss(relevant[test], p):.4f}")
+          f"log loss {metrics.log_loss(relevant[test], p):.4f}")
 
 # %%
 # Reliability: observed frequency of relevance against the predicted probability.
