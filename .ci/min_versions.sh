@@ -3,7 +3,7 @@
 # pinned with "==" through a pip constraints file), in a venv of their own. dev brings the
 # core and the extras tune, lightgbm, xgboost (all); the dask extra is added (its floor is
 # tested); postgres is not (psycopg2 2.9.0 has no wheel for new Pythons; those tests skip
-# there and run in the main venv), nor the experiment tools anchor and bench
+# there and run in the main venv), nor the experiment tools anchor, bench and catboost
 # (tests/test_install.py checks this list).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"

@@ -67,12 +67,12 @@ def test_every_extra_an_import_error_names_exists():
 def test_the_minimum_versions_run_covers_the_library_extras():
     """CI's floors run (.ci/min_versions.sh) installs dev and dask: every extra a user of
     the library installs; not postgres (no wheel of its floor for new Pythons) nor the
-    experiment tools (anchor, bench) nor the documentation site's (docs)."""
+    experiment tools (anchor, bench, catboost) nor the documentation site's (docs)."""
     script = (ROOT / ".ci" / "min_versions.sh").read_text()
     assert 'min_versions.py" dev dask' in script and '[dev,dask]"' in script
     covered = _closure(["dev", "dask"])
     assert set(_project()["optional-dependencies"]) - covered == {"postgres", "anchor",
-                                                                   "bench", "docs"}
+                                                                   "bench", "docs", "catboost"}
 
 
 def test_boosters_are_imported_only_through_the_helper():
