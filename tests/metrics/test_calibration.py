@@ -32,9 +32,9 @@ def test_log_loss_on_probabilities_equals_sklearn(weighted):
     assert metrics.log_loss(y, p32, weight=w) == pytest.approx(
         sk_log_loss(y, p32, sample_weight=w), rel=1e-6)
     assert metrics.log_loss([1.0], np.float32([0.0])) == pytest.approx(
-        -np.log(np.finfo(np.float32).eps), rel=1e-12)
+        -np.log(float(np.finfo(np.float32).eps)), rel=1e-12)
     assert metrics.log_loss([1.0], [0.0]) == pytest.approx(
-        -np.log(np.finfo(np.float64).eps), rel=1e-12)
+        -np.log(float(np.finfo(np.float64).eps)), rel=1e-12)
 
 
 @pytest.mark.parametrize("weighted", [False, True])
