@@ -87,8 +87,13 @@ def _run(kernels, obj, y, s, sizes, weight, at):
     _, atq, _ = obj._prepare(y, at, sizes, None, None)
     qw = np.empty(0) if queries.weights is None else queries.weights
     args = obj._args(yq)
+    p = obj._params()
+    if kernels is OLD and p.metric == "ndcg":
+        # The old kernels computed the smoothing mixture under NDCG too (as the no-op
+        # (1 − α)|ΔNDCG| + α|ΔNDCG|); the objective now passes no share there.
+        args = (*args[:-1], p.smoothing)
     grad, hess = kernels.lambdarank_grad_hess(yq, sq, queries.offsets, qw, *args,
-                                              obj._params().max_step)
+                                              p.max_step)
     loss = kernels.lambdarank_loss(yq, sq, atq, queries.offsets, qw, *args)
     return grad, hess, loss
 
