@@ -9,12 +9,12 @@ A pair of rows a and b of one query has a weight w (0 when their labels are equa
     λ = σ w ρ:  the higher row's gradient loses λ, the lower row's gains it;
     both Hessians gain σ² w ρ q.
 
-ρ and q come from row exponentials (:func:`rho_rows`, no exp per pair) or, for a query
-whose score spread rules those out, from one exp per pair
-(:func:`~gbrank._kernels._sigmoid.rho_pair`). :func:`pair_update` adds row b's part in
-place and returns row a's, so that a loop over the rows b of one top row a keeps a's
-sums in registers; :func:`ndcg_pairs` is that loop for the NDCG family of weights
-(:func:`ndcg_weight`: |ΔNDCG| and the LambdaLoss weightings).
+ρ and ρq come from row exponentials (:func:`rho_rows`, no exp per pair) or, for a query
+whose score spread rules those out, from one exp per pair (:func:`rho_spread`).
+:func:`pair_update` adds row b's part in place and returns row a's, so that a loop over
+the rows b of one top row a keeps a's sums in registers; :func:`ndcg_pairs` is that loop
+for the NDCG family of weights (:func:`ndcg_weight`: |ΔNDCG| and the LambdaLoss
+weightings).
 
 Every function here is ``inline="always"``: numba copies it into the caller, whose loop
 is compiled with the caller's ``fastmath`` and ``error_model="numpy"`` and stays
@@ -29,20 +29,29 @@ from gbrank._kernels.delta import LAMBDARANK, LGB_NORM_EPS, LOSS1, LOSS2PP
 
 @njit(cache=True, nogil=True, inline="always")
 def rho_rows(up, ea, eb):
-    """(ρ, 1 − ρ) of the pair (a, b) from the rows' exponentials e = exp(σ(s − mid)):
-    e_lo / (e_a + e_b) and e_hi / (e_a + e_b)."""
+    """(ρ, ρq) of the pair (a, b) from the rows' exponentials e = exp(σ(s − mid)):
+    e_lo / (e_a + e_b) and the product of e_a / (e_a + e_b) and e_b / (e_a + e_b),
+    which does not depend on which row is the higher."""
     inv = 1.0 / (ea + eb)
-    return (eb if up else ea) * inv, (ea if up else eb) * inv
+    return (eb if up else ea) * inv, (eb * inv) * (ea * inv)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def pair_update(w, up, rho, q, sigma, g, h, j):
-    """Adds the pair (a, b)'s gradient and Hessian terms (module doc) to row b's
-    ``g[j]``, ``h[j]``; returns row a's (gradient term, Hessian term) and σwρ, the
-    pair's half of LightGBM's norm sum S."""
+def rho_spread(up, d):
+    """(ρ, ρq) of the pair (a, b) from d = σ(s_a − s_b), one exp
+    (:func:`~gbrank._kernels._sigmoid.rho_pair`, neither overflow nor cancellation)."""
+    rho, q = rho_pair(d if up else -d)
+    return rho, rho * q
+
+
+@njit(cache=True, nogil=True, inline="always")
+def pair_update(w, up, rho, rq, sigma, g, h, j):
+    """Adds the pair (a, b)'s gradient and Hessian terms (module doc; ``rq`` = ρq) to
+    row b's ``g[j]``, ``h[j]``; returns row a's (gradient term, Hessian term) and σwρ,
+    the pair's half of LightGBM's norm sum S."""
     lam = sigma * w * rho
     d = lam if up else -lam
-    hh = sigma * sigma * w * rho * q
+    hh = sigma * sigma * w * rq
     g[j] += d
     h[j] += hh
     return -d, hh, lam
@@ -86,10 +95,10 @@ def ndcg_pairs(scheme, mu, fast, la, ea, sa, x0, x1, ga, c, lab, s, e, gain, dtr
         if score_norm:
             w /= LGB_NORM_EPS + abs(sa - s[j])
         if fast:
-            rho, q = rho_rows(up, ea, e[j])
+            rho, rq = rho_rows(up, ea, e[j])
         else:
-            rho, q = rho_pair(sigma * (sa - s[j]) if up else sigma * (s[j] - sa))
-        da, ha, lam = pair_update(w, up, rho, q, sigma, g, h, j)
+            rho, rq = rho_spread(up, sigma * (sa - s[j]))
+        da, ha, lam = pair_update(w, up, rho, rq, sigma, g, h, j)
         gsum += da
         hsum += ha
         tot += lam

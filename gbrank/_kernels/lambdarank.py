@@ -47,8 +47,8 @@ from numba.extending import overload
 
 from gbrank._kernels import _threads
 from gbrank._kernels._order import RANK_ORDER_MAX, rank_order_into
-from gbrank._kernels._pair import ndcg_pairs, ndcg_weight, pair_update, rho_rows
-from gbrank._kernels._sigmoid import rho_pair, row_exponentials_into, softplus
+from gbrank._kernels._pair import ndcg_pairs, ndcg_weight, pair_update, rho_rows, rho_spread
+from gbrank._kernels._sigmoid import row_exponentials_into, softplus
 from gbrank._kernels._threads import N_CHUNKS, chunk_bounds, dispatch
 from gbrank._kernels._topk import BUFFER_MAX_K
 from gbrank._kernels.delta import (
@@ -188,8 +188,8 @@ def _sweep_code(M, S):  # noqa: N803
                 if score_norm:
                     w /= LGB_NORM_EPS + abs(saa - sa_b[j])
                 up = la > lb
-                rho, q = rho_rows(up, ea, e_b[j])
-                da, ha, lam = pair_update(w, up, rho, q, sigma, g_b, h_b, j)
+                rho, rq = rho_rows(up, ea, e_b[j])
+                da, ha, lam = pair_update(w, up, rho, rq, sigma, g_b, h_b, j)
                 gsum += da
                 hsum += ha
                 tot += lam
@@ -420,16 +420,15 @@ def _queries_code(M, BIG, LOSS, PAIRWISE):  # noqa: N803
                         if score_norm:
                             w /= LGB_NORM_EPS + abs(sa[a] - sa[b])
                         if fast:
-                            rho, q = rho_rows(up, e[a], e[b])
+                            rho, rq = rho_rows(up, e[a], e[b])
                         else:
-                            rho, q = rho_pair(sigma * (sa[a] - sa[b]) if up
-                                              else sigma * (sa[b] - sa[a]))
+                            rho, rq = rho_spread(up, sigma * (sa[a] - sa[b]))
                         sum_lambdas += 2.0 * sigma * w * rho
                         if LOSS:
                             d = sigma * (sq[order[a]] - sq[order[b]])
                             acc += w * softplus(-d if up else d)
                         else:
-                            da, ha, _ = pair_update(w, up, rho, q, sigma, g, h, b)
+                            da, ha, _ = pair_update(w, up, rho, rq, sigma, g, h, b)
                             g[a] += da
                             h[a] += ha
             factor = 1.0

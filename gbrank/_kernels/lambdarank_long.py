@@ -37,9 +37,9 @@ from numba import njit, prange, types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
-from gbrank._kernels._pair import pair_update, rho_rows
+from gbrank._kernels._pair import pair_update, rho_rows, rho_spread
 from gbrank._kernels._radix import descending_order_into
-from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into, rho_pair
+from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into
 from gbrank._kernels._topk import top_k_into_long
 from gbrank._kernels.delta import (
     ERR,
@@ -119,10 +119,10 @@ def _segment(fast, y, s, e, u, v, lo, hi, off, la, ea, sa, alpha, beta, ua, va, 
             w /= LGB_NORM_EPS + abs(sa - s_b[j])
         up = la > lb
         if fast:
-            rho, q = rho_rows(up, ea, e_b[j])
+            rho, rq = rho_rows(up, ea, e_b[j])
         else:
-            rho, q = rho_pair(sigma * (sa - s_b[j]) if up else sigma * (s_b[j] - sa))
-        da, ha, lam = pair_update(w, up, rho, q, sigma, g_b, h_b, j)
+            rho, rq = rho_spread(up, sigma * (sa - s_b[j]))
+        da, ha, lam = pair_update(w, up, rho, rq, sigma, g_b, h_b, j)
         gsum += da
         hsum += ha
         tot += lam
@@ -356,10 +356,10 @@ def _long_code(M, DEEP, SMOOTHED, THREADS, FAST):  # noqa: N803
                 if score_norm:
                     w /= LGB_NORM_EPS + abs(s[i] - s[j])
                 if FAST:
-                    rho, q = rho_rows(up, e_top[a], e_top[b])
+                    rho, rq = rho_rows(up, e_top[a], e_top[b])
                 else:
-                    rho, q = rho_pair(sigma * (s[i] - s[j]) if up else sigma * (s[j] - s[i]))
-                da, ha, lam = pair_update(w, up, rho, q, sigma, grad, hess, j)
+                    rho, rq = rho_spread(up, sigma * (s[i] - s[j]))
+                da, ha, lam = pair_update(w, up, rho, rq, sigma, grad, hess, j)
                 grad[i] += da
                 hess[i] += ha
                 tot += lam
