@@ -12,10 +12,13 @@ num_class, measure). The last rows run every case in one process, and ranx's fir
     python experiments/bench/bench_first_use.py --only LambdaRank
     python experiments/bench/bench_first_use.py --before /path/to/old/checkout \\
         --markdown experiments/results/first_use.md --json experiments/results/first_use.json
+    python experiments/bench/bench_first_use.py --before /path/to/old/checkout --goal
 
-Times are wall seconds of the call alone (imports excluded; the import line gives
-``import gbrank`` + the objective and metric modules) and CPU seconds of the process
-(compilation is single-threaded: CPU time is the figure a busy machine disturbs least).
+``--before`` also measures the goal (:data:`GOAL`: eleven first calls in one process,
+per call); ``--goal`` measures that alone. Times are wall seconds of the call alone
+(imports excluded; the import line gives ``import gbrank`` + the objective and metric
+modules) and CPU seconds of the process (compilation is single-threaded: CPU time is the
+figure a busy machine disturbs least).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -84,6 +88,26 @@ CASES = [
     ("best_threshold", "metrics.best_threshold(yb, pb)"),
 ]
 
+# The first-use goal: these eleven first calls, one after the other in one fresh process
+# on an empty cache, take at most 20 s of CPU in all (and pair_accuracy and group-less
+# LambdaRank at most 3 s each). --before measures them per call, twice per checkout.
+GOAL = [
+    ("ndcg(k=10)", "metrics.ndcg(y, s, g, k=10)"),
+    ("err(k=10)", "metrics.err(y, s, g, k=10)"),
+    ("pair_accuracy", "metrics.pair_accuracy(y, s, g)"),
+    ("LambdaRank()", "LambdaRank().grad_hess(y, s, g)"),
+    ("LambdaRank() group-less 20k rows", "LambdaRank().grad_hess(yl, sl)"),
+    ("LambdaRank(weighting='ndcg_loss1')",
+     "LambdaRank(weighting='ndcg_loss1').grad_hess(y, s, g)"),
+    ("LambdaRank(weighting='ndcg_loss2')",
+     "LambdaRank(weighting='ndcg_loss2').grad_hess(y, s, g)"),
+    ("LambdaRank(weighting='ndcg_loss2pp')",
+     "LambdaRank(weighting='ndcg_loss2pp').grad_hess(y, s, g)"),
+    ("RankNet()", "RankNet().grad_hess(y, s, g)"),
+    ("FocalLoss()", "FocalLoss().grad_hess(yb, sb)"),
+    ("FocalLoss(num_class=3)", "FocalLoss(num_class=3).grad_hess(ym, sm)"),
+]
+
 _CHILD = r"""
 import json, os, sys, time
 t0 = time.perf_counter()
@@ -94,10 +118,13 @@ from gbrank.objectives import FBetaSurrogate, FocalLoss, LambdaRank, RankNet
 t_import = time.perf_counter() - t0
 exec(compile(SETUP, "setup", "exec"))
 c0, w0 = time.process_time(), time.perf_counter()
+steps = []
 for statement in STATEMENTS:
+    c = time.process_time()
     exec(statement)
+    steps.append(time.process_time() - c)
 print(json.dumps({"wall": time.perf_counter() - w0, "cpu": time.process_time() - c0,
-                  "import": t_import}))
+                  "import": t_import, "steps": steps}))
 """
 
 _RANX_CHILD = r"""
@@ -199,12 +226,49 @@ def _one_case(root: Path, statement: str, cache: Path) -> tuple[dict, dict, int]
     return cold, warm, _size(cache)
 
 
+def compare_goal(before: Path, after: Path = ROOT, runs: int = 2) -> dict:
+    """The :data:`GOAL` calls in one fresh process on an empty cache, per call (CPU
+    seconds), ``runs`` times per checkout in alternating order (old, new, new, old)."""
+    out: dict = {"labels": [label for label, _ in GOAL], "before": [], "after": []}
+    statements = [st for _, st in GOAL]
+    order = [("before", before), ("after", after)]
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(runs):
+            for name, root in (order if i % 2 == 0 else order[::-1]):
+                run = _child(_script(statements), Path(tmp) / f"goal-{name}{i}", root)
+                run["load_1min"] = os.getloadavg()[0]
+                out[name].append(run)
+                print(f"[first use] goal, {name}: {run['cpu']:.2f} s of CPU", flush=True)
+    return out
+
+
+def goal_table(goal: dict) -> str:
+    """Per-call CPU seconds of :func:`compare_goal`: the median of the runs, then each."""
+    def cell(runs: list, i: int | None) -> str:
+        values = [r["cpu"] if i is None else r["steps"][i] for r in runs]
+        return f"{statistics.median(values):.2f} ({', '.join(f'{v:.2f}' for v in values)})"
+
+    rows = ["| first call, in this order in one process | before: CPU s | after: CPU s |",
+            "|---|---:|---:|"]
+    for i, label in enumerate(goal["labels"]):
+        rows.append(f"| `{label}` | {cell(goal['before'], i)} | "
+                    f"{cell(goal['after'], i)} |")
+    rows.append(f"| **all eleven** | {cell(goal['before'], None)} | "
+                f"**{cell(goal['after'], None)}** |")
+    loads = [r["load_1min"] for side in ("before", "after") for r in goal[side]]
+    rows += ["", f"Each cell: the median of the runs (each a fresh process on an empty cache), "
+                 f"then each run's value; 1-minute load average {min(loads):.1f}–"
+                 f"{max(loads):.1f} at the runs' ends."]
+    return "\n".join(rows)
+
+
 def compare(cases: list[tuple[str, str]], before: Path, after: Path = ROOT) -> dict:
     """:func:`measure` of two checkouts in one run, case by case (the old code's cold
     and warm processes right before or after the new code's, in alternating order, so
-    that both see the same load); then all cases in one process for each."""
+    that both see the same load); then all cases in one process for each, and the
+    :data:`GOAL` calls (:func:`compare_goal`)."""
     out: dict = {"cases": [], "commit": {"before": _commit(before), "after": _commit(after)},
-                 "cpus": os.cpu_count()}
+                 "cpus": os.cpu_count(), "goal": compare_goal(before, after)}
     with tempfile.TemporaryDirectory() as tmp:
         for i, (label, statement) in enumerate(cases):
             roots = (("before", before), ("after", after))
@@ -264,7 +328,14 @@ def compare_report(result: dict) -> str:
         r = result["ranx"]
         tail = ["", "The peer, in the same run: ranx's first `evaluate(qrels, run, "
                 f"'ndcg@10')` on an empty cache took {r['wall']:.2f} s ({r['cpu']:.2f} CPU)."]
-    return "\n".join([*head, compare_table(result), *tail]) + "\n"
+    goal = []
+    if result.get("goal"):
+        goal = ["", "## The first-use goal", "",
+                "Eleven first calls, one after the other in one fresh process on an empty "
+                "cache (goal: at most 20 s of CPU in all, `pair_accuracy` and group-less "
+                "`LambdaRank` at most 3 s each), measured before the table above:", "",
+                goal_table(result["goal"])]
+    return "\n".join([*head, compare_table(result), *tail, *goal]) + "\n"
 
 
 def compare_table(result: dict) -> str:
@@ -305,11 +376,17 @@ def main(argv: list[str] | None = None) -> int:
                              "run, and print a before/after table")
     parser.add_argument("--markdown", type=Path,
                         help="with --before or --render: write the before/after report here")
+    parser.add_argument("--goal", action="store_true",
+                        help="with --before: only the goal's eleven calls in one process "
+                             "(GOAL), per call, before and after")
     parser.add_argument("--render", type=Path,
                         help="print (and with --markdown write) the report of a "
                              "before/after JSON written earlier, measuring nothing")
     args = parser.parse_args(argv)
     cases = [c for c in CASES if args.only is None or args.only in c[0]]
+    if args.goal and args.before is not None:
+        print(goal_table(compare_goal(args.before.resolve(), args.root.resolve())))
+        return 0
     if args.before is not None or args.render is not None:
         if args.render is not None:
             result = json.loads(args.render.read_text())

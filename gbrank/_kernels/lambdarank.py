@@ -23,25 +23,32 @@ log2(1 + r), G = gain / IDCG@k, the pair (i, j) with l_i > l_j):
 - ``LOSS2PP``: μ · (the LOSS2 weight) + |ΔNDCG_ij|;
 
 and the smoothing mixture w = (1 − α)|ΔZ| + α |ΔNDCG| (α = ``smooth``), which keeps a
-share of NDCG's dense signal under a sparse Z (ERR, MRR). All are frozen at the
-ranking of ``at``, like |ΔZ|, so the local loss and its gradient check are unchanged.
+share of NDCG's dense signal under a sparse Z (ERR, MAP, MRR); under Z = NDCG the
+mixture is |ΔZ| itself, and ``smooth`` is 0. All are frozen at the ranking of ``at``,
+like |ΔZ|, so the local loss and its gradient check are unchanged.
 
-Compiled forms: the metric, the weighting (|ΔZ|, |ΔZ| with a smoothing share, or a
-LambdaLoss scheme) and whether a query is too long for the counting sort are constants
-of the entry points that :func:`_forms` makes per option (closures over those
-constants, each cached by numba on its own). Beneath them every choice among pair
-loops is made while typing (:func:`_sweep_for`), so a call compiles the code of its
-own option and nothing of the others.
+The pair term (λ and h of one pair from its weight) and NDCG's weights are written once,
+in :mod:`~gbrank._kernels._pair`, and inlined into every pair loop here and in the
+long-query kernels.
+
+Compiled forms: the metric and whether a query is too long for the counting sort are
+constants of the query loop that :func:`_forms` makes per metric (closures over them,
+each cached by numba on its own); the weighting and the smoothing share are run-time
+arguments of that loop, which calls its gradient sweep, the pair loop of one query,
+through a pointer: :func:`_sweep_form` compiles one sweep per metric, weighting and
+smoothing flag (a ``cfunc`` of one signature for all, so they share the loop). A call
+thus compiles its metric's loop once and its own sweep, nothing of the other options.
 """
 
 import numpy as np
-from numba import njit, prange, types
+from numba import cfunc, njit, prange, types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
 from gbrank._kernels import _threads
 from gbrank._kernels._order import RANK_ORDER_MAX, rank_order_into
-from gbrank._kernels._sigmoid import rho_pair, row_exponentials_into, softplus
+from gbrank._kernels._pair import ndcg_pairs, ndcg_weight, pair_update, rho_rows, rho_spread
+from gbrank._kernels._sigmoid import row_exponentials_into, softplus
 from gbrank._kernels._threads import N_CHUNKS, chunk_bounds, dispatch
 from gbrank._kernels._topk import BUFFER_MAX_K
 from gbrank._kernels.delta import (
@@ -57,46 +64,72 @@ from gbrank._kernels.delta import (
     pair_delta,
     prefix_arrays,
 )
-from gbrank._kernels.lambdarank_long import (
-    long_query_grad_hess,
-    long_query_kernel,
-)
-from gbrank._kernels.lambdarank_ranked import (
-    ranked_query_grad_hess,
-    ranked_query_kernel,
-)
+from gbrank._kernels.lambdarank_long import long_query, long_query_grad_hess
+from gbrank._kernels.lambdarank_ranked import ranked_query, ranked_query_grad_hess
 
-# The pair loops are compiled with these options. error_model="numpy": a float division
-# may not raise, so the loop has no branch for it; with the per-pair loop written over
-# slices that start at 0 (no negative-index wraparound to check) LLVM vectorises it.
+# The gradient sweeps are compiled with these options. error_model="numpy": a float
+# division may not raise, so the pair loop has no branch for it; with the loop written
+# over slices that start at 0 (no negative-index wraparound to check) LLVM vectorises it.
 _LOOP_OPTIONS = {"fastmath": True, "error_model": "numpy", "nogil": True}
 
-
-def _sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail, smoothed,
-           smooth, pre_n, sc_n):
-    """The pair loop for gradients, without data-dependent branches for NDCG, ERR and
-    MAP (|ΔZ| is written branch-free and masked by l_a ≠ l_b), so LLVM can vectorise
-    it; returns S = Σ 2σ w ρ for the norm. MRR keeps the generic |ΔZ|. With
-    ``smoothed`` the weight is (1 − smooth)|ΔZ| + smooth |ΔNDCG| (NDCG's arrays
-    ``pre_n``, ``sc_n``). For jitted code; ``metric`` and ``smoothed`` literals at the
-    call (:func:`_queries`) compile that metric's weight alone and, without smoothing,
-    no trace of the smoothing term (:func:`_sweep_code`)."""
-    raise TypeError("_sweep is called from jitted code only")
+# The signature every gradient sweep is compiled for (:func:`_sweep_form`):
+# (m, k, lab, sa, e, pre, sc, tail, pre_n, sc_n, disc, sigma, score_norm, mu, smooth, g, h)
+# -> S. The query loop takes a sweep as a first-class function of this type, so one
+# compiled loop serves every weighting and smoothing share of its metric.
+_VEC = types.float64[::1]
+_MAT = types.float64[:, ::1]
+_SWEEP_SIGNATURE = types.float64(types.int64, types.int64, _VEC, _VEC, _VEC, _MAT, _VEC, _VEC,
+                                 _MAT, _VEC, _VEC, types.float64, types.boolean,
+                                 types.float64, types.float64, _VEC, _VEC)
 
 
-def _sweep_code(M, S):
-    """:func:`_sweep` for metric ``M`` and smoothing flag ``S``: a closure over both,
-    so that numba drops the other metrics' code (and the smoothing term when ``S`` is
-    False) before typing it. A run-time smoothing flag would slow plain NDCG
-    (docs/performance.md)."""
+def _ndcg_sweep_code(SCHEME):  # noqa: N803
+    """The gradient sweep of one NDCG query under weighting ``SCHEME`` (|ΔNDCG| or a
+    LambdaLoss scheme with ``mu``; ``disc`` the untruncated discounts, which only
+    those read): every top position a < m against the positions below it
+    (:func:`~gbrank._kernels._pair.ndcg_pairs`) into ``g``, ``h``; returns
+    S = Σ 2σwρ for the norm. A closure over ``SCHEME``: that scheme's weight alone,
+    branch-free, vectorised. ``k``, ``tail``, ``pre_n``, ``sc_n`` and ``smooth`` are
+    unread (the signature is every sweep's)."""
 
-    def sweep(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail, smoothed,
-              smooth, pre_n, sc_n):
+    def sweep(m, k, lab, sa, e, pre, sc, tail, pre_n, sc_n, disc, sigma, score_norm, mu,
+              smooth, g, h):
+        n = lab.size
+        p0 = pre[0]
+        p1 = pre[1]
+        c = sc[0]
+        total = 0.0
+        for a in range(m):
+            x1 = p1[a]
+            gs, hs, tot = ndcg_pairs(SCHEME, mu, True, lab[a], e[a], sa[a], p0[a], x1,
+                                     x1 * c * disc[a], c, lab[a + 1:], sa[a + 1:],
+                                     e[a + 1:], p1[a + 1:n], p0[a + 1:n], disc[a + 1:n],
+                                     disc[0:n - a - 1], disc[1:n - a], sigma, score_norm,
+                                     g[a + 1:], h[a + 1:])
+            g[a] += gs
+            h[a] += hs
+            total += 2.0 * tot
+        return total
+
+    return sweep
+
+
+def _sweep_code(M, S):  # noqa: N803
+    """The gradient sweep of one query for metric ``M`` (ERR, MAP or MRR) and smoothing
+    flag ``S``, as :func:`_ndcg_sweep_code`: without data-dependent branches for ERR
+    and MAP (|ΔZ| written branch-free and masked by l_a ≠ l_b), so LLVM can vectorise
+    it; MRR keeps the generic |ΔZ|. With ``S`` the weight is
+    (1 − smooth)|ΔZ| + smooth |ΔNDCG| (NDCG's arrays ``pre_n``, ``sc_n``). A closure
+    over both: the other metrics' code, and without ``S`` the smoothing term, are
+    dropped before typing (a run-time smoothing flag would slow the plain loop,
+    docs/performance.md). ``tail``: scratch of at least n entries for ERR and MAP;
+    ``disc`` and ``mu`` are unread."""
+
+    def sweep(m, k, lab, sa, e, pre, sc, tail, pre_n, sc_n, disc, sigma, score_norm, mu,
+              smooth, g, h):
         n = lab.size
         total = 0.0
-        s2 = sigma * sigma
-        # ERR / MAP terms of rank B that exist only for B ≤ k, as arrays (0 beyond k);
-        # ``tail`` is scratch of at least n entries for ERR and MAP (unread otherwise).
+        # ERR / MAP terms of rank B that exist only for B ≤ k, as arrays (0 beyond k).
         if M == ERR or M == MAP:
             tail[:n] = 0.0
         if M == ERR:
@@ -107,7 +140,7 @@ def _sweep_code(M, S):
                 tail[b] = pre[1, b + 1] / (b + 1.0)
         p0 = pre[0]
         p1 = pre[1]
-        p2 = pre[pre.shape[0] - 1]  # NDCG's and MRR's workspace has 2 rows (p2 unread)
+        p2 = pre[pre.shape[0] - 1]  # MRR's workspace has 2 rows (p2 unread)
         q0 = pre_n[0]
         q1 = pre_n[1]
         scn = sc_n[0]
@@ -127,7 +160,6 @@ def _sweep_code(M, S):
             e_b = e[a + 1:]
             sa_b = sa[a + 1:]
             p0_b = p0[a + 1:n]
-            p1_b = p1[a + 1:n]
             p2_b = p2[a + 1:n]
             tail_b = tail[a + 1:n]
             q0_b = q0[a + 1:n] if S else q0[0:0]
@@ -139,9 +171,7 @@ def _sweep_code(M, S):
             tot = 0.0
             for j in range(lab_b.size):
                 lb = lab_b[j]
-                if M == NDCG:
-                    w = abs(x1 - p1_b[j]) * abs(x0 - p0_b[j]) * sc[0]
-                elif M == ERR:
+                if M == ERR:
                     rb = p0_b[j]
                     w = abs((rb - x0) * x1 / A + (p2_b[j] - cut) * (x0 - rb) * inv_a
                             + tail_b[j] * (x0 * (1.0 - rb) * inv_a - rb))
@@ -149,26 +179,19 @@ def _sweep_code(M, S):
                     w = abs((x1 + 1.0) / A + p2_b[j] - cut - tail_b[j]) * sc[0] \
                         * abs(x0 - p0_b[j])
                 else:
-                    w = pair_delta(metric, a, a + 1 + j, k, pre, sc)
+                    w = pair_delta(M, a, a + 1 + j, k, pre, sc)
                 if S:
+                    # The |ΔNDCG| share.
                     w = (1.0 - smooth) * w + smooth * (abs(y1 - q1_b[j]) * abs(y0 - q0_b[j])
                                                        * scn)
                 w = w if la != lb else 0.0
                 if score_norm:
                     w /= LGB_NORM_EPS + abs(saa - sa_b[j])
-                eb = e_b[j]
-                inv = 1.0 / (ea + eb)
                 up = la > lb
-                # a is the higher-labelled row: rho = e_b/(e_a + e_b); otherwise e_a/(...).
-                rho = (eb if up else ea) * inv
-                pq = (eb * inv) * (ea * inv)
-                lam = sigma * w * rho
-                sl = lam if up else -lam
-                gsum -= sl
-                g_b[j] += sl
-                hh = s2 * w * pq
-                hsum += hh
-                h_b[j] += hh
+                rho, rq = rho_rows(up, ea, e_b[j])
+                da, ha, lam = pair_update(w, up, rho, rq, sigma, g_b, h_b, j)
+                gsum += da
+                hsum += ha
                 tot += lam
             g[a] += gsum
             h[a] += hsum
@@ -178,96 +201,35 @@ def _sweep_code(M, S):
     return sweep
 
 
-@overload(_sweep, prefer_literal=True, jit_options=_LOOP_OPTIONS)
-def _sweep_impl(metric, m, k, lab, sa, e, pre, sc, sigma, score_norm, g, h, tail,
-                smoothed, smooth, pre_n, sc_n):
-    if (isinstance(metric, types.IntegerLiteral)
-            and isinstance(smoothed, types.BooleanLiteral)):
-        return _sweep_code(metric.literal_value, smoothed.literal_value)
-    raise TypingError("_sweep needs literal metric and smoothed arguments")
-
-
-@njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
-def _sweep_lambdaloss(m, lab, sa, e, pre, sc, sigma, score_norm, g, h, scheme, mu, disc):
-    """:func:`_sweep` for the LambdaLoss weightings of NDCG (``scheme`` LOSS1, LOSS2,
-    LOSS2PP with ``mu``; ``disc`` the untruncated discounts), branch-free as
-    :func:`_pair_weight` computes them. A separate function: folding these weights
-    into :func:`_sweep` slows its plain NDCG loop (docs/performance.md)."""
-    n = lab.size
-    total = 0.0
-    s2 = sigma * sigma
-    p0 = pre[0]
-    p1 = pre[1]
-    c = sc[0]
-    for a in range(m):
-        la = lab[a]
-        ea = e[a]
-        saa = sa[a]
-        x0 = p0[a]
-        x1 = p1[a]
-        ga = x1 * c * disc[a]
-        lab_b = lab[a + 1:]
-        e_b = e[a + 1:]
-        sa_b = sa[a + 1:]
-        p0_b = p0[a + 1:n]
-        p1_b = p1[a + 1:n]
-        disc_b = disc[a + 1:n]
-        # LOSS2's 1/D(d) − 1/D(d + 1) for d = b − a = j + 1: disc[j] − disc[j + 1].
-        dl = disc[0:n - a - 1]
-        dr = disc[1:n - a]
-        g_b = g[a + 1:]
-        h_b = h[a + 1:]
-        gsum = 0.0
-        hsum = 0.0
-        tot = 0.0
-        for j in range(lab_b.size):
-            lb = lab_b[j]
-            up = la > lb
-            if scheme == LOSS1:
-                w = ga if up else p1_b[j] * c * disc_b[j]
-            else:
-                w = abs(x1 - p1_b[j]) * c * (dl[j] - dr[j])
-                if scheme == LOSS2PP:
-                    w = mu * w + abs(x1 - p1_b[j]) * abs(x0 - p0_b[j]) * c
-            w = w if la != lb else 0.0
-            if score_norm:
-                w /= LGB_NORM_EPS + abs(saa - sa_b[j])
-            eb = e_b[j]
-            inv = 1.0 / (ea + eb)
-            rho = (eb if up else ea) * inv
-            pq = (eb * inv) * (ea * inv)
-            lam = sigma * w * rho
-            sl = lam if up else -lam
-            gsum -= sl
-            g_b[j] += sl
-            hh = s2 * w * pq
-            hsum += hh
-            h_b[j] += hh
-            tot += lam
-        g[a] += gsum
-        h[a] += hsum
-        total += 2.0 * tot
-    return total
-
+def _sweep_form(metric, scheme, smooth):
+    """The compiled gradient sweep (a ``cfunc`` of :data:`_SWEEP_SIGNATURE`, made on
+    first use and cached by numba) for ``metric``, ``scheme`` and whether the smoothing
+    share ``smooth`` is positive (Z other than NDCG)."""
+    if metric == NDCG:
+        key = ("sweep", NDCG, int(scheme), False)
+    else:
+        key = ("sweep", int(metric), LAMBDARANK, bool(smooth > 0.0))
+    form = _FORMS.get(key)
+    if form is None:
+        code = _ndcg_sweep_code(key[2]) if metric == NDCG else _sweep_code(key[1], key[3])
+        form = _FORMS[key] = cfunc(_SWEEP_SIGNATURE, cache=True, **_LOOP_OPTIONS)(code)
+    return form
 
 
 @njit(cache=True, nogil=True)
 def _pair_weight(metric, scheme, mu, smooth, a, b, up, k, pre, sc, pre_n, sc_n, disc):
     """Weight of the pair at positions a < b (``up``: the row at a has the higher
-    label) under ``scheme`` and the smoothing share ``smooth`` (see the module doc)."""
+    label) under ``scheme`` and the smoothing share ``smooth`` (see the module doc;
+    ``disc`` the untruncated discounts)."""
     if scheme == LAMBDARANK:
         w = pair_delta(metric, a, b, k, pre, sc)
         if smooth > 0.0:
             w = (1.0 - smooth) * w + smooth * pair_delta(NDCG, a, b, k, pre_n, sc_n)
         return w
-    if scheme == LOSS1:
-        # G_hi / D(r_hi) with the untruncated discount 1/log2(1 + r).
-        return pre_n[1, a] * sc_n[0] * disc[a] if up else pre_n[1, b] * sc_n[0] * disc[b]
-    d = b - a
-    w = abs(pre_n[1, a] - pre_n[1, b]) * sc_n[0] * (disc[d - 1] - disc[d])
-    if scheme == LOSS2PP:
-        w = mu * w + pair_delta(NDCG, a, b, k, pre_n, sc_n)
-    return w
+    # The LambdaLoss weights need metric NDCG: its arrays are Z's own.
+    x1 = pre[1, a]
+    return ndcg_weight(scheme, mu, up, b - a - 1, pre[0, a], x1, x1 * sc[0] * disc[a], sc[0],
+                       pre[1, a + 1:], pre[0, a + 1:], disc[a + 1:], disc, disc[1:])
 
 
 # Queries up to this many rows are ordered by counting ranks (_rank_sort); longer ones
@@ -295,9 +257,10 @@ def _is_ranked(n, k, metric, scheme, lgb_discount):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _scratch(longest, metric, scheme, smooth):
+def _scratch(longest, metric, mixed):
     """Scratch for queries of up to ``longest`` rows, allocated once per call or chunk:
-    the tuple (order, seen, lab, sa, e, g, h, tail, pre, sc, pre_n, sc_n)."""
+    the tuple (order, seen, lab, sa, e, g, h, tail, pre, sc, pre_n, sc_n); NDCG's
+    prefix arrays ``pre_n`` hold rows only for a smoothing share (``mixed``)."""
     # Longer queries use the index array of their argsort as their order.
     order = np.empty(min(longest, RANK_SORT_MAX), dtype=np.int64)
     seen = np.empty(min(longest, RANK_SORT_MAX), dtype=np.int64)
@@ -311,20 +274,21 @@ def _scratch(longest, metric, scheme, smooth):
     # ERR and MAP use three prefix rows, NDCG and MRR two (delta module doc).
     pre = np.empty((3 if (metric == ERR or metric == MAP) else 2, longest + 1))
     sc = np.empty(4)
-    plain = scheme == LAMBDARANK and smooth == 0.0
-    pre_n = np.empty((2, longest + 1) if not (metric == NDCG or plain) else (2, 0))
+    pre_n = np.empty((2, longest + 1 if mixed else 0))
     sc_n = np.empty(4)
     return order, seen, lab, sa, e, g, h, tail, pre, sc, pre_n, sc_n
 
 
-def _queries_code(M, SCHEME, MIXED, LAMBDALOSS, BIG, LOSS, PAIRWISE):  # noqa: N803
-    """The query loop of one option, as a closure over its constants, so that numba
-    drops the code of every other option before typing it (a call compiles only what
-    it runs). Compiled as the serial entry points (:func:`_make_forms`) and, inside the
+def _queries_code(M, BIG, LOSS, PAIRWISE):  # noqa: N803
+    """The query loop of metric ``M``, as a closure over its constants, so that numba
+    drops the code of every other form before typing it (a call compiles only what it
+    runs). Compiled as the serial entry points (:func:`_make_forms`) and, inside the
     threaded one, through :func:`_chunk_queries`.
 
-    - ``M``, ``SCHEME``: the metric and the weighting; ``MIXED``: the |ΔZ| weight with
-      a smoothing share (``smooth`` > 0); ``LAMBDALOSS``: a LambdaLoss weighting.
+    - The weighting (``scheme``, ``mu``) and the smoothing share (``smooth`` > 0, for Z
+      other than NDCG) are run-time arguments: one compiled loop serves them all. Its
+      gradient pass calls ``sweep``, the option's compiled pair loop
+      (:func:`_sweep_form`), once per query; the other forms take None.
     - ``LOSS`` False: gradients, each query's rows of ``grad``/``hess`` (input order,
       every row), times its weight and bounded by ``max_step``
       (:func:`_weigh_and_bound`); long queries (:func:`_is_long`, :func:`_is_ranked`)
@@ -341,20 +305,20 @@ def _queries_code(M, SCHEME, MIXED, LAMBDALOSS, BIG, LOSS, PAIRWISE):  # noqa: N
     empty, with scratch allocated once (:func:`_scratch`); ``disc`` holds the discounts
     of :func:`_discount_length` positions.
     """
-    # NDCG's prefix arrays beside Z's: the smoothing share and the LambdaLoss weights
-    # are NDCG's (with NDCG as Z they are Z's own).
-    ndcg_too = M != NDCG and (MIXED or LAMBDALOSS)
 
     def queries(y, s, at, offsets, qweights, k, sigma, gain_tab, threshold, norm,
-                lgb_discount, mu, smooth, max_step, disc, q0, q1, only, wide, grad, hess):
+                lgb_discount, scheme, mu, smooth, max_step, disc, sweep, q0, q1, only, wide,
+                grad, hess):
+        # NDCG's prefix arrays beside Z's for a smoothing share.
+        mixed = M != NDCG and smooth > 0.0
         longest = q0 - q0  # an int64 from the start (a literal 0 would type twice)
         for qi in range(q0, q1):
             n = offsets[qi + 1] - offsets[qi]
-            if LOSS or not (_is_long(n, k, SCHEME, lgb_discount)
-                            or _is_ranked(n, k, M, SCHEME, lgb_discount)):
+            if LOSS or not (_is_long(n, k, scheme, lgb_discount)
+                            or _is_ranked(n, k, M, scheme, lgb_discount)):
                 longest = max(longest, n)
         order0, seen, lab, sa, e, g0, h0, tail, pre, sc, pre_n_buf, sc_n_buf = _scratch(
-            longest, M, SCHEME, smooth)
+            longest, M, mixed)
         total = 0.0
         for qi in range(q0, q1):
             if only.size and not only[qi]:
@@ -362,8 +326,8 @@ def _queries_code(M, SCHEME, MIXED, LAMBDALOSS, BIG, LOSS, PAIRWISE):  # noqa: N
             lo = offsets[qi]
             hi = offsets[qi + 1]
             n = hi - lo
-            if not LOSS and (_is_long(n, k, SCHEME, lgb_discount)
-                             or _is_ranked(n, k, M, SCHEME, lgb_discount)):
+            if not LOSS and (_is_long(n, k, scheme, lgb_discount)
+                             or _is_ranked(n, k, M, scheme, lgb_discount)):
                 continue  # done by the long-query pass, compiled only for such queries
             wq = qweights[qi] if qweights.size else 1.0
             if n < 2:
@@ -404,7 +368,7 @@ def _queries_code(M, SCHEME, MIXED, LAMBDALOSS, BIG, LOSS, PAIRWISE):  # noqa: N
             prefix_arrays(M, lab[:n], k, gain_tab, threshold, lgb_discount, disc, pre, sc)
             pre_n = pre
             sc_n = sc
-            if ndcg_too:
+            if mixed:
                 pre_n = pre_n_buf
                 sc_n = sc_n_buf
                 top = 0
@@ -434,61 +398,39 @@ def _queries_code(M, SCHEME, MIXED, LAMBDALOSS, BIG, LOSS, PAIRWISE):  # noqa: N
             sum_lambdas = 0.0
             acc = 0.0
             m = min(k, n - 1)
-            if not LOSS and fast:
-                if LAMBDALOSS:
-                    # The LambdaLoss weightings need metric NDCG (checked by the
-                    # objective): their NDCG arrays are Z's own.
-                    sum_lambdas = _sweep_lambdaloss(m, lab[:n], sa[:n], e[:n], pre, sc,
-                                                    sigma, score_norm, g[:n], h[:n], SCHEME,
-                                                    mu, disc)
-                elif MIXED:
-                    sum_lambdas = _sweep(M, m, k, lab[:n], sa[:n], e[:n], pre, sc, sigma,
-                                         score_norm, g[:n], h[:n], tail, True, smooth,
-                                         pre_n, sc_n)
-                else:
-                    sum_lambdas = _sweep(M, m, k, lab[:n], sa[:n], e[:n], pre, sc, sigma,
-                                         score_norm, g[:n], h[:n], tail, False, 0.0, pre,
-                                         sc)
-            elif PAIRWISE:
+            if not PAIRWISE:
+                # (fast here.)
+                sum_lambdas = sweep(m, k, lab[:n], sa[:n], e[:n], pre, sc, tail, pre_n, sc_n,
+                                    disc, sigma, score_norm, mu, smooth, g[:n], h[:n])
+            else:
                 for a in range(m):
                     la = lab[a]
                     for b in range(a + 1, n):
                         lb = lab[b]
                         if la == lb:
                             continue
-                        if MIXED or LAMBDALOSS:
-                            w = _pair_weight(M, SCHEME, mu, smooth, a, b, la > lb, k, pre,
-                                             sc, pre_n, sc_n, disc)
+                        up = la > lb
+                        if mixed or scheme != LAMBDARANK:
+                            w = _pair_weight(M, scheme, mu, smooth, a, b, up, k, pre, sc,
+                                             pre_n, sc_n, disc)
                         else:
                             w = pair_delta(M, a, b, k, pre, sc)
                         if w == 0.0:
                             continue
-                        if la > lb:
-                            hi_ = a
-                            lo_ = b
-                        else:
-                            hi_ = b
-                            lo_ = a
                         if score_norm:
-                            w /= LGB_NORM_EPS + abs(sa[hi_] - sa[lo_])
-                        # rho = 1 / (1 + exp(σ (s_hi − s_lo))), q = 1 − rho without
-                        # cancellation.
+                            w /= LGB_NORM_EPS + abs(sa[a] - sa[b])
                         if fast:
-                            inv = 1.0 / (e[hi_] + e[lo_])
-                            rho = e[lo_] * inv
-                            q = e[hi_] * inv
+                            rho, rq = rho_rows(up, e[a], e[b])
                         else:
-                            rho, q = rho_pair(sigma * (sa[hi_] - sa[lo_]))
+                            rho, rq = rho_spread(up, sigma * (sa[a] - sa[b]))
                         sum_lambdas += 2.0 * sigma * w * rho
                         if LOSS:
-                            acc += w * softplus(-sigma * (sq[order[hi_]] - sq[order[lo_]]))
+                            d = sigma * (sq[order[a]] - sq[order[b]])
+                            acc += w * softplus(-d if up else d)
                         else:
-                            lam = sigma * w * rho
-                            g[hi_] -= lam
-                            g[lo_] += lam
-                            hh = sigma * sigma * w * rho * q
-                            h[hi_] += hh
-                            h[lo_] += hh
+                            da, ha, _ = pair_update(w, up, rho, rq, sigma, g, h, b)
+                            g[a] += da
+                            h[a] += ha
             factor = 1.0
             if norm and sum_lambdas > 0.0:
                 factor = np.log2(1.0 + sum_lambdas) / sum_lambdas
@@ -519,34 +461,35 @@ def _queries_code(M, SCHEME, MIXED, LAMBDALOSS, BIG, LOSS, PAIRWISE):  # noqa: N
 _FORMS: dict = {}
 
 
-def _chunk_queries(metric, scheme, mixed, lambdaloss, big, y, s, at, offsets, qweights, k,
-                   sigma, gain_tab, threshold, norm, lgb_discount, mu, smooth, max_step,
-                   disc, q0, q1, only, wide, grad, hess):
-    """The gradient pass of an option (literal ``metric``, ``scheme``, ``mixed``,
-    ``lambdaloss``, ``big``) over queries ``q0 … q1 - 1``: the option's serial entry
-    point (:func:`_make_forms`, called with the arguments from ``y`` on), for the
-    threaded entry point, which cannot refer to that closure itself (numba's cache
-    cannot key a closure over another). For jitted code only."""
+def _chunk_queries(metric, big, y, s, at, offsets, qweights, k, sigma, gain_tab, threshold,
+                   norm, lgb_discount, scheme, mu, smooth, max_step, disc, sweep, q0, q1,
+                   only, wide, grad, hess):
+    """The gradient pass of metric ``metric`` and ``big`` (literals) over queries
+    ``q0 … q1 - 1``: the serial entry point (:func:`_make_forms`, called with the
+    arguments from ``y`` on), for the threaded entry point, which cannot refer to that
+    closure itself (numba's cache cannot key a closure over another). For jitted code
+    only."""
     raise TypeError("_chunk_queries is called from jitted code only")
 
 
 @overload(_chunk_queries, prefer_literal=True, jit_options={"nogil": True})
-def _chunk_queries_impl(metric, scheme, mixed, lambdaloss, big, y, s, at, offsets,
-                        qweights, k, sigma, gain_tab, threshold, norm, lgb_discount, mu,
-                        smooth, max_step, disc, q0, q1, only, wide, grad, hess):
-    flags = (metric, scheme, mixed, lambdaloss, big)
+def _chunk_queries_impl(metric, big, y, s, at, offsets, qweights, k, sigma, gain_tab,
+                        threshold, norm, lgb_discount, scheme, mu, smooth, max_step, disc,
+                        sweep, q0, q1, only, wide, grad, hess):
+    flags = (metric, big)
     if not all(isinstance(f, types.Literal) for f in flags):
-        raise TypingError("_chunk_queries needs literal option arguments")
-    # The option's serial entry point itself: compiled once per process (typing asks
-    # for this implementation twice, the threaded loop and its body apart) and shared
-    # with serial calls.
-    queries = _forms_of(tuple(f.literal_value for f in flags))[0]
+        raise TypingError("_chunk_queries needs literal metric and big arguments")
+    # The serial entry point itself: compiled once per process (typing asks for this
+    # implementation twice, the threaded loop and its body apart) and shared with
+    # serial calls.
+    queries = _forms(*(f.literal_value for f in flags))[0]
 
-    def chunk(metric, scheme, mixed, lambdaloss, big, y, s, at, offsets, qweights, k, sigma,
-              gain_tab, threshold, norm, lgb_discount, mu, smooth, max_step, disc, q0, q1,
-              only, wide, grad, hess):
+    def chunk(metric, big, y, s, at, offsets, qweights, k, sigma, gain_tab, threshold, norm,
+              lgb_discount, scheme, mu, smooth, max_step, disc, sweep, q0, q1, only, wide,
+              grad, hess):
         queries(y, s, at, offsets, qweights, k, sigma, gain_tab, threshold, norm,
-                lgb_discount, mu, smooth, max_step, disc, q0, q1, only, wide, grad, hess)
+                lgb_discount, scheme, mu, smooth, max_step, disc, sweep, q0, q1, only, wide,
+                grad, hess)
     return chunk
 
 
@@ -581,129 +524,143 @@ def _discount_length(sizes, k, lgb_discount, scheme, every_position):
     return min(longest, k)
 
 
-def _make_forms(metric, scheme, mixed, lambdaloss, big):
-    """The entry points of one option (:func:`_queries_code`): ``serial``, ``parallel``
-    (chunks of queries on threads), ``pairwise`` (the queries flagged ``wide`` by
-    either) and ``loss``. Each is a closure over the option's constants, which numba
-    caches per value of those constants; all but ``parallel`` take the arguments of
-    :func:`_chunk_queries` from ``y`` on, ``parallel`` those without ``at``, ``q0``,
-    ``q1`` and ``only`` (all queries)."""
-    code = (metric, scheme, mixed, lambdaloss, big)
-    serial = njit(cache=True, nogil=True)(_queries_code(*code, False, False))
-    pairwise = njit(cache=True, nogil=True)(_queries_code(*code, False, True))
-    loss = njit(cache=True, nogil=True)(_queries_code(*code, True, True))
+def _make_forms(metric, big):
+    """The entry points of metric ``metric`` (:func:`_queries_code`; ``big``: some query
+    they handle has more than ``RANK_SORT_MAX`` rows): ``serial``, ``parallel`` (chunks
+    of queries on threads), ``pairwise`` (the queries flagged ``wide`` by either) and
+    ``loss``. Each is a closure over these constants, which numba caches per value of
+    them; all but ``parallel`` take the arguments of :func:`_chunk_queries` from ``y``
+    on, ``parallel`` those without ``at``, ``q0``, ``q1`` and ``only`` (all queries)."""
+    serial = njit(cache=True, nogil=True)(_queries_code(metric, big, False, False))
+    pairwise = njit(cache=True, nogil=True)(_queries_code(metric, big, False, True))
+    loss = njit(cache=True, nogil=True)(_queries_code(metric, big, True, True))
 
     @njit(cache=True, nogil=True, parallel=True)
     def parallel(y, s, offsets, qweights, k, sigma, gain_tab, threshold, norm,
-                 lgb_discount, mu, smooth, max_step, disc, wide, grad, hess):
+                 lgb_discount, scheme, mu, smooth, max_step, disc, sweep, wide, grad, hess):
         bounds = chunk_bounds(offsets)
         for c in prange(N_CHUNKS):
-            _chunk_queries(metric, scheme, mixed, lambdaloss, big, y, s, s, offsets,
-                           qweights, k, sigma, gain_tab, threshold, norm, lgb_discount, mu,
-                           smooth, max_step, disc, bounds[c], bounds[c + 1], wide[:0], wide,
-                           grad, hess)
+            _chunk_queries(metric, big, y, s, s, offsets, qweights, k, sigma, gain_tab,
+                           threshold, norm, lgb_discount, scheme, mu, smooth, max_step, disc,
+                           sweep, bounds[c], bounds[c + 1], wide[:0], wide, grad, hess)
 
     return serial, parallel, pairwise, loss
 
 
-def _option(metric, scheme, smooth, big):
-    """(metric, scheme, mixed, lambdaloss, big): the constants of an option's compiled
-    forms for ``metric``, ``scheme``, the smoothing share ``smooth`` (only whether it is
-    positive matters) and ``big`` (some query they handle has more than
-    ``RANK_SORT_MAX`` rows)."""
-    lambdaloss = scheme != LAMBDARANK
-    return (int(metric), int(scheme), bool(not lambdaloss and smooth > 0.0),
-            bool(lambdaloss), bool(big))
-
-
-def _forms(metric, scheme, smooth, big):
-    """(serial, parallel, pairwise, loss) entry points of the option (:func:`_option`)."""
-    return _forms_of(_option(metric, scheme, smooth, big))
-
-
-def _forms_of(key):
+def _forms(metric, big):
+    """(serial, parallel, pairwise, loss) entry points of ``metric`` and ``big``
+    (:func:`_make_forms`), made on first use."""
+    key = (int(metric), bool(big))
     forms = _FORMS.get(key)
     if forms is None:
         forms = _FORMS[key] = _make_forms(*key)
     return forms
 
 
-def _make_long_forms(metric, deep, smoothed):
+def _make_long_forms(metric, deep, smoothed, fast):
     """The long-query pass: queries ``which`` through
     :func:`~gbrank._kernels.lambdarank_long.long_query_grad_hess`, one after the other
-    or on threads, for ``metric``, ``deep`` (k > ``BUFFER_MAX_K``) and ``smoothed``
-    (constants there, as in :func:`_make_forms`)."""
+    or on threads, for ``metric``, ``deep`` (k > ``BUFFER_MAX_K``), ``smoothed`` and
+    ``fast`` (constants there, as in :func:`_make_forms`); a query the fast form leaves
+    (its scores too spread for row exponentials) is flagged in ``left``."""
 
     @njit(cache=True, nogil=True)
     def serial(y, s, offsets, qweights, k, sigma, gain_tab, threshold, norm, smooth,
-               max_step, disc, which, grad, hess):
+               max_step, disc, which, left, grad, hess):
         for t in range(which.size):
             lo = offsets[which[t]]
             hi = offsets[which[t] + 1]
-            long_query_grad_hess(metric, deep, smoothed, y[lo:hi], s[lo:hi], k, sigma,
-                                 gain_tab, threshold, norm, smooth, disc, grad[lo:hi],
-                                 hess[lo:hi])
-            _weigh_and_bound(grad, hess, lo, hi,
-                             qweights[which[t]] if qweights.size else 1.0, sigma, max_step)
+            if long_query_grad_hess(metric, deep, smoothed, fast, y[lo:hi], s[lo:hi], k,
+                                    sigma, gain_tab, threshold, norm, smooth, disc,
+                                    grad[lo:hi], hess[lo:hi]):
+                _weigh_and_bound(grad, hess, lo, hi,
+                                 qweights[which[t]] if qweights.size else 1.0, sigma,
+                                 max_step)
+            else:
+                left[t] = True
 
     @njit(cache=True, nogil=True, parallel=True)
     def parallel(y, s, offsets, qweights, k, sigma, gain_tab, threshold, norm, smooth,
-                 max_step, disc, which, grad, hess):
+                 max_step, disc, which, left, grad, hess):
         for t in prange(which.size):
             lo = offsets[which[t]]
             hi = offsets[which[t] + 1]
-            long_query_grad_hess(metric, deep, smoothed, y[lo:hi], s[lo:hi], k, sigma,
-                                 gain_tab, threshold, norm, smooth, disc, grad[lo:hi],
-                                 hess[lo:hi])
-            _weigh_and_bound(grad, hess, lo, hi,
-                             qweights[which[t]] if qweights.size else 1.0, sigma, max_step)
+            if long_query_grad_hess(metric, deep, smoothed, fast, y[lo:hi], s[lo:hi], k,
+                                    sigma, gain_tab, threshold, norm, smooth, disc,
+                                    grad[lo:hi], hess[lo:hi]):
+                _weigh_and_bound(grad, hess, lo, hi,
+                                 qweights[which[t]] if qweights.size else 1.0, sigma,
+                                 max_step)
+            else:
+                left[t] = True
 
     return serial, parallel
 
 
-def _make_ranked_forms(scheme):
-    """The ranked-query pass for ``scheme``: queries ``which`` through
-    :func:`~gbrank._kernels.lambdarank_ranked.ranked_query_grad_hess` (NDCG only)."""
+def _make_ranked_forms(scheme, fast):
+    """The ranked-query pass for ``scheme`` and ``fast``: queries ``which`` through
+    :func:`~gbrank._kernels.lambdarank_ranked.ranked_query_grad_hess` (NDCG only), those
+    the fast form leaves flagged in ``left`` (as :func:`_make_long_forms`)."""
 
     @njit(cache=True, nogil=True)
     def serial(y, s, offsets, qweights, k, sigma, gain_tab, norm, lgb_discount, mu,
-               smooth, max_step, which, grad, hess):
+               max_step, which, left, grad, hess):
         for t in range(which.size):
             lo = offsets[which[t]]
             hi = offsets[which[t] + 1]
-            ranked_query_grad_hess(scheme, y[lo:hi], s[lo:hi], k, sigma, gain_tab, norm,
-                                   lgb_discount, mu, smooth, grad[lo:hi], hess[lo:hi])
-            _weigh_and_bound(grad, hess, lo, hi,
-                             qweights[which[t]] if qweights.size else 1.0, sigma, max_step)
+            if ranked_query_grad_hess(scheme, fast, y[lo:hi], s[lo:hi], k, sigma, gain_tab,
+                                      norm, lgb_discount, mu, grad[lo:hi], hess[lo:hi]):
+                _weigh_and_bound(grad, hess, lo, hi,
+                                 qweights[which[t]] if qweights.size else 1.0, sigma,
+                                 max_step)
+            else:
+                left[t] = True
 
     @njit(cache=True, nogil=True, parallel=True)
     def parallel(y, s, offsets, qweights, k, sigma, gain_tab, norm, lgb_discount, mu,
-                 smooth, max_step, which, grad, hess):
+                 max_step, which, left, grad, hess):
         for t in prange(which.size):
             lo = offsets[which[t]]
             hi = offsets[which[t] + 1]
-            ranked_query_grad_hess(scheme, y[lo:hi], s[lo:hi], k, sigma, gain_tab, norm,
-                                   lgb_discount, mu, smooth, grad[lo:hi], hess[lo:hi])
-            _weigh_and_bound(grad, hess, lo, hi,
-                             qweights[which[t]] if qweights.size else 1.0, sigma, max_step)
+            if ranked_query_grad_hess(scheme, fast, y[lo:hi], s[lo:hi], k, sigma, gain_tab,
+                                      norm, lgb_discount, mu, grad[lo:hi], hess[lo:hi]):
+                _weigh_and_bound(grad, hess, lo, hi,
+                                 qweights[which[t]] if qweights.size else 1.0, sigma,
+                                 max_step)
+            else:
+                left[t] = True
 
     return serial, parallel
 
 
-def _long_forms(metric, k, smooth):
-    key = ("long", int(metric), k > BUFFER_MAX_K, smooth > 0.0)
+def _long_forms(metric, k, smooth, fast=True):
+    key = ("long", int(metric), k > BUFFER_MAX_K, smooth > 0.0, bool(fast))
     forms = _FORMS.get(key)
     if forms is None:
         forms = _FORMS[key] = _make_long_forms(*key[1:])
     return forms
 
 
-def _ranked_forms(scheme):
-    key = ("ranked", int(scheme))
+def _ranked_forms(scheme, fast=True):
+    key = ("ranked", int(scheme), bool(fast))
     forms = _FORMS.get(key)
     if forms is None:
-        forms = _FORMS[key] = _make_ranked_forms(key[1])
+        forms = _FORMS[key] = _make_ranked_forms(*key[1:])
     return forms
+
+
+def _pass(forms, n_rows, which, *args):
+    """One long-query pass (:func:`_long_forms` or :func:`_ranked_forms`, a function of
+    ``fast``) over the queries ``which``: the fast forms, serial or on threads, then the
+    queries they left (scores too spread for row exponentials; rare, a diverging fit)
+    one exp per pair, in a form compiled only when needed. ``args``: the forms'
+    arguments before ``which``; ``grad``, ``hess`` last."""
+    *head, grad, hess = args
+    serial, parallel = forms(True)
+    left = np.zeros(which.size, dtype=np.bool_)
+    dispatch(parallel, serial, n_rows, *head, which, left, grad, hess)
+    if left.any():
+        forms(False)[0](*head, which[left], left[left], grad, hess)
 
 
 def _long_kernels(sizes, k, metric, scheme, lgb_discount):
@@ -720,7 +677,8 @@ def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, th
                          norm, lgb_discount, scheme=LAMBDARANK, mu=0.0, smooth=0.0,
                          max_step=0.0, out=None):
     """Gradients and diagonal Hessians of all queries (``qweights`` empty = unweighted);
-    ``scheme``, ``mu``, ``smooth``: the pair weighting (module doc).
+    ``scheme``, ``mu``, ``smooth``: the pair weighting (module doc; ``smooth`` 0 for
+    NDCG).
 
     ``max_step`` > 0 returns the booster's Hessian max(h_i, σ|λ_i|/max_step) instead of
     the true h_i (0: the true Hessian). Then |λ_i| ≤ (max_step/σ)·h_i for every row, so
@@ -748,16 +706,15 @@ def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, th
         if _is_long(n, k, scheme, lgb_discount):
             # One long query (group-less data): its blocks of rows on threads.
             disc = discounts(_discount_length(sizes, k, lgb_discount, scheme, False))
-            option = (metric, k > BUFFER_MAX_K, smooth > 0.0)
-            long_query_kernel(*option, True)(y, s, k, sigma, gain_tab, threshold, norm,
-                                             smooth, disc, grad, hess)
+            long_query(metric, k > BUFFER_MAX_K, smooth > 0.0, True, y, s, k, sigma,
+                       gain_tab, threshold, norm, smooth, disc, grad, hess)
             _weigh_and_bound(grad, hess, 0, n, wq, sigma, max_step)
             return grad, hess
         if _is_ranked(n, k, metric, scheme, lgb_discount):
             # One long query whose weights read every rank: its blocks of positions on
             # threads.
-            ranked_query_kernel(scheme, True)(y, s, k, sigma, gain_tab, norm, lgb_discount,
-                                              mu, smooth, grad, hess)
+            ranked_query(scheme, True, y, s, k, sigma, gain_tab, norm, lgb_discount, mu,
+                         grad, hess)
             _weigh_and_bound(grad, hess, 0, n, wq, sigma, max_step)
             return grad, hess
     long_, ranked = _long_kernels(sizes, k, metric, scheme, lgb_discount)
@@ -767,21 +724,23 @@ def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, th
         # Queries of more than RANK_SORT_MAX rows take the long-query kernels below,
         # except under a truncation of at least half the query (ERR, MAP, MRR).
         big = bool((sizes[~aside] > RANK_SORT_MAX).any())
-        serial, parallel, pairwise, _ = _forms(metric, scheme, smooth, big)
+        serial, parallel, pairwise, _ = _forms(metric, big)
+        sweep = _sweep_form(metric, scheme, smooth)
         wide = np.zeros(nq, dtype=np.bool_)
         if _threads.threaded(n if nq >= N_CHUNKS else 0):
             parallel(y, s, offsets, qweights, k, sigma, gain_tab, threshold, norm,
-                     lgb_discount, mu, smooth, max_step, disc, wide, grad, hess)
+                     lgb_discount, scheme, mu, smooth, max_step, disc, sweep, wide, grad,
+                     hess)
         else:
             serial(y, s, s, offsets, qweights, k, sigma, gain_tab, threshold, norm,
-                   lgb_discount, mu, smooth, max_step, disc, 0, nq, wide[:0], wide, grad,
-                   hess)
+                   lgb_discount, scheme, mu, smooth, max_step, disc, sweep, 0, nq, wide[:0],
+                   wide, grad, hess)
         if wide.any():
             # Scores spread too wide for row exponentials (rare: a diverging fit), so
             # their queries go pair by pair, in a kernel compiled only when needed.
-            pairwise(y, s, s, offsets, qweights, k, sigma, gain_tab, threshold,
-                     norm, lgb_discount, mu, smooth, max_step, disc, 0, nq, wide, wide, grad,
-                     hess)
+            pairwise(y, s, s, offsets, qweights, k, sigma, gain_tab, threshold, norm,
+                     lgb_discount, scheme, mu, smooth, max_step, disc, None, 0, nq, wide,
+                     wide, grad, hess)
     if aside.any():
         # Called from here, one kernel per kind, so that data without such queries
         # never compiles them.
@@ -789,27 +748,24 @@ def lambdarank_grad_hess(y, s, offsets, qweights, metric, k, sigma, gain_tab, th
         if nq == 1 and long_[0]:
             # Group-less data below the threads' threshold: the one query's kernel
             # called directly (no loop over queries compiled around it).
-            option = (metric, k > BUFFER_MAX_K, smooth > 0.0)
-            long_query_kernel(*option, False)(y, s, k, sigma, gain_tab, threshold, norm,
-                                              smooth, disc, grad, hess)
+            long_query(metric, k > BUFFER_MAX_K, smooth > 0.0, False, y, s, k, sigma,
+                       gain_tab, threshold, norm, smooth, disc, grad, hess)
             _weigh_and_bound(grad, hess, 0, n, float(qweights[0]) if qweights.size else 1.0,
                              sigma, max_step)
         elif long_.any():
-            serial, parallel = _long_forms(metric, k, smooth)
-            dispatch(parallel, serial, long_rows, y, s, offsets, qweights, k, sigma,
-                     gain_tab, threshold, norm, smooth, max_step, disc,
-                     np.flatnonzero(long_), grad, hess)
+            _pass(lambda fast: _long_forms(metric, k, smooth, fast), long_rows,
+                  np.flatnonzero(long_), y, s, offsets, qweights, k, sigma, gain_tab,
+                  threshold, norm, smooth, max_step, disc, grad, hess)
         if nq == 1 and ranked[0]:
             # Group-less data below the threads' threshold: the one query's kernel.
-            ranked_query_kernel(scheme, False)(y, s, k, sigma, gain_tab, norm, lgb_discount,
-                                               mu, smooth, grad, hess)
+            ranked_query(scheme, False, y, s, k, sigma, gain_tab, norm, lgb_discount, mu,
+                         grad, hess)
             _weigh_and_bound(grad, hess, 0, n, float(qweights[0]) if qweights.size else 1.0,
                              sigma, max_step)
         elif ranked.any():
-            serial, parallel = _ranked_forms(scheme)
-            dispatch(parallel, serial, long_rows, y, s, offsets, qweights, k, sigma,
-                     gain_tab, norm, lgb_discount, mu, smooth, max_step,
-                     np.flatnonzero(ranked), grad, hess)
+            _pass(lambda fast: _ranked_forms(scheme, fast), long_rows,
+                  np.flatnonzero(ranked), y, s, offsets, qweights, k, sigma, gain_tab, norm,
+                  lgb_discount, mu, max_step, grad, hess)
     return grad, hess
 
 
@@ -819,12 +775,12 @@ def lambdarank_loss(y, s, at, offsets, qweights, metric, k, sigma, gain_tab, thr
     sizes = np.diff(offsets)
     nq = int(sizes.size)
     big = nq > 0 and int(sizes.max()) > RANK_SORT_MAX
-    loss = _forms(metric, scheme, float(smooth), big)[3]
+    loss = _forms(metric, big)[3]
     disc = discounts(_discount_length(sizes, int(k), bool(lgb_discount), int(scheme), True))
     none = np.empty(0, dtype=np.bool_)
     return loss(y, s, at, offsets, qweights, int(k), float(sigma), gain_tab,
-                float(threshold), bool(norm), bool(lgb_discount), float(mu), float(smooth),
-                0.0, disc, 0, nq, none, none, none.astype(np.float64),
+                float(threshold), bool(norm), bool(lgb_discount), int(scheme), float(mu),
+                float(smooth), 0.0, disc, None, 0, nq, none, none, none.astype(np.float64),
                 none.astype(np.float64))
 
 

@@ -37,8 +37,9 @@ from numba import njit, prange, types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
+from gbrank._kernels._pair import pair_update, rho_rows, rho_spread
 from gbrank._kernels._radix import descending_order_into
-from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into, rho_pair
+from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into
 from gbrank._kernels._topk import top_k_into_long
 from gbrank._kernels.delta import (
     ERR,
@@ -59,7 +60,7 @@ N_CHUNKS = 64
 BLOCK = 512
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _coefficient(metric, a, k, pre, sc):
     """α_a of the module doc: |ΔZ| of top position a against any row below the top k
     is α_a · |u_a − u_b|. ``pre``/``sc``: the prefix arrays of the top k rows, with the
@@ -88,13 +89,16 @@ def _u(metric, label, gain_tab, threshold):
 
 
 @njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
-def _segment(y, s, e, u, v, lo, hi, off, la, ea, sa, alpha, beta, ua, va, smoothed, sigma,
-             score_norm, grad, hess):
+def _segment(fast, y, s, e, u, v, lo, hi, off, la, ea, sa, alpha, beta, ua, va, smoothed,
+             sigma, score_norm, grad, hess):
     """Top row (label ``la``, exponential ``ea``, score ``sa``, coefficients) against
     rows ``lo … hi − 1``, none of them in the top k; ``e``, ``u``, ``v`` hold their
-    values from block position ``off``. Returns the top row's (Σλ, Σh, Σσwρ). Branch-free so that
-    LLVM vectorises it (``error_model="numpy"``: no zero-division branch; slices from
-    0)."""
+    values from block position ``off``. Returns the top row's (Σλ, Σh, Σσwρ). ``fast``
+    is a constant at the calls, for each of which numba compiles this function on its
+    own: with it ρ comes from the exponentials and the loop is branch-free, so LLVM
+    vectorises it (``error_model="numpy"``: no zero-division branch; slices from 0);
+    without it, one exp per pair (a query whose score spread rules out exponentials,
+    ``e`` unread)."""
     y_b = y[lo:hi]
     s_b = s[lo:hi]
     e_b = e[off:off + hi - lo]
@@ -102,7 +106,6 @@ def _segment(y, s, e, u, v, lo, hi, off, la, ea, sa, alpha, beta, ua, va, smooth
     v_b = v[off:off + hi - lo]
     g_b = grad[lo:hi]
     h_b = hess[lo:hi]
-    s2 = sigma * sigma
     gsum = 0.0
     hsum = 0.0
     tot = 0.0
@@ -114,53 +117,19 @@ def _segment(y, s, e, u, v, lo, hi, off, la, ea, sa, alpha, beta, ua, va, smooth
         w = w if la != lb else 0.0
         if score_norm:
             w /= LGB_NORM_EPS + abs(sa - s_b[j])
-        eb = e_b[j]
-        inv = 1.0 / (ea + eb)
         up = la > lb
-        rho = (eb if up else ea) * inv
-        pq = (eb * inv) * (ea * inv)
-        lam = sigma * w * rho
-        sl = lam if up else -lam
-        gsum -= sl
-        g_b[j] += sl
-        hh = s2 * w * pq
-        hsum += hh
-        h_b[j] += hh
+        if fast:
+            rho, rq = rho_rows(up, ea, e_b[j])
+        else:
+            rho, rq = rho_spread(up, sigma * (sa - s_b[j]))
+        da, ha, lam = pair_update(w, up, rho, rq, sigma, g_b, h_b, j)
+        gsum += da
+        hsum += ha
         tot += lam
     return gsum, hsum, tot
 
 
-@njit(cache=True, nogil=True)
-def _segment_wide(y, s, u, v, lo, hi, off, la, sa, alpha, beta, ua, va, smoothed, sigma,
-                  score_norm, grad, hess):
-    """:func:`_segment` for a query whose score spread rules out row exponentials: ρ
-    from one exp per pair (:func:`~gbrank._kernels._sigmoid.rho_pair`)."""
-    gsum = 0.0
-    hsum = 0.0
-    tot = 0.0
-    for j in range(lo, hi):
-        lb = y[j]
-        if la == lb:
-            continue
-        w = alpha * abs(ua - u[off + j - lo])
-        if smoothed:
-            w += beta * abs(va - v[off + j - lo])
-        if score_norm:
-            w /= LGB_NORM_EPS + abs(sa - s[j])
-        up = la > lb
-        rho, q = rho_pair(sigma * (sa - s[j]) if up else sigma * (s[j] - sa))
-        lam = sigma * w * rho
-        sl = lam if up else -lam
-        gsum -= sl
-        grad[j] += sl
-        hh = sigma * sigma * w * rho * q
-        hsum += hh
-        hess[j] += hh
-        tot += lam
-    return gsum, hsum, tot
-
-
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _count_below(tops, x):
     """How many of the sorted ``tops`` are below ``x`` (``np.searchsorted(tops, x)``)."""
     lo = 0
@@ -179,8 +148,9 @@ def _block(y, s, fast, mid, blk, metric, gain_tab, threshold, ngain, smoothed, s
            score_norm, tops, idx, lab, e_top, coef, grad, hess, acc):
     """Rows of block ``blk`` against every top row: zeroes and fills their outputs
     (top rows included, which no segment touches) and adds the top rows' partial
-    (Σλ, Σh, Σσwρ) to ``acc`` (k × 3). ``tops``: the top rows in row order. (A
-    function of its own: merged into the chunk loop it ran slower.)"""
+    (Σλ, Σh, Σσwρ) to ``acc`` (k × 3). ``tops``: the top rows in row order; ``fast``
+    a constant of the caller (:func:`_segment`). (A function of its own: merged into
+    the chunk loop it ran slower.)"""
     lo = blk * BLOCK
     hi = min(y.size, lo + BLOCK)
     e = np.empty(hi - lo)
@@ -206,16 +176,9 @@ def _block(y, s, fast, mid, blk, metric, gain_tab, threshold, ngain, smoothed, s
         for t in range(first, last + 1):
             stop = tops[t] if t < last else hi
             if stop > start:
-                if fast:
-                    g1, h1, t1 = _segment(y, s, e, u, v, start, stop, start - lo,
-                                          lab[a], e_top[a], s[i], coef[0, a],
-                                          coef[1, a], coef[2, a], coef[3, a], smoothed,
-                                          sigma, score_norm, grad, hess)
-                else:
-                    g1, h1, t1 = _segment_wide(y, s, u, v, start, stop, start - lo,
-                                               lab[a], s[i], coef[0, a], coef[1, a],
-                                               coef[2, a], coef[3, a], smoothed, sigma,
-                                               score_norm, grad, hess)
+                g1, h1, t1 = _segment(fast, y, s, e, u, v, start, stop, start - lo, lab[a],
+                                      e_top[a], s[i], coef[0, a], coef[1, a], coef[2, a],
+                                      coef[3, a], smoothed, sigma, score_norm, grad, hess)
                 gs += g1
                 hs += h1
                 ts += t1
@@ -225,9 +188,7 @@ def _block(y, s, fast, mid, blk, metric, gain_tab, threshold, ngain, smoothed, s
         acc[a, 2] += ts
 
 
-
-
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _chunk(ch, y, s, fast, mid, metric, gain_tab, threshold, ngain, smoothed, sigma,
            score_norm, tops, idx, lab, e_top, coef, grad, hess, sums):
     """The blocks of chunk ``ch`` (an equal share of all blocks), sums into ``sums[ch]``."""
@@ -259,7 +220,7 @@ def finish_top_rows(k, rows, sums, tot, norm, grad, hess):
             hess[r] *= factor
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _sorted_rows(idx):
     """The row indices ``idx`` in ascending order (insertion sort: k ≤ BUFFER_MAX_K)."""
     out = idx.copy()
@@ -273,20 +234,36 @@ def _sorted_rows(idx):
     return out
 
 
-def _long_code(M, DEEP, SMOOTHED, THREADS):  # noqa: N803
+def _long_code(M, DEEP, SMOOTHED, THREADS, FAST):  # noqa: N803
     """One long query of metric ``M``, as a closure over its constants so that numba
     drops every other metric's code before typing it: ``DEEP``, k above
     ``BUFFER_MAX_K`` (the top k from the int32 radix order, else the selection
     buffer); ``SMOOTHED``, a smoothing share ``smooth`` > 0; ``THREADS``, the chunks of
-    blocks in a ``prange`` loop (compiled with ``parallel=True``). The arguments are
-    :func:`long_query_grad_hess`'s from ``y`` on."""
+    blocks in a ``prange`` loop (compiled with ``parallel=True``); ``FAST``, ρ from row
+    exponentials e = exp(σ(s − mid)) (as row_exponentials_into), which a query whose
+    score spread exceeds ``MAX_EXP_SPREAD`` rules out: then it returns False with the
+    outputs untouched, for the form without ``FAST`` (one exp per pair, compiled only
+    for such a query), which returns True as the fast form does when it is done. The
+    arguments are :func:`long_query_grad_hess`'s from ``y`` on."""
 
     def long_query(y, s, k, sigma, gain_tab, threshold, norm, smooth, disc, grad, hess):
         n = y.size
+        # Extremes in one loop (finite scores: the values of s.max() and s.min()).
+        smax = s[0]
+        smin = s[0]
+        for r in range(1, n):
+            v = s[r]
+            if v > smax:
+                smax = v
+            if v < smin:
+                smin = v
+        if FAST and sigma * (smax - smin) > MAX_EXP_SPREAD:
+            return False
+        score_norm = norm and smax != smin
+        mid = 0.5 * (smax + smin)
         # Top k, their row exponentials, prefix arrays and per-top-row coefficients
         # (module doc). The other rows' exponentials are made block by block (no n-row
-        # array): e = exp(σ(s − mid)) when the spread allows (``fast``, as
-        # row_exponentials_into).
+        # array).
         idx = np.empty(k, dtype=np.int64)
         val = np.empty(k)
         if DEEP:
@@ -302,20 +279,8 @@ def _long_code(M, DEEP, SMOOTHED, THREADS):  # noqa: N803
         else:
             top_k_into_long(s, 0, n, k, idx, val)
             tops = _sorted_rows(idx)
-        # Extremes in one loop (finite scores: the values of s.max() and s.min()).
-        smax = s[0]
-        smin = s[0]
-        for r in range(1, n):
-            v = s[r]
-            if v > smax:
-                smax = v
-            if v < smin:
-                smin = v
-        score_norm = norm and smax != smin
-        fast = sigma * (smax - smin) <= MAX_EXP_SPREAD
-        mid = 0.5 * (smax + smin)
         e_top = np.empty(k)
-        if fast:
+        if FAST:
             exp_scaled_into(val, sigma, mid, e_top, np.empty(k, dtype=np.int64))
 
         lab = np.empty(k)
@@ -334,19 +299,18 @@ def _long_code(M, DEEP, SMOOTHED, THREADS):  # noqa: N803
                 rel += y[r] >= threshold
             hits = min(float(rel), float(k))
             sc[0] = 1.0 / hits if hits > 0.0 else 0.0
-        # The smoothing share is |ΔNDCG|: for Z = NDCG its own (gain table included),
-        # else with gain 2^l − 1 on the integer grades.
+        # The smoothing share is |ΔNDCG| with gain 2^l − 1 on the integer grades (a
+        # share is Z other than NDCG's: under NDCG the mixture is |ΔZ| itself).
         ngain = gain_tab
         pre_n = np.empty((2, k + 1))
         sc_n = np.empty(4)
         if SMOOTHED:
-            if M != NDCG:
-                top = 0
-                for r in range(n):
-                    top = max(top, int(y[r]))
-                ngain = np.empty(top + 1)
-                for r in range(top + 1):
-                    ngain[r] = np.exp2(r * 1.0) - 1.0
+            top = 0
+            for r in range(n):
+                top = max(top, int(y[r]))
+            ngain = np.empty(top + 1)
+            for r in range(top + 1):
+                ngain[r] = np.exp2(r * 1.0) - 1.0
             prefix_arrays(NDCG, lab, k, ngain, threshold, False, disc, pre_n, sc_n)
             ideal = ideal_dcg(y, ngain, k, disc)
             sc_n[0] = 1.0 / ideal if ideal > 0.0 else 0.0
@@ -368,69 +332,67 @@ def _long_code(M, DEEP, SMOOTHED, THREADS):  # noqa: N803
         # share an entry.
         if THREADS:
             for ch in prange(N_CHUNKS):
-                _chunk(ch, y, s, fast, mid, M, gain_tab, threshold, ngain, SMOOTHED, sigma,
+                _chunk(ch, y, s, FAST, mid, M, gain_tab, threshold, ngain, SMOOTHED, sigma,
                        score_norm, tops, idx, lab, e_top, coef, grad, hess, sums)
         else:
             for ch in range(N_CHUNKS):
-                _chunk(ch, y, s, fast, mid, M, gain_tab, threshold, ngain, SMOOTHED, sigma,
+                _chunk(ch, y, s, FAST, mid, M, gain_tab, threshold, ngain, SMOOTHED, sigma,
                        score_norm, tops, idx, lab, e_top, coef, grad, hess, sums)
 
         # The pairs among the top k (positions a < b < k).
         tot = 0.0
         for a in range(k):
+            la = lab[a]
+            i = idx[a]
             for b in range(a + 1, k):
-                la = lab[a]
                 lb = lab[b]
                 if la == lb:
                     continue
                 w = pair_delta(M, a, b, k, pre, sc)
                 if SMOOTHED:
                     w = (1.0 - smooth) * w + smooth * pair_delta(NDCG, a, b, k, pre_n, sc_n)
-                # (hi, lo): the positions of the higher and the lower label.
-                hi, lo = (a, b) if la > lb else (b, a)
-                i = idx[hi]
-                j = idx[lo]
+                up = la > lb
+                j = idx[b]
                 if score_norm:
                     w /= LGB_NORM_EPS + abs(s[i] - s[j])
-                if fast:
-                    inv = 1.0 / (e_top[hi] + e_top[lo])
-                    rho = e_top[lo] * inv
-                    q = e_top[hi] * inv
+                if FAST:
+                    rho, rq = rho_rows(up, e_top[a], e_top[b])
                 else:
-                    rho, q = rho_pair(sigma * (s[i] - s[j]))
-                lam = sigma * w * rho
-                grad[i] -= lam
-                grad[j] += lam
-                hh = sigma * sigma * w * rho * q
-                hess[i] += hh
-                hess[j] += hh
+                    rho, rq = rho_spread(up, sigma * (s[i] - s[j]))
+                da, ha, lam = pair_update(w, up, rho, rq, sigma, grad, hess, j)
+                grad[i] += da
+                hess[i] += ha
                 tot += lam
         finish_top_rows(k, idx, sums, tot, norm, grad, hess)
+        return True
 
     return long_query
 
 
-def long_query_grad_hess(metric, deep, smoothed, y, s, k, sigma, gain_tab, threshold, norm,
-                         smooth, disc, grad, hess):
+def long_query_grad_hess(metric, deep, smoothed, fast, y, s, k, sigma, gain_tab, threshold,
+                         norm, smooth, disc, grad, hess):
     """Gradients and Hessians of one query of more than ``2 k`` rows into ``grad`` and
-    ``hess`` (``disc``: discounts of at least k positions), on one thread. For jitted
-    code, with literal ``metric``, ``deep`` (k > ``BUFFER_MAX_K``) and ``smoothed``
-    (``smooth`` > 0): the code of that case alone compiles (:func:`_long_code`)."""
+    ``hess`` (``disc``: discounts of at least k positions), on one thread; False (the
+    outputs untouched) when ``fast`` and the query's score spread rules out row
+    exponentials, else True. For jitted code, with literal ``metric``, ``deep`` (k >
+    ``BUFFER_MAX_K``), ``smoothed`` (``smooth`` > 0) and ``fast``: the code of that case
+    alone compiles (:func:`_long_code`)."""
     raise TypeError("long_query_grad_hess is called from jitted code only")
 
 
 @overload(long_query_grad_hess, prefer_literal=True, jit_options={"nogil": True})
-def _long_query_grad_hess_impl(metric, deep, smoothed, y, s, k, sigma, gain_tab, threshold,
-                               norm, smooth, disc, grad, hess):
-    flags = (metric, deep, smoothed)
+def _long_query_grad_hess_impl(metric, deep, smoothed, fast, y, s, k, sigma, gain_tab,
+                               threshold, norm, smooth, disc, grad, hess):
+    flags = (metric, deep, smoothed, fast)
     if not all(isinstance(f, types.Literal) for f in flags):
-        raise TypingError("long_query_grad_hess needs literal metric, deep, smoothed")
+        raise TypingError("long_query_grad_hess needs literal metric, deep, smoothed, fast")
     # The compiled function Python calls for one query: shared, compiled once.
-    kernel = long_query_kernel(*(f.literal_value for f in flags), False)
+    m, d, sm, f = (f.literal_value for f in flags)
+    kernel = long_query_kernel(m, d, sm, False, f)
 
-    def one_query(metric, deep, smoothed, y, s, k, sigma, gain_tab, threshold, norm, smooth,
-                  disc, grad, hess):
-        kernel(y, s, k, sigma, gain_tab, threshold, norm, smooth, disc, grad, hess)
+    def one_query(metric, deep, smoothed, fast, y, s, k, sigma, gain_tab, threshold, norm,
+                  smooth, disc, grad, hess):
+        return kernel(y, s, k, sigma, gain_tab, threshold, norm, smooth, disc, grad, hess)
     return one_query
 
 
@@ -438,14 +400,22 @@ def _long_query_grad_hess_impl(metric, deep, smoothed, y, s, k, sigma, gain_tab,
 _ONE_QUERY: dict = {}
 
 
-def long_query_kernel(metric, deep, smoothed, threads):
-    """:func:`long_query_grad_hess` for ``metric``, ``deep`` and ``smoothed`` as a
-    compiled function called with its arguments from ``y`` on; with ``threads`` the
-    blocks run on threads (each block owns its rows' outputs and each chunk of blocks
-    one slice of the partial sums: no two threads write one place)."""
-    key = (int(metric), bool(deep), bool(smoothed), bool(threads))
+def long_query_kernel(metric, deep, smoothed, threads, fast=True):
+    """:func:`long_query_grad_hess` for ``metric``, ``deep``, ``smoothed`` and ``fast``
+    as a compiled function called with its arguments from ``y`` on; with ``threads``
+    the blocks run on threads (each block owns its rows' outputs and each chunk of
+    blocks one slice of the partial sums: no two threads write one place)."""
+    key = (int(metric), bool(deep), bool(smoothed), bool(threads), bool(fast))
     kernel = _ONE_QUERY.get(key)
     if kernel is None:
         kernel = _ONE_QUERY[key] = njit(cache=True, nogil=True, parallel=key[3])(
             _long_code(*key))
     return kernel
+
+
+def long_query(metric, deep, smoothed, threads, *args):
+    """One long query from Python (the arguments of :func:`long_query_grad_hess` from
+    ``y`` on): the fast form, then, for a query whose score spread rules out row
+    exponentials (rare: a diverging fit), the form with one exp per pair."""
+    if not long_query_kernel(metric, deep, smoothed, threads)(*args):
+        long_query_kernel(metric, deep, smoothed, threads, False)(*args)

@@ -16,10 +16,9 @@ its positions in one branch-free loop, and scatters its rows' sums to the output
 Blocks own their rows, so they run on threads (in :data:`N_CHUNKS` chunks); the top
 rows' own sums are kept per chunk and added at the end.
 
-The pair weights and pair terms are the expressions of the vectorised sweeps of
-:mod:`~gbrank._kernels.lambdarank` (same values up to the order of summation). They are
-written out here rather than shared: moving the pair term into an inlined per-pair
-helper stopped LLVM from vectorising those loops (measured 13 → 315 ms per call).
+The pair weights and pair terms are those of the grouped NDCG sweep of
+:mod:`~gbrank._kernels.lambdarank`: the same inlined loop,
+:func:`~gbrank._kernels._pair.ndcg_pairs`, with the block's arrays.
 """
 
 import numpy as np
@@ -27,16 +26,10 @@ from numba import njit, prange, types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
+from gbrank._kernels._pair import ndcg_pairs
 from gbrank._kernels._radix import descending_order_into
-from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into, rho_pair
-from gbrank._kernels.delta import (
-    LAMBDARANK,
-    LGB_NORM_EPS,
-    LOSS1,
-    LOSS2PP,
-    discounts,
-    ideal_dcg,
-)
+from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into
+from gbrank._kernels.delta import discounts, ideal_dcg
 
 # Blocks of BLOCK positions (the block's labels, scores, exponentials, gains, truncated
 # discounts, g, h and its discount table stay in L1/L2 while the top rows pass over
@@ -74,93 +67,26 @@ def _start(y, s, k, sigma, gain_tab):
 
 
 @njit(cache=True, nogil=True, fastmath=True, error_model="numpy")
-def _pairs(scheme, mu, smooth, x0, x1, ga, la, ea, saa, c, sigma, score_norm, lab, sb, e,
-           gain, dtr, untr, dl, dr, g, h):
-    """Top row a (gain ``x1``, discount ``x0``, ``ga`` = x1·c·D_a for LOSS1, label
-    ``la``, exponential ``ea``, score ``saa``) against block rows below it (the slices
-    passed); returns a's (Σλ sign-adjusted, Σh, Σλ). Branch-free (the weight of the
-    pair's scheme, masked by l_a ≠ l_b) so LLVM vectorises it; ``scheme`` is the same
-    for the whole loop."""
-    s2 = sigma * sigma
-    gsum = 0.0
-    hsum = 0.0
-    tot = 0.0
-    for j in range(lab.size):
-        lb = lab[j]
-        up = la > lb
-        if scheme == LAMBDARANK:
-            w = abs(x1 - gain[j]) * abs(x0 - dtr[j]) * c
-            if smooth > 0.0:
-                # NDCG's smoothing share is |ΔNDCG| itself (the full-sort path's form).
-                w = (1.0 - smooth) * w + smooth * (abs(x1 - gain[j]) * abs(x0 - dtr[j]) * c)
-        elif scheme == LOSS1:
-            w = ga if up else gain[j] * c * untr[j]
-        else:
-            w = abs(x1 - gain[j]) * c * (dl[j] - dr[j])
-            if scheme == LOSS2PP:
-                w = mu * w + abs(x1 - gain[j]) * abs(x0 - dtr[j]) * c
-        w = w if la != lb else 0.0
-        if score_norm:
-            w /= LGB_NORM_EPS + abs(saa - sb[j])
-        eb = e[j]
-        inv = 1.0 / (ea + eb)
-        rho = (eb if up else ea) * inv
-        pq = (eb * inv) * (ea * inv)
-        lam = sigma * w * rho
-        sl = lam if up else -lam
-        gsum -= sl
-        g[j] += sl
-        hh = s2 * w * pq
-        hsum += hh
-        h[j] += hh
-        tot += lam
-    return gsum, hsum, tot
+def _pairs(scheme, mu, fast, x0, x1, la, ea, saa, c, sigma, score_norm, lab, sb, e, gain,
+           dtr, untr, dl, dr, g, h):
+    """Top position a (gain ``x1``, discount ``x0``, label ``la``, exponential ``ea``,
+    score ``saa``) against block rows below it (the slices passed), through
+    :func:`~gbrank._kernels._pair.ndcg_pairs`; returns a's (gradient sum, Hessian sum,
+    Σσwρ). ``scheme`` and ``fast`` are constants at the calls, for each of which numba
+    compiles this function on its own (with ``fast`` branch-free and vectorised; without,
+    one exp per pair for a query whose score spread rules out row exponentials)."""
+    # a < k: its truncated and untruncated discounts agree (LOSS1 reads the latter).
+    return ndcg_pairs(scheme, mu, fast, la, ea, saa, x0, x1, x1 * c * x0, c, lab, sb, e,
+                      gain, dtr, untr, dl, dr, sigma, score_norm, g, h)
 
 
 @njit(cache=True, nogil=True)
-def _pairs_wide(scheme, mu, smooth, x0, x1, ga, la, saa, c, sigma, score_norm, lab, sb,
-                gain, dtr, untr, dl, dr, g, h):
-    """:func:`_pairs` for a query whose score spread rules out row exponentials: ρ from
-    one exp per pair (:func:`~gbrank._kernels._sigmoid.rho_pair`)."""
-    gsum = 0.0
-    hsum = 0.0
-    tot = 0.0
-    for j in range(lab.size):
-        lb = lab[j]
-        if la == lb:
-            continue
-        up = la > lb
-        if scheme == LAMBDARANK:
-            w = abs(x1 - gain[j]) * abs(x0 - dtr[j]) * c
-            if smooth > 0.0:
-                w = (1.0 - smooth) * w + smooth * (abs(x1 - gain[j]) * abs(x0 - dtr[j]) * c)
-        elif scheme == LOSS1:
-            w = ga if up else gain[j] * c * untr[j]
-        else:
-            w = abs(x1 - gain[j]) * c * (dl[j] - dr[j])
-            if scheme == LOSS2PP:
-                w = mu * w + abs(x1 - gain[j]) * abs(x0 - dtr[j]) * c
-        if score_norm:
-            w /= LGB_NORM_EPS + abs(saa - sb[j])
-        rho, q = rho_pair(sigma * (saa - sb[j]) if up else sigma * (sb[j] - saa))
-        lam = sigma * w * rho
-        sl = lam if up else -lam
-        gsum -= sl
-        g[j] += sl
-        hh = sigma * sigma * w * rho * q
-        hsum += hh
-        h[j] += hh
-        tot += lam
-    return gsum, hsum, tot
-
-
-@njit(cache=True, nogil=True)
-def _chunk(ch, y, s, order, k, m, sigma, gain_tab, lgb_discount, scheme, mu, smooth, fast,
-           mid, score_norm, c, top, grad, hess, sums):
+def _chunk(ch, y, s, order, k, m, sigma, gain_tab, lgb_discount, scheme, mu, fast, mid,
+           score_norm, c, top, grad, hess, sums):
     """The blocks of chunk ``ch`` (an equal share of all blocks). A block: positions
     ``blk·BLOCK …`` against every top position above them; writes their rows' outputs
     (every row of the block) and adds the top rows' partial sums to ``sums[ch]``
-    (m × 3)."""
+    (m × 3). ``scheme`` and ``fast``: constants of the caller (:func:`_pairs`)."""
     n_blocks = (y.size + BLOCK - 1) // BLOCK
     acc = sums[ch]
     for blk in range(ch * n_blocks // N_CHUNKS, (ch + 1) * n_blocks // N_CHUNKS):
@@ -194,20 +120,12 @@ def _chunk(ch, y, s, order, k, m, sigma, gain_tab, lgb_discount, scheme, mu, smo
             j0 = max(0, a + 1 - p0)
             if j0 >= nb:
                 continue
-            x0 = top[1, a]
-            x1 = top[0, a]
-            ga = x1 * c * x0
             untr = table[p0 + j0 - base:p1 - base]
             dl = table[p0 + j0 - a - 1 - base:p1 - a - 1 - base]
             dr = table[p0 + j0 - a - base:p1 - a - base]
-            if fast:
-                g1, h1, t1 = _pairs(scheme, mu, smooth, x0, x1, ga, top[2, a], top[4, a],
-                                    top[3, a], c, sigma, score_norm, lab[j0:], sb[j0:], e[j0:],
-                                    gain[j0:], dtr[j0:], untr, dl, dr, g[j0:], h[j0:])
-            else:
-                g1, h1, t1 = _pairs_wide(scheme, mu, smooth, x0, x1, ga, top[2, a], top[3, a],
-                                         c, sigma, score_norm, lab[j0:], sb[j0:], gain[j0:],
-                                         dtr[j0:], untr, dl, dr, g[j0:], h[j0:])
+            g1, h1, t1 = _pairs(scheme, mu, fast, top[1, a], top[0, a], top[2, a], top[4, a],
+                                top[3, a], c, sigma, score_norm, lab[j0:], sb[j0:], e[j0:],
+                                gain[j0:], dtr[j0:], untr, dl, dr, g[j0:], h[j0:])
             acc[a, 0] += g1
             acc[a, 1] += h1
             acc[a, 2] += t1
@@ -217,14 +135,18 @@ def _chunk(ch, y, s, order, k, m, sigma, gain_tab, lgb_discount, scheme, mu, smo
             hess[r] = h[j]
 
 
-def _ranked_code(SCHEME, THREADS):  # noqa: N803
-    """One NDCG query of at least 2 rows for weighting ``SCHEME`` (a closure over it and
+def _ranked_code(SCHEME, THREADS, FAST):  # noqa: N803
+    """One NDCG query of at least 2 rows for weighting ``SCHEME`` (a closure over it,
     ``THREADS``: the chunks of blocks in a ``prange`` loop, compiled with
-    ``parallel=True``). The arguments are :func:`ranked_query_grad_hess`'s from ``y``
-    on."""
+    ``parallel=True``, and ``FAST``: ρ from row exponentials, which a query whose score
+    spread exceeds ``MAX_EXP_SPREAD`` rules out: then it returns False with the outputs
+    untouched, for the form without ``FAST``, compiled only for such a query; True when
+    done). The arguments are :func:`ranked_query_grad_hess`'s from ``y`` on."""
 
-    def one_query(y, s, k, sigma, gain_tab, norm, lgb_discount, mu, smooth, grad, hess):
+    def one_query(y, s, k, sigma, gain_tab, norm, lgb_discount, mu, grad, hess):
         order, m, fast, mid, c, top, sums = _start(y, s, k, sigma, gain_tab)
+        if FAST and not fast:
+            return False
         score_norm = norm and s[order[0]] != s[order[y.size - 1]]
         # THREADS is read here, not only passed to the decorator: numba keys a cached
         # closure by the values it reads, and the serial and threaded forms must not
@@ -232,35 +154,38 @@ def _ranked_code(SCHEME, THREADS):  # noqa: N803
         if THREADS:
             for ch in prange(N_CHUNKS):
                 _chunk(ch, y, s, order, k, m, sigma, gain_tab, lgb_discount, SCHEME, mu,
-                       smooth, fast, mid, score_norm, c, top, grad, hess, sums)
+                       FAST, mid, score_norm, c, top, grad, hess, sums)
         else:
             for ch in range(N_CHUNKS):
                 _chunk(ch, y, s, order, k, m, sigma, gain_tab, lgb_discount, SCHEME, mu,
-                       smooth, fast, mid, score_norm, c, top, grad, hess, sums)
+                       FAST, mid, score_norm, c, top, grad, hess, sums)
         finish_top_rows(m, order, sums, 0.0, norm, grad, hess)
+        return True
 
     return one_query
 
 
-def ranked_query_grad_hess(scheme, y, s, k, sigma, gain_tab, norm, lgb_discount, mu, smooth,
+def ranked_query_grad_hess(scheme, fast, y, s, k, sigma, gain_tab, norm, lgb_discount, mu,
                            grad, hess):
     """Gradients and Hessians of one NDCG query of at least 2 rows into ``grad`` and
-    ``hess`` (every row written), on one thread. For jitted code, with a literal
-    ``scheme``."""
+    ``hess`` (every row written), on one thread; False (the outputs untouched) when
+    ``fast`` and the query's score spread rules out row exponentials, else True. For
+    jitted code, with literal ``scheme`` and ``fast``."""
     raise TypeError("ranked_query_grad_hess is called from jitted code only")
 
 
 @overload(ranked_query_grad_hess, prefer_literal=True, jit_options={"nogil": True})
-def _ranked_query_grad_hess_impl(scheme, y, s, k, sigma, gain_tab, norm, lgb_discount, mu,
-                                 smooth, grad, hess):
-    if not isinstance(scheme, types.IntegerLiteral):
-        raise TypingError("ranked_query_grad_hess needs a literal scheme")
+def _ranked_query_grad_hess_impl(scheme, fast, y, s, k, sigma, gain_tab, norm, lgb_discount,
+                                 mu, grad, hess):
+    if not (isinstance(scheme, types.IntegerLiteral)
+            and isinstance(fast, types.BooleanLiteral)):
+        raise TypingError("ranked_query_grad_hess needs literal scheme and fast")
     # The compiled function Python calls for one query: shared, compiled once.
-    kernel = ranked_query_kernel(scheme.literal_value, False)
+    kernel = ranked_query_kernel(scheme.literal_value, False, fast.literal_value)
 
-    def one_query(scheme, y, s, k, sigma, gain_tab, norm, lgb_discount, mu, smooth, grad,
+    def one_query(scheme, fast, y, s, k, sigma, gain_tab, norm, lgb_discount, mu, grad,
                   hess):
-        kernel(y, s, k, sigma, gain_tab, norm, lgb_discount, mu, smooth, grad, hess)
+        return kernel(y, s, k, sigma, gain_tab, norm, lgb_discount, mu, grad, hess)
     return one_query
 
 
@@ -268,12 +193,21 @@ def _ranked_query_grad_hess_impl(scheme, y, s, k, sigma, gain_tab, norm, lgb_dis
 _ONE_QUERY: dict = {}
 
 
-def ranked_query_kernel(scheme, threads):
-    """:func:`ranked_query_grad_hess` for ``scheme`` as a compiled function called with
-    its arguments from ``y`` on; with ``threads`` the blocks run on threads."""
-    key = (int(scheme), bool(threads))
+def ranked_query_kernel(scheme, threads, fast=True):
+    """:func:`ranked_query_grad_hess` for ``scheme`` and ``fast`` as a compiled function
+    called with its arguments from ``y`` on; with ``threads`` the blocks run on
+    threads."""
+    key = (int(scheme), bool(threads), bool(fast))
     kernel = _ONE_QUERY.get(key)
     if kernel is None:
         kernel = _ONE_QUERY[key] = njit(cache=True, nogil=True, parallel=key[1])(
             _ranked_code(*key))
     return kernel
+
+
+def ranked_query(scheme, threads, *args):
+    """One ranked query from Python (the arguments of :func:`ranked_query_grad_hess`
+    from ``y`` on): the fast form, then, for a query whose score spread rules out row
+    exponentials (rare: a diverging fit), the form with one exp per pair."""
+    if not ranked_query_kernel(scheme, threads)(*args):
+        ranked_query_kernel(scheme, threads, False)(*args)

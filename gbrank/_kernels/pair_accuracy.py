@@ -20,7 +20,7 @@ from gbrank._kernels._order import RANK_ORDER_MAX, ascending_order, rank_order_i
 RADIX_MIN_ROWS = 4096  # also where the per-class sort path starts
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _total_pairs(cls, n_cls):
     """Pairs with different labels: all pairs minus pairs inside one class."""
     m = cls.size
@@ -33,7 +33,7 @@ def _total_pairs(cls, n_cls):
     return m * (m - 1) // 2 - same
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _sweep(s, order, cls_sorted, n_cls):
     """(concordant, score-tied) pairs, visiting rows ``order[0], order[1], …`` (scores
     ascending); ``cls_sorted[v]`` is the class of row ``order[v]``.
@@ -77,7 +77,7 @@ def _sweep(s, order, cls_sorted, n_cls):
     return concordant, tied
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _small_counts(y, s, mid, cls, buf, key, idx, seen, ordered):
     """(concordant, score-tied, total) for one query of fewer than ``RADIX_MIN_ROWS``
     rows; the other arguments are scratch at least as long as the query (``cls``

@@ -138,7 +138,9 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
         (MRR, ERR with many relevant rows). ``None`` (default): the metric's share,
         0 for NDCG, 0.9 for ERR, 0.75 for MAP and MRR (evidence: ``docs/evidence.md``);
         for MAP and MRR with labels that are not integer grades (which they accept)
-        ``None`` means 0. 0 is pure |ΔZ|; 1 is ``LambdaRank("ndcg")``.
+        ``None`` means 0. 0 is pure |ΔZ|; 1 is ``LambdaRank("ndcg")``. Under
+        ``metric="ndcg"`` the mixture is |ΔZ| itself (Z's own gain and discount), so
+        any share leaves the gradients as they are.
     max_step : float > 0 or None, default 16.0
         Bound on the Newton step, in units of 1/σ. The booster (:meth:`grad_hess`)
         receives the Hessian :math:`\max(h_i, \sigma |\lambda_i| / c)`, c =
@@ -271,9 +273,12 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
         return p
 
     def _smoothing(self, p: SimpleNamespace, y: np.ndarray) -> float:
-        """The share in effect for the (validated) labels ``y``: the default share of
+        """The share in effect for the (validated) labels ``y``: under NDCG none, the
+        mixture (1 − α)|ΔNDCG| + α|ΔNDCG| being |ΔNDCG| itself; the default share of
         MAP and MRR needs NDCG's integer grades; with other labels (which MAP and MRR
         accept) ``smoothing=None`` means pure |ΔZ|, as documented."""
+        if p.metric == "ndcg":
+            return 0.0
         if self.smoothing is None and p.smoothing > 0.0 and not _integer_grades(y):
             return 0.0
         return p.smoothing
