@@ -121,7 +121,9 @@ def test_no_private_module_of_another_package():
         if dest is None:
             continue
         parts = dest.split(".")
-        private = [i for i, p in enumerate(parts) if p.startswith("_") and i >= 2]
+        # A dunder module (a package's __main__) is its entry point, not private.
+        private = [i for i, p in enumerate(parts)
+                   if p.startswith("_") and not p.startswith("__") and i >= 2]
         # The kernels are one private layer: the objects above call any of them.
         if private and _package(dest) != _package(module) and parts[1] != "_kernels":
             bad.append(f"{module}:{line} imports {dest}")

@@ -11,7 +11,7 @@ Data (reference data of ``../shared/data``):
 
 - ``rank``: LightGBM's ``rank.train`` (201 queries) tuned on, ``rank.test`` (50 queries)
   held out; 5-fold CV, ``--seconds-rank`` per study (default 60);
-- ``mq2008``: MQ2008 (LETOR 4.0) folds 1–5 (``gbrank.tuning.tasks.letor_task``: four parts
+- ``mq2008``: MQ2008 (LETOR 4.0) folds 1–5 (``gbrank.tuning._tasks.letor_task``: four parts
   tuned on, the fifth held out); 3-fold CV, ``--seconds-mq`` per study (default 30).
 
 Each data set runs the tuner's engine with ``--metric ndcg@10`` on the studies
@@ -64,7 +64,7 @@ METRIC = "ndcg@10"
 def _tasks(which: str, quick: bool):
     from gbrank.datasets import load_letor
     from gbrank.tuning import Task
-    from gbrank.tuning.tasks import letor_task
+    from gbrank.tuning._tasks import letor_task
 
     data = shared_data_dir()
     if which == "rank":
@@ -82,9 +82,9 @@ def _held_out(task, key: str, params: dict | None, rounds: int, cfg,
     on the whole tuning part; its held-out NDCG@10 and that score's standard error over
     the held-out queries."""
     from gbrank.metrics import ndcg_per_query
-    from gbrank.tuning.cv import fit_full
-    from gbrank.tuning.pick import configuration
-    from gbrank.tuning.spaces import build_objective, candidate
+    from gbrank.tuning._cv import fit_full
+    from gbrank.tuning._pick import configuration
+    from gbrank.tuning._spaces import build_objective, candidate
 
     if booster_params is not None:
         bp, obj = booster_params, None
@@ -101,8 +101,8 @@ def run_task(task, keys: list[str], seconds: float, n_folds: int, quick: bool) -
     import optuna
 
     from gbrank.tuning import TuneConfig, tune_task
-    from gbrank.tuning.storage import default_storage_url, open_storage
-    from gbrank.tuning.verdict import recommend
+    from gbrank.tuning._storage import default_storage_url, open_storage
+    from gbrank.tuning._verdict import recommend
 
     out_dir = Path(tempfile.mkdtemp(prefix="pick_rule_"))
     cfg = TuneConfig(trials=10_000, timeout=seconds, n_folds=n_folds, max_rounds=100,

@@ -17,10 +17,10 @@ optuna = pytest.importorskip("optuna")
 
 from gbrank.objectives import FocalLoss, LambdaRank  # noqa: E402
 from gbrank.tuning import TuneConfig, task_from_arrays, tune_task  # noqa: E402
-from gbrank.tuning.folds import make_folds  # noqa: E402
-from gbrank.tuning.gate import gate  # noqa: E402
-from gbrank.tuning.spaces import candidate, suggest_params  # noqa: E402
-from gbrank.tuning.storage import open_storage, study_name  # noqa: E402
+from gbrank.tuning._folds import make_folds  # noqa: E402
+from gbrank.tuning._gate import gate  # noqa: E402
+from gbrank.tuning._spaces import candidate, suggest_params  # noqa: E402
+from gbrank.tuning._storage import open_storage, study_name  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TUNE = [sys.executable, "-m", "gbrank.tuning"]  # what `gbrank tune` runs
@@ -120,7 +120,7 @@ def test_space_offers_only_parameters_the_objective_has():
 
 def test_calibration_weight_is_searched_for_a_calibrated_ranker_only():
     from gbrank.objectives import RankNet
-    from gbrank.tuning.spaces import build_objective
+    from gbrank.tuning._spaces import build_objective
 
     booster = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 20,
                "feature_fraction": 1.0, "bagging_fraction": 1.0, "lambda_l1": 1e-8,
@@ -223,7 +223,7 @@ def test_check_feature_names_refuses_what_the_booster_would_not_keep(booster, tm
     import lightgbm as lgb
     import xgboost as xgb
 
-    from gbrank.tuning.cv import check_feature_names
+    from gbrank.tuning._cv import check_feature_names
 
     rng = np.random.default_rng(0)
     X, y = rng.random((60, 2)), rng.integers(0, 2, 60).astype(float)
@@ -326,7 +326,7 @@ def test_tuner_skips_rejected_objective_and_still_runs_the_rest(tmp_path):
 def test_kernels_compile_before_the_study_clock_starts(tmp_path, monkeypatch):
     # Every kernel-selecting variant of the objective (LambdaRank's norm x weighting)
     # runs once on the first fold before run_budget starts the study's timeout.
-    from gbrank.tuning import study
+    from gbrank.tuning import _study as study
 
     events: list = []
     real_grad_hess = LambdaRank.booster_grad_hess
@@ -360,7 +360,7 @@ def test_kernels_compile_before_the_study_clock_starts(tmp_path, monkeypatch):
 
 def _tune_module():
     """The command line of ``gbrank tune``."""
-    from gbrank.tuning import cli
+    from gbrank.tuning import _cli as cli
 
     return cli
 
@@ -695,7 +695,7 @@ def test_saved_best_model_is_served_by_the_booster_alone(booster, kind, key, tmp
 
     from gbrank import predict_proba
     from gbrank.objectives import get_objective
-    from gbrank.tuning.cv import fit_full
+    from gbrank.tuning._cv import fit_full
 
     pytest.importorskip(booster)
     task = _binary_task(n=800) if kind == "binary" else _ranking_task(nq=30, rows=10)

@@ -1,4 +1,4 @@
-"""gbrank.tuning.verdict and recipe: the recommendation and its noise, and the code in
+"""gbrank.tuning._verdict and recipe: the recommendation and its noise, and the code in
 SUMMARY.md, which must train the model the tuner saved; the verdict of real runs of
 `gbrank tune` (a LETOR folder with --metric) and against LightGBMTunerCV."""
 
@@ -15,8 +15,8 @@ import pytest
 optuna = pytest.importorskip("optuna")
 
 from gbrank.tuning import StudyResult, TuneConfig, task_from_arrays, tune_task  # noqa: E402
-from gbrank.tuning.recipe import training_code  # noqa: E402
-from gbrank.tuning.verdict import corrected_interval, recommend  # noqa: E402
+from gbrank.tuning._recipe import training_code  # noqa: E402
+from gbrank.tuning._verdict import corrected_interval, recommend  # noqa: E402
 
 TUNE = [sys.executable, "-m", "gbrank.tuning"]
 
@@ -51,7 +51,7 @@ def test_gbrank_is_recommended_only_beyond_the_fold_noise():
 
 
 def test_a_lead_within_noise_on_few_units_says_how_to_add_units():
-    from gbrank.tuning.verdict import FEW_UNITS, verdict_lines
+    from gbrank.tuning._verdict import FEW_UNITS, verdict_lines
 
     def text(n):
         rng = np.random.default_rng(1)
@@ -68,7 +68,7 @@ def test_a_lead_within_noise_on_few_units_says_how_to_add_units():
 
 
 def test_the_anchor_row_says_how_it_ran_and_what_it_was_tuned_on():
-    from gbrank.tuning.verdict import verdict_lines
+    from gbrank.tuning._verdict import verdict_lines
 
     units = [0.70, 0.71, 0.72, 0.70, 0.71, 0.72]
     nat = StudyResult("t", "native:lambdarank", "err@10", True, "done",
@@ -105,7 +105,7 @@ def _flat_case():
 
 
 def test_flat_value_is_every_trial_alike_to_a_relative_1e12():
-    from gbrank.tuning.verdict import FLAT_RTOL, flat_value
+    from gbrank.tuning._verdict import FLAT_RTOL, flat_value
 
     def study(values):
         return StudyResult("t", "k", "ndcg@10", True, "done", values=values)
@@ -121,7 +121,7 @@ def test_flat_value_is_every_trial_alike_to_a_relative_1e12():
 
 
 def test_a_flat_study_is_never_recommended_and_the_summary_says_so():
-    from gbrank.tuning.verdict import verdict_lines
+    from gbrank.tuning._verdict import verdict_lines
 
     nat, ours = _flat_case()
     rec = recommend([nat, ours], "ndcg", n_folds=3)
@@ -143,7 +143,7 @@ def test_a_flat_study_is_never_recommended_and_the_summary_says_so():
 
 
 def test_nothing_is_recommended_when_every_study_is_flat():
-    from gbrank.tuning.verdict import verdict_lines
+    from gbrank.tuning._verdict import verdict_lines
 
     nat, ours = _flat_case()
     ours = StudyResult("t", "ranknet", "ndcg@10", False, "done", values=[1.0, 1.0],
@@ -158,7 +158,7 @@ def test_nothing_is_recommended_when_every_study_is_flat():
 
 
 def test_a_flat_gbrank_study_leaves_the_native_recommended():
-    from gbrank.tuning.verdict import verdict_lines
+    from gbrank.tuning._verdict import verdict_lines
 
     nat = StudyResult("t", "native:lambdarank", "ndcg@10", True, "done", values=[0.7, 0.71],
                       units={"ndcg@10": [0.70, 0.71, 0.72]})
@@ -174,7 +174,7 @@ def test_a_flat_gbrank_study_leaves_the_native_recommended():
 
 def test_the_task_table_marks_a_flat_study(tmp_path):
     from gbrank.tuning import Task
-    from gbrank.tuning.report import task_section
+    from gbrank.tuning._report import task_section
 
     nat, ours = _flat_case()
     for r in (nat, ours):
@@ -260,8 +260,8 @@ def test_letor_folder_run_with_a_metric_opens_with_a_verdict_whose_code_runs(tmp
     the verdict, has the folder's section, and its code trains the recommended model."""
     import lightgbm as lgb
 
-    from gbrank.tuning.storage import open_storage
-    from gbrank.tuning.tasks import letor_task
+    from gbrank.tuning._storage import open_storage
+    from gbrank.tuning._tasks import letor_task
 
     folder = tmp_path / "MQ-tiny"
     _write_parts(folder)
@@ -298,7 +298,7 @@ def test_letor_folder_run_with_a_metric_opens_with_a_verdict_whose_code_runs(tmp
     (["--throughput", "--booster", "xgboost"], "--throughput measures LightGBM's"),
 ])
 def test_bad_metric_or_fold_ends_with_one_line(argv, match, tmp_path, capsys):
-    from gbrank.tuning.cli import main
+    from gbrank.tuning._cli import main
 
     folder = tmp_path / "MQ-tiny"
     _write_parts(folder, n_queries=4, rows=5)
@@ -339,7 +339,7 @@ def test_recommendation_holds_up_against_lightgbm_tuner_cv(rank_data, tmp_path):
     assert ndcg_per_query(task.y_test, ours, task.group_test).values.mean() == pytest.approx(
         rec.use.test["ndcg@10"])
     # Rebuild the anchor's held-out scores from its refit configuration.
-    from gbrank.tuning.cv import fit_full
+    from gbrank.tuning._cv import fit_full
 
     _, _, theirs = fit_full(task, "lightgbm", anchor.booster_params, None, anchor.rounds, 1)
     diff = (ndcg_per_query(task.y_test, ours, task.group_test).values

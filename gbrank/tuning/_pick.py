@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 
 from gbrank._deps import require
-from gbrank.tuning.cv import FoldData, higher_is_better, run_fixed
-from gbrank.tuning.folds import make_folds
-from gbrank.tuning.spaces import Candidate, build_objective, suggest_params
-from gbrank.tuning.tasks import Task
+from gbrank.tuning._cv import FoldData, higher_is_better, run_fixed
+from gbrank.tuning._folds import make_folds
+from gbrank.tuning._spaces import Candidate, build_objective, suggest_params
+from gbrank.tuning._tasks import Task
 
 __all__ = ["Finalist", "RepeatFolds", "configuration", "finalists", "pick", "rescore",
            "rescore_params"]
@@ -149,7 +149,7 @@ def pick(study: Any, cand: Candidate, repeats: RepeatFolds, metrics: tuple[str, 
 
     Examples
     --------
-    Trains boosters, so not run here (see :func:`gbrank.tuning.study.run_study`):
+    Trains boosters, so not run here (see :func:`gbrank.tuning._study.run_study`):
 
     >>> fins, seconds = pick(study, cand, repeats, task.metrics, "lightgbm", 0)  # doctest: +SKIP
     >>> fins[0].estimate(cand.target)  # doctest: +SKIP

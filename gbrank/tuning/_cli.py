@@ -21,7 +21,7 @@ recommended model of every study (booster file + JSON of parameters) under
 working directory). Bad input ends with one line on stderr and exit code 2.
 
 Many processes share the studies of one ``--storage`` and its ``--trials`` total exactly
-(:func:`gbrank.tuning.budget.run_budget`). ``--workers N`` starts N worker processes
+(:func:`gbrank.tuning._budget.run_budget`). ``--workers N`` starts N worker processes
 (each runs trials only, as ``--trials-only``), waits for them and writes the report
 itself (as ``--report-only``). Processes started by hand on other machines add trials
 with ``--trials-only``; a normal run (or a final ``--report-only``) writes the report.
@@ -190,13 +190,13 @@ def _load_tasks(args: argparse.Namespace):
         load_table,
     )
     from gbrank.tuning import Task, default_tasks, task_from_arrays
-    from gbrank.tuning.tasks import infer_kind
+    from gbrank.tuning._tasks import infer_kind
 
     if args.data is None:
         return default_tasks(quick=args.quick)
     letor = _letor_source(args)
     if letor is not None:
-        from gbrank.tuning.tasks import letor_task
+        from gbrank.tuning._tasks import letor_task
 
         try:
             return [letor_task(letor, args.fold, test=args.test_data, seed=args.seed)]
@@ -439,7 +439,7 @@ def _run_workers(args: argparse.Namespace, argv: list[str], cfg) -> int:
     """Start ``--workers`` processes of this script with ``--trials-only`` on one storage,
     wait for them; 0 if all ended well, else 1 (the report is written either way: a dead
     worker's running trial is retried by the others once its heartbeat is stale)."""
-    from gbrank.tuning.storage import default_storage_url
+    from gbrank.tuning._storage import default_storage_url
 
     # main() opened the storage (and so created its tables) before the workers race.
     url = cfg.storage or default_storage_url(cfg.out_dir)
@@ -468,7 +468,7 @@ def _run_workers(args: argparse.Namespace, argv: list[str], cfg) -> int:
 def _check_storage(cfg) -> None:
     """Open the storage once (creating its tables): a wrong URL, a server that does not
     answer or a missing driver ends the run here, in one line."""
-    from gbrank.tuning.storage import default_storage_url, open_storage
+    from gbrank.tuning._storage import default_storage_url, open_storage
 
     try:
         open_storage(cfg.storage or default_storage_url(cfg.out_dir), cfg.heartbeat)
@@ -489,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.perf_counter()
     try:
         from gbrank.tuning import tune
-        from gbrank.tuning.spaces import candidate
+        from gbrank.tuning._spaces import candidate
     except ImportError as exc:
         _fail(str(exc))
     keys = None
@@ -497,8 +497,8 @@ def main(argv: list[str] | None = None) -> int:
         keys = [k.strip() for k in args.objectives.split(",") if k.strip()]
     cfg = _config(args, keys)
     tasks = _load_tasks(args)
-    from gbrank.tuning.cv import check_feature_names
-    from gbrank.tuning.tasks import with_metric
+    from gbrank.tuning._cv import check_feature_names
+    from gbrank.tuning._tasks import with_metric
 
     if cfg.metric is not None and args.data is None:
         # The embedded tasks are of both kinds: a metric judges the tasks of its own kind
@@ -517,14 +517,14 @@ def main(argv: list[str] | None = None) -> int:
                 _fail(f"--metric: {exc} (task {t.name})")
     for t in tasks:
         if t.clicks:  # only objectives that learn from the positions
-            from gbrank.tuning.spaces import click_candidates
+            from gbrank.tuning._spaces import click_candidates
 
             try:
                 click_candidates(cfg.booster, t.propensity, keys)
             except ValueError as exc:
                 _fail(f"--objectives: {exc}")
     if keys is not None:
-        from gbrank.tuning.spaces import kinds_of
+        from gbrank.tuning._spaces import kinds_of
 
         kinds = {t.kind for t in tasks}
         for k in keys:
@@ -544,7 +544,7 @@ def main(argv: list[str] | None = None) -> int:
         return code
     throughput = None
     if args.throughput:
-        from gbrank.tuning.throughput import measure_reuse, throughput_lines
+        from gbrank.tuning._throughput import measure_reuse, throughput_lines
 
         t = tasks[0]
         key = "lambdarank:ndcg" if t.kind == "ranking" else "focal"
@@ -556,7 +556,7 @@ def main(argv: list[str] | None = None) -> int:
                             max_rounds=cfg.max_rounds, patience=cfg.patience,
                             n_jobs=cfg.n_jobs, seed=cfg.seed)
         throughput = throughput_lines(t, res, key, n)
-    from gbrank.tuning.report import write_summary
+    from gbrank.tuning._report import write_summary
 
     config_line = (f"`{' '.join([PROG, *argv])}`: "
                    f"{cfg.booster}, {cfg.trials} trials per study (TPE, seed {cfg.seed}, "

@@ -6,10 +6,10 @@ from __future__ import annotations
 import time
 
 from gbrank._deps import require
-from gbrank.tuning.cv import FoldData, run_cv
-from gbrank.tuning.folds import make_folds
-from gbrank.tuning.spaces import build_objective, candidate, suggest_params
-from gbrank.tuning.tasks import Task
+from gbrank.tuning._cv import FoldData, run_cv
+from gbrank.tuning._folds import make_folds
+from gbrank.tuning._spaces import build_objective, candidate, suggest_params
+from gbrank.tuning._tasks import Task
 
 __all__ = ["measure_reuse"]
 

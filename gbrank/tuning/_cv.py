@@ -11,8 +11,8 @@ import numpy as np
 
 from gbrank._deps import require
 from gbrank._train import Validation, start_data, start_rows, train
-from gbrank.tuning.folds import Fold
-from gbrank.tuning.tasks import Task
+from gbrank.tuning._folds import Fold
+from gbrank.tuning._tasks import Task
 
 __all__ = ["FoldData", "TrialResult", "balanced_weights", "booster_only",
            "check_feature_names", "higher_is_better", "score", "run_cv", "run_fixed",
@@ -146,7 +146,7 @@ def balanced_weights(y: np.ndarray, num_class: int) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from gbrank.tuning.cv import balanced_weights
+    >>> from gbrank.tuning._cv import balanced_weights
     >>> balanced_weights(np.array([0.0, 0.0, 0.0, 1.0]), 2).tolist()
     [0.6666666666666666, 0.6666666666666666, 0.6666666666666666, 2.0]
     """

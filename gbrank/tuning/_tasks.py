@@ -43,7 +43,7 @@ def task_metrics(kind: str, groupless: bool = False) -> tuple[str, ...]:
 
     Examples
     --------
-    >>> from gbrank.tuning.tasks import task_metrics
+    >>> from gbrank.tuning._tasks import task_metrics
     >>> task_metrics("ranking")[0], task_metrics("ranking", groupless=True)[0]
     ('ndcg@10', 'ndcg')
     """
@@ -60,7 +60,7 @@ def is_cutoff(metric: str) -> bool:
 
     Examples
     --------
-    >>> from gbrank.tuning.tasks import is_cutoff
+    >>> from gbrank.tuning._tasks import is_cutoff
     >>> is_cutoff("ndcg@10"), is_cutoff("ndcg"), is_cutoff("pair_accuracy"), is_cutoff("ap")
     (True, False, False, False)
     """
@@ -86,7 +86,7 @@ def check_metric(name: str, kind: str, *, clicks: bool = False) -> str:
 
     Examples
     --------
-    >>> from gbrank.tuning.tasks import check_metric
+    >>> from gbrank.tuning._tasks import check_metric
     >>> check_metric("NDCG@10", "ranking")
     'ndcg@10'
     >>> check_metric("ap", "binary")
@@ -122,7 +122,7 @@ def with_metric(task: Task, metric: str) -> Task:
     --------
     >>> from gbrank.datasets import make_ranking
     >>> from gbrank.tuning import task_from_arrays
-    >>> from gbrank.tuning.tasks import with_metric
+    >>> from gbrank.tuning._tasks import with_metric
     >>> X, y, group = make_ranking(n_queries=20, rows_per_query=10, n_features=5)
     >>> with_metric(task_from_arrays("tiny", X, y, group), "err@5").metrics[:2]
     ('err@5', 'ndcg@10')
@@ -479,7 +479,7 @@ def infer_kind(y: Any, group: Any) -> str:
 
     Examples
     --------
-    >>> from gbrank.tuning.tasks import infer_kind
+    >>> from gbrank.tuning._tasks import infer_kind
     >>> infer_kind([0, 1, 1, 0], None), infer_kind([0, 2, 1, 2], None)
     ('binary', 'multiclass')
     >>> infer_kind([0, 2, 1, 2], [2, 2]), infer_kind([0.5, 2, 1], None)
@@ -672,7 +672,7 @@ def multiclass_task(n_rows: int = 4000, seed: int = 0) -> Task:
 
     Examples
     --------
-    >>> from gbrank.tuning.tasks import multiclass_task
+    >>> from gbrank.tuning._tasks import multiclass_task
     >>> task = multiclass_task(1000)
     >>> task.kind, task.num_class, task.metrics[0], task.y.size + task.y_test.size
     ('multiclass', 5, 'macro_f1', 1000)
@@ -748,7 +748,7 @@ def letor_task(source: Any, fold: int = 1, *, test: Any = None, seed: int = 0,
     --------
     >>> import tempfile
     >>> from pathlib import Path
-    >>> from gbrank.tuning.tasks import letor_task
+    >>> from gbrank.tuning._tasks import letor_task
     >>> folder = Path(tempfile.mkdtemp()) / "MQ-tiny"
     >>> folder.mkdir()
     >>> for p in range(1, 6):

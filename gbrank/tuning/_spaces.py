@@ -245,7 +245,7 @@ class Candidate:
     metric it is tuned, early-stopped and compared on); ``own_target`` is the metric
     the objective exists for (``target`` unless a run asks for another); ``num_class``
     is K for a multiclass candidate (the booster trains K scores per row).
-    ``propensity`` (a click log's, see :class:`~gbrank.tuning.tasks.Task`): a gbrank
+    ``propensity`` (a click log's, see :class:`~gbrank.tuning._tasks.Task`): a gbrank
     RankNet or LambdaRank study then also searches ``position_bias`` and its parameters,
     ``"ipw"`` with these propensities."""
 
@@ -373,7 +373,7 @@ def click_candidates(booster: str, propensity: Any, keys: list[str] | None = Non
 
     Examples
     --------
-    >>> from gbrank.tuning.spaces import click_candidates
+    >>> from gbrank.tuning._spaces import click_candidates
     >>> [(c.key, c.target) for c in click_candidates("lightgbm", [1.0, 0.5])]
     ... # doctest: +NORMALIZE_WHITESPACE
     [('ranknet', 'ips_dcg@10'), ('lambdarank:ndcg', 'ips_dcg@10'),
@@ -417,7 +417,7 @@ def candidates_for(task_name: str, kind: str, booster: str, keys: list[str] | No
 
     Examples
     --------
-    >>> from gbrank.tuning.spaces import candidates_for
+    >>> from gbrank.tuning._spaces import candidates_for
     >>> [(c.key, c.target, c.num_class)
     ...  for c in candidates_for("m", "multiclass", "lightgbm", num_class=4)]
     [('focal', 'macro_f1', 4), ('native:multiclass', 'macro_f1', 4)]
@@ -450,7 +450,7 @@ def candidates_for(task_name: str, kind: str, booster: str, keys: list[str] | No
     if metric is not None:
         out = [replace(c, target=metric, own_target=c.own_target) for c in out]
     elif groupless_headline is not None:
-        from gbrank.tuning.tasks import is_cutoff
+        from gbrank.tuning._tasks import is_cutoff
 
         out = [replace(c, target=groupless_headline, own_target=c.own_target)
                if is_cutoff(c.target) else c for c in out]

@@ -2,7 +2,7 @@
 whether its lead over the boosters' own objectives is larger than the fold noise, and
 the code that trains it.
 
-Every study's pick is rescored on the same fresh folds (:mod:`~gbrank.tuning.pick`), so
+Every study's pick is rescored on the same fresh folds (:mod:`~gbrank.tuning._pick`), so
 two studies differ unit by unit (repeat × fold). The noise of such a difference is
 judged with the corrected resampled t-test (Nadeau and Bengio; Bouckaert and Frank for
 repeated k-fold): the units share training rows, so the variance of the mean difference
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gbrank.tuning.results import StudyResult
+from gbrank.tuning._results import StudyResult
 
 __all__ = ["Comparison", "compare", "corrected_interval", "flat_note", "flat_value",
            "recommend", "verdict_lines"]
@@ -43,7 +43,7 @@ def flat_value(r: StudyResult) -> float | None:
     Examples
     --------
     >>> from gbrank.tuning import StudyResult
-    >>> from gbrank.tuning.verdict import flat_value
+    >>> from gbrank.tuning._verdict import flat_value
     >>> saturated = StudyResult("t", "native:lambdarank", "ndcg@10", True, "done",
     ...                         values=[1.0, 1.0, 1.0])
     >>> tuned = StudyResult("t", "ranknet", "pair_accuracy", False, "done",
@@ -65,7 +65,7 @@ def flat_note(r: StudyResult) -> str | None:
     Examples
     --------
     >>> from gbrank.tuning import StudyResult
-    >>> from gbrank.tuning.verdict import flat_note
+    >>> from gbrank.tuning._verdict import flat_note
     >>> note = flat_note(StudyResult("t", "native:lambdarank", "ndcg@10", True, "done",
     ...                              values=[1.0, 1.0, 1.0]))
     >>> print(note.replace("; ", ";\\n"))
@@ -87,7 +87,7 @@ def corrected_interval(d: np.ndarray, n_folds: int, level: float = 0.95
     Examples
     --------
     >>> import numpy as np
-    >>> from gbrank.tuning.verdict import corrected_interval
+    >>> from gbrank.tuning._verdict import corrected_interval
     >>> lo, hi = corrected_interval(np.array([0.02, 0.01, 0.03, 0.02, 0.01, 0.03]), 3)
     >>> print(f"{lo:.4f} to {hi:.4f}")
     0.0012 to 0.0388
@@ -138,7 +138,7 @@ class Comparison:
 
 
 def _oriented(r: StudyResult, metric: str) -> np.ndarray:
-    from gbrank.tuning.cv import higher_is_better
+    from gbrank.tuning._cv import higher_is_better
 
     v = np.asarray(r.units[metric], dtype=float)
     return v if higher_is_better(metric) else -v
@@ -186,7 +186,7 @@ def recommend(rows: list[StudyResult], metric: str, n_folds: int) -> Recommendat
     Examples
     --------
     >>> from gbrank.tuning import StudyResult
-    >>> from gbrank.tuning.verdict import recommend
+    >>> from gbrank.tuning._verdict import recommend
     >>> nat = StudyResult("t", "native:lambdarank", "ndcg@10", True, "done",
     ...                   units={"ndcg@10": [0.70, 0.72, 0.71, 0.69, 0.73, 0.70]})
     >>> ours = StudyResult("t", "ranknet", "ndcg@10", False, "done",
@@ -242,8 +242,8 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
     ``groupless``: the task is group-less ranking (:attr:`Task.groupless
     <gbrank.tuning.Task>`); ``test_metric``: the held-out part is judged on it instead
     of ``metric`` (a click log tuned on clicks, tested on true grades)."""
-    from gbrank.tuning.cv import higher_is_better
-    from gbrank.tuning.recipe import training_code
+    from gbrank.tuning._cv import higher_is_better
+    from gbrank.tuning._recipe import training_code
 
     rec = recommend(rows, metric, n_folds)
     lines = [f"### {task_name}: {metric}", ""]

@@ -26,12 +26,10 @@ class TuneConfig:
     ``metric`` (a gbrank metric name such as ``"ndcg@10"``, ``"err@10"``, ``"f1"``, or
     ``"ap"``): every study is tuned, early-stopped and compared on it, in its direction
     (``logloss`` and ``ece`` are minimised); ``None``: each objective on its own metric.
-    ``finalists`` and ``repeats``: the pick (:mod:`~gbrank.tuning.pick`) rescores each
-    study's ``finalists`` best trials on ``repeats`` fresh shuffles of the folds.
+    ``finalists`` and ``repeats``: the pick rescores each study's ``finalists`` best trials on ``repeats`` fresh shuffles of the folds.
 
     Many processes may run the same configuration on one ``storage`` (PostgreSQL, or
-    SQLite on one machine): they share each study and its total exactly (see
-    :func:`~gbrank.tuning.budget.run_budget`). ``run_trials=False`` runs no trial
+    SQLite on one machine): they share each study and its total exactly. ``run_trials=False`` runs no trial
     (report from the stored studies); ``report=False`` skips the refit, test scores,
     models and plots (a worker that only adds trials). ``worker`` numbers a worker
     process in progress lines.
@@ -205,7 +203,7 @@ class TuneConfig:
             raise ValueError("run_trials and report are both False: nothing to do")
         self._check_objectives()
         if self.metric is not None:
-            from gbrank.tuning.cv import higher_is_better
+            from gbrank.tuning._cv import higher_is_better
 
             if not isinstance(self.metric, str):
                 raise ValueError(f"metric must be a metric name, got {self.metric!r}")
@@ -221,7 +219,7 @@ class TuneConfig:
     def _check_objectives(self) -> None:
         """``objectives`` keys the booster knows and ``custom`` gbrank objectives, here
         rather than when the first task is tuned."""
-        from gbrank.tuning.spaces import candidate
+        from gbrank.tuning._spaces import candidate
 
         if self.objectives is not None:
             if isinstance(self.objectives, str) or not all(

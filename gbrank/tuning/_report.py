@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from gbrank.tuning.results import StudyResult
-from gbrank.tuning.tasks import Task
-from gbrank.tuning.verdict import ANCHOR, compare, flat_note, flat_value, verdict_lines
+from gbrank.tuning._results import StudyResult
+from gbrank.tuning._tasks import Task
+from gbrank.tuning._verdict import ANCHOR, compare, flat_note, flat_value, verdict_lines
 
 __all__ = ["paired", "write_summary"]
 
@@ -33,7 +33,7 @@ def _better(a: float, b: float, hib: bool) -> bool:
 
 def best_native(rows: list[StudyResult], metric: str) -> StudyResult | None:
     """The native baseline with the best rescored mean on ``metric`` (its pick)."""
-    from gbrank.tuning.cv import higher_is_better
+    from gbrank.tuning._cv import higher_is_better
 
     nat = [r for r in rows if r.native and r.status == "done" and metric in r.units
            and not r.key.startswith(ANCHOR)]
@@ -126,7 +126,7 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
                   "mean:", "",
                   "| objective | " + " | ".join(ms) + " |",
                   "|---|" + "---|" * len(ms)]
-        from gbrank.tuning.cv import higher_is_better
+        from gbrank.tuning._cv import higher_is_better
 
         best = {}
         for m in ms:
@@ -171,7 +171,7 @@ def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
     metric); ``data_hint`` (optional) tells the reader how to load the data the verdict's
     code trains on.
     """
-    from gbrank.tuning.plots import comparison_plot
+    from gbrank.tuning._plots import comparison_plot
 
     lines = ["# gbrank tuning summary", "",
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. {config_line}"
