@@ -503,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
     if cfg.metric is not None and args.data is None:
         # The embedded tasks are of both kinds: a metric judges the tasks of its own kind
         # (ranking metrics the ranking tasks, f1 or ap the binary one; losses all).
-        home = "binary" if cfg.metric == "ap" else _metric_kind(cfg.metric)
+        home = _metric_kind(cfg.metric)
         tasks = [t for t in tasks if home == "pointwise" or t.kind == home] or tasks
     for t in tasks:
         try:

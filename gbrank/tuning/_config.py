@@ -203,16 +203,16 @@ class TuneConfig:
             raise ValueError("run_trials and report are both False: nothing to do")
         self._check_objectives()
         if self.metric is not None:
-            from gbrank.tuning._cv import higher_is_better
+            from gbrank.metrics import get_metric
 
             if not isinstance(self.metric, str):
                 raise ValueError(f"metric must be a metric name, got {self.metric!r}")
             self.metric = self.metric.strip().lower()
             try:
-                higher_is_better(self.metric)
+                get_metric(self.metric)
             except ValueError as exc:  # name the setting first, as the other checks do
                 raise ValueError(f"metric {self.metric!r} is not a metric name: "
-                                 f"{str(exc).split('; ', 1)[-1]}, or ap") from None
+                                 f"{str(exc).split('; ', 1)[-1]}") from None
         if self.timeout is not None:
             check_number(self.timeout, "timeout", 0.0, low_open=True)
 

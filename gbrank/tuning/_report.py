@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gbrank.metrics import get_metric
 from gbrank.tuning._results import StudyResult
 from gbrank.tuning._tasks import Task
 from gbrank.tuning._verdict import ANCHOR, compare, flat_note, flat_value, verdict_lines
@@ -27,19 +28,13 @@ def _ms(v) -> str:
     return f"{np.mean(v):.4f} ± {sd:.4f}"
 
 
-def _better(a: float, b: float, hib: bool) -> bool:
-    return a > b if hib else a < b
-
-
 def best_native(rows: list[StudyResult], metric: str) -> StudyResult | None:
     """The native baseline with the best rescored mean on ``metric`` (its pick)."""
-    from gbrank.tuning._cv import higher_is_better
-
     nat = [r for r in rows if r.native and r.status == "done" and metric in r.units
            and not r.key.startswith(ANCHOR)]
     if not nat:
         return None
-    sign = 1.0 if higher_is_better(metric) else -1.0
+    sign = 1.0 if get_metric(metric).higher_is_better else -1.0
     return max(nat, key=lambda r: sign * float(np.mean(r.units[metric])))
 
 
@@ -126,12 +121,10 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
                   "mean:", "",
                   "| objective | " + " | ".join(ms) + " |",
                   "|---|" + "---|" * len(ms)]
-        from gbrank.tuning._cv import higher_is_better
-
         best = {}
         for m in ms:
             vals = [float(np.mean(r.units[m])) for r in done if m in r.units]
-            best[m] = (max if higher_is_better(m) else min)(vals) if vals else None
+            best[m] = (max if get_metric(m).higher_is_better else min)(vals) if vals else None
         for r in done:
             cells = []
             for m in ms:

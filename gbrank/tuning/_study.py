@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 
 from gbrank._deps import require
+from gbrank.metrics import get_metric
 from gbrank.tuning._budget import ADMITTED, run_budget, state_counts
 from gbrank.tuning._config import TuneConfig
-from gbrank.tuning._cv import FoldData, fit_full, higher_is_better, run_cv, score
+from gbrank.tuning._cv import FoldData, fit_full, run_cv, score
 from gbrank.tuning._export import export_model
 from gbrank.tuning._gate import gate
 from gbrank.tuning._pick import RepeatFolds, configuration, pick
@@ -120,7 +121,7 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
     """
     optuna = require("optuna")
     label = f"{task.name} / {cand.key}"
-    hib = higher_is_better(cand.target)
+    hib = get_metric(cand.target).higher_is_better
     res = StudyResult(task.name, cand.key, cand.target, cand.is_native, "done",
                       own_target=cand.own_target, higher_is_better=hib)
     if not cand.is_native:

@@ -26,8 +26,7 @@ BINARY_METRICS = ("ap", "f1")
 MULTICLASS_METRICS = ("macro_f1", "weighted_f1", "balanced_accuracy", "mlogloss")
 
 # The kinds of gbrank metric (gbrank.metrics.Metric.kind) that can judge a task of each
-# kind; "ap" (scikit-learn's average precision) judges binary tasks; multiclass tasks
-# are judged on (n, K) scores, by the multiclass metrics only.
+# kind; multiclass tasks are judged on (n, K) scores, by the multiclass metrics only.
 METRIC_KINDS = {
     "ranking": ("ranking", "pointwise"),
     "binary": ("binary", "pointwise", "ranking"),
@@ -66,14 +65,12 @@ def is_cutoff(metric: str) -> bool:
     """
     from gbrank.metrics import get_metric
 
-    if metric == "ap":
-        return False
     return get_metric(metric).params.get("k") is not None
 
 
 def check_metric(name: str, kind: str, *, clicks: bool = False) -> str:
-    """The canonical name of metric ``name`` (any :func:`gbrank.metrics.get_metric` name,
-    or ``"ap"``), refused with a ValueError when it cannot judge a task of ``kind``.
+    """The canonical name of metric ``name`` (any :func:`gbrank.metrics.get_metric`
+    name), refused with a ValueError when it cannot judge a task of ``kind``.
 
     Ranking tasks take ranking metrics (``ndcg@10``, ``err@5``, ``pair_accuracy``, …)
     and the per-row calibration losses (``logloss``, ``ece``); binary tasks take binary
@@ -94,12 +91,8 @@ def check_metric(name: str, kind: str, *, clicks: bool = False) -> str:
     """
     from gbrank.metrics import get_metric
 
-    key = str(name).strip().lower()
-    if key == "ap":
-        metric_kind = "binary"
-    else:
-        m = get_metric(key)
-        key, metric_kind = m.name, m.kind
+    m = get_metric(str(name))
+    key, metric_kind = m.name, m.kind
     if clicks:
         if metric_kind != "clicks":
             raise ValueError(f"metric {key!r} would judge the clicks as true labels, which "
@@ -109,8 +102,7 @@ def check_metric(name: str, kind: str, *, clicks: bool = False) -> str:
         return key
     if metric_kind not in METRIC_KINDS[kind]:
         raise ValueError(f"metric {key!r} is a {metric_kind} metric; a {kind} task is "
-                         f"judged by {' or '.join(METRIC_KINDS[kind])} metrics"
-                         + (" (or ap)" if kind == "binary" else ""))
+                         f"judged by {' or '.join(METRIC_KINDS[kind])} metrics")
     return key
 
 
@@ -195,7 +187,7 @@ class Task:
     metrics : tuple of str, default ()
         The metrics recorded for every study of the task (per fold, rescored and on
         the held-out part), the first being the headline the report's verdict uses;
-        gbrank metric names (or ``"ap"``) that suit the kind. Empty: those of the kind
+        gbrank metric names that suit the kind. Empty: those of the kind
         (``ndcg@10``, ``err@10``, ``map@10``, ``mrr@10``, ``pair_accuracy`` for
         ranking, headed by ``ndcg`` for group-less ranking; ``ap``, ``f1`` for binary;
         ``macro_f1``, ``weighted_f1``, ``balanced_accuracy``, ``mlogloss`` for

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gbrank.metrics import get_metric
 from gbrank.tuning._results import StudyResult
 
 __all__ = ["Comparison", "compare", "corrected_interval", "flat_note", "flat_value",
@@ -138,10 +139,8 @@ class Comparison:
 
 
 def _oriented(r: StudyResult, metric: str) -> np.ndarray:
-    from gbrank.tuning._cv import higher_is_better
-
     v = np.asarray(r.units[metric], dtype=float)
-    return v if higher_is_better(metric) else -v
+    return v if get_metric(metric).higher_is_better else -v
 
 
 def compare(a: StudyResult, b: StudyResult, metric: str, n_folds: int) -> Comparison | None:
@@ -242,7 +241,6 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
     ``groupless``: the task is group-less ranking (:attr:`Task.groupless
     <gbrank.tuning.Task>`); ``test_metric``: the held-out part is judged on it instead
     of ``metric`` (a click log tuned on clicks, tested on true grades)."""
-    from gbrank.tuning._cv import higher_is_better
     from gbrank.tuning._recipe import training_code
 
     rec = recommend(rows, metric, n_folds)
@@ -275,7 +273,7 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
                             + (" (group-less ranking: `--metric ndcg`, NDCG over the "
                                "whole list)" if groupless else "") + ".", ""]
         return lines + ["No study finished with a pick: nothing to recommend.", ""]
-    direction = "" if higher_is_better(metric) else f" ({metric}: lower is better)"
+    direction = "" if get_metric(metric).higher_is_better else f" ({metric}: lower is better)"
     use, vs = rec.use, rec.versus_native
     what = "LightGBM's" if booster == "lightgbm" else "XGBoost's"
     if use.native:
@@ -327,7 +325,7 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
                   f"task, the recommendation is {rec.versus_anchor.describe()}."]
         t_use, t_a = use.test.get(metric), rec.anchor.test.get(metric)
         if t_use is not None and t_a is not None:
-            better = (t_use >= t_a) if higher_is_better(metric) else (t_use <= t_a)
+            better = (t_use >= t_a) if get_metric(metric).higher_is_better else (t_use <= t_a)
             lines.append(f"On the held-out split: {t_use:.4f} against {t_a:.4f} "
                          f"({'at least as good' if better else 'worse'}).")
     try:
