@@ -154,8 +154,7 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
 
 
 def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
-                  config_line: str, throughput: list[str] | None = None,
-                  wall_seconds: float | None = None, plot_dir: Path | None = None,
+                  config_line: str, wall_seconds: float | None = None, plot_dir: Path | None = None,
                   metric: str | None = None, booster: str = "lightgbm",
                   data_hint: str = "") -> Path:
     """Write ``SUMMARY.md`` (and, with ``plot_dir``, one comparison PNG per task).
@@ -207,8 +206,6 @@ def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
     lines += ["## Gradient gate", ""]
     lines += gate_lines or ["Every gbrank objective passed `gbrank.gradcheck` on random inputs "
                             "and on a sample of each task's labels."]
-    if throughput:
-        lines += ["", *throughput]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -144,7 +144,7 @@ def test_tiny_multiclass_run_end_to_end(tmp_path):
     out = tmp_path / "out"
     code = cli.main(["--data", str(csv), "--label-col", "label", "--trials", "2",
                      "--max-rounds", "10", "--folds", "2", "--finalists", "1",
-                     "--repeats", "1", "--no-throughput", "--quiet", "--out", str(out)])
+                     "--repeats", "1", "--quiet", "--out", str(out)])
     assert code == 0
     summary = (out / "SUMMARY.md").read_text()
     assert "### d.csv: macro_f1" in summary

@@ -185,7 +185,7 @@ def _csv(path: Path, n: int = 3000) -> Path:
 def _cmd(csv: Path, url: str, out: Path, total: int, *extra: str) -> list[str]:
     return [*TUNE, "--data", str(csv), "--label-col", "label",
             "--objectives", "native:binary", "--trials", str(total), "--max-rounds", "200",
-            "--folds", "3", "--no-throughput", "--storage", url, "--out", str(out), *extra]
+            "--folds", "3", "--storage", url, "--out", str(out), *extra]
 
 
 def _study_of(url: str, csv: Path):

@@ -274,7 +274,7 @@ def test_saved_model_carries_the_table_column_names(booster, key, tmp_path):
     code = _tune_module().main([
         "--data", str(csv), "--label-col", "label", "--drop-cols", "city",
         "--booster", booster, "--objectives", key, "--trials", "1", "--max-rounds", "5",
-        "--folds", "2", "--no-throughput", "--quiet", "--out", str(out)])
+        "--folds", "2", "--quiet", "--out", str(out)])
     assert code == 0
     [model] = (out / "tune" / "models").rglob("model.*")
     if booster == "lightgbm":
@@ -458,13 +458,12 @@ def _numbers(text: str) -> list[float]:
 @pytest.mark.slow
 def test_cli_small_run_end_to_end(tmp_path):
     """A small run of `gbrank tune` on a CSV, as a user outside the checkout starts it:
-    summary with numbers, plots, models, resumable storage, all in ./gbrank-results;
-    the throughput measurement only when asked for."""
+    summary with numbers, plots, models, resumable storage, all in ./gbrank-results."""
     csv = _write_csv(tmp_path / "d.csv")
     out = tmp_path / "gbrank-results"
     cmd = [sys.executable, "-m", "gbrank", "tune", "--data", str(csv), "--label-col", "label",
            "--objectives", "focal,native:binary", "--trials", "2", "--max-rounds", "15",
-           "--folds", "2", "--throughput"]
+           "--folds", "2"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     summary = (out / "SUMMARY.md").read_text()
@@ -472,7 +471,6 @@ def test_cli_small_run_end_to_end(tmp_path):
     assert len(_numbers(summary)) >= 8
     assert "/4" in summary  # units won out of 2 folds × 2 repeats
     assert summary.index("## Verdict") < summary.index("## d.csv")
-    assert "## Throughput" in summary and "trials/min" in summary
     pngs = list((out / "tune").rglob("*.png"))
     assert any(p.name == "focal_history.png" for p in pngs)
     assert (out / "tune" / "comparison_d.csv.png").exists()
@@ -499,7 +497,6 @@ def test_quick_run_end_to_end(tmp_path):
     for section in ("## Verdict", "## ranking", "## demand_levels", "## binary",
                     "## multiclass", "### multiclass: macro_f1"):
         assert section in summary
-    assert "## Throughput" not in summary  # only with --throughput
     assert len(_numbers(summary)) >= 30
     for task in ("ranking", "demand_levels", "binary", "multiclass"):
         assert (out / "tune" / f"comparison_{task}.png").stat().st_size > 5000
@@ -545,7 +542,7 @@ def test_sigkill_then_resume_keeps_completed_and_retries_stale(tmp_path):
     total = 8
     cmd = [*TUNE, "--data", str(csv), "--label-col", "label",
            "--objectives", "native:binary", "--trials", str(total), "--max-rounds", "300",
-           "--folds", "3", "--heartbeat", "1", "--no-throughput", "--quiet",
+           "--folds", "3", "--heartbeat", "1", "--quiet",
            "--out", str(out)]
     storage_url = f"sqlite:///{out / 'studies.db'}"
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
