@@ -11,7 +11,7 @@ Data (reference data of ``../shared/data``):
 
 - ``rank``: LightGBM's ``rank.train`` (201 queries) tuned on, ``rank.test`` (50 queries)
   held out; 5-fold CV, ``--seconds-rank`` per study (default 60);
-- ``mq2008``: MQ2008 (LETOR 4.0) folds 1–5 (``gbrank.tuning._tasks.letor_task``: four parts
+- ``mq2008``: MQ2008 (LETOR 4.0) folds 1–5 (``gbrank.tuning._sources.letor_task``: four parts
   tuned on, the fifth held out); 3-fold CV, ``--seconds-mq`` per study (default 30).
 
 Each data set runs the tuner's engine with ``--metric ndcg@10`` on the studies
@@ -64,7 +64,7 @@ METRIC = "ndcg@10"
 def _tasks(which: str, quick: bool):
     from gbrank.datasets import load_letor
     from gbrank.tuning import Task
-    from gbrank.tuning._tasks import letor_task
+    from gbrank.tuning._sources import letor_task
 
     data = shared_data_dir()
     if which == "rank":

@@ -16,7 +16,8 @@ verdict says whether a gbrank objective beats the boosters' own beyond the fold 
 from gbrank.tuning._config import TuneConfig
 from gbrank.tuning._results import StudyResult
 from gbrank.tuning._runner import tune, tune_task
-from gbrank.tuning._tasks import Task, default_tasks, task_from_arrays
+from gbrank.tuning._sources import default_tasks, task_from_arrays
+from gbrank.tuning._tasks import Task
 
 __all__ = ["StudyResult", "Task", "TuneConfig", "default_tasks", "task_from_arrays", "tune",
            "tune_task"]

@@ -206,13 +206,13 @@ def _load_tasks(args: argparse.Namespace):
         load_table,
     )
     from gbrank.tuning import Task, default_tasks, task_from_arrays
-    from gbrank.tuning._tasks import infer_kind
+    from gbrank.tuning._sources import infer_kind
 
     if args.data is None:
         return default_tasks(quick=args.quick)
     letor = _letor_source(args)
     if letor is not None:
-        from gbrank.tuning._tasks import letor_task
+        from gbrank.tuning._sources import letor_task
 
         try:
             return [letor_task(letor, args.fold, test=args.test_data, seed=args.seed)]

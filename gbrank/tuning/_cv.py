@@ -67,10 +67,6 @@ def score(name: str, y: np.ndarray, s: np.ndarray, group: np.ndarray | None,
     return float(metric(y, s, group))
 
 
-def _rows(X: Any, idx: np.ndarray) -> Any:
-    return X[idx]
-
-
 class FoldData:
     """Each fold's training and validation sets in the booster's binned form, built on
     first use and kept for every later trial (``reuse=False`` rebuilds them each time,
@@ -96,9 +92,9 @@ class FoldData:
     def fold_arrays(self, f: int):
         fold = self.folds[f]
         t = self.task
-        return (_rows(t.X, fold.train), t.y[fold.train],
+        return (t.X[fold.train], t.y[fold.train],
                 t.lgb_group(fold.group_train, fold.train.size),
-                _rows(t.X, fold.valid), t.y[fold.valid],
+                t.X[fold.valid], t.y[fold.valid],
                 t.lgb_group(fold.group_valid, fold.valid.size))
 
     def fold_positions(self, f: int) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -225,7 +221,7 @@ def run_cv(data: FoldData, booster_params: dict, obj: Any, target: str, *,
                         early_stopping=patience, on_iteration=on_iter,
                         position=_objective_positions(obj, pt))
         best = trained.best_iteration
-        s = _predict(data.booster, trained.model, _rows(task.X, fold.valid), dv, best, init)
+        s = _predict(data.booster, trained.model, task.X[fold.valid], dv, best, init)
         iters.append(best)
         for m in task.metrics:
             folds[m].append(score(m, yv, s, gv, pv, rho))
@@ -287,7 +283,7 @@ def run_fixed(data: FoldData, booster_params: dict, obj: Any, rounds: int,
         pt, pv = data.fold_positions(f)
         model = train(data.booster, params, obj, dt, rounds=rounds,
                       position=_objective_positions(obj, pt)).model
-        s = _predict(data.booster, model, _rows(task.X, fold.valid), dv, rounds, init)
+        s = _predict(data.booster, model, task.X[fold.valid], dv, rounds, init)
         for m in metrics:
             out[m].append(score(m, task.y[fold.valid], s, fold.group_valid, pv,
                                 task.propensity))

@@ -19,7 +19,7 @@ from gbrank.metrics import ips_dcg  # noqa: E402
 from gbrank.tuning import _cli as cli  # noqa: E402
 from gbrank.tuning._cv import FoldData, run_fixed  # noqa: E402
 from gbrank.tuning._folds import make_folds  # noqa: E402
-from gbrank.tuning._tasks import task_from_arrays  # noqa: E402
+from gbrank.tuning._sources import task_from_arrays  # noqa: E402
 
 RHO = "1,0.5,0.3333,0.25,0.2,0.1667,0.1429,0.125"
 

@@ -16,8 +16,8 @@ optuna = pytest.importorskip("optuna")
 from gbrank.objectives import FocalLoss  # noqa: E402
 from gbrank.tuning import task_from_arrays  # noqa: E402
 from gbrank.tuning._folds import make_folds  # noqa: E402
+from gbrank.tuning._sources import infer_kind  # noqa: E402
 from gbrank.tuning._spaces import candidates_for, suggest_params  # noqa: E402
-from gbrank.tuning._tasks import infer_kind  # noqa: E402
 
 
 def _labels(counts, seed=0):

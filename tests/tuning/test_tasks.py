@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from gbrank.tuning import task_from_arrays
-from gbrank.tuning._tasks import check_metric, letor_task, with_metric
+from gbrank.tuning._sources import letor_task
+from gbrank.tuning._tasks import check_metric, with_metric
 
 
 def _write_part(path: Path, part: int, n_queries: int = 4, rows: int = 5) -> int:

@@ -260,8 +260,8 @@ def test_letor_folder_run_with_a_metric_opens_with_a_verdict_whose_code_runs(tmp
     the verdict, has the folder's section, and its code trains the recommended model."""
     import lightgbm as lgb
 
+    from gbrank.tuning._sources import letor_task
     from gbrank.tuning._storage import open_storage
-    from gbrank.tuning._tasks import letor_task
 
     folder = tmp_path / "MQ-tiny"
     _write_parts(folder)
