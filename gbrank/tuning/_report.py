@@ -15,7 +15,7 @@ import numpy as np
 from gbrank.metrics import get_metric
 from gbrank.tuning._results import StudyResult
 from gbrank.tuning._tasks import Task
-from gbrank.tuning._verdict import ANCHOR, compare, flat_note, flat_value, verdict_lines
+from gbrank.tuning._verdict import ANCHOR, best, compare, flat_note, flat_value, verdict_lines
 
 __all__ = ["paired", "write_summary"]
 
@@ -30,12 +30,8 @@ def _ms(v) -> str:
 
 def best_native(rows: list[StudyResult], metric: str) -> StudyResult | None:
     """The native baseline with the best rescored mean on ``metric`` (its pick)."""
-    nat = [r for r in rows if r.native and r.status == "done" and metric in r.units
-           and not r.key.startswith(ANCHOR)]
-    if not nat:
-        return None
-    sign = 1.0 if get_metric(metric).higher_is_better else -1.0
-    return max(nat, key=lambda r: sign * float(np.mean(r.units[metric])))
+    return best([r for r in rows if r.native and r.status == "done"
+                 and not r.key.startswith(ANCHOR)], metric)
 
 
 def paired(r: StudyResult, rows: list[StudyResult], n_folds: int):
@@ -96,12 +92,13 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
         if c is None:
             delta, won = "— (no other native)", "—"
         else:
-            delta = (f"{c.mean:+.4f} [{c.low:+.4f}, {c.high:+.4f}] vs {c.b.key}"
-                     + (" **beyond noise**" if c.beyond_noise else ""))
-            won = f"{c.won}/{c.diffs.size}"
+            d = c.diff
+            delta = (f"{d.mean:+.4f} [{d.low:+.4f}, {d.high:+.4f}] vs {c.b.key}"
+                     + (" **beyond noise**" if d.beyond_noise else ""))
+            won = f"{d.wins}/{d.n}"
             if not r.native:
                 plot_rows.append({"key": r.key, "target": r.target, "vs": c.b.key,
-                                  "diffs": c.diffs.tolist(), "low": c.low, "high": c.high})
+                                  "diffs": d.diffs.tolist(), "low": d.low, "high": d.high})
         time_ = _fmt_t(r.seconds) + (f" + {_fmt_t(r.rescore_seconds)} rescoring"
                                      if r.rescore_seconds else "")
         lines.append(

@@ -74,14 +74,15 @@ def test_importances_only_from_enough_trials(tmp_path, monkeypatch):
 def test_comparison_greys_a_difference_within_noise(tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
 
+    from gbrank.metrics import paired_difference
     from gbrank.tuning._plots import comparison_plot
-    from gbrank.tuning._verdict import corrected_interval
 
     ahead = np.array([0.05, 0.04, 0.06, 0.05, 0.045, 0.055])
     noisy = np.array([0.05, -0.04, 0.02, -0.03, 0.01, 0.0])
     rows = []
     for key, d in (("a", ahead), ("b", noisy)):
-        lo, hi = corrected_interval(d, 3)
+        diff = paired_difference(d, np.zeros(d.size), n_folds=3)
+        lo, hi = diff.low, diff.high
         rows.append({"key": key, "target": "ndcg@10", "vs": "native:lambdarank",
                      "diffs": d.tolist(), "low": lo, "high": hi})
     assert rows[0]["low"] > 0 and rows[1]["low"] < 0 < rows[1]["high"]
