@@ -184,14 +184,14 @@ _READS_SCALE = frozenset({_binary.fbeta, _binary.f1, _binary.balanced_measure,
                           _calibration.log_loss, _calibration.expected_calibration_error,
                           _multiclass.multiclass_log_loss})
 
-_FORMS = (
+_NAME_FORMS = (
     "ndcg, ndcg@<k>, err, err@<k>, map, map@<k>, mrr, mrr@<k>, precision, precision@<k>, "
     "recall, recall@<k>, pair_accuracy, ips_dcg, ips_dcg@<k>, f1, fbeta:<beta>, balanced, ap, "
     "logloss, ece, ece:<bins>, macro_f1, weighted_f1, micro_f1, macro_fbeta:<beta>, "
     "weighted_fbeta:<beta>, micro_fbeta:<beta>, balanced_accuracy, mlogloss"
 )
 _AT_K = re.compile(r"^([a-z_]+)@(\d+)$")
-_FBETA = re.compile(r"^fbeta:(.+)$")
+_FBETA_NAME = re.compile(r"^fbeta:(.+)$")
 _ECE = re.compile(r"^ece:(\d+)$")
 _AVERAGED = re.compile(r"^(macro|weighted|micro)_(f1|fbeta:(.+))$")
 
@@ -210,11 +210,11 @@ def metric_names() -> str:
     >>> metric_names().split(", ")[:4]
     ['ndcg', 'ndcg@<k>', 'err', 'err@<k>']
     """
-    return _FORMS
+    return _NAME_FORMS
 
 
 def _unknown(name: str, why: str = "unknown metric") -> ValueError:
-    return ValueError(f"{why} {name!r}; valid forms: {_FORMS} (k a positive integer, "
+    return ValueError(f"{why} {name!r}; valid forms: {_NAME_FORMS} (k a positive integer, "
                       "beta a positive number)")
 
 
@@ -252,7 +252,7 @@ def get_metric(name: str | Metric) -> Metric:
     if not isinstance(name, str):
         raise ValueError(f"metric name must be a string, got {type(name).__name__}")
     key = name.strip().lower()
-    m = _FBETA.match(key)
+    m = _FBETA_NAME.match(key)
     if m:
         try:
             beta = check_beta(float(m.group(1)))

@@ -24,7 +24,7 @@ from gbrank._validation import (
 )
 from gbrank.objectives import FocalLoss, Objective, get_objective
 from gbrank.sklearn._base import (
-    _NATIVE,
+    _NATIVE_PREFIX,
     _GBBase,
     _refuse_booster_data,
     _resolve_objective,
@@ -582,9 +582,9 @@ feature_names_in_, feature_importances_
 def _classifier_objective(objective: Any, k: int, booster: str) -> tuple[Any, bool]:
     """The objective for ``k`` classes, and whether the model is multiclass (K trees per
     round, softmax): a booster objective name, or a fresh gbrank objective."""
-    if isinstance(objective, str) and objective.startswith(_NATIVE) \
-            and len(objective) > len(_NATIVE):
-        name = objective[len(_NATIVE):]
+    if isinstance(objective, str) and objective.startswith(_NATIVE_PREFIX) \
+            and len(objective) > len(_NATIVE_PREFIX):
+        name = objective[len(_NATIVE_PREFIX):]
         softmax = name in _NATIVE_SOFTMAX.get(booster, ())
         if k > 2 and not softmax:
             raise ValueError(

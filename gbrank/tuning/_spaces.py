@@ -13,7 +13,7 @@ from typing import Any
 
 from gbrank.objectives import REGISTRY
 
-__all__ = ["Candidate", "Param", "BOOSTER_SPACES", "OBJECTIVE_SPACES", "NATIVE", "TARGETS",
+__all__ = ["Candidate", "Param", "BOOSTER_SPACES", "OBJECTIVE_SPACES", "NATIVE", "TUNED_KEYS",
            "candidate", "candidates_for",
            "click_candidates", "family_of", "kinds_of", "known_keys"]
 
@@ -172,11 +172,10 @@ OBJECTIVE_SPACES: dict[str, list[Param]] = {
     ],
 }
 
-# The gbrank objectives the tuner has a search space for, each judged by the metric it
-# exists for (the objective registry says which).
-TARGETS: dict[str, str] = {key: REGISTRY[key].target for key in (
-    "ranknet", "lambdarank:ndcg", "lambdarank:err", "lambdarank:map", "lambdarank:mrr",
-    "focal", "fbeta_surrogate")}
+# The objective registry's names the tuner has a search space for; each is judged by the
+# metric it exists for (REGISTRY[key].target).
+TUNED_KEYS = ("ranknet", "lambdarank:ndcg", "lambdarank:err", "lambdarank:map",
+              "lambdarank:mrr", "focal", "fbeta_surrogate")
 
 
 @dataclass(frozen=True)
@@ -288,7 +287,7 @@ def family_of(obj: Any) -> str:
 
 def known_keys(booster: str) -> list[str]:
     """Every key ``--objectives`` accepts for this booster."""
-    return list(TARGETS) + [f"native:{k}" for k in NATIVE[booster]]
+    return [*TUNED_KEYS, *(f"native:{k}" for k in NATIVE[booster])]
 
 
 # The gbrank objectives that also train K classes (their multiclass form is built with
@@ -314,8 +313,9 @@ def candidate(key: str, booster: str = "lightgbm", obj: Any = None, *,
         fam = family_of(obj)
         kind = obj.task
         default = {"ranking": "ndcg@10", "multiclass": "macro_f1"}.get(kind, "ap")
-        target = TARGETS.get(fam if fam != "lambdarank" else f"lambdarank:{obj.metric}",
-                             default) if kind != "multiclass" else default
+        name = fam if fam != "lambdarank" else f"lambdarank:{obj.metric}"
+        target = (REGISTRY[name].target if name in TUNED_KEYS and kind != "multiclass"
+                  else default)
         return Candidate(key, kind, target, base=obj,
                          num_class=getattr(obj, "num_class", None))
     if num_class is not None and key in MULTICLASS_KEYS:
@@ -331,10 +331,10 @@ def candidate(key: str, booster: str = "lightgbm", obj: Any = None, *,
         spec = NATIVE[booster][name]
         return Candidate(key, spec.kind, spec.target, native=spec,
                          num_class=num_class if spec.kind == "multiclass" else None)
-    if key not in TARGETS:
+    if key not in TUNED_KEYS:
         raise ValueError(f"unknown objective {key!r}; valid: " + ", ".join(known_keys(booster)))
     base = gbrank.get_objective(key)
-    return Candidate(key, REGISTRY[key].task, TARGETS[key], base=base)
+    return Candidate(key, REGISTRY[key].task, REGISTRY[key].target, base=base)
 
 
 DEFAULT_OBJECTIVES = {
