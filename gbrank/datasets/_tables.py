@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from gbrank._validation import query_order
+from gbrank._queries import query_order
 
 
 def _group_rows(qid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Row order that makes each query contiguous and the query sizes in that order, by
-    gbrank's one gathering rule (:func:`gbrank._validation.query_order`: queries in
+    gbrank's one gathering rule (:func:`gbrank._queries.query_order`: queries in
     ascending order of their ids, rows in file order within a query), the rule
     ``GBRanker`` follows too, so that a model trained on a loaded table and one trained
     by ``GBRanker`` on the table as read are the same."""

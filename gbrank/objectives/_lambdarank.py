@@ -10,6 +10,7 @@ import numpy as np
 from gbrank._kernels import lambdarank as _k
 from gbrank._kernels import position_bias as _pk
 from gbrank._kernels.delta import ERR, MAP, MRR, NDCG
+from gbrank._queries import prepare_ranking
 from gbrank._targets import TARGET_MAPPINGS
 from gbrank._validation import (
     MAX_EXACT_GRADE,
@@ -22,7 +23,6 @@ from gbrank._validation import (
     check_number,
     check_sigma,
     check_threshold,
-    prepare_ranking,
 )
 from gbrank.objectives._base import Objective
 from gbrank.objectives._combination import CalibrationMixin

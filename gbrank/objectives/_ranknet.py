@@ -10,15 +10,9 @@ import numpy as np
 from gbrank._kernels import position_bias as _pk
 from gbrank._kernels import ranknet as _k
 from gbrank._kernels import ranknet_grid as _grid
+from gbrank._queries import prepare_ranking
 from gbrank._targets import TARGET_MAPPINGS
-from gbrank._validation import (
-    check_bool,
-    check_choice,
-    check_integer,
-    check_number,
-    check_sigma,
-    prepare_ranking,
-)
+from gbrank._validation import check_bool, check_choice, check_integer, check_number, check_sigma
 from gbrank.objectives._base import Objective
 from gbrank.objectives._combination import CalibrationMixin
 from gbrank.objectives._position_bias import PositionBiasMixin, with_position_bias_parameters

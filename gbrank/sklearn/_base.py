@@ -16,13 +16,9 @@ from gbrank._fields import (
     lightgbm_dataset_fields,
     per_row_weights,
 )
+from gbrank._queries import query_structure
 from gbrank._train import Validation, start_rows, train
-from gbrank._validation import (
-    check_choice,
-    check_integer,
-    check_number,
-    query_structure,
-)
+from gbrank._validation import check_choice, check_integer, check_number
 from gbrank.metrics import get_metric
 from gbrank.objectives import Objective, get_objective, objective_names
 

@@ -317,7 +317,7 @@ def _groupless(args: argparse.Namespace, path: Path, table: bool, kind: str, gro
     if kind != "ranking":
         return False
     if group is None and not args.groupless:
-        from gbrank._validation import id_like_names
+        from gbrank._queries import id_like_names
 
         like = id_like_names(names or [])
         col = like[0] if like else "COL"

@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from gbrank._validation import check_choice, query_structure
+from gbrank._queries import query_structure
+from gbrank._validation import check_choice
 
 __all__ = ["Task", "check_metric", "is_cutoff", "task_metrics", "with_metric"]
 
