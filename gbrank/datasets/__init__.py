@@ -24,10 +24,16 @@ from gbrank.datasets._synthetic import (
     make_imbalanced,
     make_ranking,
 )
-from gbrank.datasets._tables import TABLE_SUFFIXES, NonNumericColumnsError, load_table
+from gbrank.datasets._tables import (
+    TABLE_SUFFIXES,
+    NonNumericColumnsError,
+    load_table,
+    table_columns,
+)
 
 __all__ = ["LETOR_PARTS", "TABLE_SUFFIXES", "ClickLog", "NonNumericColumnsError",
            "PositionIdentifiability", "estimate_propensity", "position_identifiability",
            "letor_fold", "letor_rotation", "load_breast_cancer_imbalanced", "load_data",
            "load_letor", "load_letor_files", "load_letor_folds", "load_table",
-           "make_demand_levels", "make_imbalanced", "make_ranking", "simulate_clicks"]
+           "make_demand_levels", "make_imbalanced", "make_ranking", "simulate_clicks",
+           "table_columns"]

@@ -61,6 +61,31 @@ class NonNumericColumnsError(ValueError):
 TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
 
 
+def table_columns(path: str | Path) -> list[str]:
+    """The column names of a CSV/TSV or Parquet table, read from its header alone.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from gbrank.datasets import table_columns
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "table.csv"
+    ...     _ = path.write_text("query,label,price\\n7,1,9.5\\n")
+    ...     table_columns(path)
+    ['query', 'label', 'price']
+    """
+    import pandas as pd
+
+    path = Path(path)
+    if path.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        return [str(c) for c in pq.ParquetFile(path).schema_arrow.names]
+    sep = "\t" if path.suffix.lower() == ".tsv" else ","
+    return [str(c) for c in pd.read_csv(path, sep=sep, nrows=0).columns]
+
+
 def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
                feature_cols: list[str] | None = None, *, drop_cols: list[str] | None = None,
                return_order: bool = False) -> tuple[Any, ...]:

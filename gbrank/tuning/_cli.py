@@ -204,6 +204,7 @@ def _load_tasks(args: argparse.Namespace):
         NonNumericColumnsError,
         load_data,
         load_table,
+        table_columns,
     )
     from gbrank.tuning import Task, default_tasks, task_from_arrays
     from gbrank.tuning._sources import infer_kind
@@ -263,7 +264,7 @@ def _load_tasks(args: argparse.Namespace):
         if table:  # the same features, matched by name
             # A click log's held-out table without the position column holds true
             # grades (e.g. editorial judgments): its test is judged by them.
-            logged = logged and args.position_col in _table_columns(args.test_data)
+            logged = logged and args.position_col in table_columns(args.test_data)
             cols = [*names, args.position_col] if logged else names
             Xt, yt, gt, _ = load_table(args.test_data, args.label_col, args.qid_col,
                                        feature_cols=cols)
@@ -332,18 +333,6 @@ def _groupless(args: argparse.Namespace, path: Path, table: bool, kind: str, gro
         _fail(f"--groupless declares all rows one query, and {path} has {len(group)} queries "
               "(qid: fields or a .query file): drop --groupless to rank within each query")
     return group is None or len(group) < 2
-
-
-def _table_columns(path: Path) -> list[str]:
-    """The column names of a CSV or Parquet table (its header only)."""
-    import pandas as pd
-
-    if path.suffix.lower() in (".parquet", ".pq"):
-        import pyarrow.parquet as pq
-
-        return [str(c) for c in pq.ParquetFile(path).schema_arrow.names]
-    sep = "\t" if path.suffix.lower() == ".tsv" else ","
-    return [str(c) for c in pd.read_csv(path, sep=sep, nrows=0).columns]
 
 
 def _position_column(args: argparse.Namespace, path: Path, X, names: list[str]):

@@ -253,3 +253,16 @@ def test_letor_folds_rotate_and_refuse_parts_without_query_ids(tmp_path):
     (tmp_path / "S4.txt").write_text("1 1:0.5\n0 2:1\n")
     with pytest.raises(ValueError, match="S4.txt: no query structure"):
         load_letor_folds(tmp_path)
+
+
+def test_table_columns_read_the_header_of_each_format(tmp_path):
+    import pandas as pd
+
+    from gbrank.datasets import table_columns
+
+    df = pd.DataFrame({"qid": [1, 1], "label": [1, 0], "x": [0.5, 0.1]})
+    df.to_csv(tmp_path / "t.csv", index=False)
+    df.to_csv(tmp_path / "t.tsv", index=False, sep="\t")
+    df.to_parquet(tmp_path / "t.parquet")
+    for name in ("t.csv", "t.tsv", "t.parquet"):
+        assert table_columns(tmp_path / name) == ["qid", "label", "x"]
