@@ -67,7 +67,7 @@ nitpick_ignore_regex = [
                              r"task_from_arrays|tune|tune_task)$).*"),
 ]
 nitpick_ignore = [
-    # Helpers of the tuner's private gbrank.tuning.tasks that its public docstrings name.
+    # Helpers of the tuner's private gbrank.tuning._tasks that its public docstrings name.
     ("py:func", "with_metric"),
     ("py:func", "infer_kind"),
     # What one training learns (gbrank.objectives' private module); the public

@@ -1,9 +1,9 @@
 """The main job from a checkout: ``python experiments/tune.py [flags]`` is ``gbrank tune``
-(:mod:`gbrank.tuning.cli`; ``make tune`` runs it). Results go to ``./gbrank-results``."""
+(``make tune`` runs it). Results go to ``./gbrank-results``."""
 
 import sys
 
-from gbrank.tuning.cli import main
+from gbrank.__main__ import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["tune", *sys.argv[1:]]))

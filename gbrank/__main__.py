@@ -1,7 +1,7 @@
 """``python -m gbrank <command>`` (also the ``gbrank`` console script).
 
 Commands:
-  tune     tune every objective against the boosters' own (gbrank.tuning.cli)
+  tune     tune every objective against the boosters' own (gbrank.tuning)
   warmup   compile every numba kernel now (Docker images, CI caches, Dask workers)
 """
 
@@ -14,7 +14,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["tune"]:  # the tuner parses its own flags
-        from gbrank.tuning.cli import main as tune
+        from gbrank.tuning.__main__ import main as tune
 
         return tune(argv[1:])
     parser = argparse.ArgumentParser(prog="gbrank", description=__doc__.splitlines()[0])

@@ -23,11 +23,11 @@ import numpy as np
 from gbrank._validation import check_start_score
 from gbrank.objectives import Objective, get_objective
 
-__all__ = ["NativeTarget", "native_target"]
+__all__ = ["NativePrediction", "native_prediction"]
 
 
 @dataclass(frozen=True)
-class NativeTarget:
+class NativePrediction:
     """The link (``task``) and start of an exported model."""
 
     objective: Objective
@@ -40,7 +40,7 @@ class NativeTarget:
     start: np.ndarray | None
 
 
-def native_target(objective: Any, init_score: Any, hint: str | None) -> NativeTarget:
+def native_prediction(objective: Any, init_score: Any, hint: str | None) -> NativePrediction:
     """The link and start for ``objective`` trained from ``init_score``.
 
     ``objective`` is the gbrank objective the model was trained with (an instance, a
@@ -73,5 +73,5 @@ def native_target(objective: Any, init_score: Any, hint: str | None) -> NativeTa
         if task != "ranking" and hint is not None:
             raise ValueError(f"init_score is required to export a model trained with "
                              f"{obj!r}, the raw score its training started from: {hint}")
-        return NativeTarget(obj, task, k, None)
-    return NativeTarget(obj, task, k, check_start_score(init_score, k))
+        return NativePrediction(obj, task, k, None)
+    return NativePrediction(obj, task, k, check_start_score(init_score, k))

@@ -8,12 +8,12 @@ import numpy as np
 
 from gbrank._validation import MAX_EXACT_GRADE
 
-__all__ = ["TARGETS", "relevance_targets"]
+__all__ = ["TARGET_MAPPINGS", "relevance_targets"]
 
 
 #: The mappings from labels to targets (``CrossEntropy(target=...)``, the ranking
 #: objectives' ``calibration_target``, the calibration metrics' ``target``).
-TARGETS = ("auto", "identity", "exponential", "linear", "binary")
+TARGET_MAPPINGS = ("auto", "identity", "exponential", "linear", "binary")
 
 
 def relevance_targets(y: np.ndarray, target: str, max_grade: float | None,

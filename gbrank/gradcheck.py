@@ -25,13 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from gbrank._validation import (
-    as_float_array,
-    call_function_objective,
-    check_bool,
-    check_number,
-    query_structure,
-)
+from gbrank._queries import query_structure
+from gbrank._validation import as_float_array, call_function_objective, check_bool, check_number
 from gbrank.objectives import Objective
 
 __all__ = ["GradCheckReport", "check"]

@@ -131,7 +131,7 @@ def test_multiclass_focal_xgboost():
 @pytest.mark.slow
 def test_fbeta_surrogate_groupless_lightgbm_and_xgboost():
     X, y = _imbalanced(n=4000, rate=0.03, seed=3)
-    obj = FBetaSurrogate(beta=1.0, hess=1.0, batch_size=None)  # the SPEC surrogate
+    obj = FBetaSurrogate(beta=1.0, hess=1.0, batch_size=None)  # the contract's surrogate
     init = obj.init_score(y)
     ds = lgb.Dataset(X, y, init_score=np.full(y.size, init))
     m = lgb.train({**LGB, "objective": obj, "learning_rate": 0.05}, ds, 60)
@@ -141,7 +141,7 @@ def test_fbeta_surrogate_groupless_lightgbm_and_xgboost():
     b = xgb.train({**XGB, "disable_default_eval_metric": 1, "eta": 0.05}, dm, 60,
                   obj=xgb_objective(obj))
     for s in (m.predict(X, raw_score=True) + init, b.predict(dm, output_margin=True)):
-        # The surrogate bounds 1 - F1 at threshold 0 from above (SPEC), training lowers
+        # The surrogate bounds 1 - F1 at threshold 0 from above (docs/contract.md), training lowers
         # it at least by half from the start, and the F1 it bounds rises accordingly.
         loss = obj.loss(y, s)
         f1 = f1_score(y, s > 0)

@@ -8,6 +8,11 @@
   outside ``gbrank.metrics``).
 - No circles between packages.
 - Optional heavy dependencies are imported inside functions, never at module level.
+- A module does one job: none outside the kernels is over 600 lines.
+- No code reads another library's frames, except the one place named below (and why).
+- A name means one thing across the package: a public name or a constant (an upper-case
+  name, private or not) defined in two packages is one of the deliberate parallels
+  listed below, each the same thing in another place.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[1] / "gbrank"
 # Lower number = lower layer. The first matching prefix names a module's layer.
 LAYERS = [
     ("gbrank._kernels", 0),
-    ("gbrank._validation", 1), ("gbrank._fields", 1), ("gbrank._deps", 1),
+    ("gbrank._validation", 1), ("gbrank._queries", 1), ("gbrank._fields", 1),
+    ("gbrank._deps", 1),
     ("gbrank._proba", 1), ("gbrank._targets", 1),
     ("gbrank.objectives", 2), ("gbrank.metrics", 2), ("gbrank.datasets", 2),
     ("gbrank.gradcheck", 2), ("gbrank._compilation", 2),
@@ -121,7 +127,9 @@ def test_no_private_module_of_another_package():
         if dest is None:
             continue
         parts = dest.split(".")
-        private = [i for i, p in enumerate(parts) if p.startswith("_") and i >= 2]
+        # A dunder module (a package's __main__) is its entry point, not private.
+        private = [i for i, p in enumerate(parts)
+                   if p.startswith("_") and not p.startswith("__") and i >= 2]
         # The kernels are one private layer: the objects above call any of them.
         if private and _package(dest) != _package(module) and parts[1] != "_kernels":
             bad.append(f"{module}:{line} imports {dest}")
@@ -156,3 +164,99 @@ def test_heavy_dependencies_are_imported_lazily(heavy):
     bad = [f"{module}:{line}" for module, target, line, top in IMPORTS
            if top and (target == heavy or target.startswith(heavy + "."))]
     assert not bad, f"{heavy} imported at module level in {bad}"
+
+
+# -- size, frames, names -------------------------------------------------------------------
+MAX_LINES = 600
+
+
+def _modules():
+    for path in sorted(ROOT.rglob("*.py")):
+        yield _module_name(path), path
+
+
+def test_no_module_outside_the_kernels_is_over_600_lines():
+    big = [f"{name}: {len(path.read_text(encoding='utf-8').splitlines())} lines"
+           for name, path in _modules() if not name.startswith("gbrank._kernels")
+           and len(path.read_text(encoding="utf-8").splitlines()) > MAX_LINES]
+    assert not big, "split (a module does one job): " + ", ".join(big)
+
+
+# Reading another library's call stack. XGBoost's early stopping guesses a custom metric's
+# direction from its name (only names starting auc, map, ndcg, pre are maximised), and a
+# custom metric is given nothing but (predictions, DMatrix): without the stack,
+# xgb.train(..., custom_metric=gbrank.xgboost.metric("err@10"), early_stopping_rounds=5)
+# would keep the worst round. Nothing else in gbrank may read frames.
+FRAME_READERS = {"gbrank.xgboost._metric": "_direction_in_early_stopping"}
+
+
+def _reads_frames(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Attribute):
+        return False
+    owner = node.value.id if isinstance(node.value, ast.Name) else None
+    return (node.attr in ("f_locals", "f_back", "f_globals")
+            or (owner == "sys" and node.attr == "_getframe")
+            or (owner == "inspect" and node.attr in ("currentframe", "stack", "getouterframes")))
+
+
+def test_no_frame_reads_but_the_one_named():
+    bad = []
+    for name, path in _modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+        for node in ast.walk(tree):
+            if not _reads_frames(node):
+                continue
+            inner = [f for f in functions if f.lineno <= node.lineno <= f.end_lineno]
+            where = max(inner, key=lambda f: f.lineno).name if inner else "<module>"
+            if FRAME_READERS.get(name) != where:
+                bad.append(f"{name}:{node.lineno} ({where})")
+    assert not bad, "reads a call stack: " + ", ".join(sorted(set(bad)))
+
+
+# Names defined in two packages that mean the same thing there, on purpose.
+PARALLELS = {
+    # gbrank.dask's distributed form of the gbrank.metrics function of the same name
+    "f1": {"dask", "metrics"}, "fbeta": {"dask", "metrics"}, "ndcg": {"dask", "metrics"},
+    "pair_accuracy": {"dask", "metrics"},
+    # each booster adapter's entry of the same name, and its link-to-objective table
+    "objective": {"lightgbm", "xgboost"}, "to_native": {"lightgbm", "xgboost"},
+    "LINK_OBJECTIVE": {"lightgbm", "xgboost"},
+    # the kernel of a per-query metric and the public statistic built on it
+    "err_per_query": {"_kernels", "metrics"}, "ndcg_per_query": {"_kernels", "metrics"},
+    # the empty float64 array the objects hand a kernel for "no weights"
+    "EMPTY": {"metrics", "objectives"},
+    # the command lines' entry points (gbrank, gbrank tune)
+    "main": {"gbrank.__main__", "tuning"},
+}
+
+
+def test_a_name_means_one_thing_across_packages():
+    where: dict[str, set[str]] = {}
+    for name, path in _modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names = [node.name]
+            elif isinstance(node, ast.Assign):
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                names = [node.target.id]
+            else:
+                continue
+            for n in names:
+                bare = n.lstrip("_")
+                if n.startswith("__") or not (bare.isupper() or not n.startswith("_")):
+                    continue  # a private helper's name is its module's business
+                where.setdefault(bare, set()).add(_package(name))
+    # A private helper may share a public or constant name of another package.
+    for name, path in _modules():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name.startswith(
+                    "_") and not node.name.startswith("__"):
+                bare = node.name.lstrip("_")
+                if bare in where and not bare.isupper():
+                    where[bare].add(_package(name))
+    twice = {n: sorted(p) for n, p in where.items() if len(p) > 1 and PARALLELS.get(n) != p}
+    assert not twice, ("one name, two meanings (rename one, or list a deliberate parallel "
+                       f"in PARALLELS): {twice}")

@@ -49,3 +49,13 @@ def test_block_runs(where, code, tmp_path, monkeypatch):
     # happens, later tests see it as it was.
     with sklearn.config_context():
         exec(compile("import gbrank\n" + code, where, "exec"), namespace)
+
+
+def test_every_path_the_readme_names_exists():
+    """A file or folder the README points to (`gbrank/...`, `docs/...`, `experiments/...`)
+    is there: a Layout that names modules gone stale is caught here."""
+    root = README.parent
+    text = README.read_text(encoding="utf-8")
+    named = set(re.findall(r"`((?:gbrank|docs|experiments|tests|data)/[\w./-]*)`", text))
+    missing = sorted(p for p in named if "*" not in p and not (root / p).exists())
+    assert not missing, f"README.md names paths that do not exist: {missing}"

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from gbrank import metrics
+from gbrank._queries import prepare_ranking, query_structure
 from gbrank._validation import (
     check_bool,
     check_choice,
@@ -14,8 +15,6 @@ from gbrank._validation import (
     check_number,
     check_row_weights,
     check_threshold,
-    prepare_ranking,
-    query_structure,
 )
 from gbrank.objectives import LambdaRank
 

@@ -27,6 +27,7 @@ SECTIONS = {
     "scaling": "bench_scaling",
     "dask": "bench_dask",
     "first_use": "bench_first_use",
+    "tuner_reuse": "bench_tuner_reuse",
 }
 
 

@@ -15,9 +15,11 @@ expected calibration error (10 equal-mass bins) of σ(score + start):
     python experiments/quality/calibrated_ranking.py            # → experiments/results/
     python experiments/quality/calibrated_ranking.py --quick    # 2 rotations, small grid
     python experiments/quality/calibrated_ranking.py --labels clicks
+    python experiments/quality/calibrated_ranking.py --report   # the report from the json
 
 Writes ``experiments/results/calibrated_ranking.md`` (tables, paired differences per
-rotation, the verdict computed from them) and ``calibrated_ranking.png``.
+rotation, the verdict computed from them), ``calibrated_ranking.png`` and the raw
+figures in ``calibrated_ranking.json``.
 
 ``--labels clicks`` trains on clicks simulated from the grades instead (one impression
 per row, click probability ε⁻ + (ε⁺ − ε⁻)(2^l − 1)/(2^l_max − 1) with ε⁻ = 0.1, ε⁺ = 1,
@@ -31,15 +33,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE.parent / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _paths import RESULTS, shared_data_dir  # noqa: E402
+from _report import load_json, paired, run_header, save_json, table, write  # noqa: E402
+
 ROUNDS, LR, LEAVES = 150, 0.05, 15
 ALPHAS = (0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
 EPS_MINUS, EPS_PLUS = 0.1, 1.0
@@ -142,16 +145,8 @@ def run_rotation(folder: Path, rotation: int, alphas: tuple[float, ...],
     return out
 
 
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, cwd=HERE, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def report(results: list[dict], alphas: tuple[float, ...], seconds: float,
-           labels: str = "relevance") -> str:
+           labels: str = "relevance", header: str = "") -> str:
     names = list(results[0])
     mean = {n: {m: float(np.mean([r[n][m] for r in results])) for m in results[0][n]}
             for n in names}
@@ -172,24 +167,18 @@ def report(results: list[dict], alphas: tuple[float, ...], seconds: float,
     lines = [
         title,
         "",
-        f"`experiments/quality/calibrated_ranking.py`, commit {_commit()}, "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {seconds:.0f} s. {what}; "
+        f"`experiments/quality/calibrated_ranking.py`, {header}, {seconds:.0f} s. {what}; "
         "rotation k trains on four of S1–S5 and tests "
         f"on S<k>; LightGBM {ROUNDS} rounds, learning rate {LR}, {LEAVES} leaves. Scores "
         f"are σ(raw score + the objective's constant start). {judged}. Means over "
         f"{len(results)} rotations.",
         "",
-        "| objective | NDCG@10 | log loss | ECE |",
-        "|---|---:|---:|---:|",
-    ]
-    for n in names:
-        m = mean[n]
-        lines.append(f"| {n} | {m['ndcg@10']:.4f} | {m['logloss']:.4f} | {m['ece']:.4f} |")
-    lines += ["", "Paired differences per rotation (calibrated objective minus baseline): "
-              "NDCG@10 against `LambdaRank()`, log loss and ECE against native `binary`.", "",
-              "| α | ΔNDCG@10 (rotations) | ΔNDCG@10 % | Δlog loss % | ΔECE |",
-              "|---|---|---:|---:|---:|"]
-    verdicts = []
+        *table(["objective", "NDCG@10", "log loss", "ECE"],
+               [[n, *(f"{mean[n][k]:.4f}" for k in ("ndcg@10", "logloss", "ece"))]
+                for n in names]),
+        "", "Paired differences per rotation (calibrated objective minus baseline): "
+        "NDCG@10 against `LambdaRank()`, log loss and ECE against native `binary`.", ""]
+    verdicts, rows = [], []
     for alpha in alphas:
         n = f"LambdaRank(calibration={alpha:g})"
         dn = [r[n]["ndcg@10"] - r[base]["ndcg@10"] for r in results]
@@ -197,13 +186,14 @@ def report(results: list[dict], alphas: tuple[float, ...], seconds: float,
         de = [r[n]["ece"] - r[ref]["ece"] for r in results]
         pct_n = 100 * np.mean(dn) / mean[base]["ndcg@10"]
         pct_l = 100 * np.mean(dl) / mean[ref]["logloss"]
-        lines.append(f"| {alpha:g} | {' '.join(f'{d:+.4f}' for d in dn)} | {pct_n:+.2f} | "
-                     f"{pct_l:+.2f} | {np.mean(de):+.4f} |")
+        rows.append([f"{alpha:g}", " ".join(f"{d:+.4f}" for d in dn), f"{pct_n:+.2f}",
+                     f"{pct_l:+.2f}", f"{np.mean(de):+.4f}"])
         # α = 1 is the pointwise loss alone (native binary's objective), not a ranker.
         ok = alpha < 1.0 and pct_n >= -0.5 and pct_l <= 1.0 and np.mean(de) <= 0.01
         verdicts.append((alpha, ok, pct_n, pct_l, float(np.mean(de))))
     met = [v for v in verdicts if v[1]]
-    lines += ["", "## Verdict", ""]
+    lines += [*table(["α", "ΔNDCG@10 (rotations)", "ΔNDCG@10 %", "Δlog loss %", "ΔECE"],
+                     rows, "llrrr"), "", "## Verdict", ""]
     if met:
         best = max(met, key=lambda v: v[2])
         lines.append(
@@ -218,20 +208,16 @@ def report(results: list[dict], alphas: tuple[float, ...], seconds: float,
                      "`binary`); the table shows the trade-off.")
     lines.append("(α = 1 leaves no ranking term: it is native `binary`'s objective, shown "
                  "for reference.)")
-    diffs = np.array([r[ref]["ndcg@10"] - r[base]["ndcg@10"] for r in results])
-    se = float(np.std(diffs, ddof=1) / np.sqrt(diffs.size))
-    beyond = abs(diffs.mean()) > 2 * se
+    p = paired([r[ref]["ndcg@10"] - r[base]["ndcg@10"] for r in results])
     lines += ["", "How large the NDCG@10 differences are: native `binary` itself is "
               f"{100 * (mean[ref]['ndcg@10'] / mean[base]['ndcg@10'] - 1):+.2f} % against "
-              f"`LambdaRank()` here (per-rotation difference {diffs.mean():+.4f}, standard "
-              f"error {se:.4f} over {diffs.size} rotations, {int(np.sum(diffs > 0))} of "
-              f"{diffs.size} rotations in its favour): "
-              + ("more than twice its standard error, so on these labels the pointwise loss "
-                 f"ranks {'better' if diffs.mean() > 0 else 'worse'} than the ranking loss."
-                 if beyond else
-                 "within twice its standard error, so on this data the ranking losses differ "
-                 "by about the noise of the rotations; what calibration buys is the log "
-                 "loss and ECE.")]
+              f"`LambdaRank()` here, per rotation "
+              f"{p.describe('the noise of the rotations')}; "
+              + (f"on these labels the pointwise loss ranks "
+                 f"{'better' if p.mean > 0 else 'worse'} than the ranking loss."
+                 if p.beyond_noise else
+                 "on this data the ranking losses differ by about that noise; what "
+                 "calibration buys is the log loss and ECE.")]
     platt = mean["LambdaRank() + Platt"]
     lines += ["", f"Baselines: `LambdaRank()` through a sigmoid has log loss "
               f"{mean[base]['logloss']:.4f} and ECE {mean[base]['ece']:.4f}; Platt scaling "
@@ -249,23 +235,17 @@ def plot(results: list[dict], alphas: tuple[float, ...], path: Path,
 
     base = "LambdaRank() + sigmoid"
 
-    def stats(values):
-        v = np.asarray(values)
-        return float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else 0.0
-
-    def paired(name):  # NDCG@10 minus LambdaRank()'s, per rotation
-        return stats([r[name]["ndcg@10"] - r[base]["ndcg@10"] for r in results])
-
-    def level(name, key):
-        return stats([r[name][key] for r in results])
+    def level(name, key, minus=None):  # mean and standard error over the rotations
+        d = paired([r[name][key] - (r[minus][key] if minus else 0.0) for r in results])
+        return d.mean, (d.se if d.n > 1 else 0.0)
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     ax = axes[0]
-    ms = [paired(f"LambdaRank(calibration={a:g})") for a in alphas]
+    ms = [level(f"LambdaRank(calibration={a:g})", "ndcg@10", base) for a in alphas]
     ax.errorbar(alphas, [m for m, _ in ms], yerr=[e for _, e in ms], fmt="o-", color="C0",
                 capsize=3, label="LambdaRank(calibration=α)")
     ax.axhline(0.0, color="C1", linestyle="--", label="LambdaRank() (reference)")
-    mean, se = paired("native binary")
+    mean, se = level("native binary", "ndcg@10", base)
     ax.axhline(mean, color="C2", linestyle="-.", label="native binary")
     ax.axhspan(mean - se, mean + se, color="C2", alpha=0.1)
     target = -0.005 * float(np.mean([r[base]["ndcg@10"] for r in results]))
@@ -297,29 +277,27 @@ def plot(results: list[dict], alphas: tuple[float, ...], path: Path,
 
 
 def main(argv: list[str] | None = None) -> int:
-    sys.path.insert(0, str(HERE.parent))
-    from _paths import shared_data_dir
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=shared_data_dir() / "MQ2008")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--report", action="store_true", help="only the report, from the json")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--labels", choices=("relevance", "clicks"), default="relevance")
     args = parser.parse_args(argv)
     stem = "calibrated_ranking" + ("_clicks" if args.labels == "clicks" else "")
     alphas = (0.01, 0.1, 1.0) if args.quick else ALPHAS
-    rotations = (1, 2) if args.quick else (1, 2, 3, 4, 5)
-    t0 = time.perf_counter()
-    results = []
-    for k in rotations:
-        results.append(run_rotation(args.data, k, alphas, args.labels))
-        print(f"[calibrated] rotation {k}: {json.dumps(results[-1])}", flush=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    text = report(results, alphas, time.perf_counter() - t0, args.labels)
-    (args.out / f"{stem}.md").write_text(text)
-    plot(results, alphas, args.out / f"{stem}.png", args.labels)
-    (args.out / f"{stem}.json").write_text(json.dumps(results, indent=1))
-    print(text)
+    if args.report:
+        saved = load_json(args.out / f"{stem}.json")
+    else:
+        t0, header, results = time.perf_counter(), run_header(), []
+        for k in (1, 2) if args.quick else (1, 2, 3, 4, 5):
+            results.append(run_rotation(args.data, k, alphas, args.labels))
+            print(f"[calibrated] rotation {k}: {json.dumps(results[-1])}", flush=True)
+        saved = {"header": header, "seconds": time.perf_counter() - t0, "results": results}
+        save_json(args.out / f"{stem}.json", saved)
+    write(args.out / f"{stem}.md", report(saved["results"], alphas, saved["seconds"],
+                                          args.labels, saved["header"]))
+    plot(saved["results"], alphas, args.out / f"{stem}.png", args.labels)
     return 0
 
 

@@ -2,6 +2,7 @@
 
     python experiments/quality/mq2008_objectives.py            # 5 rotations (~10 min)
     python experiments/quality/mq2008_objectives.py --quick    # 2 rotations, 4 objectives
+    python experiments/quality/mq2008_objectives.py --report   # the report from the json
 
 The LETOR 4.0 rotations (``MQ2008/readme.txt``): rotation k trains on three of the parts
 S1–S5, early-stops on the fourth by NDCG@10 (at most 1000 rounds, patience 50) and is
@@ -18,18 +19,7 @@ go to ``mq2008_objectives.json``.
 
 from __future__ import annotations
 
-import os
-
-import numba
-
-# numba's "omp" layer keeps spinning OpenMP threads that starve LightGBM's (see
-# experiments/quality/ranking_quality.py); "workqueue" has none.
-if "NUMBA_THREADING_LAYER" not in os.environ:
-    numba.config.THREADING_LAYER = "workqueue"
-
 import argparse
-import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,6 +28,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _paths import RESULTS, shared_data_dir  # noqa: E402
+from _report import (  # noqa: E402
+    load_json,
+    paired,
+    run_header,
+    save_json,
+    table,
+    verdict,
+    workqueue_threads,
+    write,
+)
+
+workqueue_threads()
 
 LR, LEAVES, MAX_ROUNDS, PATIENCE = 0.05, 31, 1000, 50
 METRICS = ("ndcg@10", "err@10", "map@10", "mrr@10")
@@ -113,28 +115,6 @@ def per_query(y: np.ndarray, s: np.ndarray, group: np.ndarray) -> dict[str, list
     return out
 
 
-def _commit() -> str:
-    try:
-        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, cwd=Path(__file__).parent, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, cwd=Path(__file__).parent,
-                               check=True).stdout.strip()
-        return sha + (" (with uncommitted changes)" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def verdict(d: np.ndarray) -> tuple[float, float, str]:
-    """95 % t-interval of the mean of ``d`` and the verdict it supports."""
-    from scipy import stats
-
-    m = float(np.mean(d))
-    half = float(stats.t.ppf(0.975, d.size - 1) * np.std(d, ddof=1) / np.sqrt(d.size))
-    lo, hi = m - half, m + half
-    return lo, hi, ("wins" if lo > 0 else "loses" if hi < 0 else "tie")
-
-
 def report(runs: dict[int, dict], seconds: float, header: str) -> str:
     rotations = sorted(runs)
     names = list(runs[rotations[0]])
@@ -147,38 +127,36 @@ def report(runs: dict[int, dict], seconds: float, header: str) -> str:
         "parameters LightGBM's defaults (gbrank objectives with their defaults), one "
         "thread, seed 0. Metrics from `gbrank.metrics` on the test part.", "",
         f"## Mean over {len(rotations)} rotations (test part)", "",
-        "| objective | " + " | ".join(METRICS) + " | rounds |",
-        "|---|" + "---:|" * (len(METRICS) + 1)]
+    ]
     best = {m: max(np.mean([runs[k][n][m] for k in rotations]) for n in names)
             for m in METRICS}
+    rows = []
     for n in names:
         cells = []
         for m in METRICS:
             v = float(np.mean([runs[k][n][m] for k in rotations]))
             cells.append(f"**{v:.4f}**" if v == best[m] else f"{v:.4f}")
-        r = np.mean([runs[k][n]["rounds"] for k in rotations])
-        lines.append(f"| {n} | " + " | ".join(cells) + f" | {r:.0f} |")
+        rows.append([n, *cells, f"{np.mean([runs[k][n]['rounds'] for k in rotations]):.0f}"])
+    lines += table(["objective", *METRICS, "rounds"], rows)
     n_q = sum(len(runs[k][BASE]["per_query"]["ndcg@10"]) for k in rotations)
     for m in METRICS:
+        rows = []
+        for n in names:
+            if n == BASE:
+                continue
+            p = paired([runs[k][n][m] - runs[k][BASE][m] for k in rotations])
+            q = paired(_query_diffs(runs, n, m))
+            rows.append([n, *(f"{x:+.4f}" for x in p.diffs), f"{p.mean:+.4f}",
+                         f"[{p.low:+.4f}, {p.high:+.4f}]", f"{p.wins}/{p.n}", verdict(p),
+                         f"[{q.low:+.4f}, {q.high:+.4f}]", verdict(q)])
         lines += ["", f"## {m}: paired difference against {BASE}", "",
                   "Per rotation, their mean, the 95 % t-interval over the rotations and its "
                   f"verdict; then the same over the {n_q} test queries pooled from all "
                   "rotations (each query is tested once: a tighter interval that treats "
                   "the five trained models as given).", "",
-                  "| objective | " + " | ".join(f"rot. {k}" for k in rotations)
-                  + " | mean | 95 % (rotations) | won | verdict | 95 % (queries) "
-                  "| verdict (queries) |",
-                  "|---|" + "---:|" * (len(rotations) + 3) + "---|---:|---|"]
-        for n in names:
-            if n == BASE:
-                continue
-            d = np.array([runs[k][n][m] - runs[k][BASE][m] for k in rotations])
-            lo, hi, v = verdict(d)
-            qlo, qhi, qv = verdict(_query_diffs(runs, n, m))
-            lines.append(f"| {n} | " + " | ".join(f"{x:+.4f}" for x in d)
-                         + f" | {d.mean():+.4f} | [{lo:+.4f}, {hi:+.4f}] "
-                         f"| {int(np.sum(d > 0))}/{d.size} | {v} "
-                         f"| [{qlo:+.4f}, {qhi:+.4f}] | {qv} |")
+                  *table(["objective", *(f"rot. {k}" for k in rotations), "mean",
+                          "95 % (rotations)", "won", "verdict", "95 % (queries)",
+                          "verdict (queries)"], rows, "l" + "r" * (len(rotations) + 3) + "lrl")]
     lines += ["", "## What it says", "", *summary(runs)]
     return "\n".join(lines) + "\n"
 
@@ -197,12 +175,11 @@ def summary(runs: dict[int, dict]) -> list[str]:
     for m in METRICS:
         groups: dict[str, list[str]] = {}
         for n in names:
-            d = np.array([runs[k][n][m] - runs[k][BASE][m] for k in rotations])
-            by_rotation = verdict(d)[2]
-            by_query = verdict(_query_diffs(runs, n, m))[2]
+            p = paired([runs[k][n][m] - runs[k][BASE][m] for k in rotations])
+            by_rotation, by_query = verdict(p), verdict(paired(_query_diffs(runs, n, m)))
             where = by_rotation if by_rotation != "tie" else (
                 f"{by_query} (queries only)" if by_query != "tie" else "tie")
-            groups.setdefault(where, []).append(f"{n} ({d.mean():+.4f})")
+            groups.setdefault(where, []).append(f"{n} ({p.mean:+.4f})")
         parts = [f"**{g}**: {', '.join(groups[g])}" for g in
                  ("wins", "loses", "wins (queries only)", "loses (queries only)")
                  if g in groups]
@@ -222,24 +199,25 @@ def _lgb_version() -> str:
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--report", action="store_true", help="only the report, from the json")
     p.add_argument("--data", type=Path, default=shared_data_dir() / "MQ2008")
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args(argv)
-    from gbrank.datasets import load_letor_folds
-
-    t0 = time.perf_counter()
-    header = f"commit {_commit()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
-    parts = load_letor_folds(args.data)
-    rotations = (1, 2) if args.quick else (1, 2, 3, 4, 5)
-    runs = {k: run_rotation(parts, k, objectives(args.quick)) for k in rotations}
-    seconds = time.perf_counter() - t0
     stem = "mq2008_objectives" + ("_quick" if args.quick else "")
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{stem}.json").write_text(json.dumps(
-        {"header": header, "seconds": seconds, "runs": runs}, indent=1))
-    path = args.out / f"{stem}.md"
-    path.write_text(report(runs, seconds, header))
-    print(f"wrote {path}")
+    if args.report:
+        saved = load_json(args.out / f"{stem}.json")
+        saved["runs"] = {int(k): v for k, v in saved["runs"].items()}
+    else:
+        from gbrank.datasets import load_letor_folds
+
+        t0 = time.perf_counter()
+        header = run_header()
+        parts = load_letor_folds(args.data)
+        rotations = (1, 2) if args.quick else (1, 2, 3, 4, 5)
+        runs = {k: run_rotation(parts, k, objectives(args.quick)) for k in rotations}
+        saved = {"header": header, "seconds": time.perf_counter() - t0, "runs": runs}
+        save_json(args.out / f"{stem}.json", saved)
+    write(args.out / f"{stem}.md", report(saved["runs"], saved["seconds"], saved["header"]))
 
 
 if __name__ == "__main__":

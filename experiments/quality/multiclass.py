@@ -50,7 +50,6 @@ Protocol per split, never looking at the test rows before the final scoring:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -66,6 +65,7 @@ from gbrank.objectives import FocalLoss
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _paths import RESULTS, shared_data_dir  # noqa: E402
+from _report import interval, load_json, paired, save_json, table, write  # noqa: E402
 
 OBJECTIVES = ["native", "native + balanced weights", "focal γ=1", "focal γ=1 + α balanced",
               "focal γ=2", "focal γ=2 + α balanced"]
@@ -82,33 +82,29 @@ TASKS = {
                "params": {"learning_rate": 0.05, "num_leaves": 15}, "rounds": 200},
 }
 COMMON = {"verbose": -1, "num_threads": 1, "seed": 0, "deterministic": True}
-# t quantiles 0.975 by degrees of freedom (paired splits − 1)
-T95 = {1: 12.706204736174707, 2: 4.302652729749464, 3: 3.182446305284263,
-       4: 2.7764451051977987}
-
-
-def _balanced(y: np.ndarray, k: int) -> np.ndarray:
-    counts = np.bincount(y, minlength=k)
-    return y.size / (k * counts)
-
-
-def _objective(name: str, k: int):
-    if name.startswith("native"):
-        return "multiclass"
-    gamma = 1.0 if "γ=1" in name else 2.0
-    return FocalLoss(gamma=gamma, alpha="balanced" if "α" in name else None, num_class=k)
+PROTOCOLS = {
+    "holdout": ("held-out part V", "offsets and selection scores from one held-out part V "
+                "of the training rows (synthetic: stratified 25 %; MQ2008: the LETOR "
+                "fold's validation part)"),
+    "oof": ("out-of-fold", "offsets and selection scores from out-of-fold scores of "
+            "every training row (synthetic: 4 stratified folds; MQ2008: the four "
+            "training parts, one left out at a time), offsets of the selection score "
+            "cross-fitted over those folds"),
+}
 
 
 def fit_margins(name: str, task: str, k: int, Xtr, ytr, parts):
     """Train objective ``name`` on (Xtr, ytr); raw margins (start included) of ``parts``
     and of the training rows."""
     cfg = TASKS[task]
-    obj = _objective(name, k)
-    weight = _balanced(ytr, k)[ytr] if name == "native + balanced weights" else None
-    if isinstance(obj, str):
-        init = np.zeros(k)
+    if name.startswith("native"):
+        obj, init = "multiclass", np.zeros(k)
+        weight = (ytr.size / (k * np.bincount(ytr, minlength=k)))[ytr] \
+            if name == "native + balanced weights" else None
         ds = lgb.Dataset(Xtr, ytr, weight=weight)
     else:
+        obj = FocalLoss(gamma=1.0 if "γ=1" in name else 2.0,
+                        alpha="balanced" if "α" in name else None, num_class=k)
         init = np.asarray(obj.init_score(ytr), dtype=np.float64)
         ds = lgb.Dataset(Xtr, ytr, init_score=np.tile(init, (ytr.size, 1)))
     params = {**COMMON, **cfg["params"], "objective": obj, "num_class": k}
@@ -116,23 +112,9 @@ def fit_margins(name: str, task: str, k: int, Xtr, ytr, parts):
     return [booster.predict(X, raw_score=True) + init for X in (*parts, Xtr)]
 
 
-def macro_f1(y, s, k, b=None):
+def macro_f1(y, s, k, b=None, average="macro"):
     pred = np.argmax(s if b is None else s + b, axis=1)
-    return float(f1_score(y, pred, labels=np.arange(k), average="macro", zero_division=0))
-
-
-def per_class_f1(y, s, k, b=None):
-    pred = np.argmax(s if b is None else s + b, axis=1)
-    return f1_score(y, pred, labels=np.arange(k), average=None, zero_division=0).tolist()
-
-
-def crossfit_offsets_score(y, s, k, seed):
-    """Macro-F1 of offsets chosen on one stratified half of V, scored on the other."""
-    scores = []
-    for a, b in StratifiedKFold(2, shuffle=True, random_state=seed).split(s, y):
-        off, _ = best_class_offsets(y[a], s[a], margin=True)
-        scores.append(macro_f1(y[b], s[b], k, off))
-    return float(np.mean(scores))
+    return f1_score(y, pred, labels=np.arange(k), average=average, zero_division=0)
 
 
 # -- data --------------------------------------------------------------------------------
@@ -157,7 +139,7 @@ def synthetic_split(seed: int):
 
 
 def mq2008_splits():
-    from gbrank.datasets import letor_fold, load_letor_folds
+    from gbrank.datasets import letor_fold, letor_rotation, load_letor_folds
 
     folder = shared_data_dir() / "MQ2008"
     if not all((folder / f"S{i}.txt").exists() for i in range(1, 6)):
@@ -165,140 +147,94 @@ def mq2008_splits():
     parts = load_letor_folds(folder)
     out = []
     for fold in range(1, 6):
-        sets = letor_fold(parts, fold)
-        split = tuple((X.toarray(), y.astype(np.int64)) for X, y, _ in sets)
+        split = tuple((X.toarray(), y.astype(np.int64)) for X, y, _ in letor_fold(parts, fold))
         # The part each training row comes from (three training parts, then V): the
         # out-of-fold protocol's folds, so no query is cut.
-        sizes = [parts[f"S{(fold - 1 + i) % 5 + 1}"][1].size for i in range(4)]
+        sizes = [parts[p][1].size for p in letor_rotation(fold)[:4]]
         out.append((*split, np.repeat(np.arange(4), sizes)))
     return out
 
 
 # -- one split ---------------------------------------------------------------------------
 def run_split(task: str, split, unit: int, k: int, protocol: str = "holdout") -> dict:
-    if protocol == "oof":
-        return run_split_oof(task, split, unit, k)
-    (Xf, yf), (Xv, yv), (Xte, yte), _ = split
-    Xtr, ytr = np.vstack([Xf, Xv]), np.concatenate([yf, yv])
-    res = {"unit": unit, "n_train": int(ytr.size), "n_test": int(yte.size),
-           "class_counts_test": np.bincount(yte, minlength=k).tolist(),
-           "class_counts_validation": np.bincount(yv, minlength=k).tolist(), "runs": {}}
-    for name in OBJECTIVES:
-        t0 = time.perf_counter()
-        s_v, s_fit = fit_margins(name, task, k, Xf, yf, [Xv])
-        off, _ = best_class_offsets(yv, s_v, margin=True)
-        s_te, s_tr = fit_margins(name, task, k, Xtr, ytr, [Xte])
-        res["runs"][name] = {
-            "offsets": off.tolist(),
-            "select": {"argmax": macro_f1(yv, s_v, k),
-                       "offsets": crossfit_offsets_score(yv, s_v, k, unit)},
-            "test": {"argmax": macro_f1(yte, s_te, k),
-                     "offsets": macro_f1(yte, s_te, k, off)},
-            "test_per_class": {"argmax": per_class_f1(yte, s_te, k),
-                               "offsets": per_class_f1(yte, s_te, k, off)},
-            "max_abs_score": float(max(np.abs(a).max() for a in (s_v, s_fit, s_te, s_tr))),
-            "seconds": time.perf_counter() - t0,
-        }
-        r = res["runs"][name]
-        print(f"  {task} {unit} {name:28s} test argmax {r['test']['argmax']:.4f} "
-              f"offsets {r['test']['offsets']:.4f}  max|s| {r['max_abs_score']:.1f}  "
-              f"{r['seconds']:.0f}s", flush=True)
-    sel = max(CANDIDATES, key=lambda c: (res["runs"][c[0]]["select"][c[1]],
-                                         -CANDIDATES.index(c)))
-    res["chosen"] = list(sel)
-    return res
-
-
-def run_split_oof(task: str, split, unit: int, k: int) -> dict:
-    """The out-of-fold protocol: offsets and selection scores from out-of-fold scores
-    of all training rows (four folds) instead of one held-out part V."""
+    """Every objective on one split: offsets and selection scores by ``protocol`` (the
+    held-out part V, or out-of-fold scores of all training rows), then a refit on all
+    training rows scored on the test rows."""
     (Xf, yf), (Xv, yv), (Xte, yte), folds = split
     Xtr, ytr = np.vstack([Xf, Xv]), np.concatenate([yf, yv])
-    nf = int(folds.max()) + 1
     res = {"unit": unit, "n_train": int(ytr.size), "n_test": int(yte.size),
            "class_counts_test": np.bincount(yte, minlength=k).tolist(),
-           "class_counts_validation": np.bincount(ytr, minlength=k).tolist(), "runs": {}}
+           "class_counts_validation": np.bincount(yv if protocol == "holdout" else ytr,
+                                                  minlength=k).tolist(), "runs": {}}
     for name in OBJECTIVES:
         t0 = time.perf_counter()
-        oof = np.empty((ytr.size, k))
-        mx = 0.0
-        for j in range(nf):
-            tr, va = folds != j, folds == j
-            s_va, s_fit = fit_margins(name, task, k, Xtr[tr], ytr[tr], [Xtr[va]])
-            oof[va] = s_va
-            mx = max(mx, np.abs(s_va).max(), np.abs(s_fit).max())
-        off, _ = best_class_offsets(ytr, oof, margin=True)
-        crossfit = []
-        for j in range(nf):  # offsets from the other folds' scores, scored on fold j
-            b, _ = best_class_offsets(ytr[folds != j], oof[folds != j], margin=True)
-            crossfit.append(macro_f1(ytr[folds == j], oof[folds == j], k, b))
+        if protocol == "holdout":
+            s_v, s_fit = fit_margins(name, task, k, Xf, yf, [Xv])
+            off, _ = best_class_offsets(yv, s_v, margin=True)
+            halves = []  # offsets chosen on one stratified half of V, scored on the other
+            for a, b in StratifiedKFold(2, shuffle=True, random_state=unit).split(s_v, yv):
+                halves.append(macro_f1(yv[b], s_v[b], k,
+                                       best_class_offsets(yv[a], s_v[a], margin=True)[0]))
+            select = {"argmax": macro_f1(yv, s_v, k), "offsets": float(np.mean(halves))}
+            mx = max(np.abs(s_v).max(), np.abs(s_fit).max())
+        else:
+            nf, oof, mx = int(folds.max()) + 1, np.empty((ytr.size, k)), 0.0
+            for j in range(nf):
+                s_va, s_fit = fit_margins(name, task, k, Xtr[folds != j], ytr[folds != j],
+                                          [Xtr[folds == j]])
+                oof[folds == j] = s_va
+                mx = max(mx, np.abs(s_va).max(), np.abs(s_fit).max())
+            off, _ = best_class_offsets(ytr, oof, margin=True)
+            crossfit = [macro_f1(ytr[folds == j], oof[folds == j], k, best_class_offsets(
+                ytr[folds != j], oof[folds != j], margin=True)[0]) for j in range(nf)]
+            select = {"argmax": macro_f1(ytr, oof, k), "offsets": float(np.mean(crossfit))}
         s_te, s_tr = fit_margins(name, task, k, Xtr, ytr, [Xte])
         res["runs"][name] = {
-            "offsets": off.tolist(),
-            "select": {"argmax": macro_f1(ytr, oof, k), "offsets": float(np.mean(crossfit))},
-            "test": {"argmax": macro_f1(yte, s_te, k),
-                     "offsets": macro_f1(yte, s_te, k, off)},
-            "test_per_class": {"argmax": per_class_f1(yte, s_te, k),
-                               "offsets": per_class_f1(yte, s_te, k, off)},
+            "offsets": off.tolist(), "select": select,
+            "test": {"argmax": macro_f1(yte, s_te, k), "offsets": macro_f1(yte, s_te, k, off)},
+            "test_per_class": {r: macro_f1(yte, s_te, k, b, average=None).tolist()
+                               for r, b in (("argmax", None), ("offsets", off))},
             "max_abs_score": float(max(mx, np.abs(s_te).max(), np.abs(s_tr).max())),
             "seconds": time.perf_counter() - t0,
         }
         r = res["runs"][name]
-        print(f"  oof {task} {unit} {name:28s} test argmax {r['test']['argmax']:.4f} "
+        print(f"  {protocol} {task} {unit} {name:28s} test argmax {r['test']['argmax']:.4f} "
               f"offsets {r['test']['offsets']:.4f}  max|s| {r['max_abs_score']:.1f}  "
               f"{r['seconds']:.0f}s", flush=True)
-    sel = max(CANDIDATES, key=lambda c: (res["runs"][c[0]]["select"][c[1]],
-                                         -CANDIDATES.index(c)))
-    res["chosen"] = list(sel)
+    res["chosen"] = list(max(CANDIDATES, key=lambda c: (res["runs"][c[0]]["select"][c[1]],
+                                                         -CANDIDATES.index(c))))
     return res
 
 
-def _json_path(task: str, protocol: str, tag: str = "") -> Path:
-    return RESULTS / (f"multiclass_{task}.json" if protocol == "holdout"
-                      else f"multiclass_{task}_{protocol}{tag}.json")
+def _json_name(task: str, protocol: str, tag: str = "") -> str:
+    return (f"multiclass_{task}.json" if protocol == "holdout"
+            else f"multiclass_{task}_{protocol}{tag}.json")
 
 
-def run_task(task: str, units=range(5), protocol: str = "holdout",
-             tag: str = "") -> dict | None:
-    path = _json_path(task, protocol, tag)
-    done = json.loads(path.read_text()) if path.exists() else {"task": task, "splits": []}
+def run_task(task: str, units=range(5), protocol: str = "holdout", tag: str = "") -> None:
+    done = load_json(_json_name(task, protocol, tag), {"task": task, "splits": []})
     have = {s["unit"] for s in done["splits"]}
-    if task == "synthetic":
-        splits = {u: (lambda u=u: synthetic_split(u)) for u in units}
-        k = 5
-    else:
-        loaded = mq2008_splits()
-        if loaded is None:
-            print("MQ2008 not found under", shared_data_dir(), "- task (b) skipped")
-            return None
-        splits = {u: (lambda u=u: loaded[u]) for u in units}
-        k = 3
+    k, loaded = (5, None) if task == "synthetic" else (3, mq2008_splits())
+    if task == "mq2008" and loaded is None:
+        print("MQ2008 not found under", shared_data_dir(), "- task (b) skipped")
+        return
     for u in units:
         if u in have:
             continue
-        done["splits"].append(run_split(task, splits[u](), u, k, protocol))
+        split = synthetic_split(u) if loaded is None else loaded[u]
+        done["splits"].append(run_split(task, split, u, k, protocol))
         done["splits"].sort(key=lambda s: s["unit"])
-        path.write_text(json.dumps(done, indent=1))
-    return done
+        save_json(_json_name(task, protocol, tag), done)
 
 
 # -- report ------------------------------------------------------------------------------
 def _paired(d: np.ndarray) -> str:
-    m = d.mean()
-    half = (T95[d.size - 1] * d.std(ddof=1) / np.sqrt(d.size) if d.size > 1
-            else float("nan"))
-    return f"{m:+.4f} [{m - half:+.4f}, {m + half:+.4f}], {int((d > 0).sum())}/{d.size}"
+    """Mean [95 % t interval], wins of the splits."""
+    return interval(paired(d))
 
 
-PROTOCOLS = {
-    "holdout": ("held-out part V", "offsets and selection scores from one held-out part V "
-                "of the training rows (synthetic: stratified 25 %; MQ2008: the LETOR "
-                "fold's validation part)"),
-    "oof": ("out-of-fold", "offsets and selection scores from out-of-fold scores of "
-            "every training row (synthetic: 4 stratified folds; MQ2008: the four "
-            "training parts, one left out at a time), offsets of the selection score "
-            "cross-fitted over those folds"),
-}
+def _test(splits: list, config: tuple[str, str]) -> np.ndarray:
+    return np.array([s["runs"][config[0]]["test"][config[1]] for s in splits])
 
 
 def task_section(task: str, data: dict, protocol: str = "holdout",
@@ -306,11 +242,24 @@ def task_section(task: str, data: dict, protocol: str = "holdout",
     cfg = TASKS[task]
     splits = data["splits"]
     units = [s["unit"] for s in splits]
-    unit = cfg["unit"]
     label = (lambda u: f"seed {u}") if task == "synthetic" else (lambda u: f"rot. {u + 1}")
-    base = np.array([s["runs"][BASELINE[0]]["test"][BASELINE[1]] for s in splits])
+    base = _test(splits, BASELINE)
     where = ("held-out part V" if protocol == "holdout"
              else "training rows scored out of fold")
+    rows, summary = [], {"mean": {}, "paired": {}}
+    for name in OBJECTIVES:
+        for rule in RULES:
+            v = _test(splits, (name, rule))
+            sel = np.mean([s["runs"][name]["select"][rule] for s in splits])
+            mx = max(s["runs"][name]["max_abs_score"] for s in splits)
+            d = "baseline" if (name, rule) == BASELINE else _paired(v - base)
+            rows.append([name, rule, f"{v.mean():.4f}", *(f"{x:.4f}" for x in v), d,
+                         f"{sel:.4f}", f"{mx:.1f}"])
+            summary["mean"][f"{name} / {rule}"] = float(v.mean())
+            summary["paired"][f"{name} / {rule}"] = (v - base).tolist()
+    chosen = [tuple(s["chosen"]) for s in splits]
+    vc = np.array([s["runs"][c[0]]["test"][c[1]] for s, c in zip(splits, chosen, strict=True)])
+    d = vc - base
     lines = [f"### {cfg['title']} — {PROTOCOLS[protocol][0]}", "",
              f"LightGBM lr {cfg['params']['learning_rate']}, "
              f"{cfg['params']['num_leaves']} leaves, {cfg['rounds']} rounds. "
@@ -320,44 +269,23 @@ def task_section(task: str, data: dict, protocol: str = "holdout",
              f"{'/'.join(map(str, splits[0]['class_counts_validation']))}.", "",
              "Held-out (test) macro-F1; Δ = paired difference against native + balanced "
              f"weights with argmax (mean, 95% t interval, wins of {len(splits)}); "
-             "max |s| = largest "
-             "raw score of any of the run's models on any row.", "",
-             "| objective | rule | mean | " + " | ".join(label(u) for u in units)
-             + " | Δ vs baseline | selection score | max abs s |",
-             "|---|---|---:|" + "---:|" * len(units) + "---|---:|---:|"]
-    summary = {"mean": {}, "paired": {}}
-    for name in OBJECTIVES:
-        for rule in RULES:
-            v = np.array([s["runs"][name]["test"][rule] for s in splits])
-            sel = np.mean([s["runs"][name]["select"][rule] for s in splits])
-            mx = max(s["runs"][name]["max_abs_score"] for s in splits)
-            is_base = (name, rule) == BASELINE
-            d = "baseline" if is_base else _paired(v - base)
-            lines.append(f"| {name} | {rule} | {v.mean():.4f} | "
-                         + " | ".join(f"{x:.4f}" for x in v)
-                         + f" | {d} | {sel:.4f} | {mx:.1f} |")
-            summary["mean"][f"{name} / {rule}"] = float(v.mean())
-            summary["paired"][f"{name} / {rule}"] = (v - base).tolist()
-    chosen = [tuple(s["chosen"]) for s in splits]
-    vc = np.array([s["runs"][c[0]]["test"][c[1]] for s, c in zip(splits, chosen, strict=True)])
-    d = vc - base
-    lines += ["", "gbrank's configuration per split (highest selection score among the "
-              "10 gbrank candidates; chosen before the test rows are scored):", "",
-              "| " + unit + " | chosen | its test macro-F1 | baseline | Δ |",
-              "|---|---|---:|---:|---:|"]
-    for s, c, x, b in zip(splits, chosen, vc, base, strict=True):
-        lines.append(f"| {label(s['unit'])} | {c[0]} / {c[1]} | {x:.4f} | {b:.4f} | "
-                     f"{x - b:+.4f} |")
-    lines += ["", f"**Paired, gbrank's chosen configuration − native + balanced weights "
-              f"(argmax): {_paired(d)}** (mean {vc.mean():.4f} against {base.mean():.4f}).",
-              ""]
-    lines += effects(splits)
-    summary["chosen"] = [list(c) for c in chosen]
-    summary["chosen_test"] = vc.tolist()
-    summary["baseline_test"] = base.tolist()
-    summary["chosen_minus_baseline"] = d.tolist()
-    summary["max_abs_score"] = max(r["max_abs_score"] for s in splits
-                                   for r in s["runs"].values())
+             "max |s| = largest raw score of any of the run's models on any row.", "",
+             *table(["objective", "rule", "mean", *(label(u) for u in units),
+                     "Δ vs baseline", "selection score", "max abs s"], rows,
+                    "llr" + "r" * len(units) + "lrr"),
+             "", "gbrank's configuration per split (highest selection score among the "
+             "10 gbrank candidates; chosen before the test rows are scored):", "",
+             *table([cfg["unit"], "chosen", "its test macro-F1", "baseline", "Δ"],
+                    [[label(s["unit"]), f"{c[0]} / {c[1]}", f"{x:.4f}", f"{b:.4f}",
+                      f"{x - b:+.4f}"] for s, c, x, b in zip(splits, chosen, vc, base,
+                                                               strict=True)], "llrrr"),
+             "", f"**Paired, gbrank's chosen configuration − native + balanced weights "
+             f"(argmax): {_paired(d)}** (mean {vc.mean():.4f} against {base.mean():.4f}).",
+             "", *effects(splits)]
+    summary.update(chosen=[list(c) for c in chosen], chosen_test=vc.tolist(),
+                   baseline_test=base.tolist(), chosen_minus_baseline=d.tolist(),
+                   max_abs_score=max(r["max_abs_score"] for s in splits
+                                     for r in s["runs"].values()))
     return lines, summary
 
 
@@ -365,21 +293,16 @@ def effects(splits: list) -> list[str]:
     """Paired effects of one ingredient at a time: focal loss against softmax
     cross-entropy with the same class weighting and rule; the macro-F1 rule against
     argmax with the same objective."""
-    def test(o, r):
-        return np.array([s["runs"][o]["test"][r] for s in splits])
-
-    lines = ["One ingredient at a time (paired test macro-F1 differences, mean [95% t "
-             f"interval], wins of {len(splits)}):", "",
-             "| comparison | argmax | offsets |", "|---|---|---|"]
-    for gamma in ("1", "2"):
-        for focal, ce in ((f"focal γ={gamma}", "native"),
-                          (f"focal γ={gamma} + α balanced", "native + balanced weights")):
-            lines.append(f"| {focal} − {ce} | " + " | ".join(
-                _paired(test(focal, r) - test(ce, r)) for r in RULES) + " |")
-    lines += ["", "| objective | offsets − argmax |", "|---|---|"]
-    for o in OBJECTIVES:
-        lines.append(f"| {o} | {_paired(test(o, 'offsets') - test(o, 'argmax'))} |")
-    return [*lines, ""]
+    pairs = [(f, ce) for g in ("1", "2") for f, ce in (
+        (f"focal γ={g}", "native"), (f"focal γ={g} + α balanced", "native + balanced weights"))]
+    return ["One ingredient at a time (paired test macro-F1 differences, mean [95% t "
+            f"interval], wins of {len(splits)}):", "",
+            *table(["comparison", "argmax", "offsets"],
+                   [[f"{f} − {ce}", *(_paired(_test(splits, (f, r)) - _test(splits, (ce, r)))
+                                     for r in RULES)] for f, ce in pairs], "lll"),
+            "", *table(["objective", "offsets − argmax"],
+                       [[o, _paired(_test(splits, (o, "offsets")) - _test(splits, (o, "argmax")))]
+                        for o in OBJECTIVES], "ll"), ""]
 
 
 def figure(results: dict, path: Path) -> None:
@@ -426,9 +349,7 @@ def reading(results: dict) -> list[str]:
     """The findings, each with the figures it rests on (computed, not typed)."""
     def d(pr, task, a, b):
         sp = results[pr][task]["splits"]
-        x = np.array([s["runs"][a[0]]["test"][a[1]] for s in sp])
-        y = np.array([s["runs"][b[0]]["test"][b[1]] for s in sp])
-        return _paired(x - y)
+        return _paired(_test(sp, a) - _test(sp, b))
 
     if not all(t in results[pr] for pr in PROTOCOLS for t in TASKS):
         return []
@@ -441,11 +362,8 @@ def reading(results: dict) -> list[str]:
 
     def chosen(pr, t):
         sp = results[pr][t]["splits"]
-        x = np.array([s["runs"][c[0]]["test"][c[1]] for s in sp
-                      for c in [s["chosen"]]])
-        base = np.array([s["runs"][BASELINE[0]]["test"][BASELINE[1]] for s in sp])
-        rules = {s["chosen"][1] for s in sp}
-        return _paired(x - base), rules
+        x = np.array([s["runs"][s["chosen"][0]]["test"][s["chosen"][1]] for s in sp])
+        return _paired(x - _test(sp, BASELINE)), {s["chosen"][1] for s in sp}
 
     ch = {(pr, t): chosen(pr, t) for pr in PROTOCOLS for t in TASKS}
     rules = set().union(*(r for _, r in ch.values()))
@@ -495,7 +413,7 @@ def load(task: str, protocol: str) -> dict | None:
         f"multiclass_{task}_{protocol}*.json"
     splits = {}
     for p in sorted(RESULTS.glob(pattern)):
-        for sp in json.loads(p.read_text())["splits"]:
+        for sp in load_json(p)["splits"]:
             splits.setdefault(sp["unit"], sp)
     if not splits:
         return None
@@ -518,30 +436,29 @@ def report() -> str:
              "argmax test scores are the same under both.", "",
              f"Report written {time.strftime('%Y-%m-%d')}; LightGBM {lgb.__version__}, "
              "one thread, deterministic.", "",
-             "## Summary", "",
-             "| protocol | task | splits | baseline | gbrank (chosen on training rows) "
-             "| paired Δ, 95% t interval, wins | max abs s |",
-             "|---|---|---:|---:|---:|---|---:|"]
-    summary, body = {}, []
+             "## Summary", ""]
+    summary, body, rows = {}, [], []
     for pr, by_task in results.items():
         summary[pr] = {}
         if by_task:
             body += [f"## Protocol: {PROTOCOLS[pr][0]}", ""]
         for task, data in by_task.items():
-            sec, summary[pr][task] = task_section(task, data, pr)
+            sec, sm = task_section(task, data, pr)
+            summary[pr][task] = sm
             body += sec
-            sm = summary[pr][task]
             d = np.array(sm["chosen_minus_baseline"])
-            lines.append(f"| {PROTOCOLS[pr][0]} | {TASKS[task]['title']} | {d.size} | "
-                         f"{np.mean(sm['baseline_test']):.4f} | "
-                         f"{np.mean(sm['chosen_test']):.4f} | {_paired(d)} | "
-                         f"{sm['max_abs_score']:.1f} |")
+            rows.append([PROTOCOLS[pr][0], TASKS[task]["title"], d.size,
+                         f"{np.mean(sm['baseline_test']):.4f}",
+                         f"{np.mean(sm['chosen_test']):.4f}", _paired(d),
+                         f"{sm['max_abs_score']:.1f}"])
+    lines += table(["protocol", "task", "splits", "baseline", "gbrank (chosen on training "
+                    "rows)", "paired Δ, 95% t interval, wins", "max abs s"], rows, "llrrrlr")
     lines.append("")
     lines += reading(results)
     if "mq2008" not in results["holdout"]:
         lines += ["MQ2008 not found: task (b) skipped.", ""]
     lines += body
-    (RESULTS / "multiclass.json").write_text(json.dumps(summary, indent=1))
+    save_json("multiclass.json", summary)
     if results["holdout"]:
         figure(results["holdout"], RESULTS / "multiclass.png")
         lines += ["![test F1 per class](multiclass.png)", ""]
@@ -564,10 +481,7 @@ def main() -> None:
                 run_task(task, a.units, protocol, a.tag)
     if a.task and not a.report:
         return
-    text = report()
-    path = RESULTS / "multiclass.md"
-    path.write_text(text, encoding="utf-8")
-    print(text)
+    write("multiclass.md", report())
 
 
 if __name__ == "__main__":

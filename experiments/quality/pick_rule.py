@@ -11,7 +11,7 @@ Data (reference data of ``../shared/data``):
 
 - ``rank``: LightGBM's ``rank.train`` (201 queries) tuned on, ``rank.test`` (50 queries)
   held out; 5-fold CV, ``--seconds-rank`` per study (default 60);
-- ``mq2008``: MQ2008 (LETOR 4.0) folds 1–5 (``gbrank.tuning.tasks.letor_task``: four parts
+- ``mq2008``: MQ2008 (LETOR 4.0) folds 1–5 (``gbrank.tuning._sources.letor_task``: four parts
   tuned on, the fifth held out); 3-fold CV, ``--seconds-mq`` per study (default 30).
 
 Each data set runs the tuner's engine with ``--metric ndcg@10`` on the studies
@@ -37,17 +37,8 @@ Writes ``experiments/results/pick_rule.md`` and ``pick_rule.json`` (raw values).
 
 from __future__ import annotations
 
-import os
-
-import numba
-
-if "NUMBA_THREADING_LAYER" not in os.environ:
-    numba.config.THREADING_LAYER = "workqueue"
-
 import argparse
-import json
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -57,6 +48,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _paths import RESULTS, shared_data_dir  # noqa: E402
+from _report import (  # noqa: E402
+    load_json,
+    paired,
+    run_header,
+    save_json,
+    table,
+    workqueue_threads,
+    write,
+)
+
+workqueue_threads()
 
 METRIC = "ndcg@10"
 
@@ -64,7 +66,7 @@ METRIC = "ndcg@10"
 def _tasks(which: str, quick: bool):
     from gbrank.datasets import load_letor
     from gbrank.tuning import Task
-    from gbrank.tuning.tasks import letor_task
+    from gbrank.tuning._sources import letor_task
 
     data = shared_data_dir()
     if which == "rank":
@@ -82,9 +84,9 @@ def _held_out(task, key: str, params: dict | None, rounds: int, cfg,
     on the whole tuning part; its held-out NDCG@10 and that score's standard error over
     the held-out queries."""
     from gbrank.metrics import ndcg_per_query
-    from gbrank.tuning.cv import fit_full
-    from gbrank.tuning.pick import configuration
-    from gbrank.tuning.spaces import build_objective, candidate
+    from gbrank.tuning._cv import fit_full
+    from gbrank.tuning._pick import configuration
+    from gbrank.tuning._spaces import build_objective, candidate
 
     if booster_params is not None:
         bp, obj = booster_params, None
@@ -101,8 +103,8 @@ def run_task(task, keys: list[str], seconds: float, n_folds: int, quick: bool) -
     import optuna
 
     from gbrank.tuning import TuneConfig, tune_task
-    from gbrank.tuning.storage import default_storage_url, open_storage
-    from gbrank.tuning.verdict import recommend
+    from gbrank.tuning._storage import default_storage_url, open_storage
+    from gbrank.tuning._verdict import recommend
 
     out_dir = Path(tempfile.mkdtemp(prefix="pick_rule_"))
     cfg = TuneConfig(trials=10_000, timeout=seconds, n_folds=n_folds, max_rounds=100,
@@ -146,20 +148,8 @@ def run_task(task, keys: list[str], seconds: float, n_folds: int, quick: bool) -
             "anchor_test": rec.anchor.test[METRIC] if rec.anchor else None,
             "anchor_message": rec.anchor.message if rec.anchor else "",
             "versus_anchor": None if rec.versus_anchor is None else [
-                rec.versus_anchor.mean, rec.versus_anchor.low, rec.versus_anchor.high]}
-
-
-def _commit() -> str:
-    here = Path(__file__).parent
-    try:
-        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, cwd=here, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, cwd=here,
-                               check=True).stdout.strip()
-        return sha + (" (with uncommitted changes)" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+                rec.versus_anchor.diff.mean, rec.versus_anchor.diff.low,
+                rec.versus_anchor.diff.high]}
 
 
 def report(runs: list[dict], header: str, settings: str) -> str:
@@ -170,11 +160,8 @@ def report(runs: list[dict], header: str, settings: str) -> str:
              "deviation of the fold scores behind the estimate (the fold noise); *se*: "
              "the held-out score's own standard error over its queries; ✓: |gap| ≤ 2 × "
              "max(fold sd, se), the scatter of one held-out score about the size of a "
-             "fold.", "",
-             "| data | study | trials (complete / pruned) | old rule: CV → held-out (gap) "
-             "| pick: rescored CV → held-out (gap) |",
-             "|---|---|---|---|---|"]
-    gaps = {"old": [], "new": []}
+             "fold.", ""]
+    gaps, rows = {"old": [], "new": []}, []
     inside = {"old": [], "new": []}
     for run in runs:
         for s in run["studies"]:
@@ -195,39 +182,43 @@ def report(runs: list[dict], header: str, settings: str) -> str:
             pick = cells[1] + ("" if s["key"].startswith("anchor:") or
                                s["pick_trial"] == s["best_trial"] else
                                f" (trial {s['pick_trial']}, not {s['best_trial']})")
-            lines.append(f"| {run['task']} | {s['key']} | {trials} | {cells[0]} | {pick} |")
-    lines += ["", "Over the tuner's studies (the anchor aside):", "",
-              "| rule | mean gap | mean |gap| | within noise |", "|---|---:|---:|---:|"]
-    for rule, label in (("old", "old rule (best CV trial)"), ("new", "pick (rescored)")):
-        g = np.asarray(gaps[rule])
-        lines.append(f"| {label} | {g.mean():+.4f} | {np.abs(g).mean():.4f} "
-                     f"| {sum(inside[rule])}/{len(inside[rule])} |")
+            rows.append([run["task"], s["key"], trials, cells[0], pick])
+    lines += [*table(["data", "study", "trials (complete / pruned)",
+                      "old rule: CV → held-out (gap)", "pick: rescored CV → held-out (gap)"],
+                     rows, "lllll"), "", "Over the tuner's studies (the anchor aside):", "",
+              *table(["rule", "mean gap", "mean |gap|", "within noise"],
+                     [[label, f"{np.mean(gaps[rule]):+.4f}",
+                       f"{np.abs(gaps[rule]).mean():.4f}",
+                       f"{sum(inside[rule])}/{len(inside[rule])}"]
+                      for rule, label in (("old", "old rule (best CV trial)"),
+                                          ("new", "pick (rescored)"))])]
     old_t = np.asarray([s["old_test"] for run in runs for s in run["studies"]
                         if not s["key"].startswith("anchor:")])
     new_t = np.asarray([s["new_test"] for run in runs for s in run["studies"]
                         if not s["key"].startswith("anchor:")])
-    dt = new_t - old_t
-    se = float(np.std(dt, ddof=1) / np.sqrt(dt.size)) if dt.size > 1 else float("nan")
+    dt = paired(new_t - old_t)
     lines += ["", f"Held-out NDCG@10 of the configuration each rule picks, pick − old rule, "
-              f"over the {dt.size} studies: mean {dt.mean():+.4f} (standard error {se:.4f}); "
-              f"the pick better in {int(np.sum(dt > 0))}, the same configuration or score in "
-              f"{int(np.sum(dt == 0))}, worse in {int(np.sum(dt < 0))}. The pick makes the "
+              f"over the {dt.n} studies: mean {dt.mean:+.4f} (standard error {dt.se:.4f}); "
+              f"the pick better in {dt.wins}, the same configuration or score in "
+              f"{int(np.sum(dt.diffs == 0))}, worse in {int(np.sum(dt.diffs < 0))}. The pick "
+              "makes the "
               "estimate less optimistic (the mean gap above); whether it also picks better "
               "configurations is what this line measures."]
-    lines += ["", "## The overall recommendation against LightGBMTunerCV (same wall time)", "",
-              "| data | tuner's time | recommended (verdict rule) → held-out | old rule's "
-              "best-CV study → held-out | LightGBMTunerCV → held-out | recommended − "
-              "LightGBMTunerCV, rescored CV (95 % interval) |",
-              "|---|---:|---|---|---|---|"]
-    diffs = []
+    diffs, rows = [], []
     for run in runs:
         va = run["versus_anchor"]
         cv = "—" if va is None else f"{va[0]:+.4f} [{va[1]:+.4f}, {va[2]:+.4f}]"
         a = run["anchor_test"]
         diffs.append(run["recommended_test"] - a)
-        lines.append(f"| {run['task']} | {run['wall'] / 60:.1f} min | {run['recommended']} "
-                     f"{run['recommended_test']:.4f} | {run['old_recommended']} "
-                     f"{run['old_recommended_test']:.4f} | {a:.4f} | {cv} |")
+        rows.append([run["task"], f"{run['wall'] / 60:.1f} min",
+                     f"{run['recommended']} {run['recommended_test']:.4f}",
+                     f"{run['old_recommended']} {run['old_recommended_test']:.4f}",
+                     f"{a:.4f}", cv])
+    lines += ["", "## The overall recommendation against LightGBMTunerCV (same wall time)", "",
+              *table(["data", "tuner's time", "recommended (verdict rule) → held-out",
+                      "old rule's best-CV study → held-out", "LightGBMTunerCV → held-out",
+                      "recommended − LightGBMTunerCV, rescored CV (95 % interval)"], rows,
+                     "lrllll")]
     d = np.asarray(diffs)
     old_d = np.asarray([run["old_recommended_test"] - run["anchor_test"] for run in runs])
     lines += ["", f"Held-out NDCG@10, recommended − LightGBMTunerCV: mean {d.mean():+.4f} over "
@@ -249,12 +240,11 @@ def main(argv: list[str] | None = None) -> None:
                    "pick_rule.json (no training)")
     args = p.parse_args(argv)
     if args.from_json is not None:
-        saved = json.loads(args.from_json.read_text())
-        path = args.out / args.from_json.with_suffix(".md").name
-        path.write_text(report(saved["runs"], saved["header"], saved["settings"]))
-        print(f"wrote {path}")
+        saved = load_json(args.from_json)
+        write(args.out / args.from_json.with_suffix(".md").name,
+              report(saved["runs"], saved["header"], saved["settings"]))
         return
-    header = f"commit {_commit()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    header = run_header()
     t0 = time.perf_counter()
     runs = []
     sec_rank = 15.0 if args.quick else args.seconds_rank
@@ -274,12 +264,8 @@ def main(argv: list[str] | None = None) -> None:
                 f"Total {(time.perf_counter() - t0) / 60:.0f} min on a shared 2-core "
                 "machine.")
     stem = "pick_rule" + ("_quick" if args.quick else "")
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{stem}.json").write_text(json.dumps(
-        {"header": header, "settings": settings, "runs": runs}, indent=1))
-    path = args.out / f"{stem}.md"
-    path.write_text(report(runs, header, settings))
-    print(f"wrote {path}")
+    save_json(args.out / f"{stem}.json", {"header": header, "settings": settings, "runs": runs})
+    write(args.out / f"{stem}.md", report(runs, header, settings))
 
 
 if __name__ == "__main__":

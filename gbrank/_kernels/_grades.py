@@ -7,8 +7,8 @@ from gbrank._kernels._order import ascending_order
 
 # Integer labels spanning fewer values than this map through a table (O(n)); anything
 # else is ranked through the int32 radix order of the labels (one n-row float64 array's
-# worth of scratch; 10^7 distinct labels: ~2 s, where NumPy's unique and a binary search
-# per row took ~3.5 s and twice the memory).
+# worth of scratch: less time and half the memory of NumPy's unique and a binary search
+# per row, docs/performance.md).
 TABLE_MAX_SPAN = 4096
 
 

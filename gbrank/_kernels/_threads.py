@@ -7,27 +7,20 @@ plain ``range`` loop. :func:`dispatch` runs the serial twin below
 
 Why two compiled functions instead of ``numba.set_num_threads(1)`` around the parallel
 one for small inputs (what the focal kernels did before): that toggling made the speed
-of a large call depend on the history of the process. Measured on the project's 2-core
-machine (numba 0.68, default ``omp`` threading layer): in a fresh process, focal
-grad+hess on 10^6 rows took 3.3 ms (median); after one earlier call on 600 rows (run
-with the thread count forced to 1) the same 10^6-row call took 15 ms, for every later
-call. The tuner's gradient gate makes exactly such a small call before training. With
-the serial twins no thread count is ever changed, the parallel pool is first started by
-a call that uses it in full, and the order of calls cannot matter
-(``experiments/bench_threads.py`` measures it, each figure in fresh processes; on the
-busy shared machine, median of 7 processes: focal 10^6 rows 12.0 ms fresh, 12.0 ms after
-a small first call (ratio 1.00), 20.5 ms after a small first call made the old way
-(ratio 1.70); F-beta oracle ratio 1.05).
+of a large call depend on the history of the process (a small first call, such as the
+tuner's gradient gate makes before training, slowed every later large call). With the
+serial twins no thread count is ever changed, the parallel pool is first started by a
+call that uses it in full, and the order of calls cannot matter
+(``experiments/bench/bench_threads.py`` measures it; figures in ``docs/performance.md``,
+"Threads").
 
 A second benefit: below the threshold no parallel region is launched at all, so the
 OpenMP threads of numba's default threading layer are never woken and cannot spin
-against LightGBM's own OpenMP threads while a booster trains on small or medium data
-(measured: 100 LightGBM rounds with a parallel ranking kernel on 5,000 rows, 3.1 s
-under ``omp`` vs 1.7 s under ``workqueue``). The package does NOT change numba's
-threading layer: ``workqueue`` aborts the process when two Python threads call
-parallel kernels at once (a threaded Dask worker, a threaded grid search), which is
-worse than slowness; ``omp`` and ``tbb`` are thread-safe. Users who want it can still
-set ``NUMBA_THREADING_LAYER`` themselves.
+against LightGBM's own OpenMP threads while a booster trains on small or medium data.
+The package does NOT change numba's threading layer: ``workqueue`` aborts the process
+when two Python threads call parallel kernels at once (a threaded Dask worker, a
+threaded grid search), which is worse than slowness; ``omp`` and ``tbb`` are
+thread-safe. Users who want it can still set ``NUMBA_THREADING_LAYER`` themselves.
 """
 
 from __future__ import annotations
@@ -35,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 from numba import get_num_threads, njit
 
-# Below this many rows one core finishes in about a millisecond, and waking a second
-# thread costs more (on a busy machine, milliseconds of waiting for it to be scheduled).
+# Below this many rows one core finishes sooner than a second thread is woken and
+# scheduled (docs/performance.md, "Threads").
 PARALLEL_MIN_ROWS = 200_000
 
 

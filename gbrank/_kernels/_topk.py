@@ -72,9 +72,9 @@ def top_k_into_long(s, a, b, k, idx, val):
     maximum), k distinct rows at or above T. Then the buffer scan, in chunks of
     :data:`SCAN_CHUNK` rows: a chunk is scanned only when its maximum reaches T and,
     once the buffer is full, beats the current k-th score strictly (exactly the
-    condition for any of its rows to enter). Measured at 10^6 rows, k = 30: 1.4 ms on
-    random scores (the plain scan 22.6 ms); scores ascending in row order, where every
-    row would enter the plain buffer, are pruned to the top k by T."""
+    condition for any of its rows to enter). Scores ascending in row order, where every
+    row would enter the plain buffer, are pruned to the top k by T (figures in
+    docs/performance.md)."""
     n = b - a
     for j in range(k):
         val[j] = s[a + j]
@@ -240,13 +240,3 @@ def top_k_order(s, k):
     idx = np.empty(k, dtype=np.int64)
     top_k_into(s, 0, n, k, idx, np.empty(k, dtype=np.float64))
     return idx
-
-
-@njit(cache=True, nogil=True)
-def top_k_values(y, k):
-    """The ``min(k, n)`` largest values of ``y``, descending (an ideal ranking's labels)."""
-    idx = top_k_order(y, k)
-    out = np.empty(idx.size, dtype=np.float64)
-    for r in range(idx.size):
-        out[r] = y[idx[r]]
-    return out

@@ -1,7 +1,7 @@
 """|ΔZ| for swapping two ranked rows of one query, O(1) per pair after O(n) prefix arrays.
 
 Positions are 0-based here (``a < b``, ``a < k``); the formulas in the comments use
-1-based ranks ``A = a + 1``, ``B = b + 1`` as the SPEC does. All functions work on one
+1-based ranks ``A = a + 1``, ``B = b + 1`` as docs/contract.md does. All functions work on one
 query whose labels are already in rank order (scores descending, stable).
 
 Prefix workspace ``pre`` (shape ``(3, n + 1)``; NDCG and MRR use only its first two rows,
@@ -206,17 +206,3 @@ def pair_delta(metric, a, b, k, pre, sc):
         new = 1.0 / nf if nf <= k else 0.0
         return 1.0 / A - new
     return 0.0
-
-
-@njit(cache=True, nogil=True)
-def delta_matrix(metric, lab, k, gain_tab, threshold, lgb_discount):
-    """All |ΔZ| for positions a < b with a < k (others 0), for tests and inspection."""
-    n = lab.size
-    pre = np.zeros((3, n + 1))
-    sc = np.zeros(4)
-    prefix_arrays(metric, lab, k, gain_tab, threshold, lgb_discount, discounts(n), pre, sc)
-    out = np.zeros((n, n))
-    for a in range(min(k, n)):
-        for b in range(a + 1, n):
-            out[a, b] = pair_delta(metric, a, b, k, pre, sc)
-    return out

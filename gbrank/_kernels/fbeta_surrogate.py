@@ -12,8 +12,8 @@ so with the positives' scores p_1 ≥ … ≥ p_P and the negatives' n_1 ≥ …
     value(a, b) = Δ(a, b) − 2 Σ_{k>a} p_k + 2 Σ_{k≤b} n_k.
 
 F_β: Δ(a, b) = 1 − (1+β²)a / (a + b + β²P) (and 0 when a + b + c = 0, i.e. P = 0 and
-b = 0: F = 1 by the SPEC's rule). For fixed a, b ↦ value(a, b) is concave (the Δ
-term is −const/(const + b), the score term is a prefix sum of a decreasing
+b = 0: F = 1 by docs/contract.md's rule). For fixed a, b ↦ value(a, b) is concave (the
+Δ term is −const/(const + b), the score term is a prefix sum of a decreasing
 sequence), so the smallest maximising b is found by bisection on the sign of the
 increment
 
@@ -29,7 +29,7 @@ O(r), no sort.
 
 Ties between cells: the smallest a, then the smallest b, attaining the maximum (the
 seed's loop order with a strict ``>``). Ties between equal scores inside a cell:
-earlier rows first (the SPEC's stable order).
+earlier rows first (the contract's stable order).
 """
 
 import numpy as np
@@ -219,8 +219,8 @@ def oracle(y, s, offsets, measure, beta2, grad):
     ``_threads.dispatch``); a single query (group-less data) runs on one core.
     """
     if measure == FBETA and offsets.size == 2:
-        # One query (group-less data): sorted by NumPy, whose vectorised sort is ~15x
-        # numba's (500k scores: 2.7 vs 44 ms); the rest stays compiled.
+        # One query (group-less data): sorted by NumPy, whose vectorised sort is much
+        # faster than numba's (docs/performance.md); the rest stays compiled.
         lo, hi = int(offsets[0]), int(offsets[1])
         pos, neg = _fbeta_candidates(y, s, lo, hi, beta2)
         pos = np.sort(pos)[::-1]

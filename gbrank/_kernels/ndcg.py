@@ -22,7 +22,7 @@ N_CHUNKS = 16
 # Up to this many grades the ideal DCG counts rows per grade in vectorised passes of
 # four grades each, from the top grade down, stopping once k rows are placed (one pass
 # for LightGBM's usual 0-4 grades); more grades go through one histogram pass (a
-# load-add-store per row, ~2x slower per pass).
+# load-add-store per row, slower per pass).
 GRADE_PASSES_MAX = 8
 
 

@@ -38,8 +38,7 @@ uses ``scipy.fft`` (pocketfft, O(M log M)) in between: one batched forward trans
 the grade densities, one batched inverse of both kernels' products (on numba's thread
 count above the dispatch threshold), the spectral products and the step part fused in
 numba. Grid-sized arrays are allocated by NumPy and filled by the kernels (see
-:func:`deposit`): at 10^6 rows and spread 1000 (M ≈ 3.3·10^5, five grades) that and the
-fusion took a call from 122–124 to 76–78 ms on the project's machine
+:func:`deposit`), which with the fusion took a third off a large call
 (docs/history/performance-2026-11.md, sixth pass).
 
 Memory: the per-grade grids are (grades × M) arrays, about ten of them alive at once.
@@ -121,8 +120,8 @@ def _deposit_rows(s, cls, lo, inv_h, m, i0, i1, dens):
 
 # The parallel deposit gives each of this many row blocks its own density slab (no
 # write races) and adds the slabs up. (Node ranges per thread instead, each thread
-# reading every row, measured 12.6-15.3 ms against 2.4-9.7 ms at 10^6 rows: the test
-# of whether a row falls in a thread's range is a coin flip for the branch predictor.)
+# reading every row, were slower, docs/performance.md: the test of whether a row falls
+# in a thread's range is a coin flip for the branch predictor.)
 DEPOSIT_BLOCKS = 2
 
 
@@ -156,10 +155,8 @@ def deposit(s, cls, n_cls, lo, inv_h, m):
     rows on one grid row. Row blocks on threads above the dispatch threshold.
 
     Grid-sized arrays here are allocated by NumPy, not inside numba: NumPy asks the
-    kernel for huge pages, and first-touching numba-allocated 4 KiB pages measured
-    ~2 µs each on the project's machine (a 10^7-element float64 array: 40 ms against
-    8.5 ms). A 10^6-row call at spread 1000 allocates about ten (5, 3.3·10^5) grids;
-    faulting them page by page was about a third of its time. The slabs come back as
+    kernel for huge pages, where first-touching numba-allocated 4 KiB pages one by one
+    was about a third of a large call's time (docs/performance.md). The slabs come back as
     ``slabs[0]``, a view: the other slab lives as long as the density (a grid more,
     small beside the rows: see ``GRID_CELLS_PER_ROW``)."""
     blocks = DEPOSIT_BLOCKS if threaded(int(s.size)) else 1
@@ -171,7 +168,7 @@ def deposit(s, cls, n_cls, lo, inv_h, m):
 @njit(cache=True, nogil=True, inline="always")
 def _interp2(field, c, j, w0, w1, w2, w3):
     """Both interleaved fields of grade c: φ sums at ``[c, 2j]``, ψ sums at ``[c, 2j + 1]``
-    (flat 2-D indexing: measured 7x faster than a 3-D ``[c, j, 0/1]`` array in numba)."""
+    (flat 2-D indexing: faster than a 3-D ``[c, j, 0/1]`` array in numba)."""
     row = field[c]
     k = 2 * j
     a = w0 * row[k] + w1 * row[k + 2] + w2 * row[k + 4] + w3 * row[k + 6]
@@ -307,8 +304,8 @@ def read_back_runs(every, own, s, perm, runs, lo, inv_h, sigma, pull, grad, hess
 
 
 # Grades with at most this many rows get their own-grade sums pair by pair (exact; at
-# most DIRECT_MAX_ROWS pairs per row), the others one grid convolution each (~0.1 ms
-# of FFTs): pair sums cost less below a few hundred rows.
+# most DIRECT_MAX_ROWS pairs per row), the others one grid convolution each (a fixed
+# cost of FFTs): pair sums cost less below a few hundred rows.
 DIRECT_MAX_ROWS = 256
 
 # Threads take the grades in this many parts.

@@ -9,7 +9,15 @@ from gbrank.datasets._clicks import (
     position_identifiability,
     simulate_clicks,
 )
-from gbrank.datasets._letor import LETOR_PARTS, letor_fold, load_letor, load_letor_folds
+from gbrank.datasets._letor import (
+    LETOR_PARTS,
+    letor_fold,
+    letor_rotation,
+    load_letor,
+    load_letor_files,
+    load_letor_folds,
+)
+from gbrank.datasets._load import load_data
 from gbrank.datasets._synthetic import (
     load_breast_cancer_imbalanced,
     make_demand_levels,
@@ -19,12 +27,13 @@ from gbrank.datasets._synthetic import (
 from gbrank.datasets._tables import (
     TABLE_SUFFIXES,
     NonNumericColumnsError,
-    load_data,
     load_table,
+    table_columns,
 )
 
 __all__ = ["LETOR_PARTS", "TABLE_SUFFIXES", "ClickLog", "NonNumericColumnsError",
            "PositionIdentifiability", "estimate_propensity", "position_identifiability",
-           "letor_fold", "load_breast_cancer_imbalanced", "load_data", "load_letor",
-           "load_letor_folds", "load_table", "make_demand_levels", "make_imbalanced",
-           "make_ranking", "simulate_clicks"]
+           "letor_fold", "letor_rotation", "load_breast_cancer_imbalanced", "load_data",
+           "load_letor", "load_letor_files", "load_letor_folds", "load_table",
+           "make_demand_levels", "make_imbalanced", "make_ranking", "simulate_clicks",
+           "table_columns"]

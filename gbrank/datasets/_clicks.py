@@ -138,7 +138,8 @@ def simulate_clicks(y: Any, group: Any = None, logging_scores: Any = None, *, qi
     >>> log.rows.size, int(log.position.max())
     (500, 10)
     """
-    from gbrank._validation import check_choice, prepare_ranking
+    from gbrank._queries import prepare_ranking
+    from gbrank._validation import check_choice
 
     y_arr = np.asarray(y, dtype=np.float64) if y is not None else None
     if logging_scores is None:

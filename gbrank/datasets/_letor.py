@@ -91,7 +91,9 @@ def load_letor_folds(folder: str | Path) -> dict[str, tuple[Any, np.ndarray, np.
     -------
     dict
         ``{"S1": (X, y, group), …}``: a CSR matrix, float64 labels and query sizes per
-        part (rows gathered by query as :func:`load_letor` does).
+        part (rows gathered by query as :func:`load_letor` does). A part without query
+        ids (``qid:`` fields or a ``.query`` file) is refused: a LETOR set is ranked
+        within its queries.
 
     Examples
     --------
@@ -99,17 +101,14 @@ def load_letor_folds(folder: str | Path) -> dict[str, tuple[Any, np.ndarray, np.
     >>> parts = load_letor_folds("MQ2008")  # doctest: +SKIP
     >>> train, valid, test = letor_fold(parts, 1)  # doctest: +SKIP
     """
-    from scipy.sparse import csr_matrix
-
     folder = Path(folder)
     missing = [p for p in LETOR_PARTS if not (folder / f"{p}.txt").exists()]
     if missing:
         raise FileNotFoundError(f"{folder}: no {', '.join(m + '.txt' for m in missing)} "
                                 "(a LETOR 4.0 folder holds S1.txt … S5.txt)")
-    loaded = {p: load_letor(folder / f"{p}.txt") for p in LETOR_PARTS}
-    width = max(X.shape[1] for X, _, _ in loaded.values())
-    return {p: (csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width)), y, g)
-            for p, (X, y, g) in loaded.items()}
+    loaded = [_queries(folder / f"{p}.txt") for p in LETOR_PARTS]
+    width = max(X.shape[1] for X, _, _ in loaded)
+    return {p: _widen(part, width) for p, part in zip(LETOR_PARTS, loaded, strict=True)}
 
 
 def letor_fold(parts: dict[str, tuple[Any, np.ndarray, np.ndarray]], fold: int,
@@ -146,15 +145,77 @@ def letor_fold(parts: dict[str, tuple[Any, np.ndarray, np.ndarray]], fold: int,
     >>> X[::4, 0].toarray().ravel().tolist(), float(valid[0][0, 0]), float(test[0][0, 0])
     ([2.0, 3.0, 4.0], 5.0, 1.0)
     """
+    names = letor_rotation(fold)
+    return _stack([parts[n] for n in names[:3]]), parts[names[3]], parts[names[4]]
+
+
+def letor_rotation(fold: int) -> tuple[str, ...]:
+    """The parts of LETOR 4.0 fold ``fold`` (1-5) in its roles: three training parts, the
+    validation part, the test part (the readme's rotation: fold k starts at ``S<k>``).
+
+    Examples
+    --------
+    >>> from gbrank.datasets import letor_rotation
+    >>> letor_rotation(1), letor_rotation(2)[-1]
+    (('S1', 'S2', 'S3', 'S4', 'S5'), 'S1')
+    """
+    fold = check_integer(fold, "fold", 1, 5)
+    return tuple(LETOR_PARTS[(fold - 1 + i) % 5] for i in range(5))
+
+
+def _stack(sets: list[tuple[Any, np.ndarray, np.ndarray]], n_features: int | None = None,
+           ) -> tuple[Any, np.ndarray, np.ndarray]:
+    """Several LETOR sets ``(X, y, group)`` as one, in order, each query kept whole, the
+    CSR features widened to a common width (the widest set's, or ``n_features``)."""
     from scipy.sparse import vstack
 
-    fold = check_integer(fold, "fold", 1, 5)
-    names = [LETOR_PARTS[(fold - 1 + i) % 5] for i in range(5)]
-    train = [parts[n] for n in names[:3]]
-    stacked = (vstack([X for X, _, _ in train]).tocsr(),
-               np.concatenate([y for _, y, _ in train]),
-               np.concatenate([g for _, _, g in train]))
-    return stacked, parts[names[3]], parts[names[4]]
+    width = n_features or max(X.shape[1] for X, _, _ in sets)
+    return (vstack([_widen(s, width)[0] for s in sets]).tocsr(),
+            np.concatenate([y for _, y, _ in sets]), np.concatenate([g for _, _, g in sets]))
+
+
+def load_letor_files(paths: list[str | Path], n_features: int | None = None,
+                     ) -> tuple[Any, np.ndarray, np.ndarray]:
+    """LETOR/SVMlight files as one set of queries, in order, each file as
+    :func:`load_letor` reads it and widened to a common width: the training and
+    validation files of a fold tuned on together, or a test file at their width
+    (``n_features``). A file without query ids
+    (``qid:`` fields or a ``.query`` file) is refused: a LETOR set is ranked within its
+    queries.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from gbrank.datasets import load_letor_files
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     a, b = Path(tmp) / "train.txt", Path(tmp) / "vali.txt"
+    ...     _ = a.write_text("2 qid:1 1:0.5\\n0 qid:1 1:0.1\\n")
+    ...     _ = b.write_text("1 qid:7 2:0.3\\n0 qid:7 1:0.2\\n0 qid:8 2:0.9\\n")
+    ...     X, y, group = load_letor_files([a, b])
+    >>> X.shape, group.tolist()
+    ((5, 2), [2, 2, 1])
+    """
+    return _stack([_queries(Path(p), n_features) for p in paths], n_features)
+
+
+def _queries(path: Path, n_features: int | None = None):
+    """``(X, y, group)`` of a LETOR file that has query ids, else a ValueError."""
+    X, y, group, _ = _read_letor(path, None, n_features)
+    if group is None:
+        raise ValueError(f"{path}: no query structure (no qid: fields, no {path.name}.query "
+                         "file of query sizes beside it); a LETOR set is ranked within its "
+                         "queries: give every row the qid of its query")
+    return X, y, group
+
+
+def _widen(part: tuple[Any, np.ndarray, np.ndarray], width: int):
+    """``part`` with its CSR features at ``width`` columns."""
+    from scipy.sparse import csr_matrix
+
+    X, y, g = part
+    X = X.tocsr()
+    return csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width)), y, g
 
 
 def _read_letor(path: str | Path, query_path: str | Path | None = None,

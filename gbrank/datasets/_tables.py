@@ -1,4 +1,4 @@
-"""Tables (CSV, TSV, Parquet) and loading any supported file by its extension."""
+"""Tables (CSV, TSV, Parquet), and the one rule that gathers a file's rows by query id."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from gbrank._validation import query_order
+from gbrank._queries import query_order
 
 
 def _group_rows(qid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Row order that makes each query contiguous and the query sizes in that order, by
-    gbrank's one gathering rule (:func:`gbrank._validation.query_order`: queries in
+    gbrank's one gathering rule (:func:`gbrank._queries.query_order`: queries in
     ascending order of their ids, rows in file order within a query), the rule
     ``GBRanker`` follows too, so that a model trained on a loaded table and one trained
     by ``GBRanker`` on the table as read are the same."""
@@ -59,6 +59,31 @@ class NonNumericColumnsError(ValueError):
 
 # File suffixes that load_data reads as tables (load_table); anything else is LETOR.
 TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
+
+
+def table_columns(path: str | Path) -> list[str]:
+    """The column names of a CSV/TSV or Parquet table, read from its header alone.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from gbrank.datasets import table_columns
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "table.csv"
+    ...     _ = path.write_text("query,label,price\\n7,1,9.5\\n")
+    ...     table_columns(path)
+    ['query', 'label', 'price']
+    """
+    import pandas as pd
+
+    path = Path(path)
+    if path.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        return [str(c) for c in pq.ParquetFile(path).schema_arrow.names]
+    sep = "\t" if path.suffix.lower() == ".tsv" else ","
+    return [str(c) for c in pd.read_csv(path, sep=sep, nrows=0).columns]
 
 
 def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
@@ -190,60 +215,3 @@ def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
         X, y = X[order], y[order]
     out = (X, y, group, [str(c) for c in feature_cols])
     return (*out, order) if return_order else out
-
-
-def load_data(path: str | Path, *, label_col: str | None = None, qid_col: str | None = None,
-              query_path: str | Path | None = None, feature_cols: list[str] | None = None,
-              drop_cols: list[str] | None = None, return_order: bool = False,
-              n_features: int | None = None) -> tuple[Any, ...]:
-    """Load any supported file by its extension: CSV/TSV/Parquet tables
-    (:func:`load_table`, ``label_col`` required; ``feature_cols`` and ``drop_cols`` as
-    there) or LETOR/SVMlight text (:func:`load_letor`: a ``.query`` file beside it, or
-    ``qid:`` fields, or neither; ``n_features`` as there, to align a test file's width
-    with its training file's).
-
-    Rows of one query id are gathered as the two loaders describe (queries in ascending
-    order of their ids, rows of a query in file order); ``return_order=True`` also
-    returns ``order``, the file row of each returned row.
-
-    Returns
-    -------
-    X : ndarray or scipy.sparse.csr_matrix
-    y : ndarray of float64
-    group : ndarray of int64 or None
-        ``None`` when the file has no query structure.
-    order : ndarray of int64, only with ``return_order=True``
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from gbrank.datasets import load_data
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     table, letor = Path(tmp) / "rows.csv", Path(tmp) / "rows.txt"
-    ...     _ = table.write_text("label,x0,x1\\n1,0.5,1.0\\n0,0.1,0.0\\n")
-    ...     _ = letor.write_text("1 1:0.5 2:1.0\\n0 1:0.1\\n")  # no qid: no query structure
-    ...     X1, y1, g1 = load_data(table, label_col="label")
-    ...     X2, y2, g2 = load_data(letor)
-    >>> X1.tolist() == X2.toarray().tolist(), y1.tolist(), g1, g2
-    (True, [1.0, 0.0], None, None)
-    """
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file")
-    if path.suffix.lower() in TABLE_SUFFIXES:
-        if label_col is None:
-            raise ValueError(f"{path}: a table needs label_col (the column of labels)")
-        if n_features is not None:
-            raise ValueError(f"{path}: n_features sets the width of a LETOR/SVMlight file; "
-                             "a table's features are its columns")
-        X, y, group, _, order = load_table(path, label_col, qid_col, feature_cols,
-                                           drop_cols=drop_cols, return_order=True)
-    else:
-        if feature_cols is not None or drop_cols:
-            raise ValueError(f"{path}: feature_cols and drop_cols choose columns of a table "
-                             "(CSV/Parquet); this is read as LETOR/SVMlight")
-        from gbrank.datasets._letor import _read_letor
-
-        X, y, group, order = _read_letor(path, query_path, n_features)
-    return (X, y, group, order) if return_order else (X, y, group)

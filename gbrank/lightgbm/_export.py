@@ -94,22 +94,22 @@ def to_native(booster: Any, objective: Any, *, init_score: Any = None,
     True
     """
     lgb = require("lightgbm")
-    from gbrank._export import native_target
+    from gbrank._export import native_prediction
     from gbrank._validation import check_integer
 
     if not isinstance(booster, lgb.Booster):
         raise ValueError(f"booster must be a lightgbm.Booster, got {type(booster).__name__}")
-    target = native_target(objective, init_score, hint=(
+    prediction = native_prediction(objective, init_score, hint=(
         "pass init_score=objective.init_score(y_train), the constant of the Dataset's "
         "init_score (GBClassifier keeps it in init_score_), or init_score=0.0 if the "
         "Dataset had none"))
     k = booster.num_model_per_iteration()
-    start = np.zeros(k) if target.start is None else target.start
-    if k != target.num_class:
+    start = np.zeros(k) if prediction.start is None else prediction.start
+    if k != prediction.num_class:
         has = f"{k} trees per round (num_class={k})" if k > 1 else "one tree per round"
-        wants = (f"num_class={target.num_class}" if target.num_class > 1
-                 else f"a {target.task} objective, one tree per round")
-        raise ValueError(f"the model has {has}, but {target.objective!r} is {wants}")
+        wants = (f"num_class={prediction.num_class}" if prediction.num_class > 1
+                 else f"a {prediction.task} objective, one tree per round")
+        raise ValueError(f"the model has {has}, but {prediction.objective!r} is {wants}")
     rounds = booster.current_iteration()
     if num_iteration is not None:
         num_iteration = check_integer(num_iteration, "num_iteration", 1, rounds)
@@ -123,7 +123,7 @@ def to_native(booster: Any, objective: Any, *, init_score: Any = None,
         raise ValueError(
             f"the model holds LightGBM's own objective ({own}): it was trained natively or "
             "exported already, so it predicts on its own; save it as it is")
-    link = _LINK_OBJECTIVE.get(target.task) or f"multiclass num_class:{k}"
+    link = _LINK_OBJECTIVE.get(prediction.task) or f"multiclass num_class:{k}"
     out = []
     for line in header:
         if line.startswith("tree_sizes="):
@@ -144,10 +144,10 @@ def to_native(booster: Any, objective: Any, *, init_score: Any = None,
         elif edit and line.startswith("shrinkage="):
             line = "shrinkage=1"  # as Tree::AddBias: the tree is no longer a shrunk fit
         elif line.startswith("[objective: "):
-            line = f"[objective: {_LINK_PARAM[target.task]}]"
+            line = f"[objective: {_LINK_PARAM[prediction.task]}]"
         elif line.startswith("[num_class: "):
             line = f"[num_class: {k}]"
-        elif line.startswith("[sigmoid: ") and target.task == "binary":
+        elif line.startswith("[sigmoid: ") and prediction.task == "binary":
             line = "[sigmoid: 1]"
         out.append(line)
     return lgb.Booster(model_str="\n".join(out))

@@ -20,7 +20,7 @@ from gbrank._fields import (
     renumbered_like_lightgbm,
     warn_lightgbm_builtin_metrics,
 )
-from gbrank._validation import check_declared_queries
+from gbrank._queries import check_declared_queries
 
 
 def metric_key(name: str) -> str:

@@ -8,12 +8,12 @@ from typing import Any
 import numpy as np
 
 from gbrank._deps import require
+from gbrank._queries import query_structure
 from gbrank._validation import (
     as_float_array,
     call_function_objective,
     check_number,
     check_start_score,
-    query_structure,
 )
 from gbrank.objectives import Objective
 

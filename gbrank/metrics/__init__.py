@@ -13,7 +13,7 @@ metrics are built from (:func:`ndcg_per_query`, :func:`err_per_query`,
 results, such as :mod:`gbrank.dask`.
 """
 
-from gbrank.metrics._binary import balanced_measure, best_threshold, f1, fbeta
+from gbrank.metrics._binary import average_precision, balanced_measure, best_threshold, f1, fbeta
 from gbrank.metrics._calibration import expected_calibration_error, log_loss
 from gbrank.metrics._clicks import ips_dcg
 from gbrank.metrics._multiclass import (
@@ -57,6 +57,7 @@ __all__ = [
     "f1",
     "balanced_measure",
     "best_threshold",
+    "average_precision",
     "log_loss",
     "expected_calibration_error",
     "ips_dcg",

@@ -1,5 +1,5 @@
-"""Binary metrics at a threshold on scores: F_beta, F1, balanced measure,
-and the F_beta-optimal threshold.
+"""Binary metrics at a threshold on scores: F_beta, F1, balanced measure, the
+F_beta-optimal threshold; and average precision, which reads only the order of the scores.
 
 Predicted positive means ``s > threshold``. ``s`` holds probabilities of the positive
 class by default, as scikit-learn's metrics read them (cut at 0.5), or raw margins
@@ -23,13 +23,9 @@ from gbrank._validation import (
     probabilities_or_labels,
 )
 
-__all__ = ["fbeta", "f1", "balanced_measure", "best_threshold"]
+__all__ = ["average_precision", "fbeta", "f1", "balanced_measure", "best_threshold"]
 
 _NO_WEIGHT = np.empty(0, dtype=np.float64)
-
-
-def _check_beta(beta: Any) -> float:
-    return check_beta(beta)
 
 
 _MARGIN_FIX = ("binary metrics read probabilities of the positive class by default, as "
@@ -132,7 +128,7 @@ def fbeta(y: Any, s: Any, beta: float = 1.0, threshold: float | None = None, *,
     >>> fbeta(y, [2.2, -0.4, -0.8, -0.2], margin=True)
     0.5
     """
-    b = _check_beta(beta)
+    b = check_beta(beta)
     tp, fp, fn, _ = _counts(y, s, threshold, weight, margin)
     return _fbeta_from_counts(tp, fp, fn, b * b)
 
@@ -256,7 +252,7 @@ def best_threshold(y: Any, s: Any, beta: float = 1.0, *, weight: Any = None,
     >>> fbeta(y, p, threshold=t) == best
     True
     """
-    b = _check_beta(beta)
+    b = check_beta(beta)
     y01, s, w, _ = _prepare(y, s, None, weight, margin)
     cut, lowest, highest = best_fbeta_cut(y01, s, w, b * b)
     if cut == 0:
@@ -270,3 +266,46 @@ def best_threshold(y: Any, s: Any, beta: float = 1.0, *, weight: Any = None,
         t = _between(float(lowest), float(highest))
     tp, fp, fn, _ = confusion(y01, s, w, t)
     return t, _fbeta_from_counts(tp, fp, fn, b * b)
+
+
+def average_precision(y: Any, s: Any, *, weight: Any = None) -> float:
+    r"""Average precision of the rows ranked by ``s``: precision at each positive, averaged
+    (scikit-learn's ``average_precision_score``, whose value this is).
+
+    .. math::
+
+        \mathrm{AP} = \sum_n (R_n - R_{n-1})\, P_n
+
+    over the distinct scores from the highest down, :math:`P_n` and :math:`R_n` the
+    precision and recall of the rows scored at least the n-th of them. Only the order
+    of ``s`` counts: probabilities, margins and any increasing map of them give the same
+    value. Higher is better; with no positive row it is 0 (scikit-learn warns).
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Labels in {0, 1} or {-1, +1}.
+    s : array-like of shape (n,)
+        Scores, higher meaning more likely positive.
+    weight : array-like of shape (n,), optional
+        Row weights.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    The positives rank first and third: precision 1 at the first, 2/3 at the second:
+
+    >>> from gbrank.metrics import average_precision
+    >>> y, s = [1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1]
+    >>> round(average_precision(y, s), 4)
+    0.8333
+    >>> average_precision(y, [2.2, 1.4, 0.8, -2.0]) == average_precision(y, s)  # margins
+    True
+    """
+    from sklearn.metrics import average_precision_score
+
+    y01, s, w = prepare_binary(y, s, weight)
+    return float(average_precision_score(y01, s, sample_weight=w))

@@ -16,7 +16,7 @@ import numpy as np
 
 from gbrank._kernels.cross_entropy import cross_entropy_loss
 from gbrank._proba import predict_proba
-from gbrank._targets import TARGETS, relevance_targets
+from gbrank._targets import TARGET_MAPPINGS, relevance_targets
 from gbrank._validation import (
     as_float_array,
     check_bool,
@@ -40,7 +40,7 @@ def _targets(y: Any, s: Any, weight: Any, target: str, max_grade: Any, threshold
              margin: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Validated targets in [0, 1], scores and row weights; on probabilities
     (``margin=False``) every score must lie in [0, 1]."""
-    target = check_choice(target, "target", TARGETS)
+    target = check_choice(target, "target", TARGET_MAPPINGS)
     margin = check_bool(margin, "margin")
     y = as_float_array(y, "labels")
     s = as_float_array(s, "scores")

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from gbrank._queries import query_structure
 from gbrank._validation import (
     as_float_array,
     check_finite,
@@ -14,7 +15,6 @@ from gbrank._validation import (
     check_positions,
     check_propensity,
     propensity_per_row,
-    query_structure,
 )
 
 __all__ = ["ips_dcg"]

@@ -74,7 +74,7 @@ def _probabilities(s: np.ndarray, name: str, eps: float | None = None) -> None:
                 "One-vs-rest probabilities: divide each row by its sum first")
 
 
-def _confusion(y: np.ndarray, pred: np.ndarray, k: int, w: np.ndarray | None) -> np.ndarray:
+def _confusion_matrix(y: np.ndarray, pred: np.ndarray, k: int, w: np.ndarray | None) -> np.ndarray:
     """``m[true, predicted]`` summed weights."""
     m = np.bincount(y * k + pred, weights=w, minlength=k * k)
     return m.reshape(k, k).astype(np.float64)
@@ -121,7 +121,7 @@ def fbeta_multiclass(y: Any, s: Any, beta: float = 1.0, average: str = "macro", 
     average = check_choice(average, "average", ("macro", "weighted", "micro"))
     y, s, w = _inputs(y, s, weight)
     k = s.shape[1]
-    m = _confusion(y, np.argmax(s, axis=1), k, w)
+    m = _confusion_matrix(y, np.argmax(s, axis=1), k, w)
     tp = np.diag(m)
     fp = m.sum(axis=0) - tp
     fn = m.sum(axis=1) - tp
@@ -176,7 +176,7 @@ def balanced_accuracy(y: Any, s: Any, *, weight: Any = None) -> float:
     0.75
     """
     y, s, w = _inputs(y, s, weight)
-    m = _confusion(y, np.argmax(s, axis=1), s.shape[1], w)
+    m = _confusion_matrix(y, np.argmax(s, axis=1), s.shape[1], w)
     support = m.sum(axis=1)
     present = support > 0
     return float(np.mean(np.diag(m)[present] / support[present]))
@@ -240,7 +240,7 @@ def multiclass_log_loss(y: Any, s: Any, *, weight: Any = None, margin: bool = Fa
 def _macro_fbeta_of(y: np.ndarray, pred: np.ndarray, k: int, w: np.ndarray | None,
                     b2: float) -> float:
     """Macro F_β of given predictions (as :func:`fbeta_multiclass` computes it)."""
-    m = _confusion(y, pred, k, w)
+    m = _confusion_matrix(y, pred, k, w)
     return _macro(m, _fbeta_per_class(m, b2))
 
 

@@ -22,14 +22,13 @@ from gbrank._kernels.ndcg import ndcg_per_query
 from gbrank._kernels.pair_accuracy import pair_counts_per_query
 from gbrank._kernels.precision_recall import hits_at_k
 from gbrank._kernels.reciprocal_rank import reciprocal_rank_per_query
+from gbrank._queries import Queries, prepare_ranking
 from gbrank._validation import (
     MAX_EXACT_GRADE,
-    Queries,
     check_choice,
     check_integer,
     check_label_gain,
     check_threshold,
-    prepare_ranking,
 )
 
 __all__ = ["ndcg", "err", "mean_ap", "mrr", "precision_at_k", "recall_at_k", "pair_accuracy"]

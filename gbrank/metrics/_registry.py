@@ -14,7 +14,8 @@ XGBoost ``custom_metric``) uses. Forms:
   reads the positions from the LightGBM ``Dataset``).
 - ``f1``, ``fbeta:<beta>`` (``fbeta:2``), ``balanced`` (the balanced measure); these
   judge ``s > 0.5`` on probabilities, ``s > 0`` on margins, unless a threshold is
-  given (:meth:`Metric.with_threshold`).
+  given (:meth:`Metric.with_threshold`). ``ap``: average precision, a binary metric of
+  the rows' order (any scale).
 - ``logloss`` and ``ece`` / ``ece:<bins>`` (10 bins by default): calibration of
   predicted probabilities against clicks, rates or mapped grades, per row; lower is
   better.
@@ -55,7 +56,8 @@ class Metric:
     kind : str
         ``"ranking"`` (uses the query structure), ``"clicks"`` (a ranking metric of
         click logs: also the rows' positions and bound propensities), ``"binary"``
-        (judges ``s > threshold`` per row), ``"pointwise"`` (calibration of predicted
+        (labels 0/1 judged per row: ``s > threshold``, or the rows' order for ``ap``),
+        ``"pointwise"`` (calibration of predicted
         probabilities per row) or ``"multiclass"`` ((n, K) scores).
     higher_is_better : bool
         False for the losses (``logloss``, ``ece``, ``mlogloss``), True for the rest.
@@ -132,9 +134,9 @@ class Metric:
     def with_threshold(self, threshold: float) -> Metric:
         """The same binary metric judging ``s > threshold``, the threshold on the scale
         of the scores (a probability, or a margin with :meth:`with_margin`). Ranking
-        and calibration metrics are returned unchanged."""
+        and calibration metrics and ``ap`` (the order alone) are returned unchanged."""
         threshold = check_threshold(threshold)
-        if self.kind != "binary":
+        if self.kind != "binary" or not self.reads_scale:  # ap: the order, no cut
             return self
         return replace(self, params={**self.params, "threshold": threshold})
 
@@ -168,6 +170,7 @@ METRICS: Mapping[str, tuple[Callable[..., float], str, bool]] = MappingProxyType
     "pair_accuracy": (_ranking.pair_accuracy, "ranking", False),
     "ips_dcg": (_clicks.ips_dcg, "clicks", True),
     "f1": (_binary.f1, "binary", False),
+    "ap": (_binary.average_precision, "binary", False),
     "balanced": (_binary.balanced_measure, "binary", False),
     "logloss": (_calibration.log_loss, "pointwise", False),
     "ece": (_calibration.expected_calibration_error, "pointwise", False),
@@ -181,14 +184,14 @@ _READS_SCALE = frozenset({_binary.fbeta, _binary.f1, _binary.balanced_measure,
                           _calibration.log_loss, _calibration.expected_calibration_error,
                           _multiclass.multiclass_log_loss})
 
-_FORMS = (
+_NAME_FORMS = (
     "ndcg, ndcg@<k>, err, err@<k>, map, map@<k>, mrr, mrr@<k>, precision, precision@<k>, "
-    "recall, recall@<k>, pair_accuracy, ips_dcg, ips_dcg@<k>, f1, fbeta:<beta>, balanced, "
+    "recall, recall@<k>, pair_accuracy, ips_dcg, ips_dcg@<k>, f1, fbeta:<beta>, balanced, ap, "
     "logloss, ece, ece:<bins>, macro_f1, weighted_f1, micro_f1, macro_fbeta:<beta>, "
     "weighted_fbeta:<beta>, micro_fbeta:<beta>, balanced_accuracy, mlogloss"
 )
 _AT_K = re.compile(r"^([a-z_]+)@(\d+)$")
-_FBETA = re.compile(r"^fbeta:(.+)$")
+_FBETA_NAME = re.compile(r"^fbeta:(.+)$")
 _ECE = re.compile(r"^ece:(\d+)$")
 _AVERAGED = re.compile(r"^(macro|weighted|micro)_(f1|fbeta:(.+))$")
 
@@ -207,11 +210,11 @@ def metric_names() -> str:
     >>> metric_names().split(", ")[:4]
     ['ndcg', 'ndcg@<k>', 'err', 'err@<k>']
     """
-    return _FORMS
+    return _NAME_FORMS
 
 
 def _unknown(name: str, why: str = "unknown metric") -> ValueError:
-    return ValueError(f"{why} {name!r}; valid forms: {_FORMS} (k a positive integer, "
+    return ValueError(f"{why} {name!r}; valid forms: {_NAME_FORMS} (k a positive integer, "
                       "beta a positive number)")
 
 
@@ -249,7 +252,7 @@ def get_metric(name: str | Metric) -> Metric:
     if not isinstance(name, str):
         raise ValueError(f"metric name must be a string, got {type(name).__name__}")
     key = name.strip().lower()
-    m = _FBETA.match(key)
+    m = _FBETA_NAME.match(key)
     if m:
         try:
             beta = check_beta(float(m.group(1)))

@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from gbrank._validation import as_float_array, check_number, query_structure
+from gbrank._queries import query_structure
+from gbrank._validation import as_float_array, check_number
 from gbrank.objectives._base import Objective
 
 __all__ = ["Combination"]

@@ -8,8 +8,7 @@ from typing import Any
 import numpy as np
 
 from gbrank._kernels import cross_entropy as _k
-from gbrank._targets import TARGETS as _TARGETS
-from gbrank._targets import relevance_targets
+from gbrank._targets import TARGET_MAPPINGS, relevance_targets
 from gbrank._validation import (
     as_float_array,
     check_choice,
@@ -87,7 +86,7 @@ class CrossEntropy(Objective):
 
     def _validate_params(self) -> SimpleNamespace:
         return SimpleNamespace(
-            target=check_choice(self.target, "target", _TARGETS),
+            target=check_choice(self.target, "target", TARGET_MAPPINGS),
             max_grade=None if self.max_grade is None else check_number(
                 self.max_grade, "max_grade", 0.0),
             threshold=check_threshold(self.threshold),

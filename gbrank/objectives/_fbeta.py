@@ -9,15 +9,14 @@ import numpy as np
 
 from gbrank._kernels import fbeta_surrogate as _k
 from gbrank._kernels._step import inverse_step
+from gbrank._queries import Queries, query_structure
 from gbrank._validation import (
-    Queries,
     check_beta,
     check_choice,
     check_integer,
     check_max_step,
     check_number,
     prepare_binary,
-    query_structure,
 )
 from gbrank.objectives._base import Objective
 

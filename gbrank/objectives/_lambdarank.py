@@ -10,7 +10,8 @@ import numpy as np
 from gbrank._kernels import lambdarank as _k
 from gbrank._kernels import position_bias as _pk
 from gbrank._kernels.delta import ERR, MAP, MRR, NDCG
-from gbrank._targets import TARGETS as CALIBRATION_TARGETS
+from gbrank._queries import prepare_ranking
+from gbrank._targets import TARGET_MAPPINGS
 from gbrank._validation import (
     MAX_EXACT_GRADE,
     as_float_array,
@@ -22,7 +23,6 @@ from gbrank._validation import (
     check_number,
     check_sigma,
     check_threshold,
-    prepare_ranking,
 )
 from gbrank.objectives._base import Objective
 from gbrank.objectives._combination import CalibrationMixin
@@ -37,7 +37,7 @@ from gbrank.objectives._position_bias import (
 __all__ = ["LambdaRank"]
 
 _EMPTY = np.empty(0, dtype=np.float64)
-_METRICS = {"ndcg": NDCG, "err": ERR, "map": MAP, "mrr": MRR}
+_METRIC_CODES = {"ndcg": NDCG, "err": ERR, "map": MAP, "mrr": MRR}
 _WEIGHTINGS = {"lambdarank": _k.LAMBDARANK, "ndcg_loss1": _k.LOSS1, "ndcg_loss2": _k.LOSS2,
                "ndcg_loss2pp": _k.LOSS2PP}
 # smoothing=None: the share of |ΔNDCG| each metric gets by default (see the
@@ -235,14 +235,14 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
     def _validate_params(self) -> SimpleNamespace:
         if isinstance(self.metric, str) and "@" in self.metric:
             name, _, cut = self.metric.partition("@")
-            if name.strip().lower() in _METRICS and cut.strip().isdigit():
+            if name.strip().lower() in _METRIC_CODES and cut.strip().isdigit():
                 raise ValueError(
                     f"metric={self.metric!r}: the cut-off k is the truncation parameter; "
                     f"use LambdaRank(metric={name.strip().lower()!r}, truncation="
                     f"{int(cut)})")
         gain = None if self.label_gain is None else check_label_gain(self.label_gain)
         p = SimpleNamespace(
-            metric=check_choice(self.metric, "metric", tuple(_METRICS)),
+            metric=check_choice(self.metric, "metric", tuple(_METRIC_CODES)),
             truncation=check_integer(self.truncation, "truncation", 1),
             sigma=check_sigma(self.sigma),
             label_gain=gain,
@@ -257,7 +257,7 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
             max_step=check_max_step(self.max_step) or 0.0,
             calibration=check_number(self.calibration, "calibration", 0.0, 1.0),
             calibration_target=check_choice(self.calibration_target, "calibration_target",
-                                            CALIBRATION_TARGETS),
+                                            TARGET_MAPPINGS),
         )
         if p.weighting != "lambdarank" and p.metric != "ndcg":
             raise ValueError(f"weighting={p.weighting!r} is an NDCG weighting (LambdaLoss); "
@@ -320,7 +320,7 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
 
     def _args(self, y: np.ndarray) -> tuple:
         p = self._params()
-        return (_METRICS[p.metric], p.truncation, p.sigma, self._gain_table(p, y),
+        return (_METRIC_CODES[p.metric], p.truncation, p.sigma, self._gain_table(p, y),
                 p.threshold, p.norm, p.norm and p.metric == "ndcg",
                 _WEIGHTINGS[p.weighting], p.mu, self._smoothing(p, y))
 

@@ -10,15 +10,9 @@ import numpy as np
 from gbrank._kernels import position_bias as _pk
 from gbrank._kernels import ranknet as _k
 from gbrank._kernels import ranknet_grid as _grid
-from gbrank._targets import TARGETS as CALIBRATION_TARGETS
-from gbrank._validation import (
-    check_bool,
-    check_choice,
-    check_integer,
-    check_number,
-    check_sigma,
-    prepare_ranking,
-)
+from gbrank._queries import prepare_ranking
+from gbrank._targets import TARGET_MAPPINGS
+from gbrank._validation import check_bool, check_choice, check_integer, check_number, check_sigma
 from gbrank.objectives._base import Objective
 from gbrank.objectives._combination import CalibrationMixin
 from gbrank.objectives._position_bias import (
@@ -154,7 +148,7 @@ class RankNet(PositionBiasMixin, CalibrationMixin, Objective):
             exact_max_rows=check_integer(self.exact_max_rows, "exact_max_rows", 1),
             calibration=check_number(self.calibration, "calibration", 0.0, 1.0),
             calibration_target=check_choice(self.calibration_target, "calibration_target",
-                                            CALIBRATION_TARGETS),
+                                            TARGET_MAPPINGS),
             max_step=0.0,  # RankNet passes its true Hessian
         )
         p.pb = self._position_params()

@@ -37,8 +37,8 @@ class ObjectiveEntry:
         ``"ranking"`` or ``"binary"`` (``FocalLoss(num_class=K)`` is multiclass by its
         parameter).
     target : str
-        The metric the objective exists for, by name (a gbrank metric name, or ``"ap"``,
-        the average precision the tuner computes with scikit-learn).
+        The metric the objective exists for, by name (a
+        :func:`gbrank.metrics.get_metric` name).
 
     Examples
     --------

@@ -16,18 +16,14 @@ from gbrank._fields import (
     lightgbm_dataset_fields,
     per_row_weights,
 )
+from gbrank._queries import query_structure
 from gbrank._train import Validation, start_rows, train
-from gbrank._validation import (
-    check_choice,
-    check_integer,
-    check_number,
-    query_structure,
-)
+from gbrank._validation import check_choice, check_integer, check_number
 from gbrank.metrics import get_metric
 from gbrank.objectives import Objective, get_objective, objective_names
 
 _BOOSTERS = ("lightgbm", "xgboost")
-_NATIVE = "native:"
+_NATIVE_PREFIX = "native:"
 
 
 # --- parameters shared by both estimators ------------------------------------------------
@@ -43,8 +39,8 @@ def _resolve_objective(objective: Any, task: str, estimator: str) -> Objective |
     from sklearn.base import clone
 
     if isinstance(objective, str):
-        if objective.startswith(_NATIVE) and len(objective) > len(_NATIVE):
-            return objective[len(_NATIVE):]
+        if objective.startswith(_NATIVE_PREFIX) and len(objective) > len(_NATIVE_PREFIX):
+            return objective[len(_NATIVE_PREFIX):]
         obj = get_objective(objective)
     elif isinstance(objective, Objective):
         obj = clone(objective)
@@ -67,7 +63,7 @@ def _resolve_objective(objective: Any, task: str, estimator: str) -> Objective |
 # score or the softmax of the K raw scores (GBClassifier.predict_proba), or the raw score
 # itself (GBRanker.predict). LightGBM records a multiclass objective with its number of
 # classes ("multiclass num_class:3"); the name is its first word.
-_NATIVE_LINKS = {
+_NATIVE_AS_ESTIMATOR = {
     ("lightgbm", "binary"): ("binary sigmoid:1", "cross_entropy"),
     ("lightgbm", "multiclass"): ("multiclass",),
     ("xgboost", "multiclass"): ("multi:softprob",),
@@ -80,7 +76,7 @@ _NATIVE_LINKS = {
 }
 
 
-def _check_native_link(booster: str, model: Any, name: str, task: str) -> None:
+def _check_native_prediction(booster: str, model: Any, name: str, task: str) -> None:
     """Refuse to save a model trained with the booster's own objective ``name`` when the
     booster's prediction is not what the estimator predicts."""
     if booster == "lightgbm":
@@ -93,7 +89,7 @@ def _check_native_link(booster: str, model: Any, name: str, task: str) -> None:
         import json
 
         recorded = json.loads(model.save_config())["learner"]["objective"]["name"]
-    valid = _NATIVE_LINKS[(booster, task)]
+    valid = _NATIVE_AS_ESTIMATOR[(booster, task)]
     if recorded not in valid:
         what = {"binary": "the sigmoid of the raw score (predict_proba)",
                 "multiclass": "the softmax of the raw scores (predict_proba)",
@@ -352,7 +348,7 @@ class _GBBase(BaseEstimator):
         check_is_fitted(self, "booster_")
         obj, best = self.objective_, self.best_iteration_
         if isinstance(obj, str):  # the booster's own objective: its start is inside
-            _check_native_link(self.booster, self.booster_, obj, self._fitted_task())
+            _check_native_prediction(self.booster, self.booster_, obj, self._fitted_task())
             if self.booster == "lightgbm":
                 lgb = require("lightgbm")
                 return lgb.Booster(model_str=self.booster_.model_to_string(num_iteration=best))

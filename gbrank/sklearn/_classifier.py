@@ -7,7 +7,7 @@ import warnings
 from typing import Any
 
 import numpy as np
-from sklearn.base import ClassifierMixin, clone
+from sklearn.base import ClassifierMixin
 from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
@@ -22,42 +22,15 @@ from gbrank._validation import (
     check_number,
     check_row_weights,
 )
-from gbrank.objectives import FocalLoss, Objective, get_objective
+from gbrank.objectives import Objective
 from gbrank.sklearn._base import (
-    _NATIVE,
     _GBBase,
     _refuse_booster_data,
-    _resolve_objective,
     _ValidMetric,
 )
+from gbrank.sklearn._classes import _classifier_objective, _LogLoss, _warn_if_class_balancing
 
 __all__ = ["GBClassifier"]
-
-# The boosters' own objectives whose K raw scores become probabilities by the softmax.
-_NATIVE_SOFTMAX = {"lightgbm": ("multiclass", "softmax"),
-                   "xgboost": ("multi:softprob", "multi:softmax")}
-
-
-def _warn_if_class_balancing(y: np.ndarray, w: np.ndarray, multiclass: bool) -> None:
-    """Warn when ``sample_weight`` is one value per class, different between classes:
-    the decision rule would maximise the re-balanced F_β, usually not what is wanted."""
-    values, codes = np.unique(y, return_inverse=True)
-    lo = np.full(values.size, np.inf)
-    hi = np.full(values.size, -np.inf)
-    np.minimum.at(lo, codes, w)
-    np.maximum.at(hi, codes, w)
-    per_class = np.allclose(lo, hi, rtol=1e-12, atol=0.0)
-    if per_class and not np.allclose(lo, lo[0], rtol=1e-9, atol=0.0):
-        fix = ('FocalLoss(alpha="balanced") (softmax cross-entropy with balanced class '
-               "weights when gamma=0)" if multiclass else
-               "FocalLoss(alpha=a) (the positive class's weight)")
-        what = "offsets (decision='auto')" if multiclass else "threshold (threshold='auto')"
-        warnings.warn(
-            f"sample_weight is one value per class: the {what} will maximise the F_β of "
-            "the re-weighted classes, not the F_β of the data as it comes. To "
-            f"re-weight the classes in training only, fit without sample_weight and use "
-            f"objective={fix}", UserWarning, stacklevel=3)
-
 
 class GBClassifier(ClassifierMixin, _GBBase):
     r"""Imbalanced classification with a gbrank objective (focal loss, the F_β
@@ -579,40 +552,6 @@ feature_names_in_, feature_importances_
         return self.classes_[(d > 0).astype(np.intp)]
 
 
-def _classifier_objective(objective: Any, k: int, booster: str) -> tuple[Any, bool]:
-    """The objective for ``k`` classes, and whether the model is multiclass (K trees per
-    round, softmax): a booster objective name, or a fresh gbrank objective."""
-    if isinstance(objective, str) and objective.startswith(_NATIVE) \
-            and len(objective) > len(_NATIVE):
-        name = objective[len(_NATIVE):]
-        softmax = name in _NATIVE_SOFTMAX.get(booster, ())
-        if k > 2 and not softmax:
-            raise ValueError(
-                f"objective={objective!r} is not {booster}'s softmax objective, and y has "
-                f"{k} classes: predict_proba is the softmax of K raw scores; use "
-                + " or ".join(f"'native:{x}'" for x in _NATIVE_SOFTMAX.get(booster, ())))
-        return name, softmax
-    if isinstance(objective, Objective) and objective.task == "multiclass":
-        obj = clone(objective)
-        declared = obj._params().num_class
-        if declared != k:
-            raise ValueError(f"objective {objective!r} has num_class={declared}, but y has {k} "
-                             "classes; leave num_class None (GBClassifier sets it from y)")
-        return obj, True
-    if k == 2:
-        return _resolve_objective(objective, "binary", "GBClassifier"), False
-    obj = get_objective(objective) if isinstance(objective, str) else objective
-    if not isinstance(obj, FocalLoss):
-        raise ValueError(
-            f"objective {objective!r} is a {getattr(obj, 'task', 'non-gbrank')} objective; "
-            f"for {k} classes GBClassifier takes 'focal' or a FocalLoss (num_class is set "
-            "from y), or the booster's softmax objective ('native:multiclass' for LightGBM, "
-            "'native:multi:softprob' for XGBoost)")
-    obj = clone(obj).set_params(num_class=k)
-    obj._params()  # validate now: a bad parameter for K classes fails at fit, named
-    return obj, True
-
-
 def _json_label(label: Any) -> Any:
     """A label as JSON can hold it (NumPy scalars as Python ones; others as text)."""
     import json
@@ -623,19 +562,3 @@ def _json_label(label: Any) -> Any:
     except TypeError:
         return str(label)
     return label
-
-
-class _LogLoss:
-    """Validation loss for the boosters' own objectives, on the raw margins the training
-    loop hands over: binary, the logistic loss; multiclass ((n, K) margins), the mean
-    softmax cross-entropy."""
-
-    def loss(self, y: Any, s: Any, weight: Any = None) -> float:
-        from gbrank.objectives import FocalLoss
-
-        if np.ndim(s) == 2:
-            from gbrank.metrics import multiclass_log_loss
-
-            return multiclass_log_loss(y, np.asarray(s, dtype=np.float64), weight=weight,
-                                       margin=True)
-        return FocalLoss(gamma=0.0).loss(y, s, weight=weight)

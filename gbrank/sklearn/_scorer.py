@@ -8,16 +8,12 @@ from typing import Any
 import numpy as np
 from sklearn.metrics._scorer import _Scorer as _SklearnScorer
 
-from gbrank._validation import (
-    check_bool,
-    check_declared_queries,
-    check_propensity,
-    id_like_names,
-    probabilities_or_labels,
-)
+from gbrank._queries import check_declared_queries, id_like_names
+from gbrank._validation import check_bool, check_propensity, probabilities_or_labels
 from gbrank.metrics import get_metric
 from gbrank.sklearn._base import _is_frame
-from gbrank.sklearn._ranker import GBRanker, _check_positions_have_queries
+from gbrank.sklearn._ranker import GBRanker
+from gbrank.sklearn._ranker_input import _check_positions_have_queries
 
 __all__ = ["make_scorer"]
 
@@ -95,7 +91,7 @@ def _columns_from_X(estimator: Any, X: Any) -> tuple[Any, Any]:
 
 def _id_like_column(X: Any) -> Any:
     """The first DataFrame column of ``X`` whose name looks like an id
-    (:func:`gbrank._validation.id_like_names`, the estimators' rule), or ``None``."""
+    (:func:`gbrank._queries.id_like_names`, the estimators' rule), or ``None``."""
     if not _is_frame(X):
         return None
     names = id_like_names(X.columns)

@@ -163,7 +163,7 @@ def to_native(booster: Any, objective: Any, *, init_score: Any = None,
     True
     """
     xgb = require("xgboost")
-    from gbrank._export import native_target
+    from gbrank._export import native_prediction
     from gbrank._validation import check_choice, check_integer
 
     if not isinstance(booster, xgb.Booster):
@@ -171,7 +171,7 @@ def to_native(booster: Any, objective: Any, *, init_score: Any = None,
     own = isinstance(init_score, str)
     if own:
         check_choice(init_score, "init_score", ("base_score",))
-    target = native_target(objective, None if own else init_score, hint=None if own else (
+    prediction = native_prediction(objective, None if own else init_score, hint=None if own else (
         "pass init_score=objective.init_score(y_train), the constant of the DMatrix's "
         "base_margin (GBClassifier keeps it in init_score_), or init_score='base_score' if "
         "the DMatrix had none (training then started from the model's base_score)"))
@@ -193,18 +193,18 @@ def to_native(booster: Any, objective: Any, *, init_score: Any = None,
         raise ValueError(f"the model has {param['num_target']} targets; to_native exports "
                          "models of one target")
     k = max(1, int(param.get("num_class", 0)))
-    if k != target.num_class:
+    if k != prediction.num_class:
         has = f"{k} classes (num_class={k})" if k > 1 else "one output"
-        wants = (f"num_class={target.num_class}" if target.num_class > 1
-                 else f"a {target.task} objective with one output")
-        raise ValueError(f"the model has {has}, but {target.objective!r} is {wants}")
+        wants = (f"num_class={prediction.num_class}" if prediction.num_class > 1
+                 else f"a {prediction.task} objective with one output")
+        raise ValueError(f"the model has {has}, but {prediction.objective!r} is {wants}")
     # A base_margin replaces base_score, in training as in prediction.
-    start = _intercept(xgb, model, k) if target.start is None else target.start
+    start = _intercept(xgb, model, k) if prediction.start is None else prediction.start
     n_features = int(param["num_feature"])
-    if target.task == "ranking":
+    if prediction.task == "ranking":
         # The prediction is the raw score: base_score is the start, exactly (in float32).
         base = float(np.float32(start[0]))
-        fresh = _native_learner(xgb, _ranking_objective(target.objective), base, base, 1,
+        fresh = _native_learner(xgb, _ranking_objective(prediction.objective), base, base, 1,
                                 n_features)
     else:
         trees, classes, weights = _trees(learner)
@@ -218,14 +218,14 @@ def to_native(booster: Any, objective: Any, *, init_score: Any = None,
             for j in _leaves(trees[t]):
                 trees[t]["split_conditions"][j] = float(trees[t]["split_conditions"][j]) + value
                 trees[t]["base_weights"][j] = float(trees[t]["base_weights"][j]) + value
-        name, base_score = _LINK_OBJECTIVE[target.task]
+        name, base_score = _LINK_OBJECTIVE[prediction.task]
         fresh = _native_learner(xgb, name, base_score, 0.0, k, n_features)
     learner["objective"] = fresh["objective"]
     for key in ("base_score", "boost_from_average"):
         if key in fresh["learner_model_param"]:
             param[key] = fresh["learner_model_param"][key]
     attributes = learner.setdefault("attributes", {})
-    attributes["gbrank_objective"] = repr(target.objective)
+    attributes["gbrank_objective"] = repr(prediction.objective)
     attributes["gbrank_init_score"] = json.dumps(
-        "base_score" if target.start is None else target.start.tolist())
+        "base_score" if prediction.start is None else prediction.start.tolist())
     return _load(xgb, model)

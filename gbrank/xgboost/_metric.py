@@ -15,7 +15,7 @@ from gbrank._fields import (
     margins_by_values,
     per_row_weights,
 )
-from gbrank._validation import check_declared_queries
+from gbrank._queries import check_declared_queries
 
 
 def _is_dmatrix(x: Any) -> bool:

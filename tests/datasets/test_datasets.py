@@ -225,3 +225,44 @@ def test_load_table_refuses_missing_query_ids(tmp_path):
     with pytest.raises(ValueError, match=r"qid column 'q' has 1 missing value\(s\) \(first "
                                          r"at row 1\)"):
         load_table(path, "rel", "q")
+
+
+def test_load_letor_files_stack_whole_queries_at_one_width(tmp_path):
+    from gbrank.datasets import load_letor_files
+
+    (tmp_path / "a.txt").write_text("2 qid:5 1:0.5\n0 qid:5 1:0.1\n")
+    (tmp_path / "b.txt").write_text("1 qid:5 3:0.3\n0 qid:2 2:0.2\n")
+    X, y, g = load_letor_files([tmp_path / "a.txt", tmp_path / "b.txt"])
+    # Each file's queries stay whole and apart (qid 5 in both files is two queries).
+    assert X.shape == (4, 3) and g.tolist() == [2, 1, 1] and y.tolist() == [2, 0, 0, 1]
+    Xt, _, _ = load_letor_files([tmp_path / "a.txt"], n_features=X.shape[1])
+    assert Xt.shape == (2, 3)
+    (tmp_path / "flat.txt").write_text("1 1:0.5\n0 1:0.1\n")
+    with pytest.raises(ValueError, match="flat.txt: no query structure"):
+        load_letor_files([tmp_path / "a.txt", tmp_path / "flat.txt"])
+
+
+def test_letor_folds_rotate_and_refuse_parts_without_query_ids(tmp_path):
+    from gbrank.datasets import letor_fold, letor_rotation, load_letor_folds
+
+    assert letor_rotation(3) == ("S3", "S4", "S5", "S1", "S2")
+    for p in range(1, 6):
+        (tmp_path / f"S{p}.txt").write_text(f"{p % 2} qid:{p} 1:{p}\n0 qid:{p} 2:1\n")
+    train, valid, test = letor_fold(load_letor_folds(tmp_path), 3)
+    assert train[2].tolist() == [2, 2, 2] and valid[0][0, 0] == 1.0 and test[0][0, 0] == 2.0
+    (tmp_path / "S4.txt").write_text("1 1:0.5\n0 2:1\n")
+    with pytest.raises(ValueError, match="S4.txt: no query structure"):
+        load_letor_folds(tmp_path)
+
+
+def test_table_columns_read_the_header_of_each_format(tmp_path):
+    import pandas as pd
+
+    from gbrank.datasets import table_columns
+
+    df = pd.DataFrame({"qid": [1, 1], "label": [1, 0], "x": [0.5, 0.1]})
+    df.to_csv(tmp_path / "t.csv", index=False)
+    df.to_csv(tmp_path / "t.tsv", index=False, sep="\t")
+    df.to_parquet(tmp_path / "t.parquet")
+    for name in ("t.csv", "t.tsv", "t.parquet"):
+        assert table_columns(tmp_path / name) == ["qid", "label", "x"]

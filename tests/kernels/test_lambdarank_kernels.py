@@ -1,6 +1,6 @@
 """The fast LambdaRank kernel (counting-rank sort, chunk scratch, serial/parallel
 dispatch, the long-query kernel without a sort) against a slow pair loop written here
-from the SPEC, for every metric, weighting, smoothing, norm and max_step, on grouped and
+from docs/contract.md, for every metric, weighting, smoothing, norm and max_step, on grouped and
 group-less inputs with tied scores and tied labels, serial and threaded, short and long
 queries."""
 
@@ -10,13 +10,14 @@ import math
 
 import numpy as np
 import pytest
+from reference.delta import delta_matrix
 from scipy.special import expit
 
 from gbrank._kernels import _threads
 from gbrank._kernels import lambdarank as K
 from gbrank._kernels import lambdarank_long as KL
 from gbrank._kernels import lambdarank_ranked as KR
-from gbrank._kernels.delta import ERR, MAP, MRR, NDCG, delta_matrix
+from gbrank._kernels.delta import ERR, MAP, MRR, NDCG
 from gbrank.objectives import LambdaRank
 
 CODES = {"ndcg": NDCG, "err": ERR, "map": MAP, "mrr": MRR}

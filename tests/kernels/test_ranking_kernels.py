@@ -1,5 +1,5 @@
 """The fast paths of the kernels (issue 12) against slow references: every fast path
-must give what the SPEC's brute force gives, exactly where the quantity is a count."""
+must give what docs/contract.md's brute force gives, exactly where the quantity is a count."""
 
 from __future__ import annotations
 
@@ -357,7 +357,7 @@ def test_ranknet_label_order_counting_and_merge_paths(labels):
 
 
 def _ranknet_reference(y, s, offsets, qweights, sigma, pull):
-    """Every pair of every query from the SPEC formulas, in plain Python."""
+    """Every pair of every query from docs/contract.md's formulas, in plain Python."""
     import math
 
     g = np.zeros(y.size)

@@ -272,3 +272,29 @@ def test_predict_proba_of_a_classifier_reads_as_scikit_learn(lgbm_classifier, bi
                                                                 rel=1e-12)
     with pytest.raises(ValueError, match="margin=True"):
         metrics.f1(y, margins)
+
+
+def test_average_precision_is_scikit_learns_on_any_scale():
+    from sklearn.metrics import average_precision_score
+
+    rng = np.random.default_rng(3)
+    y = (rng.random(400) < 0.1).astype(float)
+    s = np.round(rng.standard_normal(400), 1)  # ties between rows
+    w = rng.random(400)
+    expected = average_precision_score(y, s, sample_weight=w)
+    assert metrics.average_precision(y, s, weight=w) == expected
+    # Only the order counts: a sigmoid of the margins, and labels in {-1, +1}.
+    p = 1.0 / (1.0 + np.exp(-s))
+    assert metrics.average_precision(2 * y - 1, p, weight=w) == pytest.approx(expected)
+    with pytest.raises(ValueError):
+        metrics.average_precision(y, s[:-1])
+
+
+def test_ap_is_a_registry_name_of_the_order():
+    m = metrics.get_metric("AP")
+    assert (m.name, m.kind, m.higher_is_better, m.reads_scale) == ("ap", "binary", True,
+                                                                    False)
+    # No cut and no scale to bind: the same metric comes back.
+    assert m.with_threshold(0.3) is m and m.with_margin(True) is m
+    y, s = np.array([1.0, 0.0, 1.0, 0.0]), np.array([0.9, 0.8, 0.7, 0.1])
+    assert m(y, s) == metrics.average_precision(y, s)

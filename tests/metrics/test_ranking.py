@@ -1,4 +1,5 @@
-"""Ranking metrics against slow SPEC references, LightGBM, XGBoost, trec_eval, sklearn."""
+"""Ranking metrics against slow references written from docs/contract.md, LightGBM,
+XGBoost, trec_eval, sklearn."""
 
 from __future__ import annotations
 

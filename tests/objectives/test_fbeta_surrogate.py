@@ -16,13 +16,13 @@ from gbrank.objectives import FBetaSurrogate
 
 
 def _spec(*args, **kwargs) -> FBetaSurrogate:
-    """The SPEC surrogate: one structured example per query (the class's default for
-    F_β trains on random examples of 75 rows, see the tests at the end)."""
+    """The surrogate of docs/contract.md: one structured example per query (the class's
+    default for F_β trains on random examples of 75 rows, see the tests at the end)."""
     return FBetaSurrogate(*args, batch_size=None, **kwargs)
 
 
 def delta_counts(a, b, c, d, beta: float, measure: str):
-    """Δ from confusion counts (arrays allowed), straight from the SPEC."""
+    """Δ from confusion counts (arrays allowed), straight from docs/contract.md."""
     a, b, c, d = (np.asarray(x, dtype=np.float64) for x in (a, b, c, d))
     if measure == "balanced":
         return 1.0 - 0.5 * (a / (a + c) + d / (d + b))
@@ -166,7 +166,7 @@ def test_upper_bound_of_thresholded_measure(measure):
         beta = float(rng.choice([0.5, 1.0, 2.0]))
         theta = float(rng.normal())
         obj = _spec(beta, measure)
-        # SPEC: Δ(sign(s − θ), y) ≤ L(s − θ); positive ⇔ s > θ.
+        # docs/contract.md: Δ(sign(s − θ), y) ≤ L(s − θ); positive ⇔ s > θ.
         pred = np.where(s > theta, 1.0, -1.0)
         a, b = np.sum((pred == 1) & (y == 1)), np.sum((pred == 1) & (y == -1))
         c, d = np.sum((pred == -1) & (y == 1)), np.sum((pred == -1) & (y == -1))

@@ -1,4 +1,4 @@
-"""FocalLoss against slow references written from the SPEC (naive formulas in plain
+"""FocalLoss against slow references written from docs/contract.md (naive formulas in plain
 Python floats, finite differences), logistic/softmax special cases, gradient checks."""
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def test_gamma0_is_logistic_loss():
 
 
 def test_min_true_hessian_gamma2():
-    # SPEC: min ≈ −0.047 at γ = 2; here from second differences of the 50-digit formula.
+    # docs/contract.md: min ≈ −0.047 at γ = 2; here from second differences of the 50-digit formula.
     u = np.linspace(-8, 4, 1201)
     fh = np.array([fd_decimal(1, x, 2.0, None)[1] for x in u])
     assert fh.min() == pytest.approx(-0.047, abs=5e-4)

@@ -1,5 +1,5 @@
 """LambdaRank: |ΔZ| against recomputing Z after an explicit swap, λ's against a slow
-pair loop written from the SPEC, LightGBM's norm heuristics, weights, bad input."""
+pair loop written from docs/contract.md, LightGBM's norm heuristics, weights, bad input."""
 
 from __future__ import annotations
 
@@ -9,15 +9,16 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference.delta import delta_matrix
 from scipy.special import expit
 
-from gbrank._kernels.delta import ERR, MAP, MRR, NDCG, delta_matrix
+from gbrank._kernels.delta import ERR, MAP, MRR, NDCG
 from gbrank.objectives import LambdaRank
 
 METRIC_CODES = {"ndcg": NDCG, "err": ERR, "map": MAP, "mrr": MRR}
 
 
-# ---- slow metrics on labels already in rank order (SPEC definitions) -------------------
+# ---- slow metrics on labels already in rank order (docs/contract.md) -------------------
 def dcg(lab, k, gain):
     return sum(gain(lab[r]) / math.log2(r + 2) for r in range(min(k, len(lab))))
 
@@ -114,7 +115,7 @@ def test_lgb_discount_ndcg_keeps_discount_beyond_k():
     assert lgb[0, 2] == pytest.approx(7.0 * (1.0 - 1.0 / math.log2(4)) / idcg)
 
 
-# ---- slow λ reference (SPEC pairs; norm = LightGBM's documented heuristics) ------------
+# ---- slow λ reference (docs/contract.md's pairs; norm: LightGBM's documented heuristics)
 def slow_lambdas(y, s, group, metric, k, sigma, norm=False, weights=None, gmax=None):
     y = np.asarray(y, float)
     s = np.asarray(s, float)
@@ -180,7 +181,7 @@ def random_queries(rng, n_queries=6, max_size=12, n_grades=5, ties=True):
 def test_lambdas_match_slow_reference(metric, norm, k):
     rng = np.random.default_rng(k + 7 * norm)
     y, s, g = random_queries(rng)
-    # smoothing=0: pure |ΔZ|, the SPEC pair weight the slow reference implements (the
+    # smoothing=0: pure |ΔZ|, the contract's pair weight the slow reference implements (the
     # metric's default share is tested in test_lambdaloss.py).
     obj = LambdaRank(metric=metric, truncation=k, sigma=1.5, norm=norm, smoothing=0.0)
     grad, hess = obj.exact_grad_hess(y, s, g)

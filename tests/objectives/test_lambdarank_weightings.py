@@ -1,5 +1,5 @@
 """LambdaRank's pair weightings beyond |ΔZ|: the LambdaLoss NDCG family (Wang et al.
-2018) and the smoothing share of |ΔNDCG|, against a slow reference written from SPEC."""
+2018) and the smoothing share of |ΔNDCG|, against a slow reference written from docs/contract.md."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ WEIGHTINGS = ("ndcg_loss1", "ndcg_loss2", "ndcg_loss2pp")
 
 
 def _ref_query(y, s, k, weighting, mu, sigma):
-    """Gradient and diagonal Hessian of one query, straight from SPEC's formulas."""
+    """Gradient and diagonal Hessian of one query, straight from docs/contract.md's formulas."""
     n = y.size
     order = np.argsort(-s, kind="stable")
     rank = np.empty(n, dtype=int)

@@ -1,4 +1,4 @@
-"""RankNet: the seed's O(n²) loop, the SPEC pair formulas, fast modes, bad input."""
+"""RankNet: the seed's O(n²) loop, docs/contract.md's pair formulas, fast modes, bad input."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def seed_ranknet_loss_v2(y_true, y_pred):
 
 
 def slow_ranknet(y, s, group, sigma, pull, weights=None):
-    """SPEC formulas, pair by pair (stable sigmoids)."""
+    """docs/contract.md's formulas, pair by pair (stable sigmoids)."""
     grad = np.zeros_like(s)
     hess = np.zeros_like(s)
     loss = 0.0

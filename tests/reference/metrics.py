@@ -1,4 +1,4 @@
-"""Slow reference metrics written from SPEC.md, pure Python, one query at a time.
+"""Slow reference metrics written from docs/contract.md, pure Python, one query at a time.
 
 They share nothing with gbrank's kernels: rankings come from ``sorted`` with an
 explicit (-score, row) key, gains and sums are spelled out per the formulas.

@@ -1,6 +1,6 @@
-"""Slow references for learning from clicks (SPEC, "Learning from clicks"): pair loops in
-plain Python/NumPy, straight from the formulas, for the position-bias options of RankNet
-and LambdaRank and their per-round estimate updates.
+"""Slow references for learning from clicks (docs/contract.md, "Learning from clicks"):
+pair loops in plain Python/NumPy, straight from the formulas, for the position-bias
+options of RankNet and LambdaRank and their per-round estimate updates.
 
 Pairs (i, j) of one query with l_i > l_j; the plain pair loss is
 L_ij = w_ij · log(1 + exp(−σ(s_i − s_j))) (RankNet: w_ij = 1, every pair; LambdaRank:
@@ -19,7 +19,8 @@ import math
 import numpy as np
 from scipy.special import expit
 
-from gbrank._kernels.delta import ERR, MAP, MRR, NDCG, delta_matrix
+from gbrank._kernels.delta import ERR, MAP, MRR, NDCG
+from reference.delta import delta_matrix
 
 LGB_EPS = float(np.float32(0.01))
 METRICS = {"ndcg": NDCG, "err": ERR, "map": MAP, "mrr": MRR}

@@ -16,10 +16,10 @@ xgb = pytest.importorskip("xgboost")
 
 from gbrank.datasets import make_ranking, simulate_clicks  # noqa: E402
 from gbrank.metrics import ips_dcg  # noqa: E402
-from gbrank.tuning import cli  # noqa: E402
-from gbrank.tuning.cv import FoldData, run_fixed  # noqa: E402
-from gbrank.tuning.folds import make_folds  # noqa: E402
-from gbrank.tuning.tasks import task_from_arrays  # noqa: E402
+from gbrank.tuning import _cli as cli  # noqa: E402
+from gbrank.tuning._cv import FoldData, run_fixed  # noqa: E402
+from gbrank.tuning._folds import make_folds  # noqa: E402
+from gbrank.tuning._sources import task_from_arrays  # noqa: E402
 
 RHO = "1,0.5,0.3333,0.25,0.2,0.1667,0.1429,0.125"
 
@@ -159,7 +159,7 @@ def test_positions_follow_their_rows_through_the_folds():
               "lambdarank_position_bias_regularization": 0.1, "seed": 0}
     got = run_fixed(FoldData(task, folds, "lightgbm", n_jobs=1), params, None, 6,
                     task.metrics)["ips_dcg@10"]
-    from gbrank.tuning.cv import LGB_DATASET_PARAMS
+    from gbrank.tuning._cv import LGB_DATASET_PARAMS
 
     def by_hand(fold, with_positions):
         extra = {"position": task.position[fold.train]} if with_positions else {}
@@ -182,7 +182,7 @@ def test_additive_offsets_move_by_the_trials_learning_rate():
     own parameters: the additive offsets still move by the trial's learning rate, as
     when LightGBM trains on an unconstructed Dataset of the fold's rows by hand."""
     from gbrank.objectives import RankNet
-    from gbrank.tuning.cv import LGB_DATASET_PARAMS
+    from gbrank.tuning._cv import LGB_DATASET_PARAMS
 
     X, log = _click_log(n_queries=40)
     task = task_from_arrays("log", X, log.clicks, log.group, position=log.position,

@@ -15,9 +15,9 @@ optuna = pytest.importorskip("optuna")
 
 from gbrank.objectives import FocalLoss  # noqa: E402
 from gbrank.tuning import task_from_arrays  # noqa: E402
-from gbrank.tuning.folds import make_folds  # noqa: E402
-from gbrank.tuning.spaces import candidates_for, suggest_params  # noqa: E402
-from gbrank.tuning.tasks import infer_kind  # noqa: E402
+from gbrank.tuning._folds import make_folds  # noqa: E402
+from gbrank.tuning._sources import infer_kind  # noqa: E402
+from gbrank.tuning._spaces import candidates_for, suggest_params  # noqa: E402
 
 
 def _labels(counts, seed=0):
@@ -108,7 +108,7 @@ def test_multiclass_candidates_and_their_spaces(booster, native):
 def test_balanced_weights_are_scikit_learns():
     from sklearn.utils.class_weight import compute_sample_weight
 
-    from gbrank.tuning.cv import balanced_weights
+    from gbrank.tuning._cv import balanced_weights
 
     y = _labels([50, 7, 3]).astype(float)
     np.testing.assert_allclose(balanced_weights(y, 3), compute_sample_weight("balanced", y),
@@ -137,14 +137,14 @@ def test_tiny_multiclass_run_end_to_end(tmp_path):
 
     from gbrank import predict_proba
     from gbrank.metrics import get_metric
-    from gbrank.tuning import cli
-    from gbrank.tuning.cv import fit_full
+    from gbrank.tuning import _cli as cli
+    from gbrank.tuning._cv import fit_full
 
     csv, X, y = _write_csv(tmp_path / "d.csv")
     out = tmp_path / "out"
     code = cli.main(["--data", str(csv), "--label-col", "label", "--trials", "2",
                      "--max-rounds", "10", "--folds", "2", "--finalists", "1",
-                     "--repeats", "1", "--no-throughput", "--quiet", "--out", str(out)])
+                     "--repeats", "1", "--quiet", "--out", str(out)])
     assert code == 0
     summary = (out / "SUMMARY.md").read_text()
     assert "### d.csv: macro_f1" in summary

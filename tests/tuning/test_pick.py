@@ -1,4 +1,4 @@
-"""gbrank.tuning.pick: finalists rescored on fresh folds with their refit's rounds, the
+"""gbrank.tuning._pick: finalists rescored on fresh folds with their refit's rounds, the
 pick and its stored values; the study's direction for a metric to minimise."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import pytest
 optuna = pytest.importorskip("optuna")
 
 from gbrank.tuning import TuneConfig, task_from_arrays, tune_task  # noqa: E402
-from gbrank.tuning.cv import FoldData, run_fixed  # noqa: E402
-from gbrank.tuning.folds import make_folds  # noqa: E402
-from gbrank.tuning.pick import configuration  # noqa: E402
-from gbrank.tuning.spaces import candidate  # noqa: E402
-from gbrank.tuning.storage import open_storage  # noqa: E402
+from gbrank.tuning._cv import FoldData, run_fixed  # noqa: E402
+from gbrank.tuning._folds import make_folds  # noqa: E402
+from gbrank.tuning._pick import configuration  # noqa: E402
+from gbrank.tuning._spaces import candidate  # noqa: E402
+from gbrank.tuning._storage import open_storage  # noqa: E402
 
 
 def _ranking_task(nq=40, rows=12, seed=0):
@@ -86,7 +86,7 @@ def test_pick_is_the_best_rescored_finalist_and_is_stored(tmp_path, monkeypatch)
     assert all(len(v) == 4 for v in res.units.values()) and set(task.metrics) <= set(res.units)
     assert res.best_trial == study.best_trial.number and res.best_value == study.best_value
     # A report from the stored study trains no finalist again (rescored values stored).
-    import gbrank.tuning.pick as pick
+    import gbrank.tuning._pick as pick
 
     def no_training(*args, **kwargs):
         raise AssertionError("the stored rescored values were not used")
@@ -99,7 +99,7 @@ def test_pick_is_the_best_rescored_finalist_and_is_stored(tmp_path, monkeypatch)
 
 
 def test_a_loss_is_minimised_and_gets_its_own_study(tmp_path):
-    from gbrank.tuning.cv import _fold_validation
+    from gbrank.tuning._cv import _fold_validation
 
     assert _fold_validation("logloss", np.zeros(2), None).higher_is_better is False
     assert _fold_validation("ap", np.zeros(2), None).higher_is_better is True

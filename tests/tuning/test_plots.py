@@ -26,7 +26,7 @@ def _study(values: list[float]):
 
 def _capture(monkeypatch) -> dict:
     """The axes each plot is saved from, by file name (before the figure is closed)."""
-    from gbrank.tuning import plots
+    from gbrank.tuning import _plots as plots
 
     seen: dict = {}
     original = plots._save
@@ -42,7 +42,7 @@ def _capture(monkeypatch) -> dict:
 
 
 def test_history_marks_the_pick_and_its_rescored_estimate(tmp_path, monkeypatch):
-    from gbrank.tuning.plots import study_plots
+    from gbrank.tuning._plots import study_plots
 
     seen = _capture(monkeypatch)
     values = [0.70, 0.83, 0.75, 0.79]
@@ -59,7 +59,7 @@ def test_history_marks_the_pick_and_its_rescored_estimate(tmp_path, monkeypatch)
 
 
 def test_importances_only_from_enough_trials(tmp_path, monkeypatch):
-    from gbrank.tuning.plots import MIN_IMPORTANCE, study_plots
+    from gbrank.tuning._plots import MIN_IMPORTANCE, study_plots
 
     few = study_plots(_study([0.5 + 0.01 * i for i in range(MIN_IMPORTANCE - 1)]),
                       tmp_path, "few", "ndcg@10")
@@ -74,14 +74,15 @@ def test_importances_only_from_enough_trials(tmp_path, monkeypatch):
 def test_comparison_greys_a_difference_within_noise(tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
 
-    from gbrank.tuning.plots import comparison_plot
-    from gbrank.tuning.verdict import corrected_interval
+    from gbrank.metrics import paired_difference
+    from gbrank.tuning._plots import comparison_plot
 
     ahead = np.array([0.05, 0.04, 0.06, 0.05, 0.045, 0.055])
     noisy = np.array([0.05, -0.04, 0.02, -0.03, 0.01, 0.0])
     rows = []
     for key, d in (("a", ahead), ("b", noisy)):
-        lo, hi = corrected_interval(d, 3)
+        diff = paired_difference(d, np.zeros(d.size), n_folds=3)
+        lo, hi = diff.low, diff.high
         rows.append({"key": key, "target": "ndcg@10", "vs": "native:lambdarank",
                      "diffs": d.tolist(), "low": lo, "high": hi})
     assert rows[0]["low"] > 0 and rows[1]["low"] < 0 < rows[1]["high"]

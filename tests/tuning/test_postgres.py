@@ -1,5 +1,5 @@
 """Many tuner processes on one study: the shared trial budget of
-``gbrank.tuning.budget.run_budget`` and its lock, on SQLite and on PostgreSQL, and real
+``gbrank.tuning._budget.run_budget`` and its lock, on SQLite and on PostgreSQL, and real
 ``gbrank tune`` processes sharing a PostgreSQL study (two processes started by
 hand, and ``--workers 2``).
 
@@ -23,15 +23,15 @@ import pytest
 
 optuna = pytest.importorskip("optuna")
 
-from gbrank.tuning.budget import (  # noqa: E402
+from gbrank.tuning._budget import (  # noqa: E402
     ADMITTED,
     SURPLUS,
     WORKER,
     run_budget,
     state_counts,
 )
-from gbrank.tuning.sampler import seeded_tpe  # noqa: E402
-from gbrank.tuning.storage import _postgres_driver, open_storage, study_lock  # noqa: E402
+from gbrank.tuning._sampler import seeded_tpe  # noqa: E402
+from gbrank.tuning._storage import _postgres_driver, open_storage, study_lock  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TUNE = [sys.executable, "-m", "gbrank.tuning"]  # what `gbrank tune` runs
@@ -185,7 +185,7 @@ def _csv(path: Path, n: int = 3000) -> Path:
 def _cmd(csv: Path, url: str, out: Path, total: int, *extra: str) -> list[str]:
     return [*TUNE, "--data", str(csv), "--label-col", "label",
             "--objectives", "native:binary", "--trials", str(total), "--max-rounds", "200",
-            "--folds", "3", "--no-throughput", "--storage", url, "--out", str(out), *extra]
+            "--folds", "3", "--storage", url, "--out", str(out), *extra]
 
 
 def _study_of(url: str, csv: Path):

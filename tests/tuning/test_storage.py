@@ -1,5 +1,5 @@
 """Opening one fresh study storage from many processes at once
-(``gbrank.tuning.storage.open_storage``): the schema is created once, every opener
+(``gbrank.tuning._storage.open_storage``): the schema is created once, every opener
 gets a working storage."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ _OPENER = r"""
 import os, sys, time
 from pathlib import Path
 
-from gbrank.tuning.storage import open_storage
+from gbrank.tuning._storage import open_storage
 
 base, me, n, rounds, url = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), \
     int(sys.argv[4]), sys.argv[5]
@@ -103,7 +103,7 @@ def test_postgres_schema_created_once_by_concurrent_openers(pg_url, tmp_path):
     """The same on PostgreSQL, each round in a new schema of the test database."""
     from sqlalchemy import create_engine, text
 
-    from gbrank.tuning.storage import _postgres_driver
+    from gbrank.tuning._storage import _postgres_driver
 
     rounds, prefix = 5, f"race_{uuid.uuid4().hex[:8]}"
     admin = create_engine(_postgres_driver(pg_url), isolation_level="AUTOCOMMIT")

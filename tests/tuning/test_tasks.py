@@ -1,4 +1,4 @@
-"""gbrank.tuning.tasks: the metrics a task may be judged on, and tasks from LETOR data
+"""gbrank.tuning._tasks: the metrics a task may be judged on, and tasks from LETOR data
 (folders of parts, fold folders, lists of files) with the benchmark's own held-out part."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from gbrank.tuning import task_from_arrays
-from gbrank.tuning.tasks import check_metric, letor_task, with_metric
+from gbrank.tuning._sources import letor_task
+from gbrank.tuning._tasks import check_metric, with_metric
 
 
 def _write_part(path: Path, part: int, n_queries: int = 4, rows: int = 5) -> int:
@@ -122,7 +123,7 @@ def test_ranking_task_without_queries_names_both_fixes():
 
 def test_groupless_task_is_one_list_headed_by_ndcg_over_the_whole_list():
     from gbrank.tuning import Task
-    from gbrank.tuning.tasks import task_metrics
+    from gbrank.tuning._tasks import task_metrics
 
     X, y = _demand()
     task = task_from_arrays("d", X, y, groupless=True)  # kind follows the declaration
@@ -174,7 +175,7 @@ def test_the_embedded_demand_task_declares_it():
 
 
 def test_groupless_studies_judged_on_a_cutoff_metric_are_judged_on_the_headline():
-    from gbrank.tuning.spaces import candidates_for
+    from gbrank.tuning._spaces import candidates_for
 
     keys = ["ranknet", "lambdarank:ndcg", "lambdarank:err", "native:lambdarank",
             "native:rank_xendcg"]

@@ -17,10 +17,10 @@ optuna = pytest.importorskip("optuna")
 
 from gbrank.objectives import FocalLoss, LambdaRank  # noqa: E402
 from gbrank.tuning import TuneConfig, task_from_arrays, tune_task  # noqa: E402
-from gbrank.tuning.folds import make_folds  # noqa: E402
-from gbrank.tuning.gate import gate  # noqa: E402
-from gbrank.tuning.spaces import candidate, suggest_params  # noqa: E402
-from gbrank.tuning.storage import open_storage, study_name  # noqa: E402
+from gbrank.tuning._folds import make_folds  # noqa: E402
+from gbrank.tuning._gate import gate  # noqa: E402
+from gbrank.tuning._spaces import candidate, suggest_params  # noqa: E402
+from gbrank.tuning._storage import open_storage, study_name  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TUNE = [sys.executable, "-m", "gbrank.tuning"]  # what `gbrank tune` runs
@@ -120,7 +120,7 @@ def test_space_offers_only_parameters_the_objective_has():
 
 def test_calibration_weight_is_searched_for_a_calibrated_ranker_only():
     from gbrank.objectives import RankNet
-    from gbrank.tuning.spaces import build_objective
+    from gbrank.tuning._spaces import build_objective
 
     booster = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 20,
                "feature_fraction": 1.0, "bagging_fraction": 1.0, "lambda_l1": 1e-8,
@@ -223,7 +223,7 @@ def test_check_feature_names_refuses_what_the_booster_would_not_keep(booster, tm
     import lightgbm as lgb
     import xgboost as xgb
 
-    from gbrank.tuning.cv import check_feature_names
+    from gbrank.tuning._cv import check_feature_names
 
     rng = np.random.default_rng(0)
     X, y = rng.random((60, 2)), rng.integers(0, 2, 60).astype(float)
@@ -274,7 +274,7 @@ def test_saved_model_carries_the_table_column_names(booster, key, tmp_path):
     code = _tune_module().main([
         "--data", str(csv), "--label-col", "label", "--drop-cols", "city",
         "--booster", booster, "--objectives", key, "--trials", "1", "--max-rounds", "5",
-        "--folds", "2", "--no-throughput", "--quiet", "--out", str(out)])
+        "--folds", "2", "--quiet", "--out", str(out)])
     assert code == 0
     [model] = (out / "tune" / "models").rglob("model.*")
     if booster == "lightgbm":
@@ -326,7 +326,7 @@ def test_tuner_skips_rejected_objective_and_still_runs_the_rest(tmp_path):
 def test_kernels_compile_before_the_study_clock_starts(tmp_path, monkeypatch):
     # Every kernel-selecting variant of the objective (LambdaRank's norm x weighting)
     # runs once on the first fold before run_budget starts the study's timeout.
-    from gbrank.tuning import study
+    from gbrank.tuning import _study as study
 
     events: list = []
     real_grad_hess = LambdaRank.booster_grad_hess
@@ -360,7 +360,7 @@ def test_kernels_compile_before_the_study_clock_starts(tmp_path, monkeypatch):
 
 def _tune_module():
     """The command line of ``gbrank tune``."""
-    from gbrank.tuning import cli
+    from gbrank.tuning import _cli as cli
 
     return cli
 
@@ -458,13 +458,12 @@ def _numbers(text: str) -> list[float]:
 @pytest.mark.slow
 def test_cli_small_run_end_to_end(tmp_path):
     """A small run of `gbrank tune` on a CSV, as a user outside the checkout starts it:
-    summary with numbers, plots, models, resumable storage, all in ./gbrank-results;
-    the throughput measurement only when asked for."""
+    summary with numbers, plots, models, resumable storage, all in ./gbrank-results."""
     csv = _write_csv(tmp_path / "d.csv")
     out = tmp_path / "gbrank-results"
     cmd = [sys.executable, "-m", "gbrank", "tune", "--data", str(csv), "--label-col", "label",
            "--objectives", "focal,native:binary", "--trials", "2", "--max-rounds", "15",
-           "--folds", "2", "--throughput"]
+           "--folds", "2"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     summary = (out / "SUMMARY.md").read_text()
@@ -472,7 +471,6 @@ def test_cli_small_run_end_to_end(tmp_path):
     assert len(_numbers(summary)) >= 8
     assert "/4" in summary  # units won out of 2 folds × 2 repeats
     assert summary.index("## Verdict") < summary.index("## d.csv")
-    assert "## Throughput" in summary and "trials/min" in summary
     pngs = list((out / "tune").rglob("*.png"))
     assert any(p.name == "focal_history.png" for p in pngs)
     assert (out / "tune" / "comparison_d.csv.png").exists()
@@ -499,7 +497,6 @@ def test_quick_run_end_to_end(tmp_path):
     for section in ("## Verdict", "## ranking", "## demand_levels", "## binary",
                     "## multiclass", "### multiclass: macro_f1"):
         assert section in summary
-    assert "## Throughput" not in summary  # only with --throughput
     assert len(_numbers(summary)) >= 30
     for task in ("ranking", "demand_levels", "binary", "multiclass"):
         assert (out / "tune" / f"comparison_{task}.png").stat().st_size > 5000
@@ -545,7 +542,7 @@ def test_sigkill_then_resume_keeps_completed_and_retries_stale(tmp_path):
     total = 8
     cmd = [*TUNE, "--data", str(csv), "--label-col", "label",
            "--objectives", "native:binary", "--trials", str(total), "--max-rounds", "300",
-           "--folds", "3", "--heartbeat", "1", "--no-throughput", "--quiet",
+           "--folds", "3", "--heartbeat", "1", "--quiet",
            "--out", str(out)]
     storage_url = f"sqlite:///{out / 'studies.db'}"
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -695,7 +692,7 @@ def test_saved_best_model_is_served_by_the_booster_alone(booster, kind, key, tmp
 
     from gbrank import predict_proba
     from gbrank.objectives import get_objective
-    from gbrank.tuning.cv import fit_full
+    from gbrank.tuning._cv import fit_full
 
     pytest.importorskip(booster)
     task = _binary_task(n=800) if kind == "binary" else _ranking_task(nq=30, rows=10)

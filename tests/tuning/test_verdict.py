@@ -1,4 +1,4 @@
-"""gbrank.tuning.verdict and recipe: the recommendation and its noise, and the code in
+"""gbrank.tuning._verdict and recipe: the recommendation and its noise, and the code in
 SUMMARY.md, which must train the model the tuner saved; the verdict of real runs of
 `gbrank tune` (a LETOR folder with --metric) and against LightGBMTunerCV."""
 
@@ -15,8 +15,8 @@ import pytest
 optuna = pytest.importorskip("optuna")
 
 from gbrank.tuning import StudyResult, TuneConfig, task_from_arrays, tune_task  # noqa: E402
-from gbrank.tuning.recipe import training_code  # noqa: E402
-from gbrank.tuning.verdict import corrected_interval, recommend  # noqa: E402
+from gbrank.tuning._recipe import training_code  # noqa: E402
+from gbrank.tuning._verdict import compare, recommend  # noqa: E402
 
 TUNE = [sys.executable, "-m", "gbrank.tuning"]
 
@@ -25,15 +25,49 @@ def _result(key, native, values, metric="ndcg@10", **kw):
     return StudyResult("t", key, metric, native, "done", units={metric: list(values)}, **kw)
 
 
+def _corrected_interval(d, n_folds, level=0.95):
+    """The verdict's interval as the tuner computed it before it used
+    gbrank.metrics.paired_difference: the reference its figures must equal."""
+    from scipy import stats
+
+    m = float(np.mean(d))
+    var = float(np.var(d, ddof=1)) * (1.0 / d.size + 1.0 / max(1, n_folds - 1))
+    half = float(stats.t.ppf(0.5 + level / 2, d.size - 1)) * np.sqrt(var)
+    return m - half, m + half
+
+
 def test_corrected_interval_widens_the_naive_one_for_shared_training_rows():
     from scipy import stats
 
     d = np.array([0.010, 0.020, 0.000, 0.015, 0.012, 0.008])
-    lo, hi = corrected_interval(d, n_folds=3)
+    c = compare(_result("a", False, 0.7 + d), _result("b", True, np.full(6, 0.7)),
+                "ndcg@10", n_folds=3)
+    lo, hi = c.diff.low, c.diff.high
     half = stats.t.ppf(0.975, 5) * np.sqrt((1 / 6 + 1 / 2) * np.var(d, ddof=1))
     assert (lo, hi) == pytest.approx((d.mean() - half, d.mean() + half))
     naive = stats.t.ppf(0.975, 5) * np.std(d, ddof=1) / np.sqrt(6)
     assert hi - lo == pytest.approx(2 * naive * np.sqrt((1 / 6 + 1 / 2) * 6))
+
+
+@pytest.mark.parametrize("metric", ["ndcg@10", "logloss"])
+def test_verdict_figures_are_those_of_its_own_interval_to_the_last_digit(metric):
+    # The one paired rule gives the verdict exactly the numbers it printed before.
+    rng = np.random.default_rng(7)
+    for n_units, n_folds in ((6, 3), (10, 5), (4, 2)):
+        a, b = 0.7 + 0.02 * rng.standard_normal((2, n_units))
+        c = compare(_result("a", False, a, metric), _result("b", True, b, metric), metric,
+                    n_folds)
+        sign = 1.0 if metric == "ndcg@10" else -1.0
+        d = sign * a - sign * b
+        assert np.array_equal(c.diff.diffs, d)
+        assert (c.diff.low, c.diff.high) == _corrected_interval(d, n_folds)
+        lo, hi = _corrected_interval(d, n_folds)
+        word = "ahead" if d.mean() >= 0 else "behind"
+        noise = "beyond" if lo > 0 or hi < 0 else "within"
+        assert c.describe() == (
+            f"{abs(float(np.mean(d))):.4f} {word} (paired over {n_units} units: 95 % "
+            f"interval {lo:+.4f} to {hi:+.4f}, {int(np.sum(d > 0))} of {n_units} units "
+            f"won): {noise} the fold noise")
 
 
 def test_gbrank_is_recommended_only_beyond_the_fold_noise():
@@ -42,16 +76,18 @@ def test_gbrank_is_recommended_only_beyond_the_fold_noise():
     far = _result("lambdarank:ndcg", False, [0.75, 0.76, 0.77, 0.75, 0.76, 0.77])
     rec = recommend([close, nat], "ndcg@10", n_folds=3)
     assert rec.use is nat and rec.best_gbrank is close
-    assert rec.versus_native.mean > 0 and not rec.versus_native.beyond_noise
+    assert rec.versus_native.diff.mean > 0 and not rec.versus_native.diff.beyond_noise
     rec = recommend([close, far, nat], "ndcg@10", n_folds=3)
-    assert rec.use is far and rec.versus_native.beyond_noise and rec.versus_native.won == 6
+    vs = rec.versus_native.diff
+    assert rec.use is far and vs.beyond_noise and vs.wins == 6
     behind = _result("ranknet", False, [0.60, 0.61, 0.62, 0.60, 0.61, 0.62])
     rec = recommend([behind, nat], "ndcg@10", n_folds=3)
-    assert rec.use is nat and rec.versus_native.mean < 0 and rec.versus_native.beyond_noise
+    vs = rec.versus_native.diff
+    assert rec.use is nat and vs.mean < 0 and vs.beyond_noise
 
 
 def test_a_lead_within_noise_on_few_units_says_how_to_add_units():
-    from gbrank.tuning.verdict import FEW_UNITS, verdict_lines
+    from gbrank.tuning._verdict import FEW_UNITS, verdict_lines
 
     def text(n):
         rng = np.random.default_rng(1)
@@ -59,7 +95,7 @@ def test_a_lead_within_noise_on_few_units_says_how_to_add_units():
         nat = _result("native:lambdarank", True, base)
         ours = _result("ranknet", False, base + 0.01 + 0.03 * rng.standard_normal(n))
         rec = recommend([ours, nat], "ndcg@10", n_folds=3)
-        assert rec.use is nat and rec.versus_native.mean > 0  # a lead within noise
+        assert rec.use is nat and rec.versus_native.diff.mean > 0  # a lead within noise
         return " ".join(verdict_lines("t", [ours, nat], "ndcg@10", 3, kind="ranking",
                                       booster="lightgbm", metric_chosen=True))
 
@@ -68,7 +104,7 @@ def test_a_lead_within_noise_on_few_units_says_how_to_add_units():
 
 
 def test_the_anchor_row_says_how_it_ran_and_what_it_was_tuned_on():
-    from gbrank.tuning.verdict import verdict_lines
+    from gbrank.tuning._verdict import verdict_lines
 
     units = [0.70, 0.71, 0.72, 0.70, 0.71, 0.72]
     nat = StudyResult("t", "native:lambdarank", "err@10", True, "done",
@@ -88,7 +124,7 @@ def test_a_loss_leads_when_it_is_lower():
     nat = _result("native:binary", True, [0.30, 0.31, 0.32, 0.30], metric="logloss")
     ours = _result("focal", False, [0.20, 0.21, 0.22, 0.20], metric="logloss")
     rec = recommend([ours, nat], "logloss", n_folds=2)
-    assert rec.use is ours and rec.versus_native.mean == pytest.approx(0.1)
+    assert rec.use is ours and rec.versus_native.diff.mean == pytest.approx(0.1)
 
 
 # ---- a study whose trials all scored the same has no signal --------------------------
@@ -105,7 +141,7 @@ def _flat_case():
 
 
 def test_flat_value_is_every_trial_alike_to_a_relative_1e12():
-    from gbrank.tuning.verdict import FLAT_RTOL, flat_value
+    from gbrank.tuning._verdict import FLAT_RTOL, flat_value
 
     def study(values):
         return StudyResult("t", "k", "ndcg@10", True, "done", values=values)
@@ -121,13 +157,13 @@ def test_flat_value_is_every_trial_alike_to_a_relative_1e12():
 
 
 def test_a_flat_study_is_never_recommended_and_the_summary_says_so():
-    from gbrank.tuning.verdict import verdict_lines
+    from gbrank.tuning._verdict import verdict_lines
 
     nat, ours = _flat_case()
     rec = recommend([nat, ours], "ndcg", n_folds=3)
     # RankNet's lead is within the noise of 3 units, but the native pick is no basis.
     assert rec.use is ours and rec.best_native is None and rec.flat == (nat,)
-    assert rec.versus_native.b is nat and not rec.versus_native.beyond_noise
+    assert rec.versus_native.b is nat and not rec.versus_native.diff.beyond_noise
     text = "\n".join(verdict_lines("t", [nat, ours], "ndcg", 3, kind="ranking",
                                    booster="lightgbm", groupless=True, metric_chosen=False))
     assert "**Use `ranknet`**: no native objective's study has a signal on ndcg" in text
@@ -143,7 +179,7 @@ def test_a_flat_study_is_never_recommended_and_the_summary_says_so():
 
 
 def test_nothing_is_recommended_when_every_study_is_flat():
-    from gbrank.tuning.verdict import verdict_lines
+    from gbrank.tuning._verdict import verdict_lines
 
     nat, ours = _flat_case()
     ours = StudyResult("t", "ranknet", "ndcg@10", False, "done", values=[1.0, 1.0],
@@ -158,7 +194,7 @@ def test_nothing_is_recommended_when_every_study_is_flat():
 
 
 def test_a_flat_gbrank_study_leaves_the_native_recommended():
-    from gbrank.tuning.verdict import verdict_lines
+    from gbrank.tuning._verdict import verdict_lines
 
     nat = StudyResult("t", "native:lambdarank", "ndcg@10", True, "done", values=[0.7, 0.71],
                       units={"ndcg@10": [0.70, 0.71, 0.72]})
@@ -174,7 +210,7 @@ def test_a_flat_gbrank_study_leaves_the_native_recommended():
 
 def test_the_task_table_marks_a_flat_study(tmp_path):
     from gbrank.tuning import Task
-    from gbrank.tuning.report import task_section
+    from gbrank.tuning._report import task_section
 
     nat, ours = _flat_case()
     for r in (nat, ours):
@@ -260,8 +296,8 @@ def test_letor_folder_run_with_a_metric_opens_with_a_verdict_whose_code_runs(tmp
     the verdict, has the folder's section, and its code trains the recommended model."""
     import lightgbm as lgb
 
-    from gbrank.tuning.storage import open_storage
-    from gbrank.tuning.tasks import letor_task
+    from gbrank.tuning._sources import letor_task
+    from gbrank.tuning._storage import open_storage
 
     folder = tmp_path / "MQ-tiny"
     _write_parts(folder)
@@ -295,10 +331,10 @@ def test_letor_folder_run_with_a_metric_opens_with_a_verdict_whose_code_runs(tmp
     (["--metric", "ndcg@x"], "--metric: metric 'ndcg@x' is not a metric name"),
     (["--metric", "f1", "--objectives", "ranknet"], "--metric: metric 'f1' is a binary"),
     (["--fold", "6"], "--fold: must be an integer from 1 to 5"),
-    (["--throughput", "--booster", "xgboost"], "--throughput measures LightGBM's"),
+    (["--throughput"], "unrecognized arguments: --throughput"),  # experiments/bench
 ])
 def test_bad_metric_or_fold_ends_with_one_line(argv, match, tmp_path, capsys):
-    from gbrank.tuning.cli import main
+    from gbrank.tuning._cli import main
 
     folder = tmp_path / "MQ-tiny"
     _write_parts(folder, n_queries=4, rows=5)
@@ -339,7 +375,7 @@ def test_recommendation_holds_up_against_lightgbm_tuner_cv(rank_data, tmp_path):
     assert ndcg_per_query(task.y_test, ours, task.group_test).values.mean() == pytest.approx(
         rec.use.test["ndcg@10"])
     # Rebuild the anchor's held-out scores from its refit configuration.
-    from gbrank.tuning.cv import fit_full
+    from gbrank.tuning._cv import fit_full
 
     _, _, theirs = fit_full(task, "lightgbm", anchor.booster_params, None, anchor.rounds, 1)
     diff = (ndcg_per_query(task.y_test, ours, task.group_test).values

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gbrank.tuning.results import StudyResult
+from gbrank.tuning._results import StudyResult
 
 __all__ = ["training_code"]
 
@@ -99,7 +99,7 @@ def training_code(res: StudyResult, kind: str, booster: str, *,
     Examples
     --------
     >>> from gbrank.tuning import StudyResult
-    >>> from gbrank.tuning.recipe import training_code
+    >>> from gbrank.tuning._recipe import training_code
     >>> res = StudyResult("t", "lambdarank:err", "err@10", False, "done", rounds=40,
     ...                   objective_params={"truncation": 20},
     ...                   booster_params={"learning_rate": 0.05, "lambda_l1": 0.001,

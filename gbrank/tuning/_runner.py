@@ -2,8 +2,8 @@
 study on shared cross-validation folds, refit of the best parameters, score on the
 held-out test split); and the anchor study beside them when asked.
 
-The pieces live in their own modules (:mod:`~gbrank.tuning.config`,
-:mod:`~gbrank.tuning.study`, :mod:`~gbrank.tuning.budget`, ...); ``TuneConfig``,
+The pieces live in their own modules (:mod:`~gbrank.tuning._config`,
+:mod:`~gbrank.tuning._study`, :mod:`~gbrank.tuning._budget`, ...); ``TuneConfig``,
 ``StudyResult`` and ``run_budget`` are importable from here as well."""
 
 from __future__ import annotations
@@ -12,18 +12,18 @@ import time
 from typing import Any
 
 from gbrank._deps import require
-from gbrank.tuning.anchor import run_anchor
-from gbrank.tuning.budget import run_budget
-from gbrank.tuning.config import TuneConfig
-from gbrank.tuning.cv import FoldData, check_feature_names
-from gbrank.tuning.folds import make_folds
-from gbrank.tuning.pick import RepeatFolds
-from gbrank.tuning.progress import Progress
-from gbrank.tuning.results import StudyResult
-from gbrank.tuning.spaces import candidates_for, click_candidates
-from gbrank.tuning.storage import default_storage_url, open_storage
-from gbrank.tuning.study import run_study
-from gbrank.tuning.tasks import Task, with_metric
+from gbrank.tuning._anchor import run_anchor
+from gbrank.tuning._budget import run_budget
+from gbrank.tuning._config import TuneConfig
+from gbrank.tuning._cv import FoldData, check_feature_names
+from gbrank.tuning._folds import make_folds
+from gbrank.tuning._pick import RepeatFolds
+from gbrank.tuning._progress import Progress
+from gbrank.tuning._results import StudyResult
+from gbrank.tuning._spaces import candidates_for, click_candidates
+from gbrank.tuning._storage import default_storage_url, open_storage
+from gbrank.tuning._study import run_study
+from gbrank.tuning._tasks import Task, with_metric
 
 __all__ = ["TuneConfig", "StudyResult", "run_budget", "tune", "tune_task"]
 
@@ -33,7 +33,7 @@ def tune_task(task: Task, cfg: TuneConfig, progress: Progress | None = None,
     """Run every candidate study of one task (gate, study, refit, test score, plots).
 
     The task's ``feature_names`` must suit ``cfg.booster`` (see
-    :func:`~gbrank.tuning.cv.check_feature_names`): checked before any trial.
+    :func:`~gbrank.tuning._cv.check_feature_names`): checked before any trial.
 
     Parameters
     ----------
@@ -127,7 +127,7 @@ def in_display_order(position: Any, group: Any, n: int) -> bool:
 
     Examples
     --------
-    >>> from gbrank.tuning.runner import in_display_order
+    >>> from gbrank.tuning._runner import in_display_order
     >>> in_display_order([1, 2, 3, 1, 2], [3, 2], 5), in_display_order([2, 1], [2], 2)
     (True, False)
     """

@@ -13,7 +13,7 @@ from typing import Any
 
 from gbrank.objectives import REGISTRY
 
-__all__ = ["Candidate", "Param", "BOOSTER_SPACES", "OBJECTIVE_SPACES", "NATIVE", "TARGETS",
+__all__ = ["Candidate", "Param", "BOOSTER_SPACES", "OBJECTIVE_SPACES", "NATIVE", "TUNED_KEYS",
            "candidate", "candidates_for",
            "click_candidates", "family_of", "kinds_of", "known_keys"]
 
@@ -172,11 +172,10 @@ OBJECTIVE_SPACES: dict[str, list[Param]] = {
     ],
 }
 
-# The gbrank objectives the tuner has a search space for, each judged by the metric it
-# exists for (the objective registry says which).
-TARGETS: dict[str, str] = {key: REGISTRY[key].target for key in (
-    "ranknet", "lambdarank:ndcg", "lambdarank:err", "lambdarank:map", "lambdarank:mrr",
-    "focal", "fbeta_surrogate")}
+# The objective registry's names the tuner has a search space for; each is judged by the
+# metric it exists for (REGISTRY[key].target).
+TUNED_KEYS = ("ranknet", "lambdarank:ndcg", "lambdarank:err", "lambdarank:map",
+              "lambdarank:mrr", "focal", "fbeta_surrogate")
 
 
 @dataclass(frozen=True)
@@ -245,7 +244,7 @@ class Candidate:
     metric it is tuned, early-stopped and compared on); ``own_target`` is the metric
     the objective exists for (``target`` unless a run asks for another); ``num_class``
     is K for a multiclass candidate (the booster trains K scores per row).
-    ``propensity`` (a click log's, see :class:`~gbrank.tuning.tasks.Task`): a gbrank
+    ``propensity`` (a click log's, see :class:`~gbrank.tuning._tasks.Task`): a gbrank
     RankNet or LambdaRank study then also searches ``position_bias`` and its parameters,
     ``"ipw"`` with these propensities."""
 
@@ -288,7 +287,7 @@ def family_of(obj: Any) -> str:
 
 def known_keys(booster: str) -> list[str]:
     """Every key ``--objectives`` accepts for this booster."""
-    return list(TARGETS) + [f"native:{k}" for k in NATIVE[booster]]
+    return [*TUNED_KEYS, *(f"native:{k}" for k in NATIVE[booster])]
 
 
 # The gbrank objectives that also train K classes (their multiclass form is built with
@@ -314,8 +313,9 @@ def candidate(key: str, booster: str = "lightgbm", obj: Any = None, *,
         fam = family_of(obj)
         kind = obj.task
         default = {"ranking": "ndcg@10", "multiclass": "macro_f1"}.get(kind, "ap")
-        target = TARGETS.get(fam if fam != "lambdarank" else f"lambdarank:{obj.metric}",
-                             default) if kind != "multiclass" else default
+        name = fam if fam != "lambdarank" else f"lambdarank:{obj.metric}"
+        target = (REGISTRY[name].target if name in TUNED_KEYS and kind != "multiclass"
+                  else default)
         return Candidate(key, kind, target, base=obj,
                          num_class=getattr(obj, "num_class", None))
     if num_class is not None and key in MULTICLASS_KEYS:
@@ -331,10 +331,10 @@ def candidate(key: str, booster: str = "lightgbm", obj: Any = None, *,
         spec = NATIVE[booster][name]
         return Candidate(key, spec.kind, spec.target, native=spec,
                          num_class=num_class if spec.kind == "multiclass" else None)
-    if key not in TARGETS:
+    if key not in TUNED_KEYS:
         raise ValueError(f"unknown objective {key!r}; valid: " + ", ".join(known_keys(booster)))
     base = gbrank.get_objective(key)
-    return Candidate(key, REGISTRY[key].task, TARGETS[key], base=base)
+    return Candidate(key, REGISTRY[key].task, REGISTRY[key].target, base=base)
 
 
 DEFAULT_OBJECTIVES = {
@@ -373,7 +373,7 @@ def click_candidates(booster: str, propensity: Any, keys: list[str] | None = Non
 
     Examples
     --------
-    >>> from gbrank.tuning.spaces import click_candidates
+    >>> from gbrank.tuning._spaces import click_candidates
     >>> [(c.key, c.target) for c in click_candidates("lightgbm", [1.0, 0.5])]
     ... # doctest: +NORMALIZE_WHITESPACE
     [('ranknet', 'ips_dcg@10'), ('lambdarank:ndcg', 'ips_dcg@10'),
@@ -417,7 +417,7 @@ def candidates_for(task_name: str, kind: str, booster: str, keys: list[str] | No
 
     Examples
     --------
-    >>> from gbrank.tuning.spaces import candidates_for
+    >>> from gbrank.tuning._spaces import candidates_for
     >>> [(c.key, c.target, c.num_class)
     ...  for c in candidates_for("m", "multiclass", "lightgbm", num_class=4)]
     [('focal', 'macro_f1', 4), ('native:multiclass', 'macro_f1', 4)]
@@ -450,7 +450,7 @@ def candidates_for(task_name: str, kind: str, booster: str, keys: list[str] | No
     if metric is not None:
         out = [replace(c, target=metric, own_target=c.own_target) for c in out]
     elif groupless_headline is not None:
-        from gbrank.tuning.tasks import is_cutoff
+        from gbrank.tuning._tasks import is_cutoff
 
         out = [replace(c, target=groupless_headline, own_target=c.own_target)
                if is_cutoff(c.target) else c for c in out]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gbrank.tuning.tasks import Task
+from gbrank.tuning._tasks import Task
 
 __all__ = ["Fold", "make_folds"]
 

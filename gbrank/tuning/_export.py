@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from gbrank.tuning.config import TuneConfig
-from gbrank.tuning.cv import save_native
-from gbrank.tuning.results import StudyResult
-from gbrank.tuning.tasks import Task
+from gbrank.tuning._config import TuneConfig
+from gbrank.tuning._cv import save_native
+from gbrank.tuning._results import StudyResult
+from gbrank.tuning._tasks import Task
 
 __all__ = ["export_model"]
 
@@ -56,7 +56,7 @@ def _jsonable(x: Any) -> Any:
 
 
 def _code(res: StudyResult, task: Task, booster: str) -> list[str] | None:
-    from gbrank.tuning.recipe import training_code
+    from gbrank.tuning._recipe import training_code
 
     try:
         return training_code(res, task.kind, booster, groupless=task.groupless)
@@ -70,7 +70,7 @@ def export_model(res: StudyResult, task: Task, cfg: TuneConfig, model: Any, obj:
     the model file's path.
 
     The model goes to ``<out_dir>/tune/models/<study>/model.txt`` (LightGBM) or
-    ``model.json`` (XGBoost), written by :func:`~gbrank.tuning.cv.save_native` so that
+    ``model.json`` (XGBoost), written by :func:`~gbrank.tuning._cv.save_native` so that
     the booster alone serves it (checked on the test split, whose raw scores are
     ``s_test``). ``params.json`` beside it records the objective and booster
     parameters, the rounds, the start ``init``, the pick (its trial, rescored scores and

@@ -21,7 +21,7 @@ recommended model of every study (booster file + JSON of parameters) under
 working directory). Bad input ends with one line on stderr and exit code 2.
 
 Many processes share the studies of one ``--storage`` and its ``--trials`` total exactly
-(:func:`gbrank.tuning.budget.run_budget`). ``--workers N`` starts N worker processes
+(:func:`gbrank.tuning._budget.run_budget`). ``--workers N`` starts N worker processes
 (each runs trials only, as ``--trials-only``), waits for them and writes the report
 itself (as ``--report-only``). Processes started by hand on other machines add trials
 with ``--trials-only``; a normal run (or a final ``--report-only``) writes the report.
@@ -30,14 +30,27 @@ with ``--trials-only``; a normal run (or a final ``--report-only``) writes the r
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-#: Where results go unless ``--out`` says otherwise: beside the user, not the package.
-DEFAULT_OUT = Path("gbrank-results")
+from gbrank.tuning._config import EMBEDDED_TIMEOUT, QUICK, TuneConfig, field_help
+
 PROG = "gbrank tune"
+
+# The fields of TuneConfig the command line sets, by flag; each flag's help and default
+# come from TuneConfig. The others: progress (--quiet), run_trials (--report-only),
+# report (--trials-only), worker (--worker-id); custom, grace, save_models and plots
+# have no flag.
+FLAGS = {"booster": "--booster", "trials": "--trials", "timeout": "--timeout",
+         "n_folds": "--folds", "max_rounds": "--max-rounds", "patience": "--patience",
+         "seed": "--seed", "storage": "--storage", "out_dir": "--out", "quick": "--quick",
+         "metric": "--metric", "finalists": "--finalists", "repeats": "--repeats",
+         "n_jobs": "--n-jobs", "objectives": "--objectives", "heartbeat": "--heartbeat",
+         "anchor": "--anchor"}
+_TYPES = {"int": int, "float": float, "str": str, "Path": Path}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -65,11 +78,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "and the held-out test is judged by ndcg@10 on them")
     p.add_argument("--fold", type=int, default=1, help="the fold (1-5) of a LETOR 4.0 "
                    "folder of parts: fold k holds out part S<k+4 mod 5> (fold 1: S5)")
-    p.add_argument("--metric", help="tune, early-stop and compare every candidate on this "
-                   "metric: ndcg@10, err@10, map@5, mrr@10, pair_accuracy, f1, fbeta:2, ap, "
-                   "logloss (minimised), macro_f1, balanced_accuracy (multiclass), … "
-                   "(default: each objective on its own metric; the verdict on the task's "
-                   "first metric)")
     p.add_argument("--label-col", help="label column of a CSV/Parquet table")
     p.add_argument("--qid-col", help="query-id column of a CSV/Parquet table (ranking "
                    "data need query ids, or --groupless)")
@@ -96,47 +104,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="kind of --data (default: binary for 0/1 labels without queries, "
                    "multiclass for the labels 0 … K-1 of K > 2 classes without queries, "
                    "else ranking)")
-    p.add_argument("--booster", choices=("lightgbm", "xgboost"), default="lightgbm")
-    p.add_argument("--objectives", help="comma-separated: ranknet, lambdarank:ndcg|err|map|mrr, "
-                   "focal, fbeta_surrogate, native:<name> (default: all of the task's kind)")
-    p.add_argument("--trials", type=int, help="total trials per study, counting trials "
-                   "already stored (default 12; 3 with --quick)")
-    p.add_argument("--timeout", type=float, help="seconds per study in this run (default: "
-                   "40 on the embedded data, so every study's trials stop within 40 s; "
-                   "none with --data)")
-    p.add_argument("--folds", type=int, default=3)
-    p.add_argument("--max-rounds", type=int, help="boosting rounds cap (early stopping "
-                   "decides; default 100, 40 with --quick)")
-    p.add_argument("--quick", action="store_true", help="small data, 3 trials, fewer studies")
-    p.add_argument("--storage", help="SQLAlchemy URL (default sqlite:///<out>/studies.db)")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                   help="output folder (SUMMARY.md, tune/, studies.db); default "
-                   "./gbrank-results")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--n-jobs", type=int, default=1, help="booster threads per training "
-                   "(default 1; run several processes on one --storage to scale out)")
+    for name, flag in FLAGS.items():
+        _add_field_flag(p, name, flag)
     p.add_argument("--workers", type=int, default=1, help="start N worker processes on "
                    "the same --storage, then write the report (default 1: this process)")
-    role = p.add_mutually_exclusive_group()
-    role.add_argument("--trials-only", action="store_true", help="only add trials to the "
-                      "studies (a worker beside other processes); no refit, plots or summary")
-    role.add_argument("--report-only", action="store_true", help="no new trials: refit, "
-                      "score and report the stored studies")
-    p.add_argument("--worker-id", type=int, help=argparse.SUPPRESS)
-    p.add_argument("--heartbeat", type=int, default=10, help="trial heartbeat in seconds; "
-                   "a killed run's trials are retried after 3 heartbeats")
-    p.add_argument("--finalists", type=int, help="best trials of each study rescored on "
-                   "fresh folds before the pick (default 3; 2 with --quick)")
-    p.add_argument("--repeats", type=int, help="fresh shuffles of the folds the finalists "
-                   "are rescored on (default 2; 1 with --quick)")
-    p.add_argument("--anchor", action="store_true", help="also run Optuna's LightGBMTunerCV "
-                   "on native lambdarank with the tuner's time on the task as its budget "
-                   "(needs gbrank[anchor])")
-    p.add_argument("--throughput", action="store_true", help="also measure trials per "
-                   "minute with the binned data reused vs rebuilt (an internal speed check)")
-    p.add_argument("--no-throughput", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    role = p.add_mutually_exclusive_group()  # report=False, run_trials=False
+    role.add_argument("--trials-only", action="store_true",
+                      help=field_help("report", "False").capitalize())
+    role.add_argument("--report-only", action="store_true",
+                      help=field_help("run_trials", "False").capitalize())
+    p.add_argument("--worker-id", type=int, help=argparse.SUPPRESS)  # worker
+    p.add_argument("--quiet", action="store_true",  # progress=False
+                   help=field_help("progress", "False").capitalize())
     args = p.parse_args(argv)
+    _fill_defaults(args)
     if args.data is None and (args.test_data or args.label_col or args.qid_col
                               or args.drop_cols or args.groupless):
         _fail("--test-data, --label-col, --qid-col, --drop-cols and --groupless need --data "
@@ -174,10 +155,45 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         _fail(f"--workers: must be an integer >= 1, got {args.workers}")
     if args.workers > 1 and (args.trials_only or args.report_only):
         _fail("--workers cannot be combined with --trials-only or --report-only")
-    if args.throughput and args.booster != "lightgbm":
-        _fail("--throughput measures LightGBM's binned data reused vs rebuilt; run it "
-              "with --booster lightgbm")
     return args
+
+
+def _add_field_flag(p: argparse.ArgumentParser, name: str, flag: str) -> None:
+    """The flag of TuneConfig field ``name``: its help is the field's documentation,
+    its default the field's (None here, filled in by :func:`_fill_defaults`)."""
+    f = next(f for f in dataclasses.fields(TuneConfig) if f.name == name)
+    if f.type == "bool":
+        p.add_argument(flag, dest=name, action="store_true", help=field_help(name))
+        return
+    default = f.default
+    if name == "timeout":
+        shown = (f"none; {EMBEDDED_TIMEOUT:g} on the embedded data without --quick, so "
+                 f"every study's trials stop within {EMBEDDED_TIMEOUT:g} s")
+    elif default is None:
+        shown = field_help(name, "None").removesuffix(".")
+    else:
+        shown = f"./{default}" if isinstance(default, Path) else str(default)
+    if name in QUICK:
+        shown += f"; {QUICK[name]} with --quick"
+    kind = f.type.split(" | ")[0]
+    extra = ({"choices": ("lightgbm", "xgboost")} if name == "booster" else
+             {"type": _TYPES[kind], "metavar": flag[2:].upper().replace("-", "_")}
+             if kind in _TYPES else {})
+    help_ = f"{field_help(name)} Default: {shown}.".replace("%", "%%")
+    p.add_argument(flag, dest=name, default=None, help=help_, **extra)
+
+
+def _fill_defaults(args: argparse.Namespace) -> None:
+    """Every TuneConfig flag not given takes TuneConfig's default, or ``--quick``'s
+    (:data:`~gbrank.tuning._config.QUICK`); the timeout on the embedded data is
+    :data:`~gbrank.tuning._config.EMBEDDED_TIMEOUT` without ``--quick``."""
+    defaults = {f.name: f.default for f in dataclasses.fields(TuneConfig)}
+    for name in FLAGS:
+        if getattr(args, name) is None:
+            setattr(args, name, QUICK[name] if args.quick and name in QUICK
+                    else defaults[name])
+    if args.timeout is None and args.data is None and not args.quick:
+        args.timeout = EMBEDDED_TIMEOUT
 
 
 def _load_tasks(args: argparse.Namespace):
@@ -188,15 +204,16 @@ def _load_tasks(args: argparse.Namespace):
         NonNumericColumnsError,
         load_data,
         load_table,
+        table_columns,
     )
     from gbrank.tuning import Task, default_tasks, task_from_arrays
-    from gbrank.tuning.tasks import infer_kind
+    from gbrank.tuning._sources import infer_kind
 
     if args.data is None:
         return default_tasks(quick=args.quick)
     letor = _letor_source(args)
     if letor is not None:
-        from gbrank.tuning.tasks import letor_task
+        from gbrank.tuning._sources import letor_task
 
         try:
             return [letor_task(letor, args.fold, test=args.test_data, seed=args.seed)]
@@ -247,7 +264,7 @@ def _load_tasks(args: argparse.Namespace):
         if table:  # the same features, matched by name
             # A click log's held-out table without the position column holds true
             # grades (e.g. editorial judgments): its test is judged by them.
-            logged = logged and args.position_col in _table_columns(args.test_data)
+            logged = logged and args.position_col in table_columns(args.test_data)
             cols = [*names, args.position_col] if logged else names
             Xt, yt, gt, _ = load_table(args.test_data, args.label_col, args.qid_col,
                                        feature_cols=cols)
@@ -301,7 +318,7 @@ def _groupless(args: argparse.Namespace, path: Path, table: bool, kind: str, gro
     if kind != "ranking":
         return False
     if group is None and not args.groupless:
-        from gbrank._validation import id_like_names
+        from gbrank._queries import id_like_names
 
         like = id_like_names(names or [])
         col = like[0] if like else "COL"
@@ -316,18 +333,6 @@ def _groupless(args: argparse.Namespace, path: Path, table: bool, kind: str, gro
         _fail(f"--groupless declares all rows one query, and {path} has {len(group)} queries "
               "(qid: fields or a .query file): drop --groupless to rank within each query")
     return group is None or len(group) < 2
-
-
-def _table_columns(path: Path) -> list[str]:
-    """The column names of a CSV or Parquet table (its header only)."""
-    import pandas as pd
-
-    if path.suffix.lower() in (".parquet", ".pq"):
-        import pyarrow.parquet as pq
-
-        return [str(c) for c in pq.ParquetFile(path).schema_arrow.names]
-    sep = "\t" if path.suffix.lower() == ".tsv" else ","
-    return [str(c) for c in pd.read_csv(path, sep=sep, nrows=0).columns]
 
 
 def _position_column(args: argparse.Namespace, path: Path, X, names: list[str]):
@@ -386,39 +391,20 @@ def _letor_source(args: argparse.Namespace):
     return None
 
 
-# TuneConfig's field -> the flag that sets it (its checks name the field).
-_FLAGS = {"trials": "--trials", "n_folds": "--folds", "max_rounds": "--max-rounds",
-          "n_jobs": "--n-jobs", "heartbeat": "--heartbeat", "timeout": "--timeout",
-          "booster": "--booster", "metric": "--metric", "finalists": "--finalists",
-          "repeats": "--repeats", "objectives": "--objectives"}
-
-
-def _config(args: argparse.Namespace, keys: list[str] | None):
+def _config(args: argparse.Namespace, keys: list[str] | None) -> TuneConfig:
     """The run's TuneConfig; a value it refuses ends the run naming the flag."""
-    from gbrank.tuning import TuneConfig
-
-    def given(value, default):
-        return default if value is None else value
-
     try:
         return TuneConfig(
-            booster=args.booster, trials=given(args.trials, 3 if args.quick else 12),
-            timeout=given(args.timeout,
-                          40.0 if args.data is None and not args.quick else None),
-            n_folds=args.folds, max_rounds=given(args.max_rounds, 40 if args.quick else 100),
-            patience=10 if args.quick else 15, seed=args.seed, storage=args.storage,
-            out_dir=args.out, quick=args.quick, n_jobs=args.n_jobs, objectives=keys,
-            heartbeat=args.heartbeat, progress=not args.quiet, anchor=args.anchor,
+            **{name: getattr(args, name) for name in FLAGS if name != "objectives"},
+            objectives=keys, progress=not args.quiet,
             run_trials=not args.report_only and args.workers == 1,
-            report=not args.trials_only, worker=args.worker_id, metric=args.metric,
-            finalists=given(args.finalists, 2 if args.quick else 3),
-            repeats=given(args.repeats, 1 if args.quick else 2))
+            report=not args.trials_only, worker=args.worker_id)
     except ValueError as exc:
         msg = str(exc)
         field_name = msg.split(" ", 1)[0].removesuffix(":")
         # "objectives: unknown objective ..." names its field once, as the flag
         msg = msg.removeprefix(f"{field_name}: ")
-        _fail(f"{_FLAGS.get(field_name, field_name)}: {msg}")
+        _fail(f"{FLAGS.get(field_name, field_name)}: {msg}")
     except ImportError as exc:  # the booster is not installed
         _fail(f"--booster {args.booster}: {exc}")
 
@@ -439,7 +425,7 @@ def _run_workers(args: argparse.Namespace, argv: list[str], cfg) -> int:
     """Start ``--workers`` processes of this script with ``--trials-only`` on one storage,
     wait for them; 0 if all ended well, else 1 (the report is written either way: a dead
     worker's running trial is retried by the others once its heartbeat is stale)."""
-    from gbrank.tuning.storage import default_storage_url
+    from gbrank.tuning._storage import default_storage_url
 
     # main() opened the storage (and so created its tables) before the workers race.
     url = cfg.storage or default_storage_url(cfg.out_dir)
@@ -468,7 +454,7 @@ def _run_workers(args: argparse.Namespace, argv: list[str], cfg) -> int:
 def _check_storage(cfg) -> None:
     """Open the storage once (creating its tables): a wrong URL, a server that does not
     answer or a missing driver ends the run here, in one line."""
-    from gbrank.tuning.storage import default_storage_url, open_storage
+    from gbrank.tuning._storage import default_storage_url, open_storage
 
     try:
         open_storage(cfg.storage or default_storage_url(cfg.out_dir), cfg.heartbeat)
@@ -489,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.perf_counter()
     try:
         from gbrank.tuning import tune
-        from gbrank.tuning.spaces import candidate
+        from gbrank.tuning._spaces import candidate
     except ImportError as exc:
         _fail(str(exc))
     keys = None
@@ -497,13 +483,13 @@ def main(argv: list[str] | None = None) -> int:
         keys = [k.strip() for k in args.objectives.split(",") if k.strip()]
     cfg = _config(args, keys)
     tasks = _load_tasks(args)
-    from gbrank.tuning.cv import check_feature_names
-    from gbrank.tuning.tasks import with_metric
+    from gbrank.tuning._cv import check_feature_names
+    from gbrank.tuning._tasks import with_metric
 
     if cfg.metric is not None and args.data is None:
         # The embedded tasks are of both kinds: a metric judges the tasks of its own kind
         # (ranking metrics the ranking tasks, f1 or ap the binary one; losses all).
-        home = "binary" if cfg.metric == "ap" else _metric_kind(cfg.metric)
+        home = _metric_kind(cfg.metric)
         tasks = [t for t in tasks if home == "pointwise" or t.kind == home] or tasks
     for t in tasks:
         try:
@@ -517,14 +503,14 @@ def main(argv: list[str] | None = None) -> int:
                 _fail(f"--metric: {exc} (task {t.name})")
     for t in tasks:
         if t.clicks:  # only objectives that learn from the positions
-            from gbrank.tuning.spaces import click_candidates
+            from gbrank.tuning._spaces import click_candidates
 
             try:
                 click_candidates(cfg.booster, t.propensity, keys)
             except ValueError as exc:
                 _fail(f"--objectives: {exc}")
     if keys is not None:
-        from gbrank.tuning.spaces import kinds_of
+        from gbrank.tuning._spaces import kinds_of
 
         kinds = {t.kind for t in tasks}
         for k in keys:
@@ -542,21 +528,7 @@ def main(argv: list[str] | None = None) -> int:
         _fail(str(exc))
     if not cfg.report:
         return code
-    throughput = None
-    if args.throughput:
-        from gbrank.tuning.throughput import measure_reuse, throughput_lines
-
-        t = tasks[0]
-        key = "lambdarank:ndcg" if t.kind == "ranking" else "focal"
-        n = 2 if args.quick else 4
-        if not args.quiet:
-            print(f"[tune] throughput: {key} on {t.name}, {n} trials reused vs rebuilt",
-                  flush=True)
-        res = measure_reuse(t, key, n_trials=n, n_folds=cfg.n_folds,
-                            max_rounds=cfg.max_rounds, patience=cfg.patience,
-                            n_jobs=cfg.n_jobs, seed=cfg.seed)
-        throughput = throughput_lines(t, res, key, n)
-    from gbrank.tuning.report import write_summary
+    from gbrank.tuning._report import write_summary
 
     config_line = (f"`{' '.join([PROG, *argv])}`: "
                    f"{cfg.booster}, {cfg.trials} trials per study (TPE, seed {cfg.seed}, "
@@ -578,9 +550,9 @@ def main(argv: list[str] | None = None) -> int:
         hint += (f" (the saved model learnt from the rows the tuner tuned on: "
                  f"{args.data.name} less the 20% of its {part} held out for the test; on "
                  "every row of the file this code learns from those too)")
-    path = write_summary(args.out / "SUMMARY.md", tasks, results, config_line=config_line,
-                         throughput=throughput, wall_seconds=time.perf_counter() - t_start,
-                         plot_dir=args.out / "tune", metric=cfg.metric,
+    path = write_summary(cfg.out_dir / "SUMMARY.md", tasks, results,
+                         config_line=config_line, wall_seconds=time.perf_counter() - t_start,
+                         plot_dir=cfg.out_dir / "tune", metric=cfg.metric,
                          booster=cfg.booster, data_hint=hint)
     if not args.quiet:
         print(f"[tune] wrote {path} in {time.perf_counter() - t_start:.0f} s", flush=True)

@@ -11,11 +11,12 @@ import numpy as np
 
 from gbrank._deps import require
 from gbrank._train import Validation, start_data, start_rows, train
-from gbrank.tuning.folds import Fold
-from gbrank.tuning.tasks import Task
+from gbrank.metrics import get_metric
+from gbrank.tuning._folds import Fold
+from gbrank.tuning._tasks import Task
 
 __all__ = ["FoldData", "TrialResult", "balanced_weights", "booster_only",
-           "check_feature_names", "higher_is_better", "score", "run_cv", "run_fixed",
+           "check_feature_names", "score", "run_cv", "run_fixed",
            "fit_full", "save_native"]
 
 # Binning is fixed for every trial (the Datasets are built once); feature_pre_filter is
@@ -51,18 +52,12 @@ def check_feature_names(names: list[str] | None, booster: str) -> None:
 
 def score(name: str, y: np.ndarray, s: np.ndarray, group: np.ndarray | None,
           position: np.ndarray | None = None, propensity: Any = None) -> float:
-    """Metric ``name`` of raw scores ``s`` (``"ap"``: scikit-learn's average precision;
-    any other name: ``gbrank.get_metric`` reading margins, so ``"f1"`` judges the
-    margin > 0 and ``"logloss"`` the sigmoid of the margin). A click
+    """Metric ``name`` (:func:`gbrank.metrics.get_metric`) of raw scores ``s``, read as
+    margins: ``"f1"`` judges the margin > 0, ``"logloss"`` the sigmoid of the margin,
+    ``"ap"`` and the ranking metrics the order. A click
     metric (``ips_dcg@10``) also takes the rows' logged ``position`` and the
     ``propensity`` of the positions."""
-    if name == "ap":
-        from sklearn.metrics import average_precision_score
-
-        return float(average_precision_score(y, s))
-    import gbrank
-
-    metric = gbrank.get_metric(name).with_margin(True)
+    metric = get_metric(name).with_margin(True)
     if metric.kind == "clicks":
         if position is None or propensity is None:
             raise ValueError(f"{name} judges a click log: it needs the rows' logged "
@@ -70,20 +65,6 @@ def score(name: str, y: np.ndarray, s: np.ndarray, group: np.ndarray | None,
                              "... --propensity ...)")
         return float(metric.with_propensity(propensity)(y, s, group, position=position))
     return float(metric(y, s, group))
-
-
-def higher_is_better(name: str) -> bool:
-    """Whether a larger value of metric ``name`` (as :func:`score` computes it) is
-    better: False for the losses (``logloss``, ``ece``), True for the rest."""
-    if name == "ap":
-        return True
-    from gbrank.metrics import get_metric
-
-    return get_metric(name).higher_is_better
-
-
-def _rows(X: Any, idx: np.ndarray) -> Any:
-    return X[idx]
 
 
 class FoldData:
@@ -111,9 +92,9 @@ class FoldData:
     def fold_arrays(self, f: int):
         fold = self.folds[f]
         t = self.task
-        return (_rows(t.X, fold.train), t.y[fold.train],
+        return (t.X[fold.train], t.y[fold.train],
                 t.lgb_group(fold.group_train, fold.train.size),
-                _rows(t.X, fold.valid), t.y[fold.valid],
+                t.X[fold.valid], t.y[fold.valid],
                 t.lgb_group(fold.group_valid, fold.valid.size))
 
     def fold_positions(self, f: int) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -146,7 +127,7 @@ def balanced_weights(y: np.ndarray, num_class: int) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from gbrank.tuning.cv import balanced_weights
+    >>> from gbrank.tuning._cv import balanced_weights
     >>> balanced_weights(np.array([0.0, 0.0, 0.0, 1.0]), 2).tolist()
     [0.6666666666666666, 0.6666666666666666, 0.6666666666666666, 2.0]
     """
@@ -198,7 +179,7 @@ def _fold_validation(target: str, yv: np.ndarray, gv: Any, pv: Any = None,
     click log, logged positions, in the order the validation set holds them)."""
     return Validation(target, lambda preds, data: score(target, yv, preds, gv, pv,
                                                          propensity),
-                      higher_is_better(target))
+                      get_metric(target).higher_is_better)
 
 
 def _predict(booster: str, model: Any, X: Any, dv: Any, best: int, init: Any) -> np.ndarray:
@@ -240,7 +221,7 @@ def run_cv(data: FoldData, booster_params: dict, obj: Any, target: str, *,
                         early_stopping=patience, on_iteration=on_iter,
                         position=_objective_positions(obj, pt))
         best = trained.best_iteration
-        s = _predict(data.booster, trained.model, _rows(task.X, fold.valid), dv, best, init)
+        s = _predict(data.booster, trained.model, task.X[fold.valid], dv, best, init)
         iters.append(best)
         for m in task.metrics:
             folds[m].append(score(m, yv, s, gv, pv, rho))
@@ -302,7 +283,7 @@ def run_fixed(data: FoldData, booster_params: dict, obj: Any, rounds: int,
         pt, pv = data.fold_positions(f)
         model = train(data.booster, params, obj, dt, rounds=rounds,
                       position=_objective_positions(obj, pt)).model
-        s = _predict(data.booster, model, _rows(task.X, fold.valid), dv, rounds, init)
+        s = _predict(data.booster, model, task.X[fold.valid], dv, rounds, init)
         for m in metrics:
             out[m].append(score(m, task.y[fold.valid], s, fold.group_valid, pv,
                                 task.propensity))

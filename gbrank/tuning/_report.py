@@ -12,9 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from gbrank.tuning.results import StudyResult
-from gbrank.tuning.tasks import Task
-from gbrank.tuning.verdict import ANCHOR, compare, flat_note, flat_value, verdict_lines
+from gbrank.metrics import get_metric
+from gbrank.tuning._results import StudyResult
+from gbrank.tuning._tasks import Task
+from gbrank.tuning._verdict import ANCHOR, best, compare, flat_note, flat_value, verdict_lines
 
 __all__ = ["paired", "write_summary"]
 
@@ -27,20 +28,10 @@ def _ms(v) -> str:
     return f"{np.mean(v):.4f} ± {sd:.4f}"
 
 
-def _better(a: float, b: float, hib: bool) -> bool:
-    return a > b if hib else a < b
-
-
 def best_native(rows: list[StudyResult], metric: str) -> StudyResult | None:
     """The native baseline with the best rescored mean on ``metric`` (its pick)."""
-    from gbrank.tuning.cv import higher_is_better
-
-    nat = [r for r in rows if r.native and r.status == "done" and metric in r.units
-           and not r.key.startswith(ANCHOR)]
-    if not nat:
-        return None
-    sign = 1.0 if higher_is_better(metric) else -1.0
-    return max(nat, key=lambda r: sign * float(np.mean(r.units[metric])))
+    return best([r for r in rows if r.native and r.status == "done"
+                 and not r.key.startswith(ANCHOR)], metric)
 
 
 def paired(r: StudyResult, rows: list[StudyResult], n_folds: int):
@@ -101,12 +92,13 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
         if c is None:
             delta, won = "— (no other native)", "—"
         else:
-            delta = (f"{c.mean:+.4f} [{c.low:+.4f}, {c.high:+.4f}] vs {c.b.key}"
-                     + (" **beyond noise**" if c.beyond_noise else ""))
-            won = f"{c.won}/{c.diffs.size}"
+            d = c.diff
+            delta = (f"{d.mean:+.4f} [{d.low:+.4f}, {d.high:+.4f}] vs {c.b.key}"
+                     + (" **beyond noise**" if d.beyond_noise else ""))
+            won = f"{d.wins}/{d.n}"
             if not r.native:
                 plot_rows.append({"key": r.key, "target": r.target, "vs": c.b.key,
-                                  "diffs": c.diffs.tolist(), "low": c.low, "high": c.high})
+                                  "diffs": d.diffs.tolist(), "low": d.low, "high": d.high})
         time_ = _fmt_t(r.seconds) + (f" + {_fmt_t(r.rescore_seconds)} rescoring"
                                      if r.rescore_seconds else "")
         lines.append(
@@ -126,12 +118,10 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
                   "mean:", "",
                   "| objective | " + " | ".join(ms) + " |",
                   "|---|" + "---|" * len(ms)]
-        from gbrank.tuning.cv import higher_is_better
-
         best = {}
         for m in ms:
             vals = [float(np.mean(r.units[m])) for r in done if m in r.units]
-            best[m] = (max if higher_is_better(m) else min)(vals) if vals else None
+            best[m] = (max if get_metric(m).higher_is_better else min)(vals) if vals else None
         for r in done:
             cells = []
             for m in ms:
@@ -161,8 +151,7 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
 
 
 def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
-                  config_line: str, throughput: list[str] | None = None,
-                  wall_seconds: float | None = None, plot_dir: Path | None = None,
+                  config_line: str, wall_seconds: float | None = None, plot_dir: Path | None = None,
                   metric: str | None = None, booster: str = "lightgbm",
                   data_hint: str = "") -> Path:
     """Write ``SUMMARY.md`` (and, with ``plot_dir``, one comparison PNG per task).
@@ -171,7 +160,7 @@ def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
     metric); ``data_hint`` (optional) tells the reader how to load the data the verdict's
     code trains on.
     """
-    from gbrank.tuning.plots import comparison_plot
+    from gbrank.tuning._plots import comparison_plot
 
     lines = ["# gbrank tuning summary", "",
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. {config_line}"
@@ -214,8 +203,6 @@ def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
     lines += ["## Gradient gate", ""]
     lines += gate_lines or ["Every gbrank objective passed `gbrank.gradcheck` on random inputs "
                             "and on a sample of each task's labels."]
-    if throughput:
-        lines += ["", *throughput]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
     return path

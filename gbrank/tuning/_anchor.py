@@ -13,11 +13,11 @@ import numpy as np
 
 from gbrank._deps import require
 from gbrank._train import train
-from gbrank.tuning.cv import LGB_DATASET_PARAMS, score
-from gbrank.tuning.folds import Fold
-from gbrank.tuning.pick import RepeatFolds, rescore_params
-from gbrank.tuning.results import StudyResult
-from gbrank.tuning.tasks import Task
+from gbrank.tuning._cv import LGB_DATASET_PARAMS, score
+from gbrank.tuning._folds import Fold
+from gbrank.tuning._pick import RepeatFolds, rescore_params
+from gbrank.tuning._results import StudyResult
+from gbrank.tuning._tasks import Task
 
 __all__ = ["run_anchor"]
 

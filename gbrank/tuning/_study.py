@@ -12,18 +12,19 @@ from typing import Any
 import numpy as np
 
 from gbrank._deps import require
-from gbrank.tuning.budget import ADMITTED, run_budget, state_counts
-from gbrank.tuning.config import TuneConfig
-from gbrank.tuning.cv import FoldData, fit_full, higher_is_better, run_cv, score
-from gbrank.tuning.export import export_model
-from gbrank.tuning.gate import gate
-from gbrank.tuning.pick import RepeatFolds, configuration, pick
-from gbrank.tuning.progress import Progress
-from gbrank.tuning.results import StudyResult
-from gbrank.tuning.sampler import seeded_tpe, stable_seed
-from gbrank.tuning.spaces import Candidate, build_objective, kernel_variants, suggest_params
-from gbrank.tuning.storage import study_name
-from gbrank.tuning.tasks import Task
+from gbrank.metrics import get_metric
+from gbrank.tuning._budget import ADMITTED, run_budget, state_counts
+from gbrank.tuning._config import TuneConfig
+from gbrank.tuning._cv import FoldData, fit_full, run_cv, score
+from gbrank.tuning._export import export_model
+from gbrank.tuning._gate import gate
+from gbrank.tuning._pick import RepeatFolds, configuration, pick
+from gbrank.tuning._progress import Progress
+from gbrank.tuning._results import StudyResult
+from gbrank.tuning._sampler import seeded_tpe, stable_seed
+from gbrank.tuning._spaces import Candidate, build_objective, kernel_variants, suggest_params
+from gbrank.tuning._storage import study_name
+from gbrank.tuning._tasks import Task
 
 __all__ = ["run_study"]
 
@@ -89,7 +90,7 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
     of ``cfg.trials`` (``cfg.run_trials=False``: only loaded), in the metric's
     direction. With ``cfg.report``, the study's ``cfg.finalists`` best trials are
     rescored on ``repeats`` (made here when None) and the pick
-    (:func:`~gbrank.tuning.pick.pick`) is refit on the whole tuning part and scored on
+    (:func:`~gbrank.tuning._pick.pick`) is refit on the whole tuning part and scored on
     the held-out test split; the model is exported and the plots drawn as ``cfg``
     asks.
 
@@ -120,7 +121,7 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
     """
     optuna = require("optuna")
     label = f"{task.name} / {cand.key}"
-    hib = higher_is_better(cand.target)
+    hib = get_metric(cand.target).higher_is_better
     res = StudyResult(task.name, cand.key, cand.target, cand.is_native, "done",
                       own_target=cand.own_target, higher_is_better=hib)
     if not cand.is_native:
@@ -225,7 +226,7 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
     if cfg.save_models:
         res.model_path = export_model(res, task, cfg, model, obj, init, s_test, bp)
     if cfg.plots:
-        from gbrank.tuning.plots import study_plots
+        from gbrank.tuning._plots import study_plots
 
         res.plots = [str(p) for p in study_plots(
             study, Path(cfg.out_dir) / "tune" / task.name, slug, cand.target,

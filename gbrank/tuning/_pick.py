@@ -22,10 +22,11 @@ from typing import Any
 import numpy as np
 
 from gbrank._deps import require
-from gbrank.tuning.cv import FoldData, higher_is_better, run_fixed
-from gbrank.tuning.folds import make_folds
-from gbrank.tuning.spaces import Candidate, build_objective, suggest_params
-from gbrank.tuning.tasks import Task
+from gbrank.metrics import get_metric
+from gbrank.tuning._cv import FoldData, run_fixed
+from gbrank.tuning._folds import make_folds
+from gbrank.tuning._spaces import Candidate, build_objective, suggest_params
+from gbrank.tuning._tasks import Task
 
 __all__ = ["Finalist", "RepeatFolds", "configuration", "finalists", "pick", "rescore",
            "rescore_params"]
@@ -149,7 +150,7 @@ def pick(study: Any, cand: Candidate, repeats: RepeatFolds, metrics: tuple[str, 
 
     Examples
     --------
-    Trains boosters, so not run here (see :func:`gbrank.tuning.study.run_study`):
+    Trains boosters, so not run here (see :func:`gbrank.tuning._study.run_study`):
 
     >>> fins, seconds = pick(study, cand, repeats, task.metrics, "lightgbm", 0)  # doctest: +SKIP
     >>> fins[0].estimate(cand.target)  # doctest: +SKIP
@@ -158,6 +159,6 @@ def pick(study: Any, cand: Candidate, repeats: RepeatFolds, metrics: tuple[str, 
     metrics = tuple(dict.fromkeys((cand.target, *metrics)))
     fins = finalists(study, k)
     seconds = sum(rescore(study, f, cand, repeats, metrics, booster, seed) for f in fins)
-    sign = 1.0 if higher_is_better(cand.target) else -1.0
+    sign = 1.0 if get_metric(cand.target).higher_is_better else -1.0
     order = sorted(range(len(fins)), key=lambda i: (-sign * fins[i].estimate(cand.target), i))
     return [fins[i] for i in order], seconds

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gbrank._deps import require
-from gbrank.tuning.storage import study_lock
+from gbrank.tuning._storage import study_lock
 
 __all__ = ["ADMITTED", "SURPLUS", "WORKER", "run_budget", "state_counts"]
 
@@ -71,7 +71,7 @@ def run_budget(study: Any, objective: Callable[[Any], float], total: int, *,
       does not count until it is admitted itself).
     * A new trial is asked as usual (Optuna creates it, or pops a WAITING retry of a
       killed trial) and, before any parameter is drawn, the worker takes the study's
-      lock (:func:`~gbrank.tuning.storage.study_lock`), counts the claimed slots and,
+      lock (:func:`~gbrank.tuning._storage.study_lock`), counts the claimed slots and,
       if one is free, records the trial's heartbeat and marks it admitted, then
       releases the lock. The count and the mark are one atomic step, so no two trials
       take the last slot. A trial that finds no free slot (two workers asked at once)

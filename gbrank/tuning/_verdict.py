@@ -2,11 +2,12 @@
 whether its lead over the boosters' own objectives is larger than the fold noise, and
 the code that trains it.
 
-Every study's pick is rescored on the same fresh folds (:mod:`~gbrank.tuning.pick`), so
+Every study's pick is rescored on the same fresh folds (:mod:`~gbrank.tuning._pick`), so
 two studies differ unit by unit (repeat × fold). The noise of such a difference is
-judged with the corrected resampled t-test (Nadeau and Bengio; Bouckaert and Frank for
-repeated k-fold): the units share training rows, so the variance of the mean difference
-is (1/n + 1/(k − 1))·s² rather than s²/n. A gbrank objective is recommended only when
+judged by gbrank's one paired rule, :func:`gbrank.metrics.paired_difference`, with the
+corrected resampled t-test (Nadeau and Bengio; Bouckaert and Frank for repeated k-fold):
+the units share training rows, so the variance of the mean difference is
+(1/n + 1/(k − 1))·s² rather than s²/n. A gbrank objective is recommended only when
 it has the best estimate and its 95 % interval against the best native objective lies
 above zero; otherwise the native objective is, and the section says by how much gbrank's
 best trails or leads within noise.
@@ -23,10 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gbrank.tuning.results import StudyResult
+from gbrank.metrics import PairedDifference, get_metric, paired_difference
+from gbrank.tuning._results import StudyResult
 
-__all__ = ["Comparison", "compare", "corrected_interval", "flat_note", "flat_value",
-           "recommend", "verdict_lines"]
+__all__ = ["Comparison", "best", "compare", "flat_note", "flat_value", "recommend",
+           "verdict_lines"]
 
 ANCHOR = "anchor:"
 
@@ -43,7 +45,7 @@ def flat_value(r: StudyResult) -> float | None:
     Examples
     --------
     >>> from gbrank.tuning import StudyResult
-    >>> from gbrank.tuning.verdict import flat_value
+    >>> from gbrank.tuning._verdict import flat_value
     >>> saturated = StudyResult("t", "native:lambdarank", "ndcg@10", True, "done",
     ...                         values=[1.0, 1.0, 1.0])
     >>> tuned = StudyResult("t", "ranknet", "pair_accuracy", False, "done",
@@ -65,7 +67,7 @@ def flat_note(r: StudyResult) -> str | None:
     Examples
     --------
     >>> from gbrank.tuning import StudyResult
-    >>> from gbrank.tuning.verdict import flat_note
+    >>> from gbrank.tuning._verdict import flat_note
     >>> note = flat_note(StudyResult("t", "native:lambdarank", "ndcg@10", True, "done",
     ...                              values=[1.0, 1.0, 1.0]))
     >>> print(note.replace("; ", ";\\n"))
@@ -79,69 +81,19 @@ def flat_note(r: StudyResult) -> str | None:
             f"for a recommendation ({len(r.values)} complete trials).")
 
 
-def corrected_interval(d: np.ndarray, n_folds: int, level: float = 0.95
-                       ) -> tuple[float, float]:
-    """Interval of the mean of paired differences ``d`` over repeated ``n_folds``-fold
-    units, by the corrected resampled t-test (variance factor 1/n + 1/(k − 1)).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from gbrank.tuning.verdict import corrected_interval
-    >>> lo, hi = corrected_interval(np.array([0.02, 0.01, 0.03, 0.02, 0.01, 0.03]), 3)
-    >>> print(f"{lo:.4f} to {hi:.4f}")
-    0.0012 to 0.0388
-    """
-    from scipy import stats
-
-    d = np.asarray(d, dtype=float)
-    m = float(np.mean(d))
-    if d.size < 2:
-        return -np.inf, np.inf
-    var = float(np.var(d, ddof=1)) * (1.0 / d.size + 1.0 / max(1, n_folds - 1))
-    half = float(stats.t.ppf(0.5 + level / 2, d.size - 1)) * np.sqrt(var)
-    return m - half, m + half
-
-
 @dataclass(frozen=True)
 class Comparison:
-    """``a`` against ``b`` on ``metric`` over their shared units: the differences
-    oriented so that positive means ``a`` is better, their mean, 95 % interval and
-    units won."""
+    """``a`` against ``b`` on ``metric`` over their shared units: ``diff`` is the one
+    paired rule (:func:`gbrank.metrics.paired_difference`, corrected for repeated
+    k-fold units), oriented so that positive means ``a`` is better."""
 
     a: StudyResult
     b: StudyResult
     metric: str
-    diffs: np.ndarray
-    low: float
-    high: float
-
-    @property
-    def mean(self) -> float:
-        return float(np.mean(self.diffs))
-
-    @property
-    def won(self) -> int:
-        return int(np.sum(self.diffs > 0))
-
-    @property
-    def beyond_noise(self) -> bool:
-        """True when the interval excludes 0."""
-        return self.low > 0 or self.high < 0
+    diff: PairedDifference
 
     def describe(self) -> str:
-        word = "ahead" if self.mean >= 0 else "behind"
-        noise = ("beyond the fold noise" if self.beyond_noise else "within the fold noise")
-        return (f"{abs(self.mean):.4f} {word} (paired over {self.diffs.size} units: 95 % "
-                f"interval {self.low:+.4f} to {self.high:+.4f}, {self.won} of "
-                f"{self.diffs.size} units won): {noise}")
-
-
-def _oriented(r: StudyResult, metric: str) -> np.ndarray:
-    from gbrank.tuning.cv import higher_is_better
-
-    v = np.asarray(r.units[metric], dtype=float)
-    return v if higher_is_better(metric) else -v
+        return self.diff.describe("the fold noise")
 
 
 def compare(a: StudyResult, b: StudyResult, metric: str, n_folds: int) -> Comparison | None:
@@ -149,14 +101,17 @@ def compare(a: StudyResult, b: StudyResult, metric: str, n_folds: int) -> Compar
     if metric not in a.units or metric not in b.units or len(a.units[metric]) != len(
             b.units[metric]):
         return None
-    d = _oriented(a, metric) - _oriented(b, metric)
-    lo, hi = corrected_interval(d, n_folds)
-    return Comparison(a, b, metric, d, lo, hi)
+    return Comparison(a, b, metric, paired_difference(
+        a.units[metric], b.units[metric], n_folds=n_folds,
+        higher_is_better=get_metric(metric).higher_is_better))
 
 
-def _best(rows: list[StudyResult], metric: str) -> StudyResult | None:
+def best(rows: list[StudyResult], metric: str) -> StudyResult | None:
+    """The study of ``rows`` with the best rescored mean of ``metric``, in its direction
+    (None when none has its units)."""
     rows = [r for r in rows if metric in r.units]
-    return max(rows, key=lambda r: float(np.mean(_oriented(r, metric)))) if rows else None
+    sign = 1.0 if get_metric(metric).higher_is_better else -1.0
+    return max(rows, key=lambda r: sign * float(np.mean(r.units[metric]))) if rows else None
 
 
 @dataclass(frozen=True)
@@ -186,13 +141,13 @@ def recommend(rows: list[StudyResult], metric: str, n_folds: int) -> Recommendat
     Examples
     --------
     >>> from gbrank.tuning import StudyResult
-    >>> from gbrank.tuning.verdict import recommend
+    >>> from gbrank.tuning._verdict import recommend
     >>> nat = StudyResult("t", "native:lambdarank", "ndcg@10", True, "done",
     ...                   units={"ndcg@10": [0.70, 0.72, 0.71, 0.69, 0.73, 0.70]})
     >>> ours = StudyResult("t", "ranknet", "ndcg@10", False, "done",
     ...                    units={"ndcg@10": [0.71, 0.72, 0.72, 0.69, 0.74, 0.70]})
     >>> rec = recommend([ours, nat], "ndcg@10", n_folds=3)
-    >>> rec.use.key, bool(rec.versus_native.beyond_noise)
+    >>> rec.use.key, rec.versus_native.diff.beyond_noise
     ('native:lambdarank', False)
     """
     done = [r for r in rows if r.status == "done" and r.units]
@@ -200,14 +155,14 @@ def recommend(rows: list[StudyResult], metric: str, n_folds: int) -> Recommendat
     done = [r for r in done if not r.key.startswith(ANCHOR)]
     flat = tuple(r for r in done if flat_value(r) is not None)
     live = [r for r in done if flat_value(r) is None]
-    nat = _best([r for r in live if r.native], metric)
-    ours = _best([r for r in live if not r.native], metric)
+    nat = best([r for r in live if r.native], metric)
+    ours = best([r for r in live if not r.native], metric)
     # Every native study flat: the gbrank pick is still shown against the best of them.
-    base = nat if nat is not None else _best([r for r in flat if r.native], metric)
+    base = nat if nat is not None else best([r for r in flat if r.native], metric)
     vs = compare(ours, base, metric, n_folds) if ours is not None and base is not None else None
     if nat is None:
         use = ours
-    elif vs is not None and vs.mean > 0 and vs.beyond_noise:
+    elif vs is not None and vs.diff.mean > 0 and vs.diff.beyond_noise:
         use = ours
     else:
         use = nat
@@ -221,8 +176,8 @@ FEW_UNITS = 10
 
 def _few_units(vs: Comparison, n_folds: int) -> str:
     """A hint to add units when a lead within noise rests on few of them."""
-    n = vs.diffs.size
-    if vs.mean <= 0 or vs.beyond_noise or n >= FEW_UNITS:
+    n = vs.diff.n
+    if vs.diff.mean <= 0 or vs.diff.beyond_noise or n >= FEW_UNITS:
         return ""
     return (f" Only {n} units: an interval this wide cannot tell them apart; "
             f"`--repeats R` rescores on R × {n_folds} units.")
@@ -242,8 +197,7 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
     ``groupless``: the task is group-less ranking (:attr:`Task.groupless
     <gbrank.tuning.Task>`); ``test_metric``: the held-out part is judged on it instead
     of ``metric`` (a click log tuned on clicks, tested on true grades)."""
-    from gbrank.tuning.cv import higher_is_better
-    from gbrank.tuning.recipe import training_code
+    from gbrank.tuning._recipe import training_code
 
     rec = recommend(rows, metric, n_folds)
     lines = [f"### {task_name}: {metric}", ""]
@@ -275,7 +229,7 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
                             + (" (group-less ranking: `--metric ndcg`, NDCG over the "
                                "whole list)" if groupless else "") + ".", ""]
         return lines + ["No study finished with a pick: nothing to recommend.", ""]
-    direction = "" if higher_is_better(metric) else f" ({metric}: lower is better)"
+    direction = "" if get_metric(metric).higher_is_better else f" ({metric}: lower is better)"
     use, vs = rec.use, rec.versus_native
     what = "LightGBM's" if booster == "lightgbm" else "XGBoost's"
     if use.native:
@@ -327,7 +281,7 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
                   f"task, the recommendation is {rec.versus_anchor.describe()}."]
         t_use, t_a = use.test.get(metric), rec.anchor.test.get(metric)
         if t_use is not None and t_a is not None:
-            better = (t_use >= t_a) if higher_is_better(metric) else (t_use <= t_a)
+            better = (t_use >= t_a) if get_metric(metric).higher_is_better else (t_use <= t_a)
             lines.append(f"On the held-out split: {t_use:.4f} against {t_a:.4f} "
                          f"({'at least as good' if better else 'worse'}).")
     try:

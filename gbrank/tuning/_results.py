@@ -57,7 +57,7 @@ class StudyResult:
     values : list of float, default []
         Every complete trial's value as tuned (its mean of ``target`` over the folds),
         in trial order: a study whose trials all scored the same is flat, no basis for
-        a recommendation (:func:`gbrank.tuning.verdict.flat_value`).
+        a recommendation.
     best_params : dict, default {}
         The recommended trial's parameters as Optuna drew them (objective parameters
         prefixed ``obj_``); the configuration trained is ``booster_params`` and
@@ -73,8 +73,7 @@ class StudyResult:
     best_trial : int, optional
         The number of the best trial as tuned.
     pick_trial : int, optional
-        The number of the recommended trial (:mod:`~gbrank.tuning.pick`): the
-        finalist with the best rescored mean of ``target``.
+        The number of the recommended trial: the finalist with the best rescored mean of ``target``.
     units : dict of str to list of float, default {}
         The pick's rescored scores of every task metric and ``target``, one per
         (repeat, fold) unit of the task's fresh folds (the same units in every study

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from gbrank.tuning.tasks import Task
+from gbrank.tuning._tasks import Task
 
 __all__ = ["GateResult", "gate"]
 

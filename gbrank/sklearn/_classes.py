@@ -1,0 +1,89 @@
+"""What GBClassifier makes of its classes: the objective for K classes (a booster's own
+softmax, or a gbrank objective with ``num_class`` set), the validation loss of the
+boosters' own objectives, and the warning on weights that re-balance the classes."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+
+from gbrank.objectives import FocalLoss, Objective, get_objective
+from gbrank.sklearn._base import _NATIVE_PREFIX, _resolve_objective
+
+# The boosters' own objectives whose K raw scores become probabilities by the softmax.
+_NATIVE_SOFTMAX = {"lightgbm": ("multiclass", "softmax"),
+                   "xgboost": ("multi:softprob", "multi:softmax")}
+
+
+def _warn_if_class_balancing(y: np.ndarray, w: np.ndarray, multiclass: bool) -> None:
+    """Warn when ``sample_weight`` is one value per class, different between classes:
+    the decision rule would maximise the re-balanced F_β, usually not what is wanted."""
+    values, codes = np.unique(y, return_inverse=True)
+    lo = np.full(values.size, np.inf)
+    hi = np.full(values.size, -np.inf)
+    np.minimum.at(lo, codes, w)
+    np.maximum.at(hi, codes, w)
+    per_class = np.allclose(lo, hi, rtol=1e-12, atol=0.0)
+    if per_class and not np.allclose(lo, lo[0], rtol=1e-9, atol=0.0):
+        fix = ('FocalLoss(alpha="balanced") (softmax cross-entropy with balanced class '
+               "weights when gamma=0)" if multiclass else
+               "FocalLoss(alpha=a) (the positive class's weight)")
+        what = "offsets (decision='auto')" if multiclass else "threshold (threshold='auto')"
+        warnings.warn(
+            f"sample_weight is one value per class: the {what} will maximise the F_β of "
+            "the re-weighted classes, not the F_β of the data as it comes. To "
+            f"re-weight the classes in training only, fit without sample_weight and use "
+            f"objective={fix}", UserWarning, stacklevel=3)
+
+
+def _classifier_objective(objective: Any, k: int, booster: str) -> tuple[Any, bool]:
+    """The objective for ``k`` classes, and whether the model is multiclass (K trees per
+    round, softmax): a booster objective name, or a fresh gbrank objective."""
+    if isinstance(objective, str) and objective.startswith(_NATIVE_PREFIX) \
+            and len(objective) > len(_NATIVE_PREFIX):
+        name = objective[len(_NATIVE_PREFIX):]
+        softmax = name in _NATIVE_SOFTMAX.get(booster, ())
+        if k > 2 and not softmax:
+            raise ValueError(
+                f"objective={objective!r} is not {booster}'s softmax objective, and y has "
+                f"{k} classes: predict_proba is the softmax of K raw scores; use "
+                + " or ".join(f"'native:{x}'" for x in _NATIVE_SOFTMAX.get(booster, ())))
+        return name, softmax
+    if isinstance(objective, Objective) and objective.task == "multiclass":
+        obj = clone(objective)
+        declared = obj._params().num_class
+        if declared != k:
+            raise ValueError(f"objective {objective!r} has num_class={declared}, but y has {k} "
+                             "classes; leave num_class None (GBClassifier sets it from y)")
+        return obj, True
+    if k == 2:
+        return _resolve_objective(objective, "binary", "GBClassifier"), False
+    obj = get_objective(objective) if isinstance(objective, str) else objective
+    if not isinstance(obj, FocalLoss):
+        raise ValueError(
+            f"objective {objective!r} is a {getattr(obj, 'task', 'non-gbrank')} objective; "
+            f"for {k} classes GBClassifier takes 'focal' or a FocalLoss (num_class is set "
+            "from y), or the booster's softmax objective ('native:multiclass' for LightGBM, "
+            "'native:multi:softprob' for XGBoost)")
+    obj = clone(obj).set_params(num_class=k)
+    obj._params()  # validate now: a bad parameter for K classes fails at fit, named
+    return obj, True
+
+
+class _LogLoss:
+    """Validation loss for the boosters' own objectives, on the raw margins the training
+    loop hands over: binary, the logistic loss; multiclass ((n, K) margins), the mean
+    softmax cross-entropy."""
+
+    def loss(self, y: Any, s: Any, weight: Any = None) -> float:
+        from gbrank.objectives import FocalLoss
+
+        if np.ndim(s) == 2:
+            from gbrank.metrics import multiclass_log_loss
+
+            return multiclass_log_loss(y, np.asarray(s, dtype=np.float64), weight=weight,
+                                       margin=True)
+        return FocalLoss(gamma=0.0).loss(y, s, weight=weight)
