@@ -18,6 +18,8 @@ counts them; without any, ``GBRanker`` warns). From the same documents
 :func:`gbrank.datasets.estimate_propensity` estimates the propensities directly.
 """
 
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -38,7 +40,8 @@ log = simulate_clicks(y[:n_train], group[:200], weak, top_n=10, eta=1.0, n_sessi
                       sessions="keep", randomized=0.2, seed=0)
 session = np.repeat(np.arange(log.group.size), log.group)  # one query per session
 print(f"{log.clicks.size} logged rows, {int(log.clicks.sum())} clicks")
-print(position_identifiability(log.position, item=log.rows))  # log.rows: the documents
+found = position_identifiability(log.position, item=log.rows)  # log.rows: the documents
+print(textwrap.fill(str(found), 88))
 estimated = estimate_propensity(log.clicks, log.position, item=log.rows)
 
 rho = log.examination  # the simulator's true propensities of positions 1..10
