@@ -57,5 +57,8 @@ def test_every_path_the_readme_names_exists():
     root = README.parent
     text = README.read_text(encoding="utf-8")
     named = set(re.findall(r"`((?:gbrank|docs|experiments|tests|data)/[\w./-]*)`", text))
-    missing = sorted(p for p in named if "*" not in p and not (root / p).exists())
+    # docs/_build/ is what `make docs` writes: named as the place to look, absent from a clone.
+    built = "docs/_build"
+    missing = sorted(p for p in named
+                     if "*" not in p and not p.startswith(built) and not (root / p).exists())
     assert not missing, f"README.md names paths that do not exist: {missing}"
