@@ -1,11 +1,6 @@
 """Imbalanced multiclass with LightGBM: softmax focal loss, class re-weighting and
-gbrank's macro-F1 decision rule, held-out macro-F1.
-
-    python experiments/quality/multiclass.py                  # both tasks, then the report
-    python experiments/quality/multiclass.py --task synthetic # one task (cached as JSON)
-    python experiments/quality/multiclass.py --report         # report from the cached JSON
-
-→ ``experiments/results/multiclass.md``, ``multiclass.json``, ``multiclass.png``.
+gbrank's macro-F1 decision rule, held-out macro-F1. Splits are cached as JSON per task
+(``--task``: one task), ``--report`` writes ``multiclass.md``/``.json``/``.png`` from them.
 
 Tasks (five splits each):
 
@@ -206,30 +201,23 @@ def run_split(task: str, split, unit: int, k: int, protocol: str = "holdout") ->
     return res
 
 
-def _json_name(task: str, protocol: str, tag: str = "") -> str:
-    return (f"multiclass_{task}.json" if protocol == "holdout"
-            else f"multiclass_{task}_{protocol}{tag}.json")
-
-
 def run_task(task: str, units=range(5), protocol: str = "holdout", tag: str = "") -> None:
-    done = load_json(_json_name(task, protocol, tag), {"task": task, "splits": []})
+    name = f"multiclass_{task}" + ("" if protocol == "holdout" else f"_{protocol}{tag}") + ".json"
+    done = load_json(name, {"task": task, "splits": []})
     have = {s["unit"] for s in done["splits"]}
     k, loaded = (5, None) if task == "synthetic" else (3, mq2008_splits())
     if task == "mq2008" and loaded is None:
         print("MQ2008 not found under", shared_data_dir(), "- task (b) skipped")
         return
-    for u in units:
-        if u in have:
-            continue
+    for u in (u for u in units if u not in have):
         split = synthetic_split(u) if loaded is None else loaded[u]
         done["splits"].append(run_split(task, split, u, k, protocol))
         done["splits"].sort(key=lambda s: s["unit"])
-        save_json(_json_name(task, protocol, tag), done)
+        save_json(name, done)
 
 
 # -- report ------------------------------------------------------------------------------
-def _paired(d: np.ndarray) -> str:
-    """Mean [95 % t interval], wins of the splits."""
+def _paired(d: np.ndarray) -> str:  # mean [95 % t interval], wins of the splits
     return interval(paired(d))
 
 
