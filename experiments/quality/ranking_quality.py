@@ -1,9 +1,5 @@
 """Does ``LambdaRank(metric=Z)`` win Z? Held-out ranking quality with LightGBM.
 
-    python experiments/quality/ranking_quality.py           # full run (~40 min)
-    python experiments/quality/ranking_quality.py --quick   # 1 seed, 2 folds, small sets
-    python experiments/quality/ranking_quality.py --report  # the report from saved json
-
 Four tasks, 5-fold cross-validation (folds over queries; over rows for the group-less
 task) repeated with 3 seeds (a fresh shuffle, and fresh data for the synthetic tasks):
 ``letor`` (LightGBM's example ``rank.train`` + ``rank.test``, 251 queries), ``mslr``
@@ -15,8 +11,9 @@ rate 0.1, min_data_in_leaf 50, 1 thread); held-out NDCG@10, ERR@10, MAP@10 and M
 come from ``gbrank.metrics``. The paired rule of this study: a mean paired difference
 ≥ 0 and ≥ 3 of 5 folds with a fold-mean difference ≥ 0.
 
-Raw per-unit scores go to ``results/ranking_quality.json`` (``--xgboost`` adds XGBoost's
-pair methods, ``--diagnose`` the λ statistics); ``--select`` chooses the default
+Raw per-unit scores go to ``results/ranking_quality.json`` (``--report`` rewrites the
+report from it; ``--quick``: 1 seed, 2 folds, small sets, printed only; ``--xgboost`` adds
+XGBoost's pair methods, ``--diagnose`` the λ statistics); ``--select`` chooses the default
 smoothing shares on other seeds (``ranking_quality_select.json``); ``--datasets`` /
 ``--objectives`` run a subset and merge it into the saved json.
 """
@@ -30,19 +27,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _paths import shared_data_dir  # noqa: E402
-from _report import (  # noqa: E402
-    RESULTS,
-    load_json,
-    paired,
-    save_json,
-    table,
-    workqueue_threads,
-    write,
-)
+from _paths import RESULTS, shared_data_dir  # noqa: E402
+from _report import load_json, paired, save_json, table, workqueue_threads, write  # noqa: E402
 
+from gbrank._kernels.delta import ERR, MAP, MRR, NDCG, discounts, pair_delta, prefix_arrays  # noqa: E402
 from gbrank.datasets import load_letor_files, make_ranking  # noqa: E402
 from gbrank.metrics import err, mean_ap, mrr, ndcg  # noqa: E402
 from gbrank.objectives import LambdaRank, RankNet  # noqa: E402
@@ -109,28 +100,18 @@ def folds(n_units: int, seed: int, n_folds: int):
 
 # -- objectives ----------------------------------------------------------------------
 def objectives(select: bool = False) -> dict:
-    """Name → objective (a gbrank object, or a LightGBM built-in name); options spelled
-    out in the names, ``LambdaRank("z")`` alone the documented defaults. ``select``: the
-    two rivals and the smoothing grid of ``--select``."""
-    out = {"native lambdarank": "lambdarank", 'LambdaRank("ndcg")': lambda: LambdaRank("ndcg")}
-    if select:
-        for z in ("err", "map", "mrr"):
-            for a in GRID:
-                out[f'LambdaRank("{z}", smoothing={a:g})'] = (
-                    lambda z=z, a=a: LambdaRank(z, smoothing=a))
-        return out
-    out["native rank_xendcg"] = "rank_xendcg"
-    out["RankNet()"] = lambda: RankNet()
-    out['LambdaRank("ndcg", norm=True)'] = lambda: LambdaRank("ndcg", norm=True)
-    for w in ("ndcg_loss1", "ndcg_loss2"):
-        out[f'LambdaRank(weighting="{w}")'] = (lambda w=w: LambdaRank(weighting=w))
-    for mu in (10, 1):  # allRank's default, and gbrank's (the mu=1 row is the default)
-        out[f'LambdaRank(weighting="ndcg_loss2pp", mu={mu})'] = (
-            lambda mu=mu: LambdaRank(weighting="ndcg_loss2pp", mu=float(mu)))
-    for z in ("err", "map", "mrr"):
-        out[f'LambdaRank("{z}")'] = (lambda z=z: LambdaRank(z))
-        out[f'LambdaRank("{z}", smoothing=0)'] = (lambda z=z: LambdaRank(z, smoothing=0.0))
-    return out
+    """Name → objective: each name is the Python that builds it (``native x``: LightGBM's
+    built-in ``x``), ``LambdaRank("z")`` alone the documented defaults. ``select``: the two
+    rivals and the smoothing grid of ``--select``."""
+    names = [*RIVALS, *(f'LambdaRank("{z}", smoothing={a:g})' for z in ("err", "map", "mrr")
+                        for a in GRID)] if select else [
+        *RIVALS, "native rank_xendcg", "RankNet()", 'LambdaRank("ndcg", norm=True)',
+        'LambdaRank(weighting="ndcg_loss1")', 'LambdaRank(weighting="ndcg_loss2")',
+        # allRank's default mu, and gbrank's (the mu=1 row is the default)
+        'LambdaRank(weighting="ndcg_loss2pp", mu=10)', 'LambdaRank(weighting="ndcg_loss2pp", mu=1)',
+        *(f'LambdaRank("{z}"{o})' for z in ("err", "map", "mrr") for o in ("", ", smoothing=0"))]
+    return {n: n.removeprefix("native ") if n.startswith("native ") else
+            (lambda n=n: eval(n, {"LambdaRank": LambdaRank, "RankNet": RankNet})) for n in names}
 
 
 def xgb_objectives() -> dict:
@@ -197,31 +178,26 @@ def run(saved: dict, datasets, names, quick: bool, seeds, xgboost: bool = False,
         path: str | Path | None = None) -> dict:
     """Every (dataset, seed, fold, objective) unit into ``saved`` (``xgboost``: XGBoost's
     pair methods into ``saved["_xgboost"]``), saved to ``path`` after each data set."""
-    objs = xgb_objectives() if xgboost else {**objectives(), **objectives(True)}
-    seeds, n_folds, t_start = (seeds[:1] if quick else seeds), 2 if quick else FOLDS, \
-        time.perf_counter()
+    objs = xgb_objectives() if xgboost else {
+        n: (None, o) for n, o in {**objectives(), **objectives(True)}.items()}
+    seeds, n_folds, t_start = seeds[:1] if quick else seeds, 2 if quick else FOLDS, time.time()
     for ds in datasets:
         block = (saved.setdefault("_xgboost", {}) if xgboost else saved).setdefault(ds, {})
         for seed in seeds:
-            data = load(ds, seed, quick)
-            if data is None:
+            if (data := load(ds, seed, quick)) is None:
                 print(f"[{ds}] reference data absent, skipped", flush=True)
                 break
             X, y, group = data
-            n_units = y.size if group is None else group.size
-            for f, test_units in enumerate(folds(n_units, seed, n_folds)):
+            for f, test_units in enumerate(folds(y.size if group is None else group.size,
+                                                 seed, n_folds)):
                 for name in names:
-                    spec = objs[name]
-                    t0 = time.perf_counter()
-                    res = (run_unit(X, y, group, test_units, spec[1], seed, int(y.max()),
-                                    spec[0]) if xgboost else
-                           run_unit(X, y, group, test_units, spec, seed, int(y.max())))
+                    xgb_params, spec = objs[name]
+                    res = run_unit(X, y, group, test_units, spec, seed, int(y.max()), xgb_params)
                     for m, v in res.items():
                         block.setdefault(name, {}).setdefault(m, {})[f"{seed}/{f}"] = v
                     print(f"[{'xgb ' if xgboost else ''}{ds} seed {seed} fold {f}] {name:45s} "
                           + " ".join(f"{m} {v:.4f}" for m, v in res.items())
-                          + f" ({time.perf_counter() - t0:.1f} s, "
-                          f"{(time.perf_counter() - t_start) / 60:.1f} min)", flush=True)
+                          + f" ({(time.time() - t_start) / 60:.1f} min)", flush=True)
         if path is not None and not quick:
             save_json(path, saved, sort_keys=True)
     return saved
@@ -231,14 +207,12 @@ def run(saved: dict, datasets, names, quick: bool, seeds, xgboost: bool = False,
 DIAG_ROUNDS = (0, 10, 50)
 
 
+@njit
 def _delta_matrix(code, lab, k, tab):
     """|ΔZ| of every pair a < b with a < k of labels ``lab`` in ranked order."""
-    from gbrank._kernels.delta import discounts, pair_delta, prefix_arrays
-
     n = lab.size
-    pre, sc = np.zeros((3, n + 1)), np.zeros(4)
+    pre, sc, out = np.zeros((3, n + 1)), np.zeros(4), np.zeros((n, n))
     prefix_arrays(code, lab, k, tab, 1.0, False, discounts(n), pre, sc)
-    out = np.zeros((n, n))
     for a in range(min(k, n)):
         for b in range(a + 1, n):
             out[a, b] = pair_delta(code, a, b, k, pre, sc)
@@ -247,8 +221,6 @@ def _delta_matrix(code, lab, k, tab):
 
 def _diag_stats(z: str, y, s, group, max_grade: int, k: int = 30) -> dict:
     """Where LambdaRank(z)'s signal lives at scores ``s`` (all queries of one set)."""
-    from gbrank._kernels.delta import ERR, MAP, MRR, NDCG
-
     code = {"ndcg": NDCG, "err": ERR, "map": MAP, "mrr": MRR}[z]
     # smoothing=0: the signal of |ΔZ| alone (the defaults mix in |ΔNDCG|).
     obj = LambdaRank(z, smoothing=0.0, **({"max_grade": max_grade} if z == "err" else {}))
@@ -593,23 +565,15 @@ def plot(saved: dict, path: Path) -> None:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--report", action="store_true", help="only rewrite the report")
-    ap.add_argument("--select", action="store_true",
-                    help="choose the default smoothing shares: the GRID on SELECT_SEEDS, "
-                         "raw results in ranking_quality_select.json")
-    ap.add_argument("--diagnose", action="store_true", help="recompute the diagnosis")
-    ap.add_argument("--xgboost", action="store_true",
-                    help="(re)run the XGBoost pair-method table into the json, then report")
-    ap.add_argument("--json", default=None, help="raw results file (default: results/)")
+    for flag in ("--quick", "--report", "--select", "--diagnose", "--xgboost"):
+        ap.add_argument(flag, action="store_true")
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--objectives", default=None, help="';'-separated names (default all)")
     args = ap.parse_args(argv)
-    path = Path(args.json) if args.json else SELECT_JSON if args.select else JSON
-    known = objectives(args.select)
+    path, known = SELECT_JSON if args.select else JSON, objectives(args.select)
     names = list(known) if args.objectives is None else args.objectives.split(";")
-    if [n for n in names if n not in known]:
-        sys.exit(f"unknown objectives: {[n for n in names if n not in known]}")
+    if unknown := [n for n in names if n not in known]:
+        sys.exit(f"unknown objectives: {unknown}")
     saved = {} if args.quick else load_json(path, {})
     if not args.report:
         run(saved, args.datasets.split(","), names, args.quick,
@@ -619,8 +583,7 @@ def main(argv=None) -> None:
         print("\n".join(selection(saved)[1]))
         return
     if args.xgboost:
-        run(saved, XGB_DATASETS, list(xgb_objectives()), args.quick, SEEDS, xgboost=True,
-            path=path)
+        run(saved, XGB_DATASETS, list(xgb_objectives()), args.quick, SEEDS, True, path)
     if args.quick or args.diagnose or "_diagnosis" not in saved:
         saved["_diagnosis"] = diagnose(args.quick)
     text = report(saved, args.quick)
