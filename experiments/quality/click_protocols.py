@@ -389,7 +389,9 @@ def main() -> None:
     ap.add_argument("--report", action="store_true")
     args = ap.parse_args()
     if args.report:
-        print(report(sorted(RESULTS.glob("click_protocols_shard*.json"))))
+        # the shards of a run, merged; without shards the merged file they were merged into
+        shards = sorted(RESULTS.glob("click_protocols_shard*.json"))
+        print(report(shards or [RESULTS / "click_protocols.json"]))
         return
     i, n = (int(v) for v in args.shard.split("/"))
     run(args.protocols.split(","), args.methods.split(","), (i, n),
