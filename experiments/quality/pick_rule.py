@@ -2,11 +2,6 @@
 against the pick rule (finalists rescored on fresh folds), and the tuner's overall
 recommendation against Optuna's ``LightGBMTunerCV`` given the same wall time.
 
-    python experiments/quality/pick_rule.py                 # rank + MQ2008 (~35 min)
-    python experiments/quality/pick_rule.py --data rank     # one data set
-    python experiments/quality/pick_rule.py --quick         # smoke run, ~3 min
-    python experiments/quality/pick_rule.py --from-json experiments/results/pick_rule.json
-
 Data (reference data of ``../shared/data``):
 
 - ``rank``: LightGBM's ``rank.train`` (201 queries) tuned on, ``rank.test`` (50 queries)
@@ -32,7 +27,8 @@ recommendation (the verdict's rule) and the best-CV study under the old rule are
 against ``LightGBMTunerCV`` on native ``lambdarank`` run with the tuner's time on the
 task as its budget (``--anchor``).
 
-Writes ``experiments/results/pick_rule.md`` and ``pick_rule.json`` (raw values).
+Writes ``experiments/results/pick_rule.md`` and ``pick_rule.json`` (raw values;
+``--from-json``: the report from them; ``--quick``: a smoke run, ``pick_rule_quick.*``).
 """
 
 from __future__ import annotations
@@ -48,15 +44,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _paths import RESULTS, shared_data_dir  # noqa: E402
-from _report import (  # noqa: E402
-    load_json,
-    paired,
-    run_header,
-    save_json,
-    table,
-    workqueue_threads,
-    write,
-)
+from _report import load_json, paired, run_header, save_json, table, workqueue_threads, write  # noqa: E402
 
 workqueue_threads()
 
