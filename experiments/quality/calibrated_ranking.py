@@ -12,14 +12,10 @@ expected calibration error (10 equal-mass bins) of σ(score + start):
 - ``LambdaRank(calibration=α)`` over a grid of α;
 - LightGBM's native ``binary`` (logistic regression by trees).
 
-    python experiments/quality/calibrated_ranking.py            # → experiments/results/
-    python experiments/quality/calibrated_ranking.py --quick    # 2 rotations, small grid
-    python experiments/quality/calibrated_ranking.py --labels clicks
-    python experiments/quality/calibrated_ranking.py --report   # the report from the json
-
 Writes ``experiments/results/calibrated_ranking.md`` (tables, paired differences per
 rotation, the verdict computed from them), ``calibrated_ranking.png`` and the raw
-figures in ``calibrated_ranking.json``.
+figures in ``calibrated_ranking.json`` (``--report``: the report from it; ``--quick``: 2
+rotations, a small grid).
 
 ``--labels clicks`` trains on clicks simulated from the grades instead (one impression
 per row, click probability ε⁻ + (ε⁺ − ε⁻)(2^l − 1)/(2^l_max − 1) with ε⁻ = 0.1, ε⁺ = 1,
@@ -98,10 +94,6 @@ def _train(objective, X, y, g):
     return lgb.train({**params, "objective": objective}, ds, ROUNDS), init
 
 
-def _scores(booster, init, X):
-    return booster.predict(X, raw_score=True) + init
-
-
 def _platt(objective, X, y, g, part_of_row):
     """(a, b) of σ(a·s + b) fitted on cross-fitted training predictions."""
     from sklearn.linear_model import LogisticRegression
@@ -112,7 +104,7 @@ def _platt(objective, X, y, g, part_of_row):
     for k in np.unique(part_of_row):
         rows = part_of_row != k
         booster, init = _train(objective, X[rows], y[rows], g[query_part != k])
-        oof[~rows] = _scores(booster, init, X[~rows])
+        oof[~rows] = booster.predict(X[~rows], raw_score=True) + init
     lr = LogisticRegression(C=1e6).fit(oof[:, None], y)
     return float(lr.coef_[0, 0]), float(lr.intercept_[0])
 
@@ -130,19 +122,17 @@ def run_rotation(folder: Path, rotation: int, alphas: tuple[float, ...],
     from gbrank.objectives import LambdaRank
 
     X, y, g, part_of_row, Xt, yt_rank, yt_prob, gt = _data(folder, rotation, labels)
-    out: dict = {}
-    booster, _ = _train(LambdaRank(), X, y, g)
-    raw = _scores(booster, 0.0, Xt)
-    out["LambdaRank() + sigmoid"] = _judge(yt_rank, yt_prob, raw, gt)
+
+    def test_scores(objective):
+        booster, init = _train(objective, X, y, g)
+        return booster.predict(Xt, raw_score=True) + init
+
+    raw = test_scores(LambdaRank())
     a, b = _platt(LambdaRank(), X, y, g, part_of_row)
-    out["LambdaRank() + Platt"] = _judge(yt_rank, yt_prob, a * raw + b, gt)
-    for alpha in alphas:
-        booster, init = _train(LambdaRank(calibration=alpha), X, y, g)
-        out[f"LambdaRank(calibration={alpha:g})"] = _judge(
-            yt_rank, yt_prob, _scores(booster, init, Xt), gt)
-    booster, _ = _train("binary", X, y, g)
-    out["native binary"] = _judge(yt_rank, yt_prob, _scores(booster, 0.0, Xt), gt)
-    return out
+    scores = {"LambdaRank() + sigmoid": raw, "LambdaRank() + Platt": a * raw + b,
+              **{f"LambdaRank(calibration={alpha:g})": test_scores(LambdaRank(calibration=alpha))
+                 for alpha in alphas}, "native binary": test_scores("binary")}
+    return {n: _judge(yt_rank, yt_prob, s, gt) for n, s in scores.items()}
 
 
 def report(results: list[dict], alphas: tuple[float, ...], seconds: float,
