@@ -37,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _paths import RESULTS, shared_data_dir  # noqa: E402
-from _report import load_json, paired, run_header, save_json, table, write  # noqa: E402
+from _report import load_json, paired, pyplot, run_header, save_json, table, write  # noqa: E402
 
 ROUNDS, LR, LEAVES = 150, 0.05, 15
 ALPHAS = (0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
@@ -218,11 +218,7 @@ def report(results: list[dict], alphas: tuple[float, ...], seconds: float,
 
 def plot(results: list[dict], alphas: tuple[float, ...], path: Path,
          labels: str = "relevance") -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     base = "LambdaRank() + sigmoid"
 
     def level(name, key, minus=None):  # mean and standard error over the rotations

@@ -56,6 +56,7 @@ from gbrank.objectives import LambdaRank
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _paths import RESULTS, shared_data_dir  # noqa: E402
+from _report import pyplot  # noqa: E402
 
 ROUNDS, TOP_N = 100, 10
 ROTATIONS, CLICK_SEEDS = range(1, 6), (0, 1)  # rank.train: logger seeds 1..5
@@ -350,11 +351,7 @@ def report(paths: list[Path]) -> str:
 
 
 def _plot(merged: dict, protocols: list[str]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     rows = list(DEFAULTS.items())[:8]  # the defaults on both boosters
     fig, ax = plt.subplots(figsize=(11, 4.8))
     width = 0.8 / len(rows)

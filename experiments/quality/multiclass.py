@@ -60,7 +60,7 @@ from gbrank.objectives import FocalLoss
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _paths import RESULTS, shared_data_dir  # noqa: E402
-from _report import interval, load_json, paired, save_json, table, write  # noqa: E402
+from _report import interval, load_json, paired, pyplot, save_json, table, write  # noqa: E402
 
 OBJECTIVES = ["native", "native + balanced weights", "focal γ=1", "focal γ=1 + α balanced",
               "focal γ=2", "focal γ=2 + α balanced"]
@@ -294,11 +294,7 @@ def effects(splits: list) -> list[str]:
 
 
 def figure(results: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     tasks = [t for t in TASKS if t in results]
     widths = [len(results[t]["splits"][0]["class_counts_test"]) + 1 for t in tasks]
     fig, axes = plt.subplots(1, len(tasks), figsize=(3.2 + 1.0 * sum(widths), 6.4),

@@ -31,7 +31,7 @@ from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _paths import RESULTS, shared_data_dir  # noqa: E402
-from _report import load_json, paired, save_json, table, workqueue_threads, write  # noqa: E402
+from _report import load_json, paired, pyplot, save_json, table, workqueue_threads, write  # noqa: E402
 
 from gbrank._kernels.delta import ERR, MAP, MRR, NDCG, discounts, pair_delta, prefix_arrays  # noqa: E402
 from gbrank.datasets import load_letor_files, make_ranking  # noqa: E402
@@ -523,11 +523,7 @@ def _diag_report(diag: dict) -> list:
 
 
 def plot(saved: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     present = [d for d in DATASETS if d in saved]
     fig, axes = plt.subplots(1, len(present), figsize=(4.2 * len(present) + 3.5, 7.5),
                              squeeze=False)
