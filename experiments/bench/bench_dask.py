@@ -5,8 +5,6 @@ set split by :func:`gbrank.dask.partition_by_query` into 2 partitions and persis
 then ``DaskLGBMRanker.fit`` timed alternately with the two objectives (one warm-up fit
 each: numba's cache load in the workers and LightGBM's first network setup stay out of
 the figures). Also reports held-out NDCG@10 of the two models on a second data set.
-
-    python experiments/bench/bench_dask.py [--quick]
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
 """Benchmark section "objectives": RankNet / LambdaRank against the boosters' native
-ranking objectives and the seed article's numba RankNet, on one machine in one run.
-
-    python experiments/bench/bench.py --only objectives [--quick]
-    python experiments/bench/bench_ranking.py [--quick]
-"""
+ranking objectives and the seed article's numba RankNet, on one machine in one run."""
 
 from __future__ import annotations
 
