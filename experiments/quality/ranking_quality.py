@@ -312,13 +312,10 @@ def analyse(block: dict) -> dict:
         keys = sorted(set.intersection(*(set(block[n][m]) for n in names)))
         a = np.array([[block[n][m][k] for k in keys] for n in names])
         means = a.mean(axis=1)
-        diff, wins = [], []
-        for i in range(len(names)):
-            j = max([j for j in range(len(names)) if j != i] or [i], key=lambda j: means[j])
-            p = paired(a[i] - a[j])
-            diff.append(p.mean)
-            wins.append(p.wins)
-        out[m] = {"mean": means.tolist(), "diff": diff, "wins": wins, "units": len(keys)}
+        ps = [paired(a[i] - a[max([j for j in range(len(names)) if j != i] or [i],
+                                   key=lambda j: means[j])]) for i in range(len(names))]
+        out[m] = {"mean": means.tolist(), "diff": [p.mean for p in ps],
+                  "wins": [p.wins for p in ps], "units": len(keys)}
     return out
 
 
@@ -345,15 +342,12 @@ def report(saved: dict, quick: bool = False) -> str:
     for ds, title in DATASETS.items():
         if ds not in saved:
             continue
-        res = analyse(saved[ds])
-        rows = []
+        res, rows = analyse(saved[ds]), []
         for i, n in enumerate(res["names"]):
-            cells = []
-            for m in METRICS:
-                r = res[m]
-                v = f"{r['mean'][i]:.4f}"
-                v = f"**{v}**" if int(np.argmax(r["mean"])) == i else v
-                cells.append(f"{v} ({r['diff'][i]:+.4f}, {r['wins'][i]}/{r['units']})")
+            cells = [(f"**{r['mean'][i]:.4f}**" if int(np.argmax(r["mean"])) == i
+                      else f"{r['mean'][i]:.4f}")
+                     + f" ({r['diff'][i]:+.4f}, {r['wins'][i]}/{r['units']})"
+                     for r in (res[m] for m in METRICS)]
             default = n in {f'LambdaRank("{z}")' for z in TARGET} and n != 'LambdaRank("ndcg")'
             rows.append([n + (" ◀ default" if default else ""), *cells])
         lines += [f"## {title}", "", *table(["objective", *METRICS], rows), "",
@@ -378,28 +372,21 @@ def _summary(saved: dict) -> list:
     """Z@10 at a glance: the metric's own objective (defaults and pure |ΔZ|) against
     LambdaRank("ndcg"), native lambdarank and the best objective of the column."""
     rows = []
-    for z, m in TARGET.items():
-        for ds in DATASETS if z != "ndcg" else ():
-            block = saved.get(ds)
-            own = f'LambdaRank("{z}")'
-            if not block:
-                continue
+    for z, m in ((z, m) for z, m in TARGET.items() if z != "ndcg"):
+        own = f'LambdaRank("{z}")'
+        for ds, block in ((ds, saved[ds]) for ds in DATASETS if saved.get(ds)):
             res = analyse(block)
-            names = res["names"]
-            if any(r not in names for r in RIVALS) or own not in names:
+            if any(n not in res["names"] for n in (*RIVALS, own)):
                 continue
-            mean = dict(zip(names, res[m]["mean"], strict=True))
-            best = names[int(np.argmax(res[m]["mean"]))]
+            mean = dict(zip(res["names"], res[m]["mean"], strict=True))
+            best = max(mean, key=mean.get)
 
             def cell(n, m=m, block=block, mean=mean):
-                if n not in block:
-                    return "—"
-                return f"{mean[n]:.4f} ({compare(block, n, RIVALS[1], m)[0].mean:+.4f})"
+                return "—" if n not in block else \
+                    f"{mean[n]:.4f} ({compare(block, n, RIVALS[1], m)[0].mean:+.4f})"
 
-            verdicts = []
-            for r in RIVALS:
-                ok, d, fw, nf = verdict(block, own, r, m)
-                verdicts.append(f"{'win/tie' if ok else 'loses'} ({d:+.4f}, {fw}/{nf})")
+            verdicts = [f"{'win/tie' if ok else 'loses'} ({d:+.4f}, {fw}/{nf})"
+                        for ok, d, fw, nf in (verdict(block, own, r, m) for r in RIVALS)]
             rows.append([m, ds, f"{cell(own)} α={default_smoothing(z):g}",
                          cell(f'LambdaRank("{z}", smoothing=0)'), f"{mean[RIVALS[1]]:.4f}",
                          f"{mean[RIVALS[0]]:.4f}", " / ".join(verdicts),
@@ -453,18 +440,14 @@ def selection(sel: dict) -> tuple[dict, list]:
 
 def _verdicts(block: dict) -> list:
     """The paired rule: LambdaRank(Z) vs native lambdarank and vs LambdaRank("ndcg")."""
-    cands = [(f'LambdaRank("{z}")', TARGET[z]) for z in TARGET if f'LambdaRank("{z}")' in block]
-    cands += [(f'LambdaRank("{z}", smoothing=0)', TARGET[z]) for z in ("err", "map", "mrr")
-              if f'LambdaRank("{z}", smoothing=0)' in block]
+    cands = [(f'LambdaRank("{z}"{o})', m) for o in ("", ", smoothing=0") for z, m in TARGET.items()
+             if f'LambdaRank("{z}"{o})' in block]
     cands += [(n, "ndcg@10") for n in block if n.startswith("LambdaRank(weighting=")]
     rows = []
-    for n, m in cands:
-        for r in RIVALS:
-            if r == n or r not in block:
-                continue
-            p, fw, nf = compare(block, n, r, m)
-            ok = "wins/ties" if p.mean >= 0 and 5 * fw >= 3 * nf else "loses"
-            rows.append([n, m, r, f"{p.mean:+.4f}", f"{p.wins}/{p.n}", f"{fw}/{nf}", ok])
+    for n, m, r in ((n, m, r) for n, m in cands for r in RIVALS if r != n and r in block):
+        p, fw, nf = compare(block, n, r, m)
+        ok = "wins/ties" if p.mean >= 0 and 5 * fw >= 3 * nf else "loses"
+        rows.append([n, m, r, f"{p.mean:+.4f}", f"{p.wins}/{p.n}", f"{fw}/{nf}", ok])
     return ["Verdicts of the paired rule (paired over 15 units; fold criterion: folds with "
             "mean difference ≥ 0, of 5):", "",
             *table(["objective", "on", "vs", "mean diff", "units won", "folds ≥ 0",
@@ -486,11 +469,10 @@ def _xgb_report(xg: dict) -> list:
             continue
         rows = []
         for name in [n for n in xgb_objectives() if n in block]:
-            cells = []
-            for m in METRICS:
-                v = f"{np.mean(list(block[name][m].values())):.4f}"
-                p = compare(block, name, XGB_BASE, m)[0]
-                cells.append(v if name == XGB_BASE else f"{v} ({p.mean:+.4f}, {p.wins}/{p.n})")
+            cells = [f"{np.mean(list(block[name][m].values())):.4f}" for m in METRICS]
+            if name != XGB_BASE:
+                cells = [f"{v} ({p.mean:+.4f}, {p.wins}/{p.n})" for v, p in zip(
+                    cells, (compare(block, name, XGB_BASE, m)[0] for m in METRICS), strict=True)]
             rows.append([name, *cells])
         lines += [f"**{DATASETS[ds]}**", "", *table(["objective", *METRICS], rows), ""]
     return lines
