@@ -31,11 +31,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _timing import COLD_FLOOR_MODULE
+from _timing import COLD_FLOOR_MODULE, table
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "experiments"))
-from _report import table  # noqa: E402
 
 CHILD = r"""
 import json, os, sys, time

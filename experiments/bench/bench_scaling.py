@@ -24,12 +24,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _timing import median_time
+from _timing import median_time, pyplot, table
 
 HERE = Path(__file__).resolve().parent
 PNG = HERE.parent / "results" / "scaling.png"
-sys.path.insert(0, str(HERE.parent))
-from _report import pyplot, table  # noqa: E402
 
 # name -> the function of ``(y, s)`` timed (built once); data: grades 0-4, scores
 # N(0, 1) + grade/2 (spread ~1)
