@@ -91,15 +91,14 @@ def per_query(y: np.ndarray, s: np.ndarray, group: np.ndarray) -> dict[str, list
 
     offs = np.concatenate(([0], np.cumsum(group)))
     top = int(y.max())
-    out = {}
-    for m in METRICS:
+
+    def one(m, a, b):
         if m.startswith("err@"):
-            k = int(m.split("@")[1])
-            f = lambda a, b, k=k: err(y[a:b], s[a:b], None, k=k, max_grade=top)  # noqa: E731
-        else:
-            f = lambda a, b, m=m: get_metric(m)(y[a:b], s[a:b], None)  # noqa: E731
-        out[m] = [float(f(a, b)) for a, b in zip(offs[:-1], offs[1:], strict=True)]
-    return out
+            return err(y[a:b], s[a:b], None, k=int(m.split("@")[1]), max_grade=top)
+        return get_metric(m)(y[a:b], s[a:b], None)
+
+    return {m: [float(one(m, a, b)) for a, b in zip(offs[:-1], offs[1:], strict=True)]
+            for m in METRICS}
 
 
 def report(runs: dict[int, dict], seconds: float, header: str) -> str:
