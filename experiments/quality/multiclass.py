@@ -306,17 +306,14 @@ def figure(results: dict, path: Path) -> None:
         k = len(splits[0]["class_counts_test"])
         pc = np.array([[np.mean([s["runs"][o]["test_per_class"][r][c] for s in splits])
                         for c in range(k)] for o, r in rows])
-        macro = pc.mean(axis=1, keepdims=True)
-        mat = np.hstack([pc, macro])
+        mat = np.hstack([pc, pc.mean(axis=1, keepdims=True)])  # classes, then macro
         im = ax.imshow(mat, cmap="viridis", vmin=0, vmax=1, aspect="auto")
-        for i in range(mat.shape[0]):
-            for j in range(mat.shape[1]):
-                ax.text(j, i, f"{mat[i, j]:.2f}", ha="center", va="center", fontsize=8,
-                        color="white" if mat[i, j] < 0.6 else "black")
+        for (i, j), v in np.ndenumerate(mat):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
+                    color="white" if v < 0.6 else "black")
         counts = splits[0]["class_counts_test"]
-        ax.set_xticks(range(k + 1),
-                      [f"class {c}\n(n={counts[c]})" for c in range(k)] + ["macro"],
-                      fontsize=8)
+        ax.set_xticks(range(k + 1), [f"class {c}\n(n={counts[c]})" for c in range(k)]
+                      + ["macro"], fontsize=8)
         ax.set_yticks(range(len(rows)),
                       [f"{o} · {r}" for o, r in rows] if i_ax == 0 else [], fontsize=8)
         ax.axvline(k - 0.5, color="white", lw=2)
@@ -437,8 +434,7 @@ def report() -> str:
                          f"{sm['max_abs_score']:.1f}"])
     lines += table(["protocol", "task", "splits", "baseline", "gbrank (chosen on training "
                     "rows)", "paired Δ, 95% t interval, wins", "max abs s"], rows, "llrrrlr")
-    lines.append("")
-    lines += reading(results)
+    lines += ["", *reading(results)]
     if "mq2008" not in results["holdout"]:
         lines += ["MQ2008 not found: task (b) skipped.", ""]
     lines += body
