@@ -226,10 +226,11 @@ def plot(results: list[dict], alphas: tuple[float, ...], path: Path,
         return d.mean, (d.se if d.n > 1 else 0.0)
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for ax, key, minus in ((axes[0], "ndcg@10", base), (axes[1], "ece", None)):
+        ms = [level(f"LambdaRank(calibration={a:g})", key, minus) for a in alphas]
+        ax.errorbar(alphas, [m for m, _ in ms], yerr=[e for _, e in ms], fmt="o-", color="C0",
+                    capsize=3, label="LambdaRank(calibration=α)")
     ax = axes[0]
-    ms = [level(f"LambdaRank(calibration={a:g})", "ndcg@10", base) for a in alphas]
-    ax.errorbar(alphas, [m for m, _ in ms], yerr=[e for _, e in ms], fmt="o-", color="C0",
-                capsize=3, label="LambdaRank(calibration=α)")
     ax.axhline(0.0, color="C1", linestyle="--", label="LambdaRank() (reference)")
     mean, se = level("native binary", "ndcg@10", base)
     ax.axhline(mean, color="C2", linestyle="-.", label="native binary")
@@ -239,9 +240,6 @@ def plot(results: list[dict], alphas: tuple[float, ...], path: Path,
     ax.set_ylabel("ΔNDCG@10 vs LambdaRank(), paired")
     ax.legend(fontsize=8, loc="best")
     ax = axes[1]
-    ms = [level(f"LambdaRank(calibration={a:g})", "ece") for a in alphas]
-    ax.errorbar(alphas, [m for m, _ in ms], yerr=[e for _, e in ms], fmt="o-", color="C0",
-                capsize=3, label="LambdaRank(calibration=α)")
     for name, color, style in ((base, "C1", "--"), ("LambdaRank() + Platt", "C3", ":"),
                                ("native binary", "C2", "-.")):
         mean, se = level(name, "ece")
