@@ -109,19 +109,12 @@ for task in sys.argv[2].split(","):
         obj = RankNet() if task == "ranknet" else lambdarank()
         f = lambda: obj.grad_hess(y, s, g)
         out[task] = (*timed(f, 9), checksum(*f()))
-    elif task == "lambdarank_groupless":
-        rng = np.random.default_rng(2)
-        y = rng.integers(0, 5, 10**6).astype(float)
-        s = rng.standard_normal(y.size)
-        obj = lambdarank()
-        f = lambda: obj.grad_hess(y, s)
-        out[task] = (*timed(f, 3), checksum(*f()))
-    elif task.startswith("ranknet_groupless_"):
-        spread = float(task.rsplit("_", 1)[1])
+    elif task == "lambdarank_groupless" or task.startswith("ranknet_groupless_"):
+        spread = float(task.rsplit("_", 1)[1]) if task.startswith("ranknet") else 1.0
         rng = np.random.default_rng(2)
         y = rng.integers(0, 5, 10**6).astype(float)
         s = rng.standard_normal(y.size) * spread
-        obj = RankNet(method="fast")
+        obj = RankNet(method="fast") if task.startswith("ranknet") else lambdarank()
         f = lambda: obj.grad_hess(y, s)
         out[task] = (*timed(f, 3), checksum(*f()))
     elif task == "fbeta":
