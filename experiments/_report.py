@@ -1,5 +1,5 @@
-"""What every experiment writes, in one place: Markdown tables, the results files (JSON of
-raw figures, the report regenerated from it), the run's header line, and the one paired
+"""What every experiment writes, in one place: Markdown tables, figures, the results files
+(JSON of raw figures, the report regenerated from it), the run's header line, and the one paired
 comparison (:func:`gbrank.metrics.paired_difference`) in the forms the reports print."""
 
 from __future__ import annotations
@@ -25,6 +25,16 @@ def workqueue_threads() -> None:
 
     if "NUMBA_THREADING_LAYER" not in os.environ:
         numba.config.THREADING_LAYER = "workqueue"
+
+
+def pyplot():
+    """``matplotlib.pyplot`` on the Agg backend (figures go to files only)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def table(header: list[str], rows: list[list[Any]], align: str = "") -> list[str]:

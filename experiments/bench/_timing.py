@@ -1,8 +1,13 @@
-"""Timing shared by the benchmark sections."""
+"""Timing shared by the benchmark sections, and the experiments' report writer for them."""
 
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # experiments/
+from _report import pyplot, table  # noqa: E402, F401
 
 
 def median_time(fn, repeat: int) -> float:

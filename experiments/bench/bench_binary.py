@@ -24,9 +24,6 @@ from numba import njit, prange
 from gbrank._kernels import focal as focal_kernels
 from gbrank.objectives import FBetaSurrogate, FocalLoss
 
-# ---------------------------------------------------------------------------------------
-# peers
-
 
 def numpy_focal(y: np.ndarray, z: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
     """Focal grad/hess in plain NumPy (same formulas, log space via logaddexp)."""
@@ -85,9 +82,6 @@ def _numpy_logloss(preds, data):
     p = 1.0 / (1.0 + np.exp(-preds))
     return p - y, p * (1.0 - p)
 
-
-# ---------------------------------------------------------------------------------------
-# sections
 
 
 def _focal_rows(n: int, repeat: int) -> list[str]:

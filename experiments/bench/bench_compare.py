@@ -31,7 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _timing import COLD_FLOOR_MODULE
+from _timing import COLD_FLOOR_MODULE, table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -109,19 +109,12 @@ for task in sys.argv[2].split(","):
         obj = RankNet() if task == "ranknet" else lambdarank()
         f = lambda: obj.grad_hess(y, s, g)
         out[task] = (*timed(f, 9), checksum(*f()))
-    elif task == "lambdarank_groupless":
-        rng = np.random.default_rng(2)
-        y = rng.integers(0, 5, 10**6).astype(float)
-        s = rng.standard_normal(y.size)
-        obj = lambdarank()
-        f = lambda: obj.grad_hess(y, s)
-        out[task] = (*timed(f, 3), checksum(*f()))
-    elif task.startswith("ranknet_groupless_"):
-        spread = float(task.rsplit("_", 1)[1])
+    elif task == "lambdarank_groupless" or task.startswith("ranknet_groupless_"):
+        spread = float(task.rsplit("_", 1)[1]) if task.startswith("ranknet") else 1.0
         rng = np.random.default_rng(2)
         y = rng.integers(0, 5, 10**6).astype(float)
         s = rng.standard_normal(y.size) * spread
-        obj = RankNet(method="fast")
+        obj = RankNet(method="fast") if task.startswith("ranknet") else lambdarank()
         f = lambda: obj.grad_hess(y, s)
         out[task] = (*timed(f, 3), checksum(*f()))
     elif task == "fbeta":
@@ -348,51 +341,43 @@ def main(argv: list[str] | None = None) -> int:
                 res[which].setdefault("memory", []).append(_memory(roots[which], case))
             load.append(os.getloadavg()[0])
     print(f"Load average (1 min) during the run: {min(load):.1f}–{max(load):.1f}\n")
-    print("| hot path | before: wall ms | after: wall ms | before: CPU ms | after: CPU ms "
-          "| wall ratio | values |")
-    print("|---|---:|---:|---:|---:|---:|---|")
+    rows = []
     for task in timed_tasks:
         b, a = res["before"][task], res["after"][task]
         wb, wa = [v[0] for v in b], [v[0] for v in a]
-        cb, ca = [v[1] for v in b], [v[1] for v in a]
         vb, va = {round(v[2], 9) for v in b}, {round(v[2], 9) for v in a}
         same = "same" if vb == va else f"{sorted(vb)} → {sorted(va)}"
-        ratio = sorted(wb)[1] / sorted(wa)[1]
-        print(f"| {task} | {_cell(wb, '.1f')} | {_cell(wa, '.1f')} | {_cell(cb, '.1f')} "
-              f"| {_cell(ca, '.1f')} | {ratio:.2f}× | {same} ({sorted(va)[0]:.12g}) |")
+        rows.append([task, _cell(wb, ".1f"), _cell(wa, ".1f"), _cell([v[1] for v in b], ".1f"),
+                     _cell([v[1] for v in a], ".1f"), f"{sorted(wb)[1] / sorted(wa)[1]:.2f}×",
+                     f"{same} ({sorted(va)[0]:.12g})"])
+    print("\n".join(table(["hot path", "before: wall ms", "after: wall ms", "before: CPU ms",
+                           "after: CPU ms", "wall ratio", "values"], rows, "lrrrrrl")))
     if "training" in args.tasks:
-        print("\n| training (250k rows, 100 rounds, 2 threads) | before | after |")
-        print("|---|---|---|")
         names = ("LambdaRank training s", "native lambdarank s", "ratio to native",
                  "objective ms/round inside lgb.train", "objective ms/call alone",
                  "floor: recorded gradients replayed, ratio to native")
-        for i, name in enumerate(names):
-            scale = 1e-3 if i < 2 else 1.0
-            if i >= len(res["before"]["training"][0]):
-                continue
-            b = [v[i] * scale for v in res["before"]["training"]]
-            a = [v[i] * scale for v in res["after"]["training"]]
-            print(f"| {name} | {_cell(b, '.2f')} | {_cell(a, '.2f')} |")
+        rows = [[name, *(_cell([v[i] * (1e-3 if i < 2 else 1.0) for v in res[w]["training"]],
+                               ".2f") for w in ("before", "after"))]
+                for i, name in enumerate(names) if i < len(res["before"]["training"][0])]
+        print("\n" + "\n".join(table(["training (250k rows, 100 rounds, 2 threads)", "before",
+                                      "after"], rows, "lll")))
     if "memory" in args.tasks:
-        print("\n| peak extra memory of one group-less call at 10^7 rows, in n-row float64 "
-              "arrays (outputs included) | before | after |")
-        print("|---|---:|---:|")
         def arrays(v):
             return "failed (out of memory)" if v is None else f"{v:.2f}"
 
-        for i, case in enumerate(MEMORY_CASES):
-            print(f"| {case} | {arrays(res['before']['memory'][i])} "
-                  f"| {arrays(res['after']['memory'][i])} |")
+        rows = [[case, *(arrays(res[w]["memory"][i]) for w in ("before", "after"))]
+                for i, case in enumerate(MEMORY_CASES)]
+        print("\n" + "\n".join(table(["peak extra memory of one group-less call at 10^7 rows, "
+                                      "in n-row float64 arrays (outputs included)", "before",
+                                      "after"], rows)))
     if "cold" in args.tasks:
-        print("\n| cold start: import numpy + import gbrank + first ndcg call, cache warm, "
-              "bytecode cached (best / median of 5 processes; per child) | before | after "
-              "| numba floor (trivial cached function) |")
-        print("|---|---|---|---|")
-        for i, name in enumerate(("best s", "median s")):
-            cells = [_cell([v[i] for v in res[w]["cold"]], ".3f")
-                     for w in ("before", "after")]
-            floor = _cell([v[i] for v in res["floor"]["cold"]], ".3f")
-            print(f"| {name} | {cells[0]} | {cells[1]} | {floor} |")
+        rows = [[name, *(_cell([v[i] for v in res[w]["cold"]], ".3f")
+                         for w in ("before", "after", "floor"))]
+                for i, name in enumerate(("best s", "median s"))]
+        print("\n" + "\n".join(table([
+            "cold start: import numpy + import gbrank + first ndcg call, cache warm, bytecode "
+            "cached (best / median of 5 processes; per child)", "before", "after",
+            "numba floor (trivial cached function)"], rows, "llll")))
     return 0
 
 

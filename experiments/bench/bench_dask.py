@@ -5,8 +5,6 @@ set split by :func:`gbrank.dask.partition_by_query` into 2 partitions and persis
 then ``DaskLGBMRanker.fit`` timed alternately with the two objectives (one warm-up fit
 each: numba's cache load in the workers and LightGBM's first network setup stay out of
 the figures). Also reports held-out NDCG@10 of the two models on a second data set.
-
-    python experiments/bench/bench_dask.py [--quick]
 """
 
 from __future__ import annotations
@@ -17,6 +15,7 @@ import time
 import warnings
 
 import numpy as np
+from _timing import table
 
 
 def _fit_time(model_factory, X, y, group) -> tuple[float, object]:
@@ -90,13 +89,11 @@ def run(quick: bool = False, repeat: int | None = None) -> str:
         f"average at the end of the run: {load} (2 cores, shared with other jobs: "
         "absolute times are noisy, compare within a row of fits).",
         "",
-        "| where | objective | fit time (s) | all fits (s) | held-out NDCG@10 |",
-        "|---|---|---:|---:|---:|",
+        *table(["where", "objective", "fit time (s)", "all fits (s)", "held-out NDCG@10"],
+               [[where, label[name], f"{med[where, name]:.2f}",
+                 ", ".join(f"{x:.2f}" for x in times[where, name]), f"{ndcg[where, name]:.4f}"]
+                for where, name in runs], "llrrr"),
     ]
-    for where, name in runs:
-        lines.append(f"| {where} | {label[name]} | {med[where, name]:.2f} | "
-                     f"{', '.join(f'{x:.2f}' for x in times[where, name])} | "
-                     f"{ndcg[where, name]:.4f} |")
     dask_ratio = med["dask", "gbrank"] / med["dask", "native"]
     single_ratio = med["single", "gbrank"] / med["single", "native"]
     lines += [

@@ -9,8 +9,6 @@
 - Cold start: ``import gbrank`` plus the first metric call in a fresh process, numba
   cache warm (median and best of 7), beside the floor every numba library pays (a
   trivial cached function) and ranx's import + first ``evaluate``.
-
-    python experiments/bench/bench.py --only metrics [--quick]
 """
 
 from __future__ import annotations
@@ -136,42 +134,27 @@ def _seed_pair_accuracy(y, s):
 # end of the first metric call, and to the end of the imports. A trivial cached numba
 # function is the floor every numba library pays (numba's import, and on the first
 # dispatch its type registries and, through numba.np.arraymath, scipy.linalg).
-_COLD_SCRIPTS = {
-    "gbrank": r"""
+_COLD = r"""
 import sys, time
 t0 = time.perf_counter()
 import numpy as np
-import gbrank
-from gbrank import metrics
+{}
 t1 = time.perf_counter()
-metrics.ndcg(np.array([3.0, 0.0, 1.0, 2.0, 0.0, 1.0]),
-             np.array([0.1, 0.5, 0.3, 0.9, 0.2, 0.4]), [3, 3], k=10)
+{}
 t2 = time.perf_counter()
-print(t2 - t0, t1 - t0, "lightgbm" in sys.modules or "xgboost" in sys.modules)
-""",
-    "numba floor": r"""
-import sys, time
-t0 = time.perf_counter()
-import numpy as np
-sys.path.insert(0, sys.argv[1])
-import cold_floor
-t1 = time.perf_counter()
-cold_floor.total(np.ones(3))
-t2 = time.perf_counter()
-print(t2 - t0, t1 - t0, False)
-""",
-    "ranx": r"""
-import sys, time
-t0 = time.perf_counter()
-import numpy as np
-from ranx import Qrels, Run, evaluate
-t1 = time.perf_counter()
-evaluate(Qrels({"q": {"a": 3, "b": 1}}), Run({"q": {"a": 0.1, "b": 0.5, "c": 0.3}}),
-         "ndcg@10")
-t2 = time.perf_counter()
-print(t2 - t0, t1 - t0, False)
-""",
-}
+print(t2 - t0, t1 - t0, {})
+"""
+_COLD_SCRIPTS = {tool: _COLD.format(*parts) for tool, parts in {
+    "gbrank": ("import gbrank\nfrom gbrank import metrics",
+               "metrics.ndcg(np.array([3.0, 0.0, 1.0, 2.0, 0.0, 1.0]),\n"
+               "             np.array([0.1, 0.5, 0.3, 0.9, 0.2, 0.4]), [3, 3], k=10)",
+               '"lightgbm" in sys.modules or "xgboost" in sys.modules'),
+    "numba floor": ("sys.path.insert(0, sys.argv[1])\nimport cold_floor",
+                    "cold_floor.total(np.ones(3))", "False"),
+    "ranx": ("from ranx import Qrels, Run, evaluate",
+             'evaluate(Qrels({"q": {"a": 3, "b": 1}}), Run({"q": {"a": 0.1, "b": 0.5, "c": 0.3}}),'
+             '\n         "ndcg@10")', "False"),
+}.items()}
 
 COLD_RUNS = 7
 

@@ -1,9 +1,5 @@
 """Benchmark section "objectives": RankNet / LambdaRank against the boosters' native
-ranking objectives and the seed article's numba RankNet, on one machine in one run.
-
-    python experiments/bench/bench.py --only objectives [--quick]
-    python experiments/bench/bench_ranking.py [--quick]
-"""
+ranking objectives and the seed article's numba RankNet, on one machine in one run."""
 
 from __future__ import annotations
 
@@ -18,7 +14,7 @@ import time
 import lightgbm as lgb
 import numpy as np
 import xgboost as xgb
-from _timing import median_time
+from _timing import median_time, table
 from numba import njit, prange
 
 from gbrank._kernels.ranknet import ranknet_rows_grad_hess
@@ -95,9 +91,9 @@ class SeedRankNet:
         return _seed_all_queries(y, np.asarray(preds, dtype=np.float64), offsets)
 
 
-def _log(msg):
-    print(f"[bench_ranking] {time.strftime('%H:%M:%S')} {msg}", file=sys.stderr, flush=True)
-
+def _log(row):  # a table row as it is measured
+    print(f"[bench_ranking] {time.strftime('%H:%M:%S')} | {' | '.join(row)} |", file=sys.stderr,
+          flush=True)
 
 
 def _scores(y, s, g):
@@ -132,7 +128,7 @@ def run(quick: bool = False) -> str:
     for name, obj, t in calls:
         if t is None:
             t = median_time(lambda obj=obj: obj.grad_hess(y_tr, s0, g_tr), rep)
-        call_rows.append(f"| {name} | {t * 1e3:.1f} | {t / t_seed:.2f} |")
+        call_rows.append([name, f"{t * 1e3:.1f}", f"{t / t_seed:.2f}"])
         _log(call_rows[-1])
 
     # -- 2. training through LightGBM -----------------------------------------------------
@@ -148,17 +144,25 @@ def run(quick: bool = False) -> str:
         ("seed RankNet (numba loop)", SeedRankNet()),
     ]
     train_rows = []
+
+    def timed_runs(booster_name, runs, train, predict):
+        """Train each run (the first one native), time it, score the held-out queries."""
+        t_native = None
+        for name, *how in runs:
+            t0 = time.perf_counter()
+            booster = train(*how)
+            t = time.perf_counter() - t0
+            t_native = t if t_native is None else t_native
+            nd, er, pa = _scores(y_te, predict(booster), g_te)
+            train_rows.append([booster_name, name, f"{t:.1f}", f"{t / t_native:.2f}",
+                               f"{nd:.4f}", f"{er:.4f}", f"{pa:.4f}"])
+            _log(train_rows[-1])
+
     lgb.train(dict(lgb_params, objective="lambdarank"), dtr, num_boost_round=1)  # warm-up
-    t_native = None
-    for name, obj in lgb_runs:
-        t0 = time.perf_counter()
-        booster = lgb.train(dict(lgb_params, objective=obj), dtr, num_boost_round=rounds)
-        t = time.perf_counter() - t0
-        t_native = t if t_native is None else t_native
-        nd, er, pa = _scores(y_te, booster.predict(X_te), g_te)
-        train_rows.append(f"| LightGBM | {name} | {t:.1f} | {t / t_native:.2f} | "
-                          f"{nd:.4f} | {er:.4f} | {pa:.4f} |")
-        _log(train_rows[-1])
+    timed_runs("LightGBM", lgb_runs,
+               lambda obj: lgb.train(dict(lgb_params, objective=obj), dtr,
+                                     num_boost_round=rounds),
+               lambda booster: booster.predict(X_te))
 
     # -- 3. training through XGBoost --------------------------------------------------------
     xgb_params = {"tree_method": "hist", "grow_policy": "lossguide", "max_leaves": 31,
@@ -175,17 +179,11 @@ def run(quick: bool = False) -> str:
     # XGBoost's first train call in a process pays a one-off start-up cost (measured:
     # seconds); keep it out of the first timed run.
     xgb.train(dict(xgb_params, objective="rank:ndcg"), dx_tr, num_boost_round=1)
-    t_xnative = None
-    for name, native, obj in xgb_runs:
-        t0 = time.perf_counter()
-        booster = xgb.train(dict(xgb_params, objective=native), dx_tr, num_boost_round=rounds,
-                            obj=None if obj is None else objective(obj))
-        t = time.perf_counter() - t0
-        t_xnative = t if t_xnative is None else t_xnative
-        nd, er, pa = _scores(y_te, booster.predict(dx_te), g_te)
-        train_rows.append(f"| XGBoost | {name} | {t:.1f} | {t / t_xnative:.2f} | "
-                          f"{nd:.4f} | {er:.4f} | {pa:.4f} |")
-        _log(train_rows[-1])
+    timed_runs("XGBoost", xgb_runs,
+               lambda native, obj: xgb.train(dict(xgb_params, objective=native), dx_tr,
+                                             num_boost_round=rounds,
+                                             obj=None if obj is None else objective(obj)),
+               lambda booster: booster.predict(dx_te))
 
     # -- 4. fast mode (one big query): accuracy vs exact, and time at scale ----------------
     n_acc = 5_000 if quick else 20_000
@@ -209,9 +207,9 @@ def run(quick: bool = False) -> str:
             t_fast = time.perf_counter() - t0
             eg = np.abs(g1 - g0).max() / np.abs(g0).max()
             eh = np.abs(h1 - h0).max() / np.abs(h0).max()
-            fast_rows.append(
-                f"| {'pull' if pull else 'skip'} | {spread:g} | {obj.last_fast_methods_[0]} | "
-                f"{eg:.1e} | {eh:.1e} | {t_fast * 1e3:.0f} | {t_exact * 1e3:.0f} |")
+            fast_rows.append(["pull" if pull else "skip", f"{spread:g}",
+                              obj.last_fast_methods_[0], f"{eg:.1e}", f"{eh:.1e}",
+                              f"{t_fast * 1e3:.0f}", f"{t_exact * 1e3:.0f}"])
             _log(fast_rows[-1])
     n_big = 100_000 if quick else 1_000_000
     y_m = rng.integers(0, 5, n_big).astype(np.float64)
@@ -225,15 +223,15 @@ def run(quick: bool = False) -> str:
         g0, h0 = _exact_rows(y_m, s, sample, 1.0)
         eg = np.abs(g1[sample] - g0).max() / np.abs(g0).max()
         eh = np.abs(h1[sample] - h0).max() / np.abs(h0).max()
-        big_rows.append(f"| {n_big:,} | {spread:g} | RankNet, {obj.last_fast_methods_[0]} | "
-                        f"{t * 1e3:.0f} | {eg:.1e} | {eh:.1e} |")
+        big_rows.append([f"{n_big:,}", f"{spread:g}", f"RankNet, {obj.last_fast_methods_[0]}",
+                         f"{t * 1e3:.0f}", f"{eg:.1e}", f"{eh:.1e}"])
         _log(big_rows[-1])
     s = rng.standard_normal(n_big)
     for name, obj in (("LambdaRank(\"ndcg\")", LambdaRank()),
                       ("LambdaRank(\"err\")", LambdaRank(metric="err"))):
         t = median_time(lambda obj=obj: obj.grad_hess(y_m, s), 3)
-        big_rows.append(f"| {n_big:,} | 1 | {name}, exact O(n·k), k = 30 | {t * 1e3:.0f} "
-                        "| — | — |")
+        big_rows.append([f"{n_big:,}", "1", f"{name}, exact O(n·k), k = 30", f"{t * 1e3:.0f}",
+                         "—", "—"])
         _log(big_rows[-1])
 
     n_tr_rows = y_tr.size
@@ -249,30 +247,25 @@ def run(quick: bool = False) -> str:
         "**grad + hess per call** (training set, random scores; median of "
         f"{rep}):",
         "",
-        "| objective | ms / call | ÷ seed loop |",
-        "|---|---:|---:|",
-        *call_rows,
+        *table(["objective", "ms / call", "÷ seed loop"], call_rows),
         "",
         "**Training time and held-out quality**:",
         "",
-        "| booster | objective | train s | ÷ native | NDCG@10 | ERR@10 | pair acc. |",
-        "|---|---|---:|---:|---:|---:|---:|",
-        *train_rows,
+        *table(["booster", "objective", "train s", "÷ native", "NDCG@10", "ERR@10",
+                "pair acc."], train_rows, "llrrrrr"),
         "",
         f"**RankNet fast mode on one query of {n_acc:,} rows** (normal scores × spread; "
         "error = max |fast − exact| ÷ max |exact|; exact = all pairs, parallel over rows):",
         "",
-        "| ties | spread | method | grad err | hess err | fast ms | exact ms |",
-        "|---|---:|---|---:|---:|---:|---:|",
-        *fast_rows,
+        *table(["ties", "spread", "method", "grad err", "hess err", "fast ms", "exact ms"],
+               fast_rows, "lrlrrrr"),
         "",
         "**One group-less query at scale** (RankNet fast mode, median of 3 calls; error "
         "against exact all-pairs sums for 300 sampled rows, max |fast − exact| ÷ max "
         "|exact| over them; LambdaRank needs no approximation):",
         "",
-        "| rows | spread | objective / method | ms / call | grad err | hess err |",
-        "|---:|---:|---|---:|---:|---:|",
-        *big_rows,
+        *table(["rows", "spread", "objective / method", "ms / call", "grad err", "hess err"],
+               big_rows, "rrlrrr"),
     ]
     return "\n".join(lines)
 

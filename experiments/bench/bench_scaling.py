@@ -12,9 +12,6 @@ time ∝ n^b, and one log-log plot.
   objective returns two: gradient and Hessian). A second table does this for every
   objective (and each option that changes its memory) and every metric at the
   largest n: the bound is 3 arrays.
-
-    python experiments/bench/bench.py --only scaling [--quick]
-    python experiments/bench_scaling.py [--quick]
 """
 
 from __future__ import annotations
@@ -27,19 +24,20 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _timing import median_time
+from _timing import median_time, pyplot, table
 
 HERE = Path(__file__).resolve().parent
 PNG = HERE.parent / "results" / "scaling.png"
 
-# name -> (kind, how to call it); data: grades 0-4, scores N(0, 1) + grade/2 (spread ~1)
+# name -> the function of ``(y, s)`` timed (built once); data: grades 0-4, scores
+# N(0, 1) + grade/2 (spread ~1)
 CASES = {
-    "RankNet(method=\"fast\")": "objective",
-    "LambdaRank(\"ndcg\")": "objective",
-    "pair_accuracy": "metric",
-    "ndcg@10": "metric",
-    "err@10": "metric",
-    "mean_ap@10": "metric",
+    "RankNet(method=\"fast\")": "RankNet(method='fast').grad_hess",
+    "LambdaRank(\"ndcg\")": "LambdaRank().grad_hess",
+    "pair_accuracy": "metrics.pair_accuracy",
+    "ndcg@10": "partial(metrics.ndcg, k=10)",
+    "err@10": "partial(metrics.err, k=10)",
+    "mean_ap@10": "partial(metrics.mean_ap, k=10)",
 }
 
 
@@ -88,31 +86,18 @@ def _data(n: int, seed: int = 0):
     return y, s
 
 
-def _callable(name: str):
-    from gbrank import metrics
-    from gbrank.objectives import LambdaRank, RankNet
+def _callable(name: str, memory: bool = False):
+    """``f(y, s)`` of :data:`CASES` ``name`` (``memory``: of :data:`MEMORY_CASES` if there)."""
+    from functools import partial
 
-    if name.startswith("RankNet"):
-        obj = RankNet(method="fast")
-        return lambda y, s: obj.grad_hess(y, s)
-    if name.startswith("LambdaRank"):
-        obj = LambdaRank()
-        return lambda y, s: obj.grad_hess(y, s)
-    if name == "pair_accuracy":
-        return metrics.pair_accuracy
-    metric, k = name.split("@")
-    fn = getattr(metrics, metric)
-    return lambda y, s: fn(y, s, k=int(k))
-
-
-def _memory_callable(name: str):
-    """The call of :data:`MEMORY_CASES` ``name`` as ``f(y, s)`` (graded labels in)."""
     from gbrank import metrics
     from gbrank.objectives import FBetaSurrogate, FocalLoss, LambdaRank, RankNet
 
     env = {"metrics": metrics, "RankNet": RankNet, "LambdaRank": LambdaRank,
-           "FocalLoss": FocalLoss, "FBetaSurrogate": FBetaSurrogate}
-    code = compile(MEMORY_CASES[name], name, "eval")
+           "FocalLoss": FocalLoss, "FBetaSurrogate": FBetaSurrogate, "partial": partial}
+    if not (memory and name in MEMORY_CASES):
+        return eval(CASES[name], env)
+    code = compile(MEMORY_CASES[name], name, "eval")  # graded labels in, as yb and yd
     return lambda y, s: eval(code, env, {"y": y, "s": s, "yb": y, "yd": y})
 
 
@@ -125,7 +110,7 @@ def _child_peak(name: str, n: int) -> None:
     (whose temporaries may exceed what the call needs) does not hide the call's peak.
     """
     memory_case = name in MEMORY_CASES
-    fn = _memory_callable(name) if memory_case else _callable(name)
+    fn = _callable(name, memory=True)
     binary = memory_case and "yb" in MEMORY_CASES[name]
     distinct = memory_case and "yd" in MEMORY_CASES[name]
 
@@ -178,20 +163,13 @@ def _peak_extra(name: str, n: int, with_time: bool = False):
 def _fit_exponent(ns, ts) -> float:
     """Least-squares slope of log t on log n over the sizes ≥ 10^5 (below, fixed costs
     dominate)."""
-    ns = np.asarray(ns, dtype=float)
-    ts = np.asarray(ts, dtype=float)
-    keep = ns >= 1e5
-    if keep.sum() < 2:
-        keep = np.ones_like(ns, dtype=bool)
+    ns, ts = np.asarray(ns, dtype=float), np.asarray(ts, dtype=float)
+    keep = ns >= 1e5 if (ns >= 1e5).sum() >= 2 else np.ones_like(ns, dtype=bool)
     return float(np.polyfit(np.log(ns[keep]), np.log(ts[keep]), 1)[0])
 
 
 def _plot(sizes, times, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 5.0))
     for name, ts in times.items():
         ok = [(n, t) for n, t in zip(sizes, ts, strict=True) if t is not None]
@@ -215,7 +193,7 @@ def run(quick: bool = False) -> str:
     mem_n = sizes[-1]
     times: dict[str, list[float | None]] = {}
     for name in CASES:
-        fn = _callable(name)
+        fn = _callable(name, memory=True)
         row: list[float | None] = []
         for n in sizes:
             y, s = _data(n)
@@ -232,7 +210,6 @@ def run(quick: bool = False) -> str:
         lead = n // 10**e
         return f"10^{e}" if lead == 1 else f"{lead}·10^{e}"
 
-    head = " | ".join(f"n = {power(n)}" for n in sizes)
     lines = [
         f"## Scaling: group-less objectives and metrics, 10^4 to {power(sizes[-1])} rows",
         "",
@@ -244,15 +221,12 @@ def run(quick: bool = False) -> str:
         "objective returns 2). Load average during the run: "
         f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (2 cores, shared).",
         "",
-        f"| call (ms per call) | {head} | b | peak extra memory (n-row arrays) |",
-        "|---|" + "---:|" * (len(sizes) + 2),
-    ]
-    for name, row in times.items():
-        cells = " | ".join(f"{t * 1e3:.1f}" for t in row)
-        m = mem[name]
-        lines.append(f"| {name} | {cells} | {_fit_exponent(sizes, row):.2f} | "
-                     f"{'—' if m is None else f'{m:.2f}'} |")
-    lines += ["", f"Plot: `experiments/results/{PNG.name}`.", ""]
+        *table(["call (ms per call)", *(f"n = {power(n)}" for n in sizes), "b",
+                "peak extra memory (n-row arrays)"],
+               [[name, *(f"{t * 1e3:.1f}" for t in row), f"{_fit_exponent(sizes, row):.2f}",
+                 "—" if mem[name] is None else f"{mem[name]:.2f}"]
+                for name, row in times.items()]),
+        "", f"Plot: `experiments/results/{PNG.name}`.", ""]
     lines += _memory_table(mem_n)
     return "\n".join(lines)
 
@@ -283,12 +257,10 @@ def _memory_table(n: int) -> list[str]:
         f"≤ {MEMORY_BOUND_ARRAYS:.0f} n-row float64 arrays; "
         + ("every call is within it." if not over else f"over it: {', '.join(over)}."),
         "",
-        "| call | peak extra memory (n-row arrays) | time of the call (s) |",
-        "|---|---:|---:|",
+        *table(["call", "peak extra memory (n-row arrays)", "time of the call (s)"],
+               [[f"`{name}`", *(("failed", "—") if got is None else
+                                (f"{got[0]:.2f}", f"{got[1]:.2f}"))] for name, got in rows]),
     ]
-    for name, got in rows:
-        cells = "failed | —" if got is None else f"{got[0]:.2f} | {got[1]:.2f}"
-        lines.append(f"| `{name}` | {cells} |")
     return lines
 
 

@@ -12,8 +12,6 @@ Modes, each in a fresh process:
   as the tuner's gradient gate does before training;
 * ``legacy-small-first``: the small first call made the way the kernels did before the
   fix (the parallel kernel run under ``numba.set_num_threads(1)``), to show the trap.
-
-    python experiments/bench/bench_threads.py [--quick]
 """
 
 from __future__ import annotations

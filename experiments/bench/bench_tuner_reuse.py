@@ -1,11 +1,7 @@
 """The tuner's trials per minute with each fold's binned data built once and reused across
 trials (what ``gbrank tune`` does), against a plain Optuna loop that rebuilds the booster's
 data in every trial. A check of the tuner's own speed, so it lives here, not in the
-command line.
-
-    python experiments/bench/bench_tuner_reuse.py            # the embedded ranking task
-    python experiments/bench/bench_tuner_reuse.py --quick    # smaller, 2 trials per mode
-    python experiments/bench/bench.py --only tuner_reuse     # as a section of bench.md
+command line (``--quick``: smaller, 2 trials per mode; also a section of bench.md).
 
 It reads the tuner's private pieces (``FoldData(reuse=...)``, the folds, the search
 space): the measurement is of them.

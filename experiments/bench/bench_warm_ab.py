@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
+
+from bench_compare import _env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,13 +51,9 @@ print(json.dumps([1e3 * walls[CALLS // 2], 1e3 * cpus[CALLS // 2]]))
 
 
 def _child(root: Path, setup: str, statement: str, calls: int) -> list[float]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["PYTHONPATH"] = str(root)
-    env["NUMBA_CACHE_DIR"] = f"/tmp/gbrank-bench-cache-{root.name}"
-    env["OPENBLAS_NUM_THREADS"] = "1"
     script = (f"SETUP = {setup!r}\nSTATEMENT = {statement!r}\nCALLS = {calls}\n" + _CHILD)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env=env, cwd=str(root))
+                          env=_env(root), cwd=str(root))  # bench_compare's environment
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-3000:])
     return json.loads(proc.stdout.strip().splitlines()[-1])

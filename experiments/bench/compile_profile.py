@@ -19,14 +19,10 @@ queries; ``yl, sl``: 20,000 rows; ``yt, st, gt``: 250,000 rows in 2,500 queries)
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from bench_first_use import _SETUP
+from bench_first_use import _SETUP, _child
 
 HERE = Path(__file__).resolve().parent
 
@@ -75,17 +71,11 @@ print(json.dumps({"cpu": cpu, "rows": rows}))
 
 
 def profile(statement: str, root: Path, before: str = "") -> dict:
+    """The compile events of ``statement`` in a fresh process on an empty cache (the child
+    of bench_first_use.py: ``root``'s gbrank, bytecode caching on)."""
     with tempfile.TemporaryDirectory() as cache:
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env["NUMBA_CACHE_DIR"] = cache
-        env["PYTHONPATH"] = str(root)
-        script = (f"SETUP = {_SETUP!r}\nBEFORE = {before!r}\nSTATEMENT = {statement!r}\n"
-                  + _CHILD)
-        proc = subprocess.run([sys.executable, "-c", script], capture_output=True,
-                              text=True, env=env, cwd=str(root))
-        if proc.returncode != 0:
-            raise RuntimeError(proc.stderr[-3000:])
-        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        out = _child(f"SETUP = {_SETUP!r}\nBEFORE = {before!r}\nSTATEMENT = {statement!r}\n"
+                     + _CHILD, Path(cache), root)
         files = [p for p in Path(cache).rglob("*") if p.is_file()]
         out["cache_bytes"] = sum(p.stat().st_size for p in files)
         out["cache_files"] = len(files)

@@ -1,7 +1,8 @@
 """Held-out quality of imbalanced binary objectives with LightGBM.
 
-    python experiments/quality/binary_quality.py   # → experiments/results/binary_quality.md
-    python experiments/quality/binary_quality.py --select  # re-choose FBetaSurrogate's defaults
+    python experiments/quality/binary_quality.py            # → results/binary_quality.md
+    python experiments/quality/binary_quality.py --report   # the report from its json
+    python experiments/quality/binary_quality.py --select   # re-choose FBetaSurrogate's defaults
 
 Three imbalanced tasks, ten seeds each (a fresh subsample and a stratified
 train/validation/test split per seed, 50/25/25):
@@ -26,7 +27,6 @@ precision (scikit-learn).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -42,8 +42,8 @@ from gbrank.objectives import FBetaSurrogate, FocalLoss
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _paths import shared_data_dir  # noqa: E402
+from _report import load_json, paired, save_json, table, write  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
 SEEDS = range(10)
 PARAMS = {"learning_rate": 0.05, "num_leaves": 15, "min_data_in_leaf": 10,
           "feature_fraction": 0.9, "verbose": -1, "num_threads": 1}
@@ -53,7 +53,7 @@ ROUNDS = 200
 # picked on.
 SELECT_SEEDS = range(100, 110)
 SELECT_GRID = [(h, b) for b in (15, 30, 75) for h in (1.0, 2.0, 4.0)]
-SELECT_JSON = HERE.parent / "results" / "binary_quality_select.json"
+JSON, SELECT_JSON = "binary_quality.json", "binary_quality_select.json"
 
 
 def _subsample(X, y, rate, rng):
@@ -164,33 +164,31 @@ def select() -> dict:
                                                    f1(y_te, s_te, threshold=t, margin=True))
             print(f"[select seed {seed}] {name:28s} F1@0 {out[name][str(seed)][0]:.3f} "
                   f"F1@val {out[name][str(seed)][1]:.3f}", flush=True)
-    SELECT_JSON.write_text(json.dumps(out, indent=1))
+    save_json(SELECT_JSON, out)
     return out
 
 
 def selection_lines(sel: dict) -> list:
     base = np.array([v[1] for v in sel["LightGBM `binary`"].values()])
-    lines = ["## How the FBetaSurrogate defaults were chosen", "",
-             f"Task (c) on seeds {SELECT_SEEDS.start}–{SELECT_SEEDS.stop - 1} (never "
-             "reported above), same booster settings: F1 of `FBetaSurrogate(β=1, hess, "
-             "batch_size)` at margin 0 and at the validation threshold, and the paired "
-             "difference of the latter against LightGBM `binary` at its validation "
-             "threshold (mean, seeds better). Chosen: the largest mean paired difference.",
-             "", "| FBetaSurrogate | F1 @ 0 | F1 @ validation threshold | − `binary`, "
-             "paired (seeds better) |", "|---|---:|---:|---:|",
-             f"| (LightGBM `binary`) | — | {base.mean():.3f} | — |"]
-    best = None
+    rows, best = [["(LightGBM `binary`)", "—", f"{base.mean():.3f}", "—"]], None
     for name, vals in sel.items():
         if name == "LightGBM `binary`":
             continue
         a = np.array(list(vals.values()))
-        d = a[:, 1] - base
-        if best is None or d.mean() > best[0]:
-            best = (d.mean(), name)
-        lines.append(f"| {name} | {a[:, 0].mean():.3f} | {a[:, 1].mean():.3f} | "
-                     f"{d.mean():+.3f} ({int((d > 0).sum())}/{d.size}) |")
-    lines += ["", f"Best: {best[1]} ({best[0]:+.3f}).", ""]
-    return lines
+        p = paired(a[:, 1] - base)
+        if best is None or p.mean > best[0]:
+            best = (p.mean, name)
+        rows.append([name, f"{a[:, 0].mean():.3f}", f"{a[:, 1].mean():.3f}",
+                     f"{p.mean:+.3f} ({p.wins}/{p.n})"])
+    return ["## How the FBetaSurrogate defaults were chosen", "",
+            f"Task (c) on seeds {SELECT_SEEDS.start}–{SELECT_SEEDS.stop - 1} (never "
+            "reported above), same booster settings: F1 of `FBetaSurrogate(β=1, hess, "
+            "batch_size)` at margin 0 and at the validation threshold, and the paired "
+            "difference of the latter against LightGBM `binary` at its validation "
+            "threshold (mean, seeds better). Chosen: the largest mean paired difference.",
+            "", *table(["FBetaSurrogate", "F1 @ 0", "F1 @ validation threshold",
+                        "− `binary`, paired (seeds better)"], rows),
+            "", f"Best: {best[1]} ({best[0]:+.3f}).", ""]
 
 
 DIAG_ROUNDS = (0, 1, 2, 5, 10, 20, 50, 100, 199)
@@ -229,60 +227,54 @@ FINDINGS = [
 ]
 
 
-def diagnose_fbeta(seed: int = 0) -> list:
-    """What FBetaSurrogate's gradient looks like round after round on task (c)."""
-    lines = []
+def diagnose_fbeta(seed: int = 0) -> list[dict]:
+    """What FBetaSurrogate's gradient looks like round after round on task (c): one record
+    per objective (rows of the DIAG_ROUNDS, leaves of each round's tree)."""
+    X, y = task_synthetic(seed)
+    X_tr, _, y_tr, _ = train_test_split(X, y, test_size=0.5, stratify=y, random_state=seed)
+    out = []
     for title, obj in (("FBetaSurrogate(β=1, batch_size=None), the training set as one "
                         "example", FBetaSurrogate(beta=1.0, batch_size=None)),
                        ("FBetaSurrogate(β=1), the default (hess=4, batch_size=75): random "
                         "examples of 75 rows, new ones every round",
                         FBetaSurrogate(beta=1.0, random_state=0))):
-        lines += _diagnose_one(title, obj, seed, first=not lines)
-    return lines
+        rows = []
+
+        def spy(preds, ds, obj=obj, rows=rows):
+            g, h = obj.booster_grad_hess(y_tr, preds)
+            nz = g != 0
+            rows.append((int(nz.sum()), int((nz & (y_tr == 1)).sum()),
+                         int((nz & (y_tr == 0)).sum()), float(np.abs(g).sum() / h.sum()),
+                         f1(y_tr, preds, margin=True), float(np.std(preds))))
+            return g, h
+
+        trees = lgb.train({**PARAMS, "objective": spy}, lgb.Dataset(X_tr, y_tr),
+                          ROUNDS).trees_to_dataframe()
+        leaves = trees[trees.left_child.isna()].groupby("tree_index").size()
+        out.append({"title": title, "rows": rows, "n": int(y_tr.size),
+                    "positives": int(y_tr.sum()),
+                    "leaves": {str(r): int(leaves.get(r, 1)) for r in DIAG_ROUNDS}})
+    return out
 
 
-def _diagnose_one(title, obj, seed, first):
-    X, y = task_synthetic(seed)
-    X_tr, _, y_tr, _ = train_test_split(X, y, test_size=0.5, stratify=y, random_state=seed)
-    rows = []
-    ds_tr = lgb.Dataset(X_tr, y_tr)
-
-    def spy(preds, ds):
-        g, h = obj.booster_grad_hess(y_tr, preds)
-        nz = g != 0
-        rows.append((int(nz.sum()), int((nz & (y_tr == 1)).sum()),
-                     int((nz & (y_tr == 0)).sum()), float(np.abs(g).sum() / h.sum()),
-                     f1(y_tr, preds, margin=True), float(np.std(preds))))
-        return g, h
-
-    booster = lgb.train({**PARAMS, "objective": spy}, ds_tr, ROUNDS)
-    trees = booster.trees_to_dataframe()
-    leaves = trees[trees.left_child.isna()].groupby("tree_index").size()
-    lines = [] if not first else [
-        "## Why FBetaSurrogate loses: its gradient round after round",
-        "",
-        f"Task (c), seed 0, training split ({y_tr.size:,} rows, {int(y_tr.sum())} positives), "
-        "the booster settings above. Per round: rows with a non-zero gradient "
-        "v* − y (positives the maximiser v* leaves out; negatives it takes in), the mean "
-        "|g| over the Hessian (a constant per row: 1, and 4 for the mini-batch default), "
-        "training F1 at margin 0, the spread "
-        "(sd) of the training margins, and leaves of that round's tree.",
-        "",
-    ]
-    lines += [
-        f"**{title}**",
-        "",
-        "| round | rows g ≠ 0 | positives left out | negatives taken | Σ\\|g\\| / Σh "
-        "| train F1 @ 0 | sd of margins | leaves |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in DIAG_ROUNDS:
-        if r >= len(rows):
-            break
-        nz, npos, nneg, ratio, f, sd = rows[r]
-        lines.append(f"| {r} | {nz:,} | {npos} | {nneg:,} | {ratio:.4f} | {f:.3f} | {sd:.4f} "
-                     f"| {int(leaves.get(r, 1))} |")
-    lines.append("")
+def diagnosis_lines(diag: list[dict]) -> list:
+    lines = ["## Why FBetaSurrogate loses: its gradient round after round", "",
+             f"Task (c), seed 0, training split ({diag[0]['n']:,} rows, "
+             f"{diag[0]['positives']} positives), "
+             "the booster settings above. Per round: rows with a non-zero gradient "
+             "v* − y (positives the maximiser v* leaves out; negatives it takes in), the mean "
+             "|g| over the Hessian (a constant per row: 1, and 4 for the mini-batch default), "
+             "training F1 at margin 0, the spread "
+             "(sd) of the training margins, and leaves of that round's tree.", ""]
+    for d in diag:
+        rows = [[r, f"{nz:,}", npos, f"{nneg:,}", f"{ratio:.4f}", f"{f:.3f}", f"{sd:.4f}",
+                 d["leaves"][str(r)]]
+                for r in DIAG_ROUNDS if r < len(d["rows"])
+                for nz, npos, nneg, ratio, f, sd in [d["rows"][r]]]
+        lines += [f"**{d['title']}**", "",
+                  *table(["round", "rows g ≠ 0", "positives left out", "negatives taken",
+                          "Σ\\|g\\| / Σh", "train F1 @ 0", "sd of margins", "leaves"], rows,
+                         "r" * 8), ""]
     return lines
 
 
@@ -290,86 +282,82 @@ def _generic_name(name: str) -> str:
     return name.split(" (N/P")[0]
 
 
-def main() -> str:
+def run() -> dict:
+    """Every task, seed and objective (and the diagnosis): the raw figures of the report."""
     t0 = time.perf_counter()
-    lines = [
-        "# Imbalanced binary objectives: held-out quality",
-        "",
-        __doc__.split("\n\n", 2)[2].strip(),
-        "",
-        f"Booster: LightGBM, {ROUNDS} rounds, " + ", ".join(
-            f"{k}={v}" for k, v in PARAMS.items() if k not in ("verbose", "num_threads"))
-        + ". No objective-specific tuning: the same rounds and learning rate for all.",
-        "",
-    ]
+    tasks = {}
     for title, task in TASKS.items():
-        results = {}
-        sizes = []
+        values, sizes = {}, []
         for seed in SEEDS:
             r = evaluate(task, seed)
             if r is None:
                 break
-            res, stats = r
-            sizes.append(stats)
-            for name, vals in res.items():
-                results.setdefault(_generic_name(name), []).append(vals)
-        if not results:
+            sizes.append(r[1])
+            for name, vals in r[0].items():
+                values.setdefault(_generic_name(name), []).append(vals)
+        tasks[title] = {"sizes": sizes, "values": values}
+    return {"tasks": tasks, "diagnosis": diagnose_fbeta(),
+            "seconds": time.perf_counter() - t0}
+
+
+def report(saved: dict) -> str:
+    lines = [
+        "# Imbalanced binary objectives: held-out quality", "",
+        __doc__.split("\n\n", 2)[2].strip(), "",
+        f"Booster: LightGBM, {ROUNDS} rounds, " + ", ".join(
+            f"{k}={v}" for k, v in PARAMS.items() if k not in ("verbose", "num_threads"))
+        + ". No objective-specific tuning: the same rounds and learning rate for all.", ""]
+    for title, res in saved["tasks"].items():
+        if not res["values"]:
             lines += [f"## {title}", "", "Data not available (../shared/data missing).", ""]
             continue
-        p_tr, p_va, p_te, n = sizes[0]
-        lines += [
-            f"## {title}",
-            "",
-            f"{n:,} rows per seed; positives in train/validation/test: {p_tr}/{p_va}/{p_te} "
-            f"(seed 0). Mean ± sd over {len(sizes)} seeds.",
-            "",
-            "| objective | F1 @ margin 0 | F1 @ threshold from validation | average precision "
-            "| F1 @ validation threshold − `binary`'s, paired (seeds better) "
-            "| AP − `binary`, paired (seeds better) |",
-            "|---|---|---|---|---|---|",
-        ]
-        means = {}
-        base = np.array(results["LightGBM `binary`"])
-        for name, vals in results.items():
+        p_tr, p_va, p_te, n = res["sizes"][0]
+        base = np.array(res["values"]["LightGBM `binary`"])
+        means, rows = {}, []
+        for name, vals in res["values"].items():
             a = np.array(vals)
             m, sd = a.mean(axis=0), a.std(axis=0, ddof=1)
             means[name] = m
-            paired = " | ".join(
+            diffs = [paired(a[:, j] - base[:, j]) for j in (1, 2)]
+            rows.append([name, *(f"{m[j]:.3f} ± {sd[j]:.3f}" for j in range(3)), *(
                 "—" if name == "LightGBM `binary`" else
-                f"{d.mean():+.3f} ± {d.std(ddof=1):.3f} ({int(np.sum(d > 0))}/{d.size})"
-                for d in (a[:, 1] - base[:, 1], a[:, 2] - base[:, 2]))
-            lines.append(f"| {name} | " + " | ".join(
-                f"{m[j]:.3f} ± {sd[j]:.3f}" for j in range(3)) + f" | {paired} |")
+                f"{p.mean:+.3f} ± {np.std(p.diffs, ddof=1):.3f} ({p.wins}/{p.n})"
+                for p in diffs)])
         best = [max(means, key=lambda k, j=j: means[k][j]) for j in range(3)]
-        lines += ["", f"Best mean: F1 @ 0 — {best[0]}; F1 @ validation threshold — {best[1]}; "
-                      f"average precision — {best[2]}.", ""]
-    lines += [
+        lines += [f"## {title}", "",
+                  f"{n:,} rows per seed; positives in train/validation/test: "
+                  f"{p_tr}/{p_va}/{p_te} (seed 0). Mean ± sd over {len(res['sizes'])} seeds.",
+                  "", *table(["objective", "F1 @ margin 0", "F1 @ threshold from validation",
+                              "average precision", "F1 @ validation threshold − `binary`'s, "
+                              "paired (seeds better)", "AP − `binary`, paired (seeds better)"],
+                             rows, "llllll"),
+                  "", f"Best mean: F1 @ 0 — {best[0]}; F1 @ validation threshold — "
+                  f"{best[1]}; average precision — {best[2]}.", ""]
+    select = load_json(SELECT_JSON)
+    return "\n".join([
+        *lines,
         "Notes: (a) and (b) have very few test positives (see the counts above), so their "
         "standard deviations are large and differences between objectives there are mostly "
         "within noise. F1 @ margin 0 depends on where an objective puts its decision "
         "boundary: focal loss with γ > 0 and the F_β surrogate are not calibrated, so the "
         "validation-threshold column is the fairer comparison of the scores themselves, "
         "and average precision the threshold-free one. LightGBM runs on one thread here "
-        "(small data).",
-        "",
-        *diagnose_fbeta(),
-        *FINDINGS,
-        *(selection_lines(json.loads(SELECT_JSON.read_text())) if SELECT_JSON.exists()
-          else []),
-        f"Runtime: {time.perf_counter() - t0:.0f} s.",
-    ]
-    return "\n".join(lines)
+        "(small data).", "",
+        *diagnosis_lines(saved["diagnosis"]), *FINDINGS,
+        *(selection_lines(select) if select is not None else []),
+        f"Runtime: {saved['seconds']:.0f} s."])
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--select", action="store_true",
                     help="choose FBetaSurrogate's hess and batch_size on other seeds")
-    if ap.parse_args().select:
+    ap.add_argument("--report", action="store_true", help="only the report, from the json")
+    args = ap.parse_args()
+    if args.select:
         print("\n".join(selection_lines(select())))
         raise SystemExit(0)
-    text = main()
-    out = HERE.parent / "results" / "binary_quality.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text + "\n")
-    print(text)
+    saved = load_json(JSON) if args.report else run()
+    if not args.report:
+        save_json(JSON, saved)
+    write("binary_quality.md", report(saved) + "\n")

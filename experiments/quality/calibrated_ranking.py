@@ -12,14 +12,10 @@ expected calibration error (10 equal-mass bins) of σ(score + start):
 - ``LambdaRank(calibration=α)`` over a grid of α;
 - LightGBM's native ``binary`` (logistic regression by trees).
 
-    python experiments/quality/calibrated_ranking.py            # → experiments/results/
-    python experiments/quality/calibrated_ranking.py --quick    # 2 rotations, small grid
-    python experiments/quality/calibrated_ranking.py --labels clicks
-    python experiments/quality/calibrated_ranking.py --report   # the report from the json
-
 Writes ``experiments/results/calibrated_ranking.md`` (tables, paired differences per
 rotation, the verdict computed from them), ``calibrated_ranking.png`` and the raw
-figures in ``calibrated_ranking.json``.
+figures in ``calibrated_ranking.json`` (``--report``: the report from it; ``--quick``: 2
+rotations, a small grid).
 
 ``--labels clicks`` trains on clicks simulated from the grades instead (one impression
 per row, click probability ε⁻ + (ε⁺ − ε⁻)(2^l − 1)/(2^l_max − 1) with ε⁻ = 0.1, ε⁺ = 1,
@@ -41,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _paths import RESULTS, shared_data_dir  # noqa: E402
-from _report import load_json, paired, run_header, save_json, table, write  # noqa: E402
+from _report import load_json, paired, pyplot, run_header, save_json, table, write  # noqa: E402
 
 ROUNDS, LR, LEAVES = 150, 0.05, 15
 ALPHAS = (0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
@@ -98,10 +94,6 @@ def _train(objective, X, y, g):
     return lgb.train({**params, "objective": objective}, ds, ROUNDS), init
 
 
-def _scores(booster, init, X):
-    return booster.predict(X, raw_score=True) + init
-
-
 def _platt(objective, X, y, g, part_of_row):
     """(a, b) of σ(a·s + b) fitted on cross-fitted training predictions."""
     from sklearn.linear_model import LogisticRegression
@@ -112,7 +104,7 @@ def _platt(objective, X, y, g, part_of_row):
     for k in np.unique(part_of_row):
         rows = part_of_row != k
         booster, init = _train(objective, X[rows], y[rows], g[query_part != k])
-        oof[~rows] = _scores(booster, init, X[~rows])
+        oof[~rows] = booster.predict(X[~rows], raw_score=True) + init
     lr = LogisticRegression(C=1e6).fit(oof[:, None], y)
     return float(lr.coef_[0, 0]), float(lr.intercept_[0])
 
@@ -130,19 +122,17 @@ def run_rotation(folder: Path, rotation: int, alphas: tuple[float, ...],
     from gbrank.objectives import LambdaRank
 
     X, y, g, part_of_row, Xt, yt_rank, yt_prob, gt = _data(folder, rotation, labels)
-    out: dict = {}
-    booster, _ = _train(LambdaRank(), X, y, g)
-    raw = _scores(booster, 0.0, Xt)
-    out["LambdaRank() + sigmoid"] = _judge(yt_rank, yt_prob, raw, gt)
+
+    def test_scores(objective):
+        booster, init = _train(objective, X, y, g)
+        return booster.predict(Xt, raw_score=True) + init
+
+    raw = test_scores(LambdaRank())
     a, b = _platt(LambdaRank(), X, y, g, part_of_row)
-    out["LambdaRank() + Platt"] = _judge(yt_rank, yt_prob, a * raw + b, gt)
-    for alpha in alphas:
-        booster, init = _train(LambdaRank(calibration=alpha), X, y, g)
-        out[f"LambdaRank(calibration={alpha:g})"] = _judge(
-            yt_rank, yt_prob, _scores(booster, init, Xt), gt)
-    booster, _ = _train("binary", X, y, g)
-    out["native binary"] = _judge(yt_rank, yt_prob, _scores(booster, 0.0, Xt), gt)
-    return out
+    scores = {"LambdaRank() + sigmoid": raw, "LambdaRank() + Platt": a * raw + b,
+              **{f"LambdaRank(calibration={alpha:g})": test_scores(LambdaRank(calibration=alpha))
+                 for alpha in alphas}, "native binary": test_scores("binary")}
+    return {n: _judge(yt_rank, yt_prob, s, gt) for n, s in scores.items()}
 
 
 def report(results: list[dict], alphas: tuple[float, ...], seconds: float,
@@ -228,11 +218,7 @@ def report(results: list[dict], alphas: tuple[float, ...], seconds: float,
 
 def plot(results: list[dict], alphas: tuple[float, ...], path: Path,
          labels: str = "relevance") -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     base = "LambdaRank() + sigmoid"
 
     def level(name, key, minus=None):  # mean and standard error over the rotations
@@ -240,10 +226,11 @@ def plot(results: list[dict], alphas: tuple[float, ...], path: Path,
         return d.mean, (d.se if d.n > 1 else 0.0)
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for ax, key, minus in ((axes[0], "ndcg@10", base), (axes[1], "ece", None)):
+        ms = [level(f"LambdaRank(calibration={a:g})", key, minus) for a in alphas]
+        ax.errorbar(alphas, [m for m, _ in ms], yerr=[e for _, e in ms], fmt="o-", color="C0",
+                    capsize=3, label="LambdaRank(calibration=α)")
     ax = axes[0]
-    ms = [level(f"LambdaRank(calibration={a:g})", "ndcg@10", base) for a in alphas]
-    ax.errorbar(alphas, [m for m, _ in ms], yerr=[e for _, e in ms], fmt="o-", color="C0",
-                capsize=3, label="LambdaRank(calibration=α)")
     ax.axhline(0.0, color="C1", linestyle="--", label="LambdaRank() (reference)")
     mean, se = level("native binary", "ndcg@10", base)
     ax.axhline(mean, color="C2", linestyle="-.", label="native binary")
@@ -253,9 +240,6 @@ def plot(results: list[dict], alphas: tuple[float, ...], path: Path,
     ax.set_ylabel("ΔNDCG@10 vs LambdaRank(), paired")
     ax.legend(fontsize=8, loc="best")
     ax = axes[1]
-    ms = [level(f"LambdaRank(calibration={a:g})", "ece") for a in alphas]
-    ax.errorbar(alphas, [m for m, _ in ms], yerr=[e for _, e in ms], fmt="o-", color="C0",
-                capsize=3, label="LambdaRank(calibration=α)")
     for name, color, style in ((base, "C1", "--"), ("LambdaRank() + Platt", "C3", ":"),
                                ("native binary", "C2", "-.")):
         mean, se = level(name, "ece")

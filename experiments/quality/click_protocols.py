@@ -56,6 +56,7 @@ from gbrank.objectives import LambdaRank
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _paths import RESULTS, shared_data_dir  # noqa: E402
+from _report import pyplot  # noqa: E402
 
 ROUNDS, TOP_N = 100, 10
 ROTATIONS, CLICK_SEEDS = range(1, 6), (0, 1)  # rank.train: logger seeds 1..5
@@ -350,11 +351,7 @@ def report(paths: list[Path]) -> str:
 
 
 def _plot(merged: dict, protocols: list[str]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     rows = list(DEFAULTS.items())[:8]  # the defaults on both boosters
     fig, ax = plt.subplots(figsize=(11, 4.8))
     width = 0.8 / len(rows)
@@ -389,7 +386,9 @@ def main() -> None:
     ap.add_argument("--report", action="store_true")
     args = ap.parse_args()
     if args.report:
-        print(report(sorted(RESULTS.glob("click_protocols_shard*.json"))))
+        # the shards of a run, merged; without shards the merged file they were merged into
+        shards = sorted(RESULTS.glob("click_protocols_shard*.json"))
+        print(report(shards or [RESULTS / "click_protocols.json"]))
         return
     i, n = (int(v) for v in args.shard.split("/"))
     run(args.protocols.split(","), args.methods.split(","), (i, n),

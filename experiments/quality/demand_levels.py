@@ -16,33 +16,31 @@ The article's settings are kept where they matter: the learning-rate decay
 grades of equal size. Data: ``gbrank.datasets.make_demand_levels`` (synthetic; the
 article's business data is not public).
 
-Run: ``python experiments/quality/demand_levels.py`` (about 5 minutes on 2 cores;
-``--quick`` for a smoke run). Writes ``experiments/results/demand_levels.md`` and
-``experiments/results/demand_levels_learning_curve.png``.
+About 5 minutes on 2 cores (``--quick``: a smoke run). Writes
+``experiments/results/demand_levels.md`` and ``demand_levels_learning_curve.png``.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-# numba's default "omp" threading layer can leave spinning OpenMP threads that slow
-# LightGBM's own (see experiments/quality/seed_claim.py); only matters for parallel kernels.
-os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
+import numpy as np
+from sklearn.model_selection import KFold, cross_validate, learning_curve
 
-import numpy as np  # noqa: E402
-from sklearn.model_selection import KFold, cross_validate, learning_curve  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _paths import RESULTS  # noqa: E402
+from _report import pyplot, table, workqueue_threads, write  # noqa: E402
 
 from gbrank import metrics  # noqa: E402
 from gbrank.datasets import make_demand_levels  # noqa: E402
 from gbrank.objectives import LambdaRank  # noqa: E402
 from gbrank.sklearn import GBRanker, make_scorer  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+workqueue_threads()
 
 OBJECTIVES = [
     ("RankNet", "ranknet"),
@@ -85,7 +83,7 @@ def run(n_rows: int, n_estimators: int, folds: int) -> str:
         fit_time = float(np.mean(res["fit_time"]))
         cells = [f"{res[f'test_{k}'].mean():.4f} ± {res[f'test_{k}'].std():.4f}"
                  for k in scoring]
-        rows.append(f"| {label} | " + " | ".join(cells) + f" | {fit_time:.1f} |")
+        rows.append([label, *cells, f"{fit_time:.1f}"])
         sizes, train_scores, test_scores = learning_curve(
             est, X, y, cv=cv, train_sizes=sizes_frac, scoring=scoring["pair_accuracy"])
         curves[label] = (sizes, train_scores, test_scores)
@@ -93,12 +91,8 @@ def run(n_rows: int, n_estimators: int, folds: int) -> str:
               f"{res['test_pair_accuracy'].mean():.4f}", file=sys.stderr)
     png = RESULTS / "demand_levels_learning_curve.png"
     _plot(curves, png, n_rows, folds)
-    lc_rows = []
-    for label, (_, _, te) in curves.items():
-        cells = [f"{m:.3f} ({lo:.3f})" for m, lo in zip(te.mean(axis=1), te.min(axis=1),
-                                                         strict=True)]
-        lc_rows.append(f"| {label} | " + " | ".join(cells) + " |")
-    lc_head = "| objective | " + " | ".join(f"{int(s):,} rows" for s in sizes) + " |"
+    lc_rows = [[label, *(f"{m:.3f} ({lo:.3f})" for m, lo in zip(
+        te.mean(axis=1), te.min(axis=1), strict=True))] for label, (_, _, te) in curves.items()]
     worst = min((float(te.min()), label, int(sizes[int(np.argmin(te.min(axis=1)))]))
                 for label, (sizes, _, te) in curves.items())
     diag = _diagnose(X, y, cv, curves, n_estimators)
@@ -122,9 +116,8 @@ def run(n_rows: int, n_estimators: int, folds: int) -> str:
         "Scores are gbrank metrics through `gbrank.sklearn.make_scorer`; each held-out "
         "fold is one query. NDCG without a cut-off runs over the whole fold.",
         "",
-        "| objective | pair accuracy | NDCG@10 | NDCG (all rows) | fit time per fold (s) |",
-        "|---|---|---|---|---|",
-        *rows,
+        *table(["objective", "pair accuracy", "NDCG@10", "NDCG (all rows)",
+                "fit time per fold (s)"], rows, "lllll"),
         "",
         "## Learning curve",
         "",
@@ -133,9 +126,8 @@ def run(n_rows: int, n_estimators: int, folds: int) -> str:
         "",
         "Held-out pair accuracy, mean over folds (worst fold in brackets):",
         "",
-        lc_head,
-        "|---|" + "---|" * len(sizes),
-        *lc_rows,
+        *table(["objective", *(f"{int(s):,} rows" for s in sizes)], lc_rows,
+               "l" * (len(sizes) + 1)),
         "",
         "RankNet weights all differently-graded pairs alike; the LambdaRank variants "
         "weight pairs by |ΔNDCG| of a top-heavy metric, so pairs among the lower grades "
@@ -178,17 +170,18 @@ def _diagnose(X: np.ndarray, y: np.ndarray, cv: KFold, curves: dict,
              f"Its held-out pair accuracy in the curve: {value:.3f}. Spread (max − min) "
              "of the training scores after r rounds, and held-out pair accuracy after "
              f"{n_estimators}:", "",
-             "| variant | " + " | ".join(f"spread, r = {r}" for r in rounds)
-             + " | held-out pair accuracy |",
-             "|---|" + "---|" * (len(rounds) + 1)]
+             ]
+    rows = []
     for name, objective, extra in variants:
         cells = []
         for r in rounds:
             est = _estimator(objective, r).set_params(booster_params=extra)
             cells.append(f"{np.ptp(est.fit(X[tr], y[tr]).predict(X[tr])):,.1f}")
         pa = metrics.pair_accuracy(y[ho], est.predict(X[ho]))
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {pa:.3f} |")
+        rows.append([name, *cells, f"{pa:.3f}"])
     lines += [
+        *table(["variant", *(f"spread, r = {r}" for r in rounds), "held-out pair accuracy"],
+               rows, "l" * (len(rounds) + 2)),
         "",
         "Why a fit can diverge without the bound (checked leaf by leaf on the fit that "
         "diverged in the full run, fold 0 with 4,000 rows, held-out pair accuracy "
@@ -211,11 +204,7 @@ def _diagnose(X: np.ndarray, y: np.ndarray, cv: KFold, curves: dict,
 
 
 def _plot(curves: dict, path: Path, n_rows: int, folds: int) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 6))
     colours = ["tab:blue", "tab:orange", "tab:red", "tab:green"]
     for (label, (sizes, tr, te)), c in zip(curves.items(), colours, strict=True):
@@ -245,10 +234,8 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.quick:
         args.rows, args.rounds, args.folds = 1000, 20, 3
-    RESULTS.mkdir(exist_ok=True)
-    text = run(args.rows, args.rounds, args.folds)
-    (RESULTS / "demand_levels.md").write_text(text)
-    print(text)
+    print(text := run(args.rows, args.rounds, args.folds))
+    write("demand_levels.md", text)
 
 
 if __name__ == "__main__":

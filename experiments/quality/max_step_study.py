@@ -3,6 +3,7 @@ per bound, and where training diverges without one.
 
     python experiments/quality/max_step_study.py   # → experiments/results/max_step_study.md
     python experiments/quality/max_step_study.py --jobs 2   # 2 processes, 1 thread each
+    python experiments/quality/max_step_study.py --report   # the report from its json
     python experiments/quality/max_step_study.py --tasks 5class-g2 --seeds 5 6 7 8 9 \
         --grid None 8 16                                 # a subset, printed only
 
@@ -32,9 +33,7 @@ of seeds better / worse (|Δ| < 5e-4 counts as a tie).
 from __future__ import annotations
 
 import argparse
-import datetime
 import platform
-import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -49,8 +48,9 @@ from sklearn.model_selection import train_test_split
 from gbrank.datasets import make_imbalanced
 from gbrank.objectives import FBetaSurrogate, FocalLoss
 
-HERE = Path(__file__).resolve().parent
-OUT = HERE.parent / "results" / "max_step_study.md"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _report import load_json, paired, run_header, save_json, table, write  # noqa: E402
+
 SEEDS = range(5)
 ROUNDS = 200
 PARAMS = {"learning_rate": 0.1, "num_leaves": 31, "verbose": -1, "num_threads": 1,
@@ -155,61 +155,44 @@ def _fmt_ms(ms) -> str:
 
 
 def _paired(d: np.ndarray, higher: bool) -> str:
-    better = int(np.sum(d > TIE if higher else d < -TIE))
-    worse = int(np.sum(d < -TIE if higher else d > TIE))
-    return f"{d.mean():+.4f} ({better}/{worse})"
+    """Mean difference, and the seeds better / worse (|Δ| ≤ TIE: a tie)."""
+    p = paired(np.where(np.abs(d) > TIE, d, 0.0), higher_is_better=higher)
+    return f"{d.mean():+.4f} ({p.wins}/{int(np.sum(p.diffs < 0))})"
 
 
-def table(key: str, records: list[dict], grid_override: tuple | None = None) -> list[str]:
+def task_lines(key: str, records: list[dict], grid_override: tuple | None = None) -> list[str]:
     title, _, _, metrics, grid = TASKS[key]
     grid = grid_override or grid
     rec = {(r["seed"], r["max_step"]): r for r in records if r["key"] == key}
     seeds = sorted({s for s, _ in rec})
     base = {s: rec[(s, None)] for s in seeds}
     healthy = [s for s in seeds if base[s]["max_abs"] <= DIVERGED]
-    lines = [
-        f"### {title}",
-        "",
-        f"max_step=None diverged on {len(seeds) - len(healthy)} of {len(seeds)} seeds "
-        f"(largest training |raw score| per seed: "
-        + ", ".join(f"{base[s]['max_abs']:.3g}" for s in seeds) + ").",
-        "",
-        "| max_step | diverged | largest \\|score\\| | "
-        + " | ".join(f"{m} | Δ{m} vs None (better/worse) | Δ{m}, seeds None did not "
-                     f"diverge" for m in metrics) + " |",
-        "|---|---|---|" + "---|---|---|" * len(metrics),
-    ]
+    rows = []
     for ms in grid:
-        rows = [rec[(s, ms)] for s in seeds]
-        div = sum(r["max_abs"] > DIVERGED for r in rows)
-        cells = [_fmt_ms(ms), str(div), f"{max(r['max_abs'] for r in rows):.3g}"]
+        runs = [rec[(s, ms)] for s in seeds]
+        cells = [_fmt_ms(ms), str(sum(r["max_abs"] > DIVERGED for r in runs)),
+                 f"{max(r['max_abs'] for r in runs):.3g}"]
         for m in metrics:
-            v = np.array([r[m] for r in rows])
+            v = np.array([r[m] for r in runs])
             d = v - np.array([base[s][m] for s in seeds])
             dh = np.array([rec[(s, ms)][m] - base[s][m] for s in healthy])
             hb = HIGHER_IS_BETTER[m]
-            cells += [f"{v.mean():.4f}",
-                      "—" if ms is None else _paired(d, hb),
+            cells += [f"{v.mean():.4f}", "—" if ms is None else _paired(d, hb),
                       "—" if ms is None or not healthy else _paired(dh, hb)]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines.append("")
-    return lines
+        rows.append(cells)
+    return [f"### {title}", "",
+            f"max_step=None diverged on {len(seeds) - len(healthy)} of {len(seeds)} seeds "
+            f"(largest training |raw score| per seed: "
+            + ", ".join(f"{base[s]['max_abs']:.3g}" for s in seeds) + ").", "",
+            *table(["max_step", "diverged", "largest \\|score\\|", *(
+                c for m in metrics for c in (m, f"Δ{m} vs None (better/worse)",
+                                             f"Δ{m}, seeds None did not diverge"))],
+                   rows, "l" * (3 + 3 * len(metrics))), ""]
 
 
-def _commit() -> str:
-    try:
-        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE,
-                             capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=HERE, capture_output=True, text=True).stdout.strip()
-        return sha + (" (with uncommitted changes)" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def main(jobs: int, keys: list[str], seeds=SEEDS, grid: tuple | None = None) -> str:
-    t0 = time.perf_counter()
-    commit = _commit()  # the code the fits run on
+def run(jobs: int, keys: list[str], seeds=SEEDS, grid: tuple | None = None) -> dict:
+    """Every fit: one record per (task, seed, max_step)."""
+    t0, header = time.perf_counter(), run_header()  # the code the fits run on
     work = [(k, s, grid) for k in keys for s in seeds]
     records: list[dict] = []
     if jobs > 1:
@@ -219,27 +202,29 @@ def main(jobs: int, keys: list[str], seeds=SEEDS, grid: tuple | None = None) -> 
     else:
         for k, s, g in work:
             records += fit_one(k, s, g)
-    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return {"header": header, "argv": sys.argv[1:], "keys": keys, "seeds": list(seeds),
+            "grid": grid, "wall": time.perf_counter() - t0, "records": records,
+            "versions": [lgb.__version__, platform.python_version()]}
+
+
+def report(saved: dict) -> str:
+    commit, when = saved["header"].removeprefix("commit ").split(", ", 1)
+    grid = None if saved["grid"] is None else tuple(saved["grid"])
     lines = [
-        "# max_step: the Newton-step bound of FocalLoss and FBetaSurrogate",
-        "",
-        f"{now}, commit {commit}. `python experiments/quality/max_step_study.py"
-        + "".join(f" {a}" for a in sys.argv[1:]) + "`; "
-        f"LightGBM {lgb.__version__}, Python {platform.python_version()}. "
-        f"Wall time {time.perf_counter() - t0:.0f} s.",
-        "",
-        __doc__.split("\n\n", 2)[2].strip(),
-        "",
+        "# max_step: the Newton-step bound of FocalLoss and FBetaSurrogate", "",
+        f"{when}, commit {commit}. `python experiments/quality/max_step_study.py"
+        + "".join(f" {a}" for a in saved["argv"]) + "`; "
+        f"LightGBM {saved['versions'][0]}, Python {saved['versions'][1]}. "
+        f"Wall time {saved['wall']:.0f} s.", "",
+        __doc__.split("\n\n", 2)[2].strip(), "",
         f"LightGBM parameters: {ROUNDS} rounds, " + ", ".join(
-            f"{k}={v}" for k, v in PARAMS.items() if k != "verbose") + ".",
-        "",
-    ]
-    if list(seeds) != list(SEEDS):
-        lines += [f"Seeds {', '.join(map(str, seeds))} (not the default 0–4).", ""]
-    for k in keys:
-        lines += table(k, records, grid)
-    fit_s = sum(r["seconds"] for r in records)
-    lines.append(f"{len(records)} fits, {fit_s:.0f} s of training in all.")
+            f"{k}={v}" for k, v in PARAMS.items() if k != "verbose") + ".", ""]
+    if saved["seeds"] != list(SEEDS):
+        lines += [f"Seeds {', '.join(map(str, saved['seeds']))} (not the default 0–4).", ""]
+    for k in saved["keys"]:
+        lines += task_lines(k, saved["records"], grid)
+    fit_s = sum(r["seconds"] for r in saved["records"])
+    lines.append(f"{len(saved['records'])} fits, {fit_s:.0f} s of training in all.")
     return "\n".join(lines)
 
 
@@ -251,11 +236,17 @@ if __name__ == "__main__":
     ap.add_argument("--seeds", nargs="*", type=int, default=list(SEEDS))
     ap.add_argument("--grid", nargs="*", default=None,
                     help="max_step values to fit instead of each task's grid ('None': off)")
+    ap.add_argument("--report", action="store_true", help="only the report, from the json")
     args = ap.parse_args()
     grid = None if args.grid is None else tuple(
         None if g.lower() == "none" else float(g) for g in args.grid)
-    text = main(args.jobs, args.tasks, args.seeds, grid)
-    if args.tasks == list(TASKS) and args.seeds == list(SEEDS) and grid is None:
-        OUT.parent.mkdir(parents=True, exist_ok=True)
-        OUT.write_text(text + "\n")
-    print(text)
+    full = args.tasks == list(TASKS) and args.seeds == list(SEEDS) and grid is None
+    saved = load_json("max_step_study.json") if args.report else run(
+        args.jobs, args.tasks, args.seeds, grid)
+    if full and not args.report:
+        save_json("max_step_study.json", saved)
+    text = report(saved)
+    if full:
+        write("max_step_study.md", text + "\n")
+    else:
+        print(text)

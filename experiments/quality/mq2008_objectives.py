@@ -1,9 +1,5 @@
 """Every ranking objective on real data: MQ2008 (LETOR 4.0) with the standard protocol.
 
-    python experiments/quality/mq2008_objectives.py            # 5 rotations (~10 min)
-    python experiments/quality/mq2008_objectives.py --quick    # 2 rotations, 4 objectives
-    python experiments/quality/mq2008_objectives.py --report   # the report from the json
-
 The LETOR 4.0 rotations (``MQ2008/readme.txt``): rotation k trains on three of the parts
 S1–S5, early-stops on the fourth by NDCG@10 (at most 1000 rounds, patience 50) and is
 tested on the fifth. LightGBM, learning rate 0.05, 31 leaves, everything else LightGBM's
@@ -14,7 +10,8 @@ Writes ``experiments/results/mq2008_objectives.md``: the mean of each objective 
 metric over the five rotations, and the paired difference against native
 ``lambdarank`` per rotation, with a 95 % t-interval over the rotations and the verdict
 it supports (*wins* / *loses*: the interval excludes 0; *tie*: it does not). Raw values
-go to ``mq2008_objectives.json``.
+go to ``mq2008_objectives.json`` (``--report``: the report from it; ``--quick``: 2
+rotations, 4 objectives, into ``mq2008_objectives_quick.*``).
 """
 
 from __future__ import annotations
@@ -50,22 +47,12 @@ def objectives(quick: bool = False) -> dict[str, object]:
     """Name -> LightGBM objective (a native name or a gbrank instance)."""
     from gbrank.objectives import LambdaRank, RankNet
 
-    out = {
-        BASE: "lambdarank",
-        "native rank_xendcg": "rank_xendcg",
-        "LambdaRank()": LambdaRank(),
-        "RankNet()": RankNet(),
-        'LambdaRank(weighting="ndcg_loss2pp")': LambdaRank(weighting="ndcg_loss2pp"),
-        'LambdaRank(weighting="ndcg_loss1")': LambdaRank(weighting="ndcg_loss1"),
-        "LambdaRank(norm=True)": LambdaRank(norm=True),
-        'LambdaRank("err")': LambdaRank("err"),
-        'LambdaRank("map")': LambdaRank("map"),
-        'LambdaRank("mrr")': LambdaRank("mrr"),
-    }
-    if quick:
-        keep = (BASE, "native rank_xendcg", "LambdaRank()", "RankNet()")
-        out = {k: v for k, v in out.items() if k in keep}
-    return out
+    names = [BASE, "native rank_xendcg", "LambdaRank()", "RankNet()"] + ([] if quick else [
+        'LambdaRank(weighting="ndcg_loss2pp")', 'LambdaRank(weighting="ndcg_loss1")',
+        "LambdaRank(norm=True)", 'LambdaRank("err")', 'LambdaRank("map")', 'LambdaRank("mrr")'])
+    # each name is the Python that builds it; "native x": LightGBM's built-in x
+    return {n: n.removeprefix("native ") if n.startswith("native ") else
+            eval(n, {"LambdaRank": LambdaRank, "RankNet": RankNet}) for n in names}
 
 
 def run_rotation(parts, k: int, objs: dict[str, object]) -> dict[str, dict]:
@@ -104,18 +91,19 @@ def per_query(y: np.ndarray, s: np.ndarray, group: np.ndarray) -> dict[str, list
 
     offs = np.concatenate(([0], np.cumsum(group)))
     top = int(y.max())
-    out = {}
-    for m in METRICS:
+
+    def one(m, a, b):
         if m.startswith("err@"):
-            k = int(m.split("@")[1])
-            f = lambda a, b, k=k: err(y[a:b], s[a:b], None, k=k, max_grade=top)  # noqa: E731
-        else:
-            f = lambda a, b, m=m: get_metric(m)(y[a:b], s[a:b], None)  # noqa: E731
-        out[m] = [float(f(a, b)) for a, b in zip(offs[:-1], offs[1:], strict=True)]
-    return out
+            return err(y[a:b], s[a:b], None, k=int(m.split("@")[1]), max_grade=top)
+        return get_metric(m)(y[a:b], s[a:b], None)
+
+    return {m: [float(one(m, a, b)) for a, b in zip(offs[:-1], offs[1:], strict=True)]
+            for m in METRICS}
 
 
 def report(runs: dict[int, dict], seconds: float, header: str) -> str:
+    import lightgbm as lgb
+
     rotations = sorted(runs)
     names = list(runs[rotations[0]])
     lines = [
@@ -123,7 +111,7 @@ def report(runs: dict[int, dict], seconds: float, header: str) -> str:
         f"`experiments/quality/mq2008_objectives.py`, {header}, {seconds:.0f} s. "
         f"Rotation k of S1–S5 (the readme's folds): train on three parts, early-stop on "
         f"the fourth by NDCG@10 (≤ {MAX_ROUNDS} rounds, patience {PATIENCE}), test on the "
-        f"fifth. LightGBM {_lgb_version()}, learning rate {LR}, {LEAVES} leaves, other "
+        f"fifth. LightGBM {lgb.__version__}, learning rate {LR}, {LEAVES} leaves, other "
         "parameters LightGBM's defaults (gbrank objectives with their defaults), one "
         "thread, seed 0. Metrics from `gbrank.metrics` on the test part.", "",
         f"## Mean over {len(rotations)} rotations (test part)", "",
@@ -190,16 +178,10 @@ def summary(runs: dict[int, dict]) -> list[str]:
     return out
 
 
-def _lgb_version() -> str:
-    import lightgbm as lgb
-
-    return lgb.__version__
-
-
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true")
-    p.add_argument("--report", action="store_true", help="only the report, from the json")
+    for flag in ("--quick", "--report"):
+        p.add_argument(flag, action="store_true")
     p.add_argument("--data", type=Path, default=shared_data_dir() / "MQ2008")
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args(argv)

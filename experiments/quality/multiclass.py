@@ -1,11 +1,6 @@
 """Imbalanced multiclass with LightGBM: softmax focal loss, class re-weighting and
-gbrank's macro-F1 decision rule, held-out macro-F1.
-
-    python experiments/quality/multiclass.py                  # both tasks, then the report
-    python experiments/quality/multiclass.py --task synthetic # one task (cached as JSON)
-    python experiments/quality/multiclass.py --report         # report from the cached JSON
-
-→ ``experiments/results/multiclass.md``, ``multiclass.json``, ``multiclass.png``.
+gbrank's macro-F1 decision rule, held-out macro-F1. Splits are cached as JSON per task
+(``--task``: one task), ``--report`` writes ``multiclass.md``/``.json``/``.png`` from them.
 
 Tasks (five splits each):
 
@@ -65,7 +60,7 @@ from gbrank.objectives import FocalLoss
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _paths import RESULTS, shared_data_dir  # noqa: E402
-from _report import interval, load_json, paired, save_json, table, write  # noqa: E402
+from _report import interval, load_json, paired, pyplot, save_json, table, write  # noqa: E402
 
 OBJECTIVES = ["native", "native + balanced weights", "focal γ=1", "focal γ=1 + α balanced",
               "focal γ=2", "focal γ=2 + α balanced"]
@@ -206,30 +201,23 @@ def run_split(task: str, split, unit: int, k: int, protocol: str = "holdout") ->
     return res
 
 
-def _json_name(task: str, protocol: str, tag: str = "") -> str:
-    return (f"multiclass_{task}.json" if protocol == "holdout"
-            else f"multiclass_{task}_{protocol}{tag}.json")
-
-
 def run_task(task: str, units=range(5), protocol: str = "holdout", tag: str = "") -> None:
-    done = load_json(_json_name(task, protocol, tag), {"task": task, "splits": []})
+    name = f"multiclass_{task}" + ("" if protocol == "holdout" else f"_{protocol}{tag}") + ".json"
+    done = load_json(name, {"task": task, "splits": []})
     have = {s["unit"] for s in done["splits"]}
     k, loaded = (5, None) if task == "synthetic" else (3, mq2008_splits())
     if task == "mq2008" and loaded is None:
         print("MQ2008 not found under", shared_data_dir(), "- task (b) skipped")
         return
-    for u in units:
-        if u in have:
-            continue
+    for u in (u for u in units if u not in have):
         split = synthetic_split(u) if loaded is None else loaded[u]
         done["splits"].append(run_split(task, split, u, k, protocol))
         done["splits"].sort(key=lambda s: s["unit"])
-        save_json(_json_name(task, protocol, tag), done)
+        save_json(name, done)
 
 
 # -- report ------------------------------------------------------------------------------
-def _paired(d: np.ndarray) -> str:
-    """Mean [95 % t interval], wins of the splits."""
+def _paired(d: np.ndarray) -> str:  # mean [95 % t interval], wins of the splits
     return interval(paired(d))
 
 
@@ -306,11 +294,7 @@ def effects(splits: list) -> list[str]:
 
 
 def figure(results: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     tasks = [t for t in TASKS if t in results]
     widths = [len(results[t]["splits"][0]["class_counts_test"]) + 1 for t in tasks]
     fig, axes = plt.subplots(1, len(tasks), figsize=(3.2 + 1.0 * sum(widths), 6.4),
@@ -322,17 +306,14 @@ def figure(results: dict, path: Path) -> None:
         k = len(splits[0]["class_counts_test"])
         pc = np.array([[np.mean([s["runs"][o]["test_per_class"][r][c] for s in splits])
                         for c in range(k)] for o, r in rows])
-        macro = pc.mean(axis=1, keepdims=True)
-        mat = np.hstack([pc, macro])
+        mat = np.hstack([pc, pc.mean(axis=1, keepdims=True)])  # classes, then macro
         im = ax.imshow(mat, cmap="viridis", vmin=0, vmax=1, aspect="auto")
-        for i in range(mat.shape[0]):
-            for j in range(mat.shape[1]):
-                ax.text(j, i, f"{mat[i, j]:.2f}", ha="center", va="center", fontsize=8,
-                        color="white" if mat[i, j] < 0.6 else "black")
+        for (i, j), v in np.ndenumerate(mat):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
+                    color="white" if v < 0.6 else "black")
         counts = splits[0]["class_counts_test"]
-        ax.set_xticks(range(k + 1),
-                      [f"class {c}\n(n={counts[c]})" for c in range(k)] + ["macro"],
-                      fontsize=8)
+        ax.set_xticks(range(k + 1), [f"class {c}\n(n={counts[c]})" for c in range(k)]
+                      + ["macro"], fontsize=8)
         ax.set_yticks(range(len(rows)),
                       [f"{o} · {r}" for o, r in rows] if i_ax == 0 else [], fontsize=8)
         ax.axvline(k - 0.5, color="white", lw=2)
@@ -453,8 +434,7 @@ def report() -> str:
                          f"{sm['max_abs_score']:.1f}"])
     lines += table(["protocol", "task", "splits", "baseline", "gbrank (chosen on training "
                     "rows)", "paired Δ, 95% t interval, wins", "max abs s"], rows, "llrrrlr")
-    lines.append("")
-    lines += reading(results)
+    lines += ["", *reading(results)]
     if "mq2008" not in results["holdout"]:
         lines += ["MQ2008 not found: task (b) skipped.", ""]
     lines += body

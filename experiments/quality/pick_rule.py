@@ -2,11 +2,6 @@
 against the pick rule (finalists rescored on fresh folds), and the tuner's overall
 recommendation against Optuna's ``LightGBMTunerCV`` given the same wall time.
 
-    python experiments/quality/pick_rule.py                 # rank + MQ2008 (~35 min)
-    python experiments/quality/pick_rule.py --data rank     # one data set
-    python experiments/quality/pick_rule.py --quick         # smoke run, ~3 min
-    python experiments/quality/pick_rule.py --from-json experiments/results/pick_rule.json
-
 Data (reference data of ``../shared/data``):
 
 - ``rank``: LightGBM's ``rank.train`` (201 queries) tuned on, ``rank.test`` (50 queries)
@@ -32,7 +27,8 @@ recommendation (the verdict's rule) and the best-CV study under the old rule are
 against ``LightGBMTunerCV`` on native ``lambdarank`` run with the tuner's time on the
 task as its budget (``--anchor``).
 
-Writes ``experiments/results/pick_rule.md`` and ``pick_rule.json`` (raw values).
+Writes ``experiments/results/pick_rule.md`` and ``pick_rule.json`` (raw values;
+``--from-json``: the report from them; ``--quick``: a smoke run, ``pick_rule_quick.*``).
 """
 
 from __future__ import annotations
@@ -48,15 +44,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _paths import RESULTS, shared_data_dir  # noqa: E402
-from _report import (  # noqa: E402
-    load_json,
-    paired,
-    run_header,
-    save_json,
-    table,
-    workqueue_threads,
-    write,
-)
+from _report import load_json, paired, run_header, save_json, table, workqueue_threads, write  # noqa: E402
 
 workqueue_threads()
 
@@ -161,28 +149,23 @@ def report(runs: list[dict], header: str, settings: str) -> str:
              "the held-out score's own standard error over its queries; ✓: |gap| ≤ 2 × "
              "max(fold sd, se), the scatter of one held-out score about the size of a "
              "fold.", ""]
-    gaps, rows = {"old": [], "new": []}, []
-    inside = {"old": [], "new": []}
+    gaps, inside, rows = {"old": [], "new": []}, {"old": [], "new": []}, []
     for run in runs:
         for s in run["studies"]:
-            cells = []
+            cells, anchor = [], s["key"].startswith("anchor:")
             for rule in ("old", "new"):
-                cv, test, sd = s[f"{rule}_cv"], s[f"{rule}_test"], s[f"{rule}_sd"]
-                se = s[f"{rule}_se"]
+                cv, test, sd, se = (s[f"{rule}_{k}"] for k in ("cv", "test", "sd", "se"))
                 gap = test - cv
                 ok = abs(gap) <= 2 * max(sd, se)
-                if not s["key"].startswith("anchor:"):
+                if not anchor:
                     gaps[rule].append(gap)
                     inside[rule].append(ok)
                 cells.append(f"{cv:.4f} → {test:.4f} ({gap:+.4f}; fold sd {sd:.4f}, "
                              f"se {se:.4f}) " + ("✓" if ok else "✗"))
-            trials = f"{s['complete']} / {s['pruned']}"
-            if s["key"].startswith("anchor:"):
-                trials = s["message"]
-            pick = cells[1] + ("" if s["key"].startswith("anchor:") or
-                               s["pick_trial"] == s["best_trial"] else
+            pick = cells[1] + ("" if anchor or s["pick_trial"] == s["best_trial"] else
                                f" (trial {s['pick_trial']}, not {s['best_trial']})")
-            rows.append([run["task"], s["key"], trials, cells[0], pick])
+            rows.append([run["task"], s["key"], s["message"] if anchor else
+                         f"{s['complete']} / {s['pruned']}", cells[0], pick])
     lines += [*table(["data", "study", "trials (complete / pruned)",
                       "old rule: CV → held-out (gap)", "pick: rescored CV → held-out (gap)"],
                      rows, "lllll"), "", "Over the tuner's studies (the anchor aside):", "",
@@ -192,34 +175,25 @@ def report(runs: list[dict], header: str, settings: str) -> str:
                        f"{sum(inside[rule])}/{len(inside[rule])}"]
                       for rule, label in (("old", "old rule (best CV trial)"),
                                           ("new", "pick (rescored)"))])]
-    old_t = np.asarray([s["old_test"] for run in runs for s in run["studies"]
-                        if not s["key"].startswith("anchor:")])
-    new_t = np.asarray([s["new_test"] for run in runs for s in run["studies"]
-                        if not s["key"].startswith("anchor:")])
-    dt = paired(new_t - old_t)
+    dt = paired([s["new_test"] - s["old_test"] for run in runs for s in run["studies"]
+                 if not s["key"].startswith("anchor:")])
     lines += ["", f"Held-out NDCG@10 of the configuration each rule picks, pick − old rule, "
               f"over the {dt.n} studies: mean {dt.mean:+.4f} (standard error {dt.se:.4f}); "
               f"the pick better in {dt.wins}, the same configuration or score in "
               f"{int(np.sum(dt.diffs == 0))}, worse in {int(np.sum(dt.diffs < 0))}. The pick "
-              "makes the "
-              "estimate less optimistic (the mean gap above); whether it also picks better "
-              "configurations is what this line measures."]
-    diffs, rows = [], []
-    for run in runs:
-        va = run["versus_anchor"]
-        cv = "—" if va is None else f"{va[0]:+.4f} [{va[1]:+.4f}, {va[2]:+.4f}]"
-        a = run["anchor_test"]
-        diffs.append(run["recommended_test"] - a)
-        rows.append([run["task"], f"{run['wall'] / 60:.1f} min",
-                     f"{run['recommended']} {run['recommended_test']:.4f}",
-                     f"{run['old_recommended']} {run['old_recommended_test']:.4f}",
-                     f"{a:.4f}", cv])
+              "makes the estimate less optimistic (the mean gap above); whether it also picks "
+              "better configurations is what this line measures."]
+    rows = [[run["task"], f"{run['wall'] / 60:.1f} min",
+             f"{run['recommended']} {run['recommended_test']:.4f}",
+             f"{run['old_recommended']} {run['old_recommended_test']:.4f}",
+             f"{run['anchor_test']:.4f}", "—" if (va := run["versus_anchor"]) is None
+             else f"{va[0]:+.4f} [{va[1]:+.4f}, {va[2]:+.4f}]"] for run in runs]
     lines += ["", "## The overall recommendation against LightGBMTunerCV (same wall time)", "",
               *table(["data", "tuner's time", "recommended (verdict rule) → held-out",
                       "old rule's best-CV study → held-out", "LightGBMTunerCV → held-out",
                       "recommended − LightGBMTunerCV, rescored CV (95 % interval)"], rows,
                      "lrllll")]
-    d = np.asarray(diffs)
+    d = np.asarray([run["recommended_test"] - run["anchor_test"] for run in runs])
     old_d = np.asarray([run["old_recommended_test"] - run["anchor_test"] for run in runs])
     lines += ["", f"Held-out NDCG@10, recommended − LightGBMTunerCV: mean {d.mean():+.4f} over "
               f"{d.size} data set(s) ({int(np.sum(d >= 0))} at least as good): "

@@ -1,9 +1,5 @@
 """Does ``LambdaRank(metric=Z)`` win Z? Held-out ranking quality with LightGBM.
 
-    python experiments/quality/ranking_quality.py           # full run (~40 min)
-    python experiments/quality/ranking_quality.py --quick   # 1 seed, 2 folds, small sets
-    python experiments/quality/ranking_quality.py --report  # the report from saved json
-
 Four tasks, 5-fold cross-validation (folds over queries; over rows for the group-less
 task) repeated with 3 seeds (a fresh shuffle, and fresh data for the synthetic tasks):
 ``letor`` (LightGBM's example ``rank.train`` + ``rank.test``, 251 queries), ``mslr``
@@ -15,8 +11,9 @@ rate 0.1, min_data_in_leaf 50, 1 thread); held-out NDCG@10, ERR@10, MAP@10 and M
 come from ``gbrank.metrics``. The paired rule of this study: a mean paired difference
 ≥ 0 and ≥ 3 of 5 folds with a fold-mean difference ≥ 0.
 
-Raw per-unit scores go to ``results/ranking_quality.json`` (``--xgboost`` adds XGBoost's
-pair methods, ``--diagnose`` the λ statistics); ``--select`` chooses the default
+Raw per-unit scores go to ``results/ranking_quality.json`` (``--report`` rewrites the
+report from it; ``--quick``: 1 seed, 2 folds, small sets, printed only; ``--xgboost`` adds
+XGBoost's pair methods, ``--diagnose`` the λ statistics); ``--select`` chooses the default
 smoothing shares on other seeds (``ranking_quality_select.json``); ``--datasets`` /
 ``--objectives`` run a subset and merge it into the saved json.
 """
@@ -30,19 +27,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _paths import shared_data_dir  # noqa: E402
-from _report import (  # noqa: E402
-    RESULTS,
-    load_json,
-    paired,
-    save_json,
-    table,
-    workqueue_threads,
-    write,
-)
+from _paths import RESULTS, shared_data_dir  # noqa: E402
+from _report import load_json, paired, pyplot, save_json, table, workqueue_threads, write  # noqa: E402
 
+from gbrank._kernels.delta import ERR, MAP, MRR, NDCG, discounts, pair_delta, prefix_arrays  # noqa: E402
 from gbrank.datasets import load_letor_files, make_ranking  # noqa: E402
 from gbrank.metrics import err, mean_ap, mrr, ndcg  # noqa: E402
 from gbrank.objectives import LambdaRank, RankNet  # noqa: E402
@@ -109,28 +100,18 @@ def folds(n_units: int, seed: int, n_folds: int):
 
 # -- objectives ----------------------------------------------------------------------
 def objectives(select: bool = False) -> dict:
-    """Name → objective (a gbrank object, or a LightGBM built-in name); options spelled
-    out in the names, ``LambdaRank("z")`` alone the documented defaults. ``select``: the
-    two rivals and the smoothing grid of ``--select``."""
-    out = {"native lambdarank": "lambdarank", 'LambdaRank("ndcg")': lambda: LambdaRank("ndcg")}
-    if select:
-        for z in ("err", "map", "mrr"):
-            for a in GRID:
-                out[f'LambdaRank("{z}", smoothing={a:g})'] = (
-                    lambda z=z, a=a: LambdaRank(z, smoothing=a))
-        return out
-    out["native rank_xendcg"] = "rank_xendcg"
-    out["RankNet()"] = lambda: RankNet()
-    out['LambdaRank("ndcg", norm=True)'] = lambda: LambdaRank("ndcg", norm=True)
-    for w in ("ndcg_loss1", "ndcg_loss2"):
-        out[f'LambdaRank(weighting="{w}")'] = (lambda w=w: LambdaRank(weighting=w))
-    for mu in (10, 1):  # allRank's default, and gbrank's (the mu=1 row is the default)
-        out[f'LambdaRank(weighting="ndcg_loss2pp", mu={mu})'] = (
-            lambda mu=mu: LambdaRank(weighting="ndcg_loss2pp", mu=float(mu)))
-    for z in ("err", "map", "mrr"):
-        out[f'LambdaRank("{z}")'] = (lambda z=z: LambdaRank(z))
-        out[f'LambdaRank("{z}", smoothing=0)'] = (lambda z=z: LambdaRank(z, smoothing=0.0))
-    return out
+    """Name → objective: each name is the Python that builds it (``native x``: LightGBM's
+    built-in ``x``), ``LambdaRank("z")`` alone the documented defaults. ``select``: the two
+    rivals and the smoothing grid of ``--select``."""
+    names = [*RIVALS, *(f'LambdaRank("{z}", smoothing={a:g})' for z in ("err", "map", "mrr")
+                        for a in GRID)] if select else [
+        *RIVALS, "native rank_xendcg", "RankNet()", 'LambdaRank("ndcg", norm=True)',
+        'LambdaRank(weighting="ndcg_loss1")', 'LambdaRank(weighting="ndcg_loss2")',
+        # allRank's default mu, and gbrank's (the mu=1 row is the default)
+        'LambdaRank(weighting="ndcg_loss2pp", mu=10)', 'LambdaRank(weighting="ndcg_loss2pp", mu=1)',
+        *(f'LambdaRank("{z}"{o})' for z in ("err", "map", "mrr") for o in ("", ", smoothing=0"))]
+    return {n: n.removeprefix("native ") if n.startswith("native ") else
+            (lambda n=n: eval(n, {"LambdaRank": LambdaRank, "RankNet": RankNet})) for n in names}
 
 
 def xgb_objectives() -> dict:
@@ -197,31 +178,26 @@ def run(saved: dict, datasets, names, quick: bool, seeds, xgboost: bool = False,
         path: str | Path | None = None) -> dict:
     """Every (dataset, seed, fold, objective) unit into ``saved`` (``xgboost``: XGBoost's
     pair methods into ``saved["_xgboost"]``), saved to ``path`` after each data set."""
-    objs = xgb_objectives() if xgboost else {**objectives(), **objectives(True)}
-    seeds, n_folds, t_start = (seeds[:1] if quick else seeds), 2 if quick else FOLDS, \
-        time.perf_counter()
+    objs = xgb_objectives() if xgboost else {
+        n: (None, o) for n, o in {**objectives(), **objectives(True)}.items()}
+    seeds, n_folds, t_start = seeds[:1] if quick else seeds, 2 if quick else FOLDS, time.time()
     for ds in datasets:
         block = (saved.setdefault("_xgboost", {}) if xgboost else saved).setdefault(ds, {})
         for seed in seeds:
-            data = load(ds, seed, quick)
-            if data is None:
+            if (data := load(ds, seed, quick)) is None:
                 print(f"[{ds}] reference data absent, skipped", flush=True)
                 break
             X, y, group = data
-            n_units = y.size if group is None else group.size
-            for f, test_units in enumerate(folds(n_units, seed, n_folds)):
+            for f, test_units in enumerate(folds(y.size if group is None else group.size,
+                                                 seed, n_folds)):
                 for name in names:
-                    spec = objs[name]
-                    t0 = time.perf_counter()
-                    res = (run_unit(X, y, group, test_units, spec[1], seed, int(y.max()),
-                                    spec[0]) if xgboost else
-                           run_unit(X, y, group, test_units, spec, seed, int(y.max())))
+                    xgb_params, spec = objs[name]
+                    res = run_unit(X, y, group, test_units, spec, seed, int(y.max()), xgb_params)
                     for m, v in res.items():
                         block.setdefault(name, {}).setdefault(m, {})[f"{seed}/{f}"] = v
                     print(f"[{'xgb ' if xgboost else ''}{ds} seed {seed} fold {f}] {name:45s} "
                           + " ".join(f"{m} {v:.4f}" for m, v in res.items())
-                          + f" ({time.perf_counter() - t0:.1f} s, "
-                          f"{(time.perf_counter() - t_start) / 60:.1f} min)", flush=True)
+                          + f" ({(time.time() - t_start) / 60:.1f} min)", flush=True)
         if path is not None and not quick:
             save_json(path, saved, sort_keys=True)
     return saved
@@ -231,14 +207,12 @@ def run(saved: dict, datasets, names, quick: bool, seeds, xgboost: bool = False,
 DIAG_ROUNDS = (0, 10, 50)
 
 
+@njit
 def _delta_matrix(code, lab, k, tab):
     """|ΔZ| of every pair a < b with a < k of labels ``lab`` in ranked order."""
-    from gbrank._kernels.delta import discounts, pair_delta, prefix_arrays
-
     n = lab.size
-    pre, sc = np.zeros((3, n + 1)), np.zeros(4)
+    pre, sc, out = np.zeros((3, n + 1)), np.zeros(4), np.zeros((n, n))
     prefix_arrays(code, lab, k, tab, 1.0, False, discounts(n), pre, sc)
-    out = np.zeros((n, n))
     for a in range(min(k, n)):
         for b in range(a + 1, n):
             out[a, b] = pair_delta(code, a, b, k, pre, sc)
@@ -247,8 +221,6 @@ def _delta_matrix(code, lab, k, tab):
 
 def _diag_stats(z: str, y, s, group, max_grade: int, k: int = 30) -> dict:
     """Where LambdaRank(z)'s signal lives at scores ``s`` (all queries of one set)."""
-    from gbrank._kernels.delta import ERR, MAP, MRR, NDCG
-
     code = {"ndcg": NDCG, "err": ERR, "map": MAP, "mrr": MRR}[z]
     # smoothing=0: the signal of |ΔZ| alone (the defaults mix in |ΔNDCG|).
     obj = LambdaRank(z, smoothing=0.0, **({"max_grade": max_grade} if z == "err" else {}))
@@ -340,13 +312,10 @@ def analyse(block: dict) -> dict:
         keys = sorted(set.intersection(*(set(block[n][m]) for n in names)))
         a = np.array([[block[n][m][k] for k in keys] for n in names])
         means = a.mean(axis=1)
-        diff, wins = [], []
-        for i in range(len(names)):
-            j = max([j for j in range(len(names)) if j != i] or [i], key=lambda j: means[j])
-            p = paired(a[i] - a[j])
-            diff.append(p.mean)
-            wins.append(p.wins)
-        out[m] = {"mean": means.tolist(), "diff": diff, "wins": wins, "units": len(keys)}
+        ps = [paired(a[i] - a[max([j for j in range(len(names)) if j != i] or [i],
+                                   key=lambda j: means[j])]) for i in range(len(names))]
+        out[m] = {"mean": means.tolist(), "diff": [p.mean for p in ps],
+                  "wins": [p.wins for p in ps], "units": len(keys)}
     return out
 
 
@@ -373,15 +342,12 @@ def report(saved: dict, quick: bool = False) -> str:
     for ds, title in DATASETS.items():
         if ds not in saved:
             continue
-        res = analyse(saved[ds])
-        rows = []
+        res, rows = analyse(saved[ds]), []
         for i, n in enumerate(res["names"]):
-            cells = []
-            for m in METRICS:
-                r = res[m]
-                v = f"{r['mean'][i]:.4f}"
-                v = f"**{v}**" if int(np.argmax(r["mean"])) == i else v
-                cells.append(f"{v} ({r['diff'][i]:+.4f}, {r['wins'][i]}/{r['units']})")
+            cells = [(f"**{r['mean'][i]:.4f}**" if int(np.argmax(r["mean"])) == i
+                      else f"{r['mean'][i]:.4f}")
+                     + f" ({r['diff'][i]:+.4f}, {r['wins'][i]}/{r['units']})"
+                     for r in (res[m] for m in METRICS)]
             default = n in {f'LambdaRank("{z}")' for z in TARGET} and n != 'LambdaRank("ndcg")'
             rows.append([n + (" ◀ default" if default else ""), *cells])
         lines += [f"## {title}", "", *table(["objective", *METRICS], rows), "",
@@ -406,28 +372,21 @@ def _summary(saved: dict) -> list:
     """Z@10 at a glance: the metric's own objective (defaults and pure |ΔZ|) against
     LambdaRank("ndcg"), native lambdarank and the best objective of the column."""
     rows = []
-    for z, m in TARGET.items():
-        for ds in DATASETS if z != "ndcg" else ():
-            block = saved.get(ds)
-            own = f'LambdaRank("{z}")'
-            if not block:
-                continue
+    for z, m in ((z, m) for z, m in TARGET.items() if z != "ndcg"):
+        own = f'LambdaRank("{z}")'
+        for ds, block in ((ds, saved[ds]) for ds in DATASETS if saved.get(ds)):
             res = analyse(block)
-            names = res["names"]
-            if any(r not in names for r in RIVALS) or own not in names:
+            if any(n not in res["names"] for n in (*RIVALS, own)):
                 continue
-            mean = dict(zip(names, res[m]["mean"], strict=True))
-            best = names[int(np.argmax(res[m]["mean"]))]
+            mean = dict(zip(res["names"], res[m]["mean"], strict=True))
+            best = max(mean, key=mean.get)
 
             def cell(n, m=m, block=block, mean=mean):
-                if n not in block:
-                    return "—"
-                return f"{mean[n]:.4f} ({compare(block, n, RIVALS[1], m)[0].mean:+.4f})"
+                return "—" if n not in block else \
+                    f"{mean[n]:.4f} ({compare(block, n, RIVALS[1], m)[0].mean:+.4f})"
 
-            verdicts = []
-            for r in RIVALS:
-                ok, d, fw, nf = verdict(block, own, r, m)
-                verdicts.append(f"{'win/tie' if ok else 'loses'} ({d:+.4f}, {fw}/{nf})")
+            verdicts = [f"{'win/tie' if ok else 'loses'} ({d:+.4f}, {fw}/{nf})"
+                        for ok, d, fw, nf in (verdict(block, own, r, m) for r in RIVALS)]
             rows.append([m, ds, f"{cell(own)} α={default_smoothing(z):g}",
                          cell(f'LambdaRank("{z}", smoothing=0)'), f"{mean[RIVALS[1]]:.4f}",
                          f"{mean[RIVALS[0]]:.4f}", " / ".join(verdicts),
@@ -481,18 +440,14 @@ def selection(sel: dict) -> tuple[dict, list]:
 
 def _verdicts(block: dict) -> list:
     """The paired rule: LambdaRank(Z) vs native lambdarank and vs LambdaRank("ndcg")."""
-    cands = [(f'LambdaRank("{z}")', TARGET[z]) for z in TARGET if f'LambdaRank("{z}")' in block]
-    cands += [(f'LambdaRank("{z}", smoothing=0)', TARGET[z]) for z in ("err", "map", "mrr")
-              if f'LambdaRank("{z}", smoothing=0)' in block]
+    cands = [(f'LambdaRank("{z}"{o})', m) for o in ("", ", smoothing=0") for z, m in TARGET.items()
+             if f'LambdaRank("{z}"{o})' in block]
     cands += [(n, "ndcg@10") for n in block if n.startswith("LambdaRank(weighting=")]
     rows = []
-    for n, m in cands:
-        for r in RIVALS:
-            if r == n or r not in block:
-                continue
-            p, fw, nf = compare(block, n, r, m)
-            ok = "wins/ties" if p.mean >= 0 and 5 * fw >= 3 * nf else "loses"
-            rows.append([n, m, r, f"{p.mean:+.4f}", f"{p.wins}/{p.n}", f"{fw}/{nf}", ok])
+    for n, m, r in ((n, m, r) for n, m in cands for r in RIVALS if r != n and r in block):
+        p, fw, nf = compare(block, n, r, m)
+        ok = "wins/ties" if p.mean >= 0 and 5 * fw >= 3 * nf else "loses"
+        rows.append([n, m, r, f"{p.mean:+.4f}", f"{p.wins}/{p.n}", f"{fw}/{nf}", ok])
     return ["Verdicts of the paired rule (paired over 15 units; fold criterion: folds with "
             "mean difference ≥ 0, of 5):", "",
             *table(["objective", "on", "vs", "mean diff", "units won", "folds ≥ 0",
@@ -514,11 +469,10 @@ def _xgb_report(xg: dict) -> list:
             continue
         rows = []
         for name in [n for n in xgb_objectives() if n in block]:
-            cells = []
-            for m in METRICS:
-                v = f"{np.mean(list(block[name][m].values())):.4f}"
-                p = compare(block, name, XGB_BASE, m)[0]
-                cells.append(v if name == XGB_BASE else f"{v} ({p.mean:+.4f}, {p.wins}/{p.n})")
+            cells = [f"{np.mean(list(block[name][m].values())):.4f}" for m in METRICS]
+            if name != XGB_BASE:
+                cells = [f"{v} ({p.mean:+.4f}, {p.wins}/{p.n})" for v, p in zip(
+                    cells, (compare(block, name, XGB_BASE, m)[0] for m in METRICS), strict=True)]
             rows.append([name, *cells])
         lines += [f"**{DATASETS[ds]}**", "", *table(["objective", *METRICS], rows), ""]
     return lines
@@ -551,11 +505,7 @@ def _diag_report(diag: dict) -> list:
 
 
 def plot(saved: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     present = [d for d in DATASETS if d in saved]
     fig, axes = plt.subplots(1, len(present), figsize=(4.2 * len(present) + 3.5, 7.5),
                              squeeze=False)
@@ -593,23 +543,15 @@ def plot(saved: dict, path: Path) -> None:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--report", action="store_true", help="only rewrite the report")
-    ap.add_argument("--select", action="store_true",
-                    help="choose the default smoothing shares: the GRID on SELECT_SEEDS, "
-                         "raw results in ranking_quality_select.json")
-    ap.add_argument("--diagnose", action="store_true", help="recompute the diagnosis")
-    ap.add_argument("--xgboost", action="store_true",
-                    help="(re)run the XGBoost pair-method table into the json, then report")
-    ap.add_argument("--json", default=None, help="raw results file (default: results/)")
+    for flag in ("--quick", "--report", "--select", "--diagnose", "--xgboost"):
+        ap.add_argument(flag, action="store_true")
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--objectives", default=None, help="';'-separated names (default all)")
     args = ap.parse_args(argv)
-    path = Path(args.json) if args.json else SELECT_JSON if args.select else JSON
-    known = objectives(args.select)
+    path, known = SELECT_JSON if args.select else JSON, objectives(args.select)
     names = list(known) if args.objectives is None else args.objectives.split(";")
-    if [n for n in names if n not in known]:
-        sys.exit(f"unknown objectives: {[n for n in names if n not in known]}")
+    if unknown := [n for n in names if n not in known]:
+        sys.exit(f"unknown objectives: {unknown}")
     saved = {} if args.quick else load_json(path, {})
     if not args.report:
         run(saved, args.datasets.split(","), names, args.quick,
@@ -619,8 +561,7 @@ def main(argv=None) -> None:
         print("\n".join(selection(saved)[1]))
         return
     if args.xgboost:
-        run(saved, XGB_DATASETS, list(xgb_objectives()), args.quick, SEEDS, xgboost=True,
-            path=path)
+        run(saved, XGB_DATASETS, list(xgb_objectives()), args.quick, SEEDS, True, path)
     if args.quick or args.diagnose or "_diagnosis" not in saved:
         saved["_diagnosis"] = diagnose(args.quick)
     text = report(saved, args.quick)
