@@ -264,12 +264,7 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
                              f"it needs metric='ndcg', got metric={p.metric!r}")
         if isinstance(p.smoothing, dict):
             p.smoothing = p.smoothing[p.metric]
-        p.pb = self._position_params()
-        p.groupless = check_bool(self.groupless, "groupless")
-        if p.pb.method is not None and p.calibration > 0.0:
-            raise ValueError(f"position_bias={p.pb.method!r} with calibration="
-                             f"{self.calibration!r} is not supported: a calibration term on "
-                             "biased clicks learns the bias; use calibration=0")
+        self._shared_params(p)
         return p
 
     def _smoothing(self, p: SimpleNamespace, y: np.ndarray) -> float:
@@ -282,9 +277,6 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
         if self.smoothing is None and p.smoothing > 0.0 and not _integer_grades(y):
             return 0.0
         return p.smoothing
-
-    def _groupless(self) -> bool:
-        return self._params().groupless
 
     def _prepare(self, y: Any, s: Any, group: Any, qid: Any, weight: Any):
         p = self._params()

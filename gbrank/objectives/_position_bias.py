@@ -28,6 +28,7 @@ import numpy as np
 from gbrank._fields import lightgbm_positions
 from gbrank._kernels import position_bias as _pk
 from gbrank._validation import (
+    check_bool,
     check_choice,
     check_clicks,
     check_number,
@@ -221,6 +222,19 @@ class PositionBiasMixin:
             regularization=check_number(self.position_bias_regularization,
                                         "position_bias_regularization", 0.0),
             learning_rate=lr)
+
+    def _shared_params(self, p: SimpleNamespace) -> None:
+        """Validate into ``p`` what the pairwise ranking objectives share: the
+        ``position_bias`` options (``p.pb``), ``groupless``, and their one exclusion."""
+        p.pb = self._position_params()
+        p.groupless = check_bool(self.groupless, "groupless")
+        if p.pb.method is not None and p.calibration > 0.0:
+            raise ValueError(f"position_bias={p.pb.method!r} with calibration="
+                             f"{self.calibration!r} is not supported: a calibration term on "
+                             "biased clicks learns the bias; use calibration=0")
+
+    def _groupless(self) -> bool:
+        return self._params().groupless
 
     def _uses_positions(self) -> bool:
         return self._params().pb.method is not None

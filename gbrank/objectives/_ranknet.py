@@ -12,7 +12,7 @@ from gbrank._kernels import ranknet as _k
 from gbrank._kernels import ranknet_grid as _grid
 from gbrank._queries import prepare_ranking
 from gbrank._targets import TARGET_MAPPINGS
-from gbrank._validation import check_bool, check_choice, check_integer, check_number, check_sigma
+from gbrank._validation import check_choice, check_integer, check_number, check_sigma
 from gbrank.objectives._base import Objective
 from gbrank.objectives._combination import CalibrationMixin
 from gbrank.objectives._position_bias import (
@@ -151,13 +151,8 @@ class RankNet(PositionBiasMixin, CalibrationMixin, Objective):
                                             TARGET_MAPPINGS),
             max_step=0.0,  # RankNet passes its true Hessian
         )
-        p.pb = self._position_params()
-        p.groupless = check_bool(self.groupless, "groupless")
+        self._shared_params(p)
         method = p.pb.method
-        if method is not None and p.calibration > 0.0:
-            raise ValueError(f"position_bias={method!r} with calibration="
-                             f"{self.calibration!r} is not supported: a calibration term on "
-                             "biased clicks learns the bias; use calibration=0")
         if method in ("ipw", "unbiased"):
             if p.pull:
                 raise ValueError(f"position_bias={method!r} corrects pairs of a clicked and "
@@ -188,9 +183,6 @@ class RankNet(PositionBiasMixin, CalibrationMixin, Objective):
                 f"{p.exact_max_rows}): click logs hold the displayed rows of a query (or "
                 "session) — pass their query ids, raise exact_max_rows, or use "
                 "LambdaRank(position_bias=...) (O(n·k)) or position_bias='additive'")
-
-    def _groupless(self) -> bool:
-        return self._params().groupless
 
     def _prepare(self, y: Any, s: Any, group: Any, qid: Any, weight: Any):
         return prepare_ranking(y, s, group, qid, weight, integer_grades=False, max_grade=None)
