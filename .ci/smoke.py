@@ -27,7 +27,7 @@ if sys.argv[1:] == ["core"]:
 
     y = np.array([0.0, 1.0, 0.0, 1.0])
     s = np.array([-1.0, 0.5, 0.2, 2.0])
-    assert 0.0 <= gbrank.metrics.f1(y, s) <= 1.0
+    assert 0.0 <= gbrank.metrics.f1(y, s, margin=True) <= 1.0  # s: raw margins
     assert check(FocalLoss(), y, s).ok
     try:
         gbrank.lightgbm.cv({}, None)
