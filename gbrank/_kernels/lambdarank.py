@@ -15,7 +15,7 @@ One kernel serves gradients and the local loss: the ranking, |ΔZ| and the optio
 LightGBM rescalings are taken at scores ``at``; the pair terms at scores ``s``
 (``at is s`` when the booster asks for gradients).
 
-Pair weights other than |ΔZ| (SPEC, "LambdaLoss weightings"; ranks r from 1, D(r) =
+Pair weights other than |ΔZ| (docs/contract.md, "LambdaLoss weightings"; ranks r from 1, D(r) =
 log2(1 + r), G = gain / IDCG@k, the pair (i, j) with l_i > l_j):
 
 - ``LOSS1``: w_ij = G_i / D(r_i) (NDCG-Loss1: a weight of the higher-labelled row);

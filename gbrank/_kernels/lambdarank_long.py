@@ -1,6 +1,6 @@
 """LambdaRank's gradients for one long query (group-less data) without sorting it.
 
-SPEC admits only the pairs whose higher-ranked row is in the top k. For a row ranked
+docs/contract.md admits only the pairs whose higher-ranked row is in the top k. For a row ranked
 below k, every |ΔZ| formula of :mod:`~gbrank._kernels.delta` reads nothing of it but
 one value u of its label: its NDCG discount is 0, its ERR and MAP prefix terms are the
 constants of the first k ranks, and MRR only asks whether its rank exceeds k. Each
