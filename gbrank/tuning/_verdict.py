@@ -281,7 +281,7 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
     if rec.catboost is not None and not rec.catboost_wins:
         lines += ["", f"Against `{use.key}` on {metric}, CatBoost's best, "
                   f"`{rec.catboost.key}` (`--baselines catboost`), is "
-                  f"{rec.versus_catboost.describe()}: not a lead that calls for another "
+                  f"{rec.versus_catboost.describe()}; not a lead that calls for another "
                   "library. " + CATBOOST_NOTE]
     if flat:
         lines += ["", *flat]
