@@ -76,9 +76,21 @@ class _EvalMetric:
         return error
 
 
+def _matrix(X: Any) -> Any:
+    """``X`` as CatBoost takes it: a SciPy sparse matrix (a LETOR/SVMlight file's) as
+    CSR with 32-bit indices, which CatBoost requires (SciPy may use 64-bit ones)."""
+    import scipy.sparse as sp
+
+    if not sp.issparse(X):
+        return X
+    X = sp.csr_matrix(X, copy=True)
+    X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int32)
+    return X
+
+
 def _pool(X: np.ndarray, y: np.ndarray, group: np.ndarray) -> Any:
     cb = require("catboost")
-    return cb.Pool(X, y, group_id=np.repeat(np.arange(group.size), group))
+    return cb.Pool(_matrix(X), y, group_id=np.repeat(np.arange(group.size), group))
 
 
 def _params(loss: str, drawn: dict, seed: int, n_jobs: int) -> dict:
@@ -97,7 +109,8 @@ def _fit(params: dict, train: Any, valid: Any = None, eval_metric: Any = None) -
 
 
 def _predict(model: Any, X: np.ndarray) -> np.ndarray:
-    return np.asarray(model.predict(X, prediction_type="RawFormulaVal"), np.float64)
+    return np.asarray(model.predict(_matrix(X), prediction_type="RawFormulaVal"),
+                      np.float64)
 
 
 def _fold_scores(task: Task, folds: list[Fold], loss: str, drawn: dict, target: str,

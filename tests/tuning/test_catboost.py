@@ -125,3 +125,29 @@ def test_catboost_studies_run_on_the_tuners_units(tmp_path):
         again = {r.key: r for r in tune_task(task, cfg)}
     assert all(again[r.key].n_here == 0 and again[r.key].n_complete == 3 for r in cbs)
     assert all(again[r.key].units == r.units and again[r.key].test == r.test for r in cbs)
+
+
+def test_catboost_takes_a_letor_files_sparse_rows(tmp_path):
+    """A LETOR/SVMlight file loads as a SciPy CSR matrix with 64-bit indices, which
+    CatBoost refuses unless they are 32-bit."""
+    pytest.importorskip("catboost")
+    import scipy.sparse as sp
+
+    from gbrank.datasets import make_ranking
+    from gbrank.tuning import Task
+
+    def csr64(X):
+        Xs = sp.csr_matrix(X)
+        Xs.indices, Xs.indptr = Xs.indices.astype(np.int64), Xs.indptr.astype(np.int64)
+        return Xs
+
+    X, y, g = make_ranking(n_queries=50, rows_per_query=10, n_features=5, seed=1)
+    # As the command line builds a task from --data and --test-data (no row selection,
+    # which would give SciPy the chance to narrow the indices).
+    task = Task("sparse", "ranking", csr64(X[:400]), y[:400], g[:40], csr64(X[400:]),
+                y[400:], g[40:])
+    cfg = TuneConfig(trials=2, max_rounds=10, patience=3, n_folds=2, finalists=1, repeats=1,
+                     objectives=["native:lambdarank"], baselines=["catboost"],
+                     out_dir=tmp_path, plots=False, save_models=False, progress=False)
+    cbs = [r for r in tune_task(task, cfg) if r.key.startswith("catboost:")]
+    assert len(cbs) == 3 and all(r.status == "done" and r.test for r in cbs)
