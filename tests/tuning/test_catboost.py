@@ -151,3 +151,28 @@ def test_catboost_takes_a_letor_files_sparse_rows(tmp_path):
                      out_dir=tmp_path, plots=False, save_models=False, progress=False)
     cbs = [r for r in tune_task(task, cfg) if r.key.startswith("catboost:")]
     assert len(cbs) == 3 and all(r.status == "done" and r.test for r in cbs)
+
+
+def test_the_command_line_with_baselines_catboost_quick(tmp_path, capsys):
+    """`gbrank tune --data FILE --baselines catboost --quick`: the SUMMARY's verdict
+    names CatBoost's best study with its figures."""
+    pytest.importorskip("catboost")
+    from sklearn.datasets import dump_svmlight_file
+
+    from gbrank.datasets import make_ranking
+    from gbrank.tuning._cli import main
+
+    X, y, g = make_ranking(n_queries=60, rows_per_query=10, n_features=5, seed=4)
+    data = tmp_path / "train.txt"
+    dump_svmlight_file(X, y, str(data), query_id=np.repeat(np.arange(g.size), g))
+    out = tmp_path / "out"
+    code = main(["--data", str(data), "--baselines", "catboost", "--quick", "--metric",
+                 "ndcg@10", "--objectives", "native:lambdarank", "--quiet", "--out",
+                 str(out)])
+    assert code == 0
+    text = (out / "SUMMARY.md").read_text()
+    verdict = text[text.index("## Verdict"):text.index("## How to read")]
+    assert "CatBoost's best: `catboost:" in verdict
+    assert "cannot run inside CatBoost" in verdict
+    for loss in ("YetiRank", "LambdaMart", "QueryRMSE"):
+        assert f"| catboost:{loss} | ndcg@10 |" in text
