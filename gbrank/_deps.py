@@ -23,6 +23,7 @@ EXTRAS = {
     "pandas": "tune",
     "pyarrow": "tune",
     "optuna_integration": "anchor",
+    "catboost": "catboost",
     "dask": "dask",
     "distributed": "dask",
 }
@@ -33,6 +34,7 @@ _FOR = {
     "xgboost": "XGBoost (gbrank.xgboost, booster='xgboost', the tuner's --booster xgboost)",
     "tune": "the tuner (gbrank.tuning, experiments/tune.py)",
     "anchor": "the tuner's --anchor baseline",
+    "catboost": "the tuner's --baselines catboost",
     "dask": "gbrank.dask",
 }
 

@@ -40,7 +40,7 @@ LAYERS = [
 ]
 PACKAGES = ("objectives", "metrics", "datasets", "lightgbm", "xgboost", "sklearn", "dask",
             "tuning", "_kernels")
-HEAVY = ("lightgbm", "xgboost", "optuna", "optuna_integration", "dask", "distributed",
+HEAVY = ("lightgbm", "xgboost", "catboost", "optuna", "optuna_integration", "dask", "distributed",
          "matplotlib", "pandas", "onnx", "onnxmltools", "onnxruntime", "treelite",
          "sqlalchemy", "psycopg2", "pyarrow")
 

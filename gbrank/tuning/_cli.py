@@ -49,7 +49,7 @@ FLAGS = {"booster": "--booster", "trials": "--trials", "timeout": "--timeout",
          "seed": "--seed", "storage": "--storage", "out_dir": "--out", "quick": "--quick",
          "metric": "--metric", "finalists": "--finalists", "repeats": "--repeats",
          "n_jobs": "--n-jobs", "objectives": "--objectives", "heartbeat": "--heartbeat",
-         "anchor": "--anchor"}
+         "anchor": "--anchor", "baselines": "--baselines"}
 _TYPES = {"int": int, "float": float, "str": str, "Path": Path}
 
 
@@ -395,8 +395,9 @@ def _config(args: argparse.Namespace, keys: list[str] | None) -> TuneConfig:
     """The run's TuneConfig; a value it refuses ends the run naming the flag."""
     try:
         return TuneConfig(
-            **{name: getattr(args, name) for name in FLAGS if name != "objectives"},
-            objectives=keys, progress=not args.quiet,
+            **{name: getattr(args, name) for name in FLAGS
+               if name not in ("objectives", "baselines")},
+            objectives=keys, baselines=_split(args.baselines), progress=not args.quiet,
             run_trials=not args.report_only and args.workers == 1,
             report=not args.trials_only, worker=args.worker_id)
     except ValueError as exc:
@@ -405,8 +406,16 @@ def _config(args: argparse.Namespace, keys: list[str] | None) -> TuneConfig:
         # "objectives: unknown objective ..." names its field once, as the flag
         msg = msg.removeprefix(f"{field_name}: ")
         _fail(f"{FLAGS.get(field_name, field_name)}: {msg}")
-    except ImportError as exc:  # the booster is not installed
-        _fail(f"--booster {args.booster}: {exc}")
+    except ImportError as exc:  # the booster, or a baseline library, is not installed
+        _fail(f"--baselines: {exc}" if "--baselines" in str(exc)
+              else f"--booster {args.booster}: {exc}")
+
+
+def _split(text: str | list[str] | None) -> list[str] | None:
+    """A comma-separated flag's entries (None when not given)."""
+    if text is None or isinstance(text, list):
+        return text
+    return [k.strip() for k in text.split(",") if k.strip()]
 
 
 def _without_workers(argv: list[str]) -> list[str]:
@@ -535,8 +544,8 @@ def main(argv: list[str] | None = None) -> int:
                    f"median pruning), {cfg.n_folds}-fold CV, ≤ {cfg.max_rounds} rounds with "
                    f"early stopping after {cfg.patience}, {cfg.n_jobs} booster thread(s); "
                    f"the pick: {cfg.finalists} finalists per study rescored on "
-                   f"{cfg.repeats} fresh shuffle(s) of the folds "
-                   f"({cfg.repeats * cfg.n_folds} units).")
+                   f"{cfg.repeats} fresh shuffle(s) of the folds, each with its own booster "
+                   f"seed ({cfg.repeats * cfg.n_folds} units).")
     hint = ""
     if args.label_col:
         hint = (f"; from {args.data.name}: X = its feature columns, y = its "

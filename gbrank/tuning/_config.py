@@ -11,12 +11,15 @@ from typing import Any
 from gbrank._deps import require
 from gbrank._validation import check_bool, check_choice, check_integer, check_number
 
-__all__ = ["EMBEDDED_TIMEOUT", "QUICK", "TuneConfig", "field_help"]
+__all__ = ["BASELINES", "EMBEDDED_TIMEOUT", "QUICK", "TuneConfig", "field_help"]
 
 
 #: What ``gbrank tune --quick`` (a smoke run) sets besides ``quick=True``, when the flag
 #: of the setting is not given.
 QUICK = {"trials": 3, "max_rounds": 40, "patience": 10, "finalists": 2, "repeats": 1}
+
+#: The libraries ``baselines`` (``--baselines``) may name.
+BASELINES = ("catboost",)
 
 #: ``gbrank tune``'s ``timeout`` on its embedded data without ``--quick`` (seconds per
 #: study), so that a first run ends in minutes.
@@ -121,6 +124,14 @@ class TuneConfig:
         the task as its budget, as one more result the verdict compares with. Only for
         ranking tasks that are not click logs, with ``booster="lightgbm"`` and
         ``report=True``; needs ``gbrank[anchor]``.
+    baselines : list of str, optional
+        Other libraries tuned beside the studies as baselines the verdict can name
+        (comma-separated on the command line): ``catboost`` tunes CatBoost's YetiRank,
+        LambdaMart and QueryRMSE on the same folds and metric, with the same trials,
+        finalists and rescoring as every study, refit and tested like them. Only for
+        ranking tasks with queries that are not click logs, with ``report=True``; needs
+        ``gbrank[catboost]`` (gbrank's objectives cannot run inside CatBoost: its custom
+        objectives see no queries). ``None``: none.
     save_models : bool, default True
         Export each study's refit model and its ``params.json`` to
         ``<out_dir>/tune/models/<study>/`` (with ``report=True``). No flag.
@@ -177,6 +188,7 @@ class TuneConfig:
     heartbeat: int = 10
     grace: int | None = None
     anchor: bool = False
+    baselines: list[str] | None = None
     save_models: bool = True
     plots: bool = True
     progress: bool = True
@@ -199,6 +211,7 @@ class TuneConfig:
         if not (self.run_trials or self.report):
             raise ValueError("run_trials and report are both False: nothing to do")
         self._check_objectives()
+        self._check_baselines()
         if self.metric is not None:
             from gbrank.metrics import get_metric
 
@@ -212,6 +225,20 @@ class TuneConfig:
                                  f"{str(exc).split('; ', 1)[-1]}") from None
         if self.timeout is not None:
             check_number(self.timeout, "timeout", 0.0, low_open=True)
+
+    def _check_baselines(self) -> None:
+        """Known baseline libraries, installed (an ImportError naming the extra)."""
+        if self.baselines is None:
+            return
+        if isinstance(self.baselines, str) or not all(
+                isinstance(b, str) for b in self.baselines):
+            raise ValueError(f"baselines must be a list of library names such as "
+                             f"['catboost'], got {self.baselines!r}")
+        self.baselines = [b.strip().lower() for b in self.baselines]
+        for b in self.baselines:
+            check_choice(b, "baselines", BASELINES)
+        for b in self.baselines:
+            require(b)
 
     def _check_objectives(self) -> None:
         """``objectives`` keys the booster knows and ``custom`` gbrank objectives, here

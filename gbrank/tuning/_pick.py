@@ -7,8 +7,11 @@ luckiest trial rather than the best configuration (the winner's curse). So the t
 takes the study's ``finalists`` best complete trials and scores each again on
 ``repeats`` fresh shuffles of the cross-validation folds (the same folds for every
 study of a task, so studies pair unit by unit), training each fold for exactly the
-rounds its refit will use, with nothing chosen on the rows it is scored on. The pick is
-the finalist with the best mean there; that mean, over folds × repeats, is its estimate.
+rounds its refit will use, with nothing chosen on the rows it is scored on. Each repeat
+also trains with another booster seed (``seed + r`` on repeat r: the bagging, feature
+subsets and extra-trees splits change), so a configuration that won by a lucky seed
+is not picked for it. The pick is the finalist with the best mean there; that mean,
+over folds × repeats, is its estimate.
 The rescored values are kept in the study (user attribute), so a report from the
 stored study (``--report-only``) repeats none of this work.
 """
@@ -41,7 +44,8 @@ DIGITS = 4
 class RepeatFolds:
     """The fresh fold shuffles of one task that finalists are rescored on: ``repeats``
     sets of ``n_folds`` folds (seeds ``seed + 1`` …), their binned data built on first
-    use and shared by every study of the task."""
+    use and shared by every study of the task. Repeat ``r`` trains with booster seed
+    ``seed + r`` (:func:`rescore_params`)."""
 
     def __init__(self, task: Task, n_folds: int, repeats: int, seed: int, booster: str,
                  n_jobs: int = 1) -> None:
@@ -55,7 +59,7 @@ class RepeatFolds:
     @property
     def spec(self) -> str:
         """What the rescored values depend on besides the configuration."""
-        return f"{self.repeats}x{self.n_folds}:seed{self.seed}"
+        return f"{self.repeats}x{self.n_folds}:seed{self.seed}:booster-seed+r"
 
     @property
     def n_units(self) -> int:
@@ -97,10 +101,14 @@ class Finalist:
 
 def rescore_params(repeats: RepeatFolds, booster_params: dict, obj: Any, rounds: int,
                    metrics: tuple[str, ...]) -> dict[str, list[float]]:
-    """Every metric of one fixed configuration over ``repeats``' units."""
+    """Every metric of one fixed configuration over ``repeats``' units; repeat ``r``
+    trains with booster seed ``booster_params["seed"] + r`` (LightGBM's ``seed`` derives
+    its bagging, feature-fraction and extra-trees seeds; XGBoost's its sampling seed)."""
     units: dict[str, list[float]] = {m: [] for m in metrics}
-    for data in repeats.data:
-        for m, values in run_fixed(data, booster_params, obj, rounds, metrics).items():
+    base = int(booster_params.get("seed", 0))
+    for r, data in enumerate(repeats.data):
+        params = dict(booster_params, seed=base + r)
+        for m, values in run_fixed(data, params, obj, rounds, metrics).items():
             units[m] += values
     return units
 

@@ -15,7 +15,15 @@ import numpy as np
 from gbrank.metrics import get_metric
 from gbrank.tuning._results import StudyResult
 from gbrank.tuning._tasks import Task
-from gbrank.tuning._verdict import ANCHOR, best, compare, flat_note, flat_value, verdict_lines
+from gbrank.tuning._verdict import (
+    ANCHOR,
+    CATBOOST,
+    best,
+    compare,
+    flat_note,
+    flat_value,
+    verdict_lines,
+)
 
 __all__ = ["paired", "write_summary"]
 
@@ -31,7 +39,7 @@ def _ms(v) -> str:
 def best_native(rows: list[StudyResult], metric: str) -> StudyResult | None:
     """The native baseline with the best rescored mean on ``metric`` (its pick)."""
     return best([r for r in rows if r.native and r.status == "done"
-                 and not r.key.startswith(ANCHOR)], metric)
+                 and not r.key.startswith((ANCHOR, CATBOOST))], metric)
 
 
 def paired(r: StudyResult, rows: list[StudyResult], n_folds: int):
@@ -178,7 +186,9 @@ def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
               "the maximum of many noisy CV scores, each early-stopped on the rows it is "
               "scored on: optimistic (*best trial's CV as tuned*). So each study's best "
               "trials (its finalists) are rescored on fresh shuffles of the folds "
-              "(repeats), trained for exactly the rounds of their refit, and the best "
+              "(repeats), each repeat with another booster seed (a configuration that won "
+              "by a lucky seed of its bagging or random splits does not keep its luck), "
+              "trained for exactly the rounds of their refit, and the best "
               "there is the study's *pick*: the configuration it refits, saves and "
               "recommends, and whose rescored mean is its CV estimate. Every study is "
               "rescored on the same units (repeat × fold), so Δ against the best native "

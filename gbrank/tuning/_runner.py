@@ -47,8 +47,9 @@ def tune_task(task: Task, cfg: TuneConfig, progress: Progress | None = None,
     Returns
     -------
     list of StudyResult
-        One per candidate objective (the gbrank ones and the booster's own), and the
-        anchor's when ``cfg.anchor`` is set.
+        One per candidate objective (the gbrank ones and the booster's own), the
+        anchor's when ``cfg.anchor`` is set, and one per CatBoost objective with
+        ``cfg.baselines=["catboost"]``.
 
     Examples
     --------
@@ -102,6 +103,14 @@ def tune_task(task: Task, cfg: TuneConfig, progress: Progress | None = None,
                       f"{budget:.0f} s budget (the tuner's time on this task)")
         results.append(run_anchor(task, folds, budget, repeats, max_rounds=cfg.max_rounds,
                                   patience=cfg.patience, n_jobs=cfg.n_jobs, seed=cfg.seed))
+    if "catboost" in (cfg.baselines or ()):
+        if task.kind != "ranking" or not task.grouped or task.clicks:
+            progress.line(f"{task.name} / catboost: not run (CatBoost's ranking objectives "
+                          "need a ranking task with queries and true labels)")
+        else:
+            from gbrank.tuning._catboost import run_catboost
+
+            results += run_catboost(task, folds, cfg, storage, fp, progress, repeats)
     return results
 
 

@@ -14,7 +14,8 @@ from typing import Any
 from gbrank.objectives import REGISTRY
 
 __all__ = ["Candidate", "Param", "BOOSTER_SPACES", "OBJECTIVE_SPACES", "NATIVE", "TUNED_KEYS",
-           "candidate", "candidates_for",
+           "RANKING_BOOSTER_SPACES", "SPACE_VERSION", "booster_space", "candidate",
+           "candidates_for",
            "click_candidates", "family_of", "kinds_of", "known_keys"]
 
 
@@ -84,6 +85,59 @@ BOOSTER_SPACES: dict[str, list[Param]] = {
         Param("reg_lambda", "float", 1e-8, 10.0, log=True),
     ],
 }
+
+# The learner of every ranking study, gbrank's objectives and natives alike (issue 35,
+# experiments/results/learner_attribution.md): on small sets tree capacity and randomness
+# moved NDCG@10 3-6x more than the objective, towards 3 leaves, 200 rows per leaf and
+# extra_trees (each 5 of 5 folds somewhere). Left out: path_smooth (cost lambdarank) and
+# bagging_by_query (broken in LightGBM 4.7.0: out-of-bag rows' scores never updated).
+# XGBoost: shallower trees, colsample_bynode (0.7 won 5 of 5 MQ2008 folds for LambdaRank).
+RANKING_BOOSTER_SPACES: dict[str, list[Param]] = {
+    "lightgbm": [
+        Param("learning_rate", "float", 0.02, 0.3, log=True),
+        Param("num_leaves", "int", 3, 63, log=True),
+        Param("min_data_in_leaf", "int", 5, 200, log=True),
+        Param("extra_trees", "cat", choices=(False, True)),
+        Param("feature_fraction", "float", 0.5, 1.0),
+        Param("bagging_fraction", "float", 0.5, 1.0),
+        Param("lambda_l1", "float", 1e-8, 10.0, log=True),
+        Param("lambda_l2", "float", 1e-8, 10.0, log=True),
+    ],
+    "xgboost": [
+        Param("eta", "float", 0.02, 0.3, log=True),
+        Param("max_depth", "int", 3, 6),
+        Param("min_child_weight", "float", 0.1, 20.0, log=True),
+        Param("subsample", "float", 0.5, 1.0),
+        Param("colsample_bytree", "float", 0.5, 1.0),
+        Param("colsample_bynode", "float", 0.5, 1.0),
+        Param("reg_alpha", "float", 1e-8, 10.0, log=True),
+        Param("reg_lambda", "float", 1e-8, 10.0, log=True),
+    ],
+}
+
+#: The search spaces' version, in every study's name: a study stored with other
+#: parameters is not resumed (its trials lack the new ones). 2: issue 35's spaces.
+SPACE_VERSION = 2
+
+
+def booster_space(booster: str, kind: str, groupless: bool = False) -> list[Param]:
+    """The booster parameters searched for a candidate of task kind ``kind``: the
+    ranking space (:data:`RANKING_BOOSTER_SPACES`) for ranking within queries, else
+    :data:`BOOSTER_SPACES`. A group-less ranking task (one list of every row) keeps
+    the latter: the evidence for the ranking space is on data with queries, and on one
+    long list 3-leaf trees stop after a round or two.
+
+    Examples
+    --------
+    >>> from gbrank.tuning._spaces import booster_space
+    >>> [p.name for p in booster_space("lightgbm", "ranking")][:4]
+    ['learning_rate', 'num_leaves', 'min_data_in_leaf', 'extra_trees']
+    >>> "extra_trees" in [p.name for p in booster_space("lightgbm", "binary")]
+    False
+    """
+    return (RANKING_BOOSTER_SPACES if kind == "ranking" and not groupless
+            else BOOSTER_SPACES)[booster]
+
 
 # Fixed booster settings (binning is fixed: the Datasets are built once per fold).
 BOOSTER_FIXED: dict[str, dict[str, Any]] = {
@@ -246,7 +300,9 @@ class Candidate:
     is K for a multiclass candidate (the booster trains K scores per row).
     ``propensity`` (a click log's, see :class:`~gbrank.tuning._tasks.Task`): a gbrank
     RankNet or LambdaRank study then also searches ``position_bias`` and its parameters,
-    ``"ipw"`` with these propensities."""
+    ``"ipw"`` with these propensities. ``groupless``: the candidate of a group-less
+    ranking task (one list), which keeps the previous booster space (see
+    :func:`booster_space`)."""
 
     key: str
     kind: str
@@ -256,6 +312,7 @@ class Candidate:
     own_target: str = ""
     num_class: int | None = None
     propensity: Any = None
+    groupless: bool = False
 
     def __post_init__(self) -> None:
         self.own_target = self.own_target or self.target
@@ -454,6 +511,8 @@ def candidates_for(task_name: str, kind: str, booster: str, keys: list[str] | No
 
         out = [replace(c, target=groupless_headline, own_target=c.own_target)
                if is_cutoff(c.target) else c for c in out]
+    if groupless_headline is not None:
+        out = [replace(c, groupless=True) for c in out]
     return out
 
 
@@ -467,7 +526,7 @@ def suggest_params(trial: Any, cand: Candidate, booster: str, y_train: Any = Non
     ``class_weight="balanced"`` (the tuner weights the training rows n / (K n_c); not a
     booster parameter, the tuner takes it out before training)."""
     bp: dict[str, Any] = dict(BOOSTER_FIXED[booster])
-    for p in BOOSTER_SPACES[booster]:
+    for p in booster_space(booster, cand.kind, cand.groupless):
         v = p.suggest(trial, "", bp)
         if v is not _SKIP:
             bp[p.name] = v

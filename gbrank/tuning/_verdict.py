@@ -31,6 +31,14 @@ __all__ = ["Comparison", "best", "compare", "flat_note", "flat_value", "recommen
            "verdict_lines"]
 
 ANCHOR = "anchor:"
+#: The key prefix of the ``--baselines catboost`` studies (another library: never the
+#: booster's native baseline, compared with the recommendation instead).
+CATBOOST = "catboost:"
+
+# What the verdict says whenever CatBoost ran (issue 35; learner_attribution.md).
+CATBOOST_NOTE = ("gbrank's objectives cannot run inside CatBoost: its Python custom "
+                 "objectives receive blocks of rows with no query ids, so a pairwise or "
+                 "listwise objective cannot know which rows to compare.")
 
 #: Complete trials whose values agree to this relative difference scored one value.
 FLAT_RTOL = 1e-12
@@ -120,7 +128,10 @@ class Recommendation:
     the best native and gbrank studies with a signal, ``versus_native`` (the best gbrank
     study against the best native one; against the best flat native one when every
     native study is flat, for the reader), the anchor and the recommendation against
-    it, and the ``flat`` studies (never recommended)."""
+    it, the ``flat`` studies (never recommended), and the best CatBoost study
+    (``--baselines catboost``) with its comparison against the recommendation
+    (``versus_catboost``: positive means CatBoost is better). ``catboost_wins``: its
+    lead is beyond the fold noise, so the verdict says to use CatBoost."""
 
     use: StudyResult | None
     best_native: StudyResult | None
@@ -129,6 +140,13 @@ class Recommendation:
     anchor: StudyResult | None
     versus_anchor: Comparison | None
     flat: tuple[StudyResult, ...] = ()
+    catboost: StudyResult | None = None
+    versus_catboost: Comparison | None = None
+
+    @property
+    def catboost_wins(self) -> bool:
+        d = self.versus_catboost
+        return d is not None and d.diff.mean > 0 and d.diff.beyond_noise
 
 
 def recommend(rows: list[StudyResult], metric: str, n_folds: int) -> Recommendation:
@@ -152,7 +170,9 @@ def recommend(rows: list[StudyResult], metric: str, n_folds: int) -> Recommendat
     """
     done = [r for r in rows if r.status == "done" and r.units]
     anchor = next((r for r in done if r.key.startswith(ANCHOR)), None)
-    done = [r for r in done if not r.key.startswith(ANCHOR)]
+    catboost = best([r for r in done if r.key.startswith(CATBOOST)
+                     and flat_value(r) is None], metric)
+    done = [r for r in done if not r.key.startswith((ANCHOR, CATBOOST))]
     flat = tuple(r for r in done if flat_value(r) is not None)
     live = [r for r in done if flat_value(r) is None]
     nat = best([r for r in live if r.native], metric)
@@ -167,7 +187,8 @@ def recommend(rows: list[StudyResult], metric: str, n_folds: int) -> Recommendat
     else:
         use = nat
     va = compare(use, anchor, metric, n_folds) if use is not None and anchor else None
-    return Recommendation(use, nat, ours, vs, anchor, va, flat)
+    vc = compare(catboost, use, metric, n_folds) if use is not None and catboost else None
+    return Recommendation(use, nat, ours, vs, anchor, va, flat, catboost, vc)
 
 
 #: Fewer units than this leave the interval too wide to separate objectives by much.
@@ -232,6 +253,8 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
     direction = "" if get_metric(metric).higher_is_better else f" ({metric}: lower is better)"
     use, vs = rec.use, rec.versus_native
     what = "LightGBM's" if booster == "lightgbm" else "XGBoost's"
+    if rec.catboost_wins:
+        lines += _catboost_lines(rec, metric, direction, booster)
     if use.native:
         head = f"**Use `{use.key}`** ({what} own objective)"
         if rec.best_gbrank is None and any(not r.native for r in rec.flat):
@@ -255,6 +278,11 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
                      + (vs.describe() + f" against the best native objective, "
                         f"`{rec.best_native.key}`." if vs is not None
                         else "the only objective with a pick (no native baseline ran)."))
+    if rec.catboost is not None and not rec.catboost_wins:
+        lines += ["", f"Against `{use.key}` on {metric}, CatBoost's best, "
+                  f"`{rec.catboost.key}` (`--baselines catboost`), is "
+                  f"{rec.versus_catboost.describe()}; not a lead that calls for another "
+                  "library. " + CATBOOST_NOTE]
     if flat:
         lines += ["", *flat]
     held = (f"held-out test: {test_metric} on true grades" if test_metric
@@ -266,6 +294,9 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
                      *(("flat", r) for r in rec.flat)):
         if r is not None and r is not use:
             lines.append(f"| {label}: `{r.key}` | {_cell(r, metric, test_metric)} |")
+    if rec.catboost is not None:
+        lines.append(f"| CatBoost's best: `{rec.catboost.key}` "
+                     f"| {_cell(rec.catboost, metric, test_metric)} |")
     if test_metric:
         lines += ["", f"The pick is made on the clicks ({metric}); the held-out part's "
                   f"true grades ({test_metric}) check it on one split, with no "
@@ -301,3 +332,25 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
                   f"{booster} alone: `{use.model_path}` (parameters in `params.json` "
                   "beside it).", ""]
     return lines
+
+
+def _catboost_lines(rec: Recommendation, metric: str, direction: str,
+                    booster: str) -> list[str]:
+    """The head of a verdict whose best CatBoost study leads the recommendation beyond
+    the fold noise: use CatBoost, the paired interval, and the code that trains it."""
+    cb, vc = rec.catboost, rec.versus_catboost
+    loss = cb.key.removeprefix(CATBOOST)
+    name = "LightGBM" if booster == "lightgbm" else "XGBoost"
+    shown = {k: v for k, v in cb.booster_params.items()
+             if k not in ("thread_count", "allow_writing_files", "verbose")}
+    args = ", ".join(f'"{k}": {v!r}' for k, v in shown.items())
+    return [f"**Use CatBoost `{loss}`** (`{cb.key}`, `--baselines catboost`): on "
+            f"{metric}{direction} it is {vc.describe()} against the best {name} "
+            f"configuration, `{rec.use.key}`. " + CATBOOST_NOTE, "",
+            "Train it — `X`, `y`: the training rows and labels; `qid`: each row's query "
+            "id, the rows of a query next to each other:", "", "```python",
+            "from catboost import CatBoost, Pool", "",
+            "model = CatBoost({" + args + ", \"verbose\": 0})",
+            "model.fit(Pool(X, y, group_id=qid))",
+            "scores = model.predict(X_new, prediction_type=\"RawFormulaVal\")", "```", "",
+            f"Within {name}:", ""]

@@ -40,12 +40,14 @@ def _cfg(tmp_path, **kw):
 def test_configuration_rounds_floats_and_sets_the_seed():
     cand = candidate("lambdarank:ndcg")
     params = {"learning_rate": 0.0712345678, "num_leaves": 21, "min_data_in_leaf": 12,
+              "extra_trees": True,
               "feature_fraction": 0.83123456, "bagging_fraction": 0.9, "lambda_l1": 1.23456e-7,
               "lambda_l2": 1e-8, "obj_truncation": 23, "obj_norm": True,
               "obj_weighting": "lambdarank", "obj_sigma": 1.2345678}
     bp, op = configuration(params, cand, "lightgbm", None, seed=7)
     assert bp["learning_rate"] == 0.07123 and bp["feature_fraction"] == 0.8312
     assert bp["lambda_l1"] == 1.235e-07 and bp["num_leaves"] == 21 and bp["seed"] == 7
+    assert bp["extra_trees"] is True
     assert op == {"truncation": 23, "norm": True, "weighting": "lambdarank",
                   "sigma": 1.235}
 

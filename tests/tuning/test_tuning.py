@@ -86,6 +86,7 @@ def test_sigma_is_searched_only_with_l2():
     cand = candidate("lambdarank:ndcg")
     base = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 20,
             "feature_fraction": 1.0, "bagging_fraction": 1.0, "lambda_l1": 1e-8,
+            "extra_trees": False,
             "obj_truncation": 20, "obj_norm": False, "obj_weighting": "lambdarank",
             "obj_smoothing": 0.0, "obj_sigma": 2.0}
     _, op = suggest_params(optuna.trial.FixedTrial({**base, "lambda_l2": 1e-8}), cand,
@@ -107,6 +108,7 @@ def test_space_offers_only_parameters_the_objective_has():
     cand = candidate("plain", obj=Plain())
     booster = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 20,
                "feature_fraction": 1.0, "bagging_fraction": 1.0, "lambda_l1": 1e-8,
+               "extra_trees": False,
                "lambda_l2": 1e-8}
     trial = optuna.trial.FixedTrial({**booster, "obj_truncation": 20, "obj_norm": False})
     _, op = suggest_params(trial, cand, "lightgbm")
@@ -124,6 +126,7 @@ def test_calibration_weight_is_searched_for_a_calibrated_ranker_only():
 
     booster = {"learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 20,
                "feature_fraction": 1.0, "bagging_fraction": 1.0, "lambda_l1": 1e-8,
+               "extra_trees": False,
                "lambda_l2": 1e-8}
     lr = {"obj_truncation": 20, "obj_norm": False, "obj_weighting": "lambdarank"}
     trial = optuna.trial.FixedTrial({**booster, **lr, "obj_calibration": 0.2,
@@ -153,8 +156,10 @@ def test_study_name_is_stable_and_data_dependent():
     a, b = _binary_task(seed=0), _binary_task(seed=1)
     assert a.fingerprint() == _binary_task(seed=0).fingerprint()
     assert a.fingerprint() != b.fingerprint()
+    from gbrank.tuning._spaces import SPACE_VERSION
+
     assert study_name("x", a.fingerprint(), "lightgbm", "focal") == (
-        f"x-{a.fingerprint()}-lightgbm-focal")
+        f"x-{a.fingerprint()}-lightgbm-s{SPACE_VERSION}-focal")
 
 
 def test_load_table_gathers_queries(tmp_path):
