@@ -1,11 +1,11 @@
 # Two entry points for a newcomer: `make tune` (the main job) and `make test`.
 # Each creates ./.venv and installs gbrank into it (editable, with the extras
-# dev, tune, bench, anchor, dask and postgres) on first use.
+# dev, tune, bench, anchor, dask, postgres and catboost) on first use.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-EXTRAS := dev,tune,bench,anchor,dask,postgres
+EXTRAS := dev,tune,bench,anchor,dask,postgres,catboost
 ARGS ?=
 # pytest processes (pytest-xdist): CI has 2 cores, and the suite's cost is mostly numba
 # compiling kernels on an empty cache, one core per process. 0 runs in this process.
