@@ -797,6 +797,10 @@ def main() -> None:
     ap.add_argument("--report", action="store_true")
     args = ap.parse_args()
     if args.report:
+        if not shard_files():  # the merged json keeps no per-query values to pair
+            sys.exit(f"no learner_attribution_shard*.json in {RESULTS}: the report needs "
+                     "the shards' raw runs; run the shards first (it would otherwise "
+                     "overwrite the stored report with empty tables)")
         print(report(merge()))
         return
     names = list(configs())
