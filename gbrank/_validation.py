@@ -202,7 +202,11 @@ def as_float_array(x: Any, name: str, *, allow_2d: bool = False) -> np.ndarray:
         a = a[:, 0]
     if a.ndim != 1 and not (allow_2d and a.ndim == 2):
         want = "1-D or 2-D" if allow_2d else "1-D"
-        raise ValueError(f"{name} must be {want}, got shape {a.shape}")
+        hint = ""
+        if name == "scores" and a.ndim == 2 and a.shape[1] == 2:  # scikit-learn's habit
+            hint = (" (predict_proba's two columns? pass the positive class's probability, "
+                    "predict_proba(X)[:, 1])")
+        raise ValueError(f"{name} must be {want}, got shape {a.shape}{hint}")
     if a.size == 0:
         raise ValueError(f"{name} is empty")
     return np.ascontiguousarray(a, dtype=np.float64)

@@ -236,7 +236,10 @@ def _read_letor(path: str | Path, query_path: str | Path | None = None,
             X, y, qid = load_svmlight_file(str(path), n_features=n_features, query_id=True)
     except ValueError as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(f"{path}: cannot parse as LETOR/SVMlight: {msg}") from None
+        raise ValueError(
+            f"{path}: cannot parse as LETOR/SVMlight ({msg}); a table of columns needs a "
+            "header row and the .csv, .tsv or .parquet extension (then --label-col / "
+            "label_col names the label)") from None
     n = X.shape[0]
     if n == 0:
         raise ValueError(f"{path}: no rows")

@@ -315,7 +315,8 @@ class GBRanker(_RankingInput, _GBBase):
         in_X = self._split_columns(X)[2]
         X, qid = self._query_ids(X, qid)
         n = X.shape[0]
-        qid = self._one_query_source(frame, X, qid, group, n, groupless)
+        qid = self._one_query_source(frame, X, qid, group, n, groupless, "fit",
+                                     bool(getattr(obj, "groupless", False)))
         position = self._positions(obj, position, in_X, n,
                                    for_metric=clicks and holdout and not own_valid,
                                    judged=clicks)
@@ -430,7 +431,7 @@ class GBRanker(_RankingInput, _GBBase):
         else:
             feats = Xv
         qid = self._one_query_source(X, feats, qid, group, feats.shape[0],
-                                     check_bool(self.groupless, "groupless"))
+                                     check_bool(self.groupless, "groupless"), "score")
         metric = get_metric(self.scoring).with_margin(True)  # predict gives margins
         if metric.kind != "clicks":
             return float(metric(y, s, qid=qid))

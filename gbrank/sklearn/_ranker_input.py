@@ -103,10 +103,12 @@ class _RankingInput:
         return X, in_X
 
     def _one_query_source(self, frame: Any, X: Any, qid: Any, group: Any, n: int,
-                          groupless: bool) -> Any:
+                          groupless: bool, call: str = "fit",
+                          objective_groupless: bool = False) -> Any:
         """Per-row query ids from the one source given (the column or ``qid``, or
         ``group`` sizes), ``None`` for declared group-less data; an error naming the
-        fixes when there is none, or more than one."""
+        fixes of ``call`` (``"fit"``, ``"score"`` or ``"eval_set"``) when there is none,
+        or more than one."""
         if group is not None:
             if qid is not None:
                 raise ValueError("query structure given twice, as group (query sizes) and "
@@ -120,7 +122,7 @@ class _RankingInput:
                     "(qid, group or a qid_col column of X): drop one of them")
             return None
         if qid is None:
-            raise _no_queries_error(frame, self.qid_col)
+            raise _no_queries_error(frame, self.qid_col, call, objective_groupless)
         _refuse_ids_as_feature(frame, X, qid, self.qid_col)
         return qid
 
@@ -154,7 +156,7 @@ class _RankingInput:
             raise ValueError("eval_set's query ids given twice (eval_qid and its "
                              f"{self.qid_col!r} column), and they differ: pass one")
         qv = ids if qv is None else qv
-        qv = self._one_query_source(Xv, feats, qv, gv_sizes, m, groupless)
+        qv = self._one_query_source(Xv, feats, qv, gv_sizes, m, groupless, "eval_set")
         if pos is not None and pv is not None and not np.array_equal(
                 np.asarray(pv).ravel(), pos):
             raise ValueError("eval_set's positions given twice (eval_position and its "
@@ -270,18 +272,33 @@ def _id_like_columns(X: Any, skip: Any = None) -> list[str]:
     return id_like_names(X.columns, skip)
 
 
-def _no_queries_error(X: Any, qid_col: Any) -> ValueError:
+def _no_queries_error(X: Any, qid_col: Any, call: str = "fit",
+                       objective_groupless: bool = False) -> ValueError:
     like = _id_like_columns(X)
     found = (f" X has a column {like[0]!r} that looks like query ids: "
              f"GBRanker(qid_col={like[0]!r})." if like else "")
+    if objective_groupless:  # the objective says group-less, the estimator does not
+        return ValueError(
+            "GBRanker got no query ids, and its objective declares group-less ranking "
+            "(groupless=True): declare it on the estimator too, GBRanker(objective, "
+            "groupless=True), so that fit, score and eval_set all read one list; or pass "
+            f"query ids (qid=, group= or a qid_col column).{found}")
+    if call == "eval_set":
+        return ValueError(
+            "GBRanker got no query ids for eval_set, so its rows would be ranked as one "
+            "list: pass eval_qid=[ids] (one id per row) or eval_group=[sizes], or keep a "
+            f"column of X_val named by qid_col (now {qid_col!r}).{found} If all rows really "
+            "are one query, declare it: GBRanker(groupless=True)")
+    how = ("score(X, y, qid=ids) (one id per row) or group=sizes" if call == "score" else
+           "fit(X, y, qid=ids) (one id per row) or group=sizes (query sizes)")
     return ValueError(
-        "GBRanker got no query ids, so every row would be ranked as one list. Pass them: "
-        "fit(X, y, qid=ids) (one id per row) or group=sizes (query sizes), or a column of "
-        f"X named by qid_col (now {qid_col!r}).{found} With cross_val_score(..., "
-        "groups=ids) the ids only make the folds and never reach fit: put them in a column "
-        "of X (qid_col=...) or enable metadata routing (sklearn.set_config("
-        "enable_metadata_routing=True); ranker.set_fit_request(qid=True)). If all rows "
-        "really are one query (group-less ranking), declare it: GBRanker(groupless=True)")
+        f"GBRanker got no query ids, so every row would be ranked as one list. Pass them: "
+        f"{how}, or a column of X named by qid_col (now {qid_col!r}).{found} With "
+        f"cross_val_score(..., groups=ids) the ids only make the folds and never reach "
+        f"{call}: put them in a column of X (qid_col=...) or enable metadata routing "
+        f"(sklearn.set_config(enable_metadata_routing=True); ranker.set_{call}_request("
+        f"qid=True)). If all rows really are one query (group-less ranking), declare it: "
+        f"GBRanker(groupless=True)")
 
 
 def _refuse_ids_as_feature(frame: Any, X: Any, qid: Any, qid_col: Any) -> None:

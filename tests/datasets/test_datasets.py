@@ -266,3 +266,13 @@ def test_table_columns_read_the_header_of_each_format(tmp_path):
     df.to_parquet(tmp_path / "t.parquet")
     for name in ("t.csv", "t.tsv", "t.parquet"):
         assert table_columns(tmp_path / name) == ["qid", "label", "x"]
+
+
+def test_a_headerless_table_without_extension_names_the_table_route(tmp_path):
+    """LightGBM's binary.train is a tab-separated table with no header or extension:
+    read as LETOR it fails, and the error says how a table is read."""
+    path = tmp_path / "binary.train"
+    path.write_text("1\t0.5\t0.25\n0\t0.1\t0.75\n")
+    with pytest.raises(ValueError, match=r"cannot parse as LETOR/SVMlight .*header row.*"
+                                         r"\.csv, \.tsv or \.parquet"):
+        load_letor(path)

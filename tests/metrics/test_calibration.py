@@ -86,3 +86,13 @@ def test_predict_proba_of_a_classifier_reads_as_scikit_learn(lgbm_classifier, bi
     margins = clf.predict(X, raw_score=True)
     assert metrics.log_loss(y, margins, margin=True) == pytest.approx(sk_log_loss(y, p),
                                                                       rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ["log_loss", "expected_calibration_error", "f1"])
+def test_predict_proba_columns_are_refused_naming_the_column(name):
+    """scikit-learn's predict_proba gives (n, 2); a binary metric takes column 1."""
+    y, p, _ = _probabilities()
+    two = np.column_stack([1.0 - p, p])
+    with pytest.raises(ValueError,
+                       match=r"predict_proba's two columns\? .*predict_proba\(X\)\[:, 1\]"):
+        getattr(metrics, name)(y, two)

@@ -14,7 +14,7 @@ from sklearn.model_selection import GroupKFold, cross_val_score
 
 from gbrank import metrics
 from gbrank.datasets import make_imbalanced, make_ranking
-from gbrank.objectives import LambdaRank
+from gbrank.objectives import LambdaRank, RankNet
 from gbrank.sklearn import GBClassifier, GBRanker, make_scorer
 
 lgb = pytest.importorskip("lightgbm")
@@ -68,8 +68,12 @@ def test_declared_groupless_is_one_query_and_refuses_ids(grouped):
     assert one.score(X, y) == metrics.pair_accuracy(y, one.predict(X))
     with pytest.raises(ValueError, match="groupless=True declares all rows one query"):
         GBRanker(**FAST, groupless=True).fit(X, y, qid=qid)
-    with pytest.raises(ValueError, match="got no query ids"):
+    with pytest.raises(ValueError, match=r"got no query ids.*Pass them: score\(X, y, qid=ids\)"):
         GBRanker(**FAST).fit(X, y, qid=qid).score(X, y)
+    # an objective that declares group-less ranking inside an estimator that does not
+    with pytest.raises(ValueError, match=r"its objective declares group-less ranking.*"
+                                         r"GBRanker\(objective, groupless=True\)"):
+        GBRanker(RankNet(groupless=True), **FAST).fit(X, y)
 
 
 def test_an_id_column_under_another_name_is_named(grouped):
@@ -189,7 +193,7 @@ def test_eval_set_early_stops_on_the_users_validation_queries(grouped, booster):
     kept = GBRanker("lambdarank", **kw).fit(X[tr], y[tr], qid=qid[tr],
                                             eval_set=[(X[va], y[va])], eval_qid=[qid[va]])
     assert kept.best_iteration_ == 80 and len(kept.evals_result_["valid"]["ndcg@10"]) == 80
-    with pytest.raises(ValueError, match="got no query ids"):
+    with pytest.raises(ValueError, match=r"no query ids for eval_set.*eval_qid=\[ids\]"):
         GBRanker("lambdarank", early_stopping_rounds=5, **kw).fit(
             X[tr], y[tr], qid=qid[tr], eval_set=[(X[va], y[va])])
     with pytest.raises(ValueError, match="one validation set"):
