@@ -562,7 +562,7 @@ def main(argv: list[str] | None = None) -> int:
     path = write_summary(cfg.out_dir / "SUMMARY.md", tasks, results,
                          config_line=config_line, wall_seconds=time.perf_counter() - t_start,
                          plot_dir=cfg.out_dir / "tune", metric=cfg.metric,
-                         booster=cfg.booster, data_hint=hint)
+                         booster=cfg.booster, data_hint=hint, baselines=cfg.baselines)
     if not args.quiet:
         print(f"[tune] wrote {path} in {time.perf_counter() - t_start:.0f} s", flush=True)
     return code

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -18,7 +19,9 @@ from gbrank.tuning._tasks import Task
 from gbrank.tuning._verdict import (
     ANCHOR,
     CATBOOST,
+    CATBOOST_NOT_RUN,
     best,
+    catboost_applies,
     compare,
     flat_note,
     flat_value,
@@ -161,7 +164,7 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
 def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
                   config_line: str, wall_seconds: float | None = None, plot_dir: Path | None = None,
                   metric: str | None = None, booster: str = "lightgbm",
-                  data_hint: str = "") -> Path:
+                  data_hint: str = "", baselines: Any = None) -> Path:
     """Write ``SUMMARY.md`` (and, with ``plot_dir``, one comparison PNG per task).
 
     ``metric`` is the run's ``--metric`` (None: each task's verdict is on its headline
@@ -180,6 +183,8 @@ def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
                                kind=task.kind, booster=booster, groupless=task.groupless,
                                metric_chosen=metric is not None, data_hint=data_hint,
                                test_metric=task.graded_test_metric)
+        if "catboost" in (baselines or ()) and not catboost_applies(task):
+            lines += [f"CatBoost baseline (`--baselines catboost`): {CATBOOST_NOT_RUN}.", ""]
     lines += ["## How to read the tables", "",
               "Every study tunes its objective on the same cross-validation folds (each "
               "trial early-stopped on the metric it is judged on). A study's best trial is "

@@ -24,6 +24,7 @@ from gbrank.tuning._spaces import candidates_for, click_candidates
 from gbrank.tuning._storage import default_storage_url, open_storage
 from gbrank.tuning._study import run_study
 from gbrank.tuning._tasks import Task, with_metric
+from gbrank.tuning._verdict import CATBOOST_NOT_RUN, catboost_applies
 
 __all__ = ["TuneConfig", "StudyResult", "run_budget", "tune", "tune_task"]
 
@@ -104,9 +105,8 @@ def tune_task(task: Task, cfg: TuneConfig, progress: Progress | None = None,
         results.append(run_anchor(task, folds, budget, repeats, max_rounds=cfg.max_rounds,
                                   patience=cfg.patience, n_jobs=cfg.n_jobs, seed=cfg.seed))
     if "catboost" in (cfg.baselines or ()):
-        if task.kind != "ranking" or not task.grouped or task.clicks:
-            progress.line(f"{task.name} / catboost: not run (CatBoost's ranking objectives "
-                          "need a ranking task with queries and true labels)")
+        if not catboost_applies(task):
+            progress.line(f"{task.name} / catboost: {CATBOOST_NOT_RUN}")
         else:
             from gbrank.tuning._catboost import run_catboost
 

@@ -20,6 +20,7 @@ gbrank objective must beat; the section says so in plain words (:func:`flat_valu
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +35,14 @@ ANCHOR = "anchor:"
 #: The key prefix of the ``--baselines catboost`` studies (another library: never the
 #: booster's native baseline, compared with the recommendation instead).
 CATBOOST = "catboost:"
+# Said by the progress line and by SUMMARY.md when --baselines catboost cannot apply.
+CATBOOST_NOT_RUN = ("not run: CatBoost's ranking losses need a ranking task with query ids "
+                    "and graded labels (not a binary, multiclass, group-less or click task)")
+
+
+def catboost_applies(task) -> bool:
+    """Whether ``--baselines catboost`` can run on ``task``."""
+    return task.kind == "ranking" and task.grouped and not task.clicks
 
 # What the verdict says whenever CatBoost ran (issue 35; learner_attribution.md).
 CATBOOST_NOTE = ("gbrank's objectives cannot run inside CatBoost: its Python custom "
@@ -287,15 +296,18 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
         lines += ["", *flat]
     held = (f"held-out test: {test_metric} on true grades" if test_metric
             else "held-out test")
+    # when CatBoost is the recommendation, the booster's pick is only the best of its kind
+    first = (f"best {'LightGBM' if booster == 'lightgbm' else 'XGBoost'}"
+             if rec.catboost_wins else "recommended")
     lines += ["", f"| | {metric}: rescored CV (mean ± sd over units) | {held} |",
-              "|---|---|---|",
-              f"| recommended: `{use.key}` | {_cell(use, metric, test_metric)} |"]
+              "|---|---|---|", f"| {first}: `{use.key}` | {_cell(use, metric, test_metric)} |"]
     for label, r in (("best native", rec.best_native), ("best gbrank", rec.best_gbrank),
                      *(("flat", r) for r in rec.flat)):
         if r is not None and r is not use:
             lines.append(f"| {label}: `{r.key}` | {_cell(r, metric, test_metric)} |")
     if rec.catboost is not None:
-        lines.append(f"| CatBoost's best: `{rec.catboost.key}` "
+        label = "recommended" if rec.catboost_wins else "CatBoost's best"
+        lines.append(f"| {label}: `{rec.catboost.key}` "
                      f"| {_cell(rec.catboost, metric, test_metric)} |")
     if test_metric:
         lines += ["", f"The pick is made on the clicks ({metric}); the held-out part's "
@@ -323,7 +335,10 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
     who = "`X`, `y`: the training rows and labels"
     if kind == "ranking" and not groupless:
         who += ("; `qid`: each row's query id; from a LETOR/SVMlight file, `X, y, qid = "
-                "sklearn.datasets.load_svmlight_file(path, query_id=True)`")
+                "sklearn.datasets.load_svmlight_file(path, query_id=True)`, or when its "
+                "query sizes are in a `.query` file beside it (LightGBM's examples), "
+                "`X, y = load_svmlight_file(path)`, `g = np.loadtxt(path + \".query\", "
+                "dtype=int)`, `qid = np.repeat(np.arange(g.size), g)`")
     if any("position=position" in line for line in code):
         who += "; `position`: each row's logged display position"
     lines += ["", f"Train it — {who}{data_hint}:", "", "```python", *code, "```", ""]
@@ -343,14 +358,28 @@ def _catboost_lines(rec: Recommendation, metric: str, direction: str,
     name = "LightGBM" if booster == "lightgbm" else "XGBoost"
     shown = {k: v for k, v in cb.booster_params.items()
              if k not in ("thread_count", "allow_writing_files", "verbose")}
-    args = ", ".join(f'"{k}": {v!r}' for k, v in shown.items())
+    shown.update(verbose=0, allow_writing_files=False)  # no catboost_info/ folder
+    params = ["    " + json.dumps(k) + ": " + (json.dumps(v) if isinstance(v, str) else repr(v))
+              + "," for k, v in shown.items()]
+    saved = ([f"The tuner's refit of it is saved: `{cb.model_path}` "
+              "(`CatBoost().load_model(path)`).", ""] if cb.model_path else [])
     return [f"**Use CatBoost `{loss}`** (`{cb.key}`, `--baselines catboost`): on "
             f"{metric}{direction} it is {vc.describe()} against the best {name} "
             f"configuration, `{rec.use.key}`. " + CATBOOST_NOTE, "",
             "Train it — `X`, `y`: the training rows and labels; `qid`: each row's query "
             "id, the rows of a query next to each other:", "", "```python",
+            "import numpy as np",
+            "import scipy.sparse as sp",
             "from catboost import CatBoost, Pool", "",
-            "model = CatBoost({" + args + ", \"verbose\": 0})",
-            "model.fit(Pool(X, y, group_id=qid))",
-            "scores = model.predict(X_new, prediction_type=\"RawFormulaVal\")", "```", "",
-            f"Within {name}:", ""]
+            "", "def catboost_matrix(X):  # CatBoost takes sparse rows as CSR, 32-bit indices",
+            "    if not sp.issparse(X):",
+            "        return X",
+            "    X = sp.csr_matrix(X, copy=True)",
+            "    X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int32)",
+            "    return X", "", "",
+            "model = CatBoost({", *params, "})",
+            "model.fit(Pool(catboost_matrix(X), y, group_id=qid))",
+            "scores = model.predict(catboost_matrix(X_new), prediction_type=\"RawFormulaVal\")",
+            "```", "",
+            *saved, f"Within {name} (the best configuration, should CatBoost not be "
+            "an option):", ""]

@@ -68,8 +68,36 @@ def test_the_verdict_says_use_catboost_when_it_leads_beyond_noise():
     assert rec.versus_catboost.describe() in text  # the paired interval, CatBoost ahead
     assert "ahead" in rec.versus_catboost.describe()
     assert "cannot run inside CatBoost" in text
-    assert '"loss_function": \'YetiRank\'' in text and "thread_count" not in text
-    assert "| CatBoost's best: `catboost:YetiRank` | " in text
+    assert '"loss_function": "YetiRank",' in text and "thread_count" not in text
+    # the table names CatBoost as the recommendation, the booster's pick as its best
+    assert "| recommended: `catboost:YetiRank` | " in text
+    assert "| best LightGBM: `native:lambdarank` | " in text
+    assert "| recommended: `native:lambdarank`" not in text
+
+
+def test_the_catboost_code_of_the_verdict_runs_on_svmlight_data(tmp_path, monkeypatch):
+    """The printed code, run as written on what load_svmlight_file returns (CSR with
+    64-bit indices, which CatBoost refuses unless converted), writes no catboost_info/."""
+    pytest.importorskip("catboost")
+    import scipy.sparse as sp
+
+    nat = _row("native:lambdarank", 0.70, seed=1)
+    cb = _row("catboost:YetiRank", 0.75, seed=2, rounds=5,
+              booster_params={"loss_function": "YetiRank", "depth": 4, "iterations": 5,
+                              "random_seed": 0, "thread_count": 1})
+    text = "\n".join(verdict_lines("t", [nat, cb], "ndcg@10", 3, kind="ranking",
+                                   booster="lightgbm", metric_chosen=True))
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    rng = np.random.default_rng(0)
+    X = sp.random(120, 8, density=0.5, format="csr", random_state=0)
+    X.indices, X.indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
+    y = rng.integers(0, 3, 120).astype(float)
+    qid = np.repeat(np.arange(12), 10)
+    monkeypatch.chdir(tmp_path)
+    space = {"X": X, "y": y, "qid": qid, "X_new": X}
+    exec(code, space)
+    assert space["scores"].shape == (120,) and np.isfinite(space["scores"]).all()
+    assert not (tmp_path / "catboost_info").exists()
 
 
 def test_catboost_within_noise_is_named_but_not_recommended():
@@ -176,3 +204,20 @@ def test_the_command_line_with_baselines_catboost_quick(tmp_path, capsys):
     assert "cannot run inside CatBoost" in verdict
     for loss in ("YetiRank", "LambdaMart", "QueryRMSE"):
         assert f"| catboost:{loss} | ndcg@10 |" in text
+
+
+def test_a_task_catboost_cannot_serve_says_so_in_the_summary(tmp_path):
+    """--baselines catboost on a binary task: not dropped silently, SUMMARY.md says why."""
+    from gbrank.tuning._report import write_summary
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((200, 4)), (rng.random(200) < 0.3).astype(float)
+    task = task_from_arrays("tiny_binary", X, y, kind="binary", seed=0)
+    rows = [StudyResult("tiny_binary", "native:binary", "ap", True, "done", values=[0.5],
+                        units={"ap": _units(0.5)})]
+    for baselines, said in ((["catboost"], True), (None, False)):
+        path = write_summary(tmp_path / "SUMMARY.md", [task], rows, config_line="test.",
+                             baselines=baselines)
+        text = path.read_text()
+        assert ("CatBoost baseline (`--baselines catboost`): not run: CatBoost's ranking "
+                "losses need a ranking task with query ids" in text) is said
