@@ -92,28 +92,29 @@ BOOSTER_SPACES: dict[str, list[Param]] = {
 # extra_trees (each 5 of 5 folds somewhere). Left out: path_smooth (cost lambdarank) and
 # bagging_by_query (broken in LightGBM 4.7.0: out-of-bag rows' scores never updated).
 # XGBoost: shallower trees, colsample_bynode (0.7 won 5 of 5 MQ2008 folds for LambdaRank).
-RANKING_BOOSTER_SPACES: dict[str, list[Param]] = {
-    "lightgbm": [
-        Param("learning_rate", "float", 0.02, 0.3, log=True),
-        Param("num_leaves", "int", 3, 63, log=True),
-        Param("min_data_in_leaf", "int", 5, 200, log=True),
-        Param("extra_trees", "cat", choices=(False, True)),
-        Param("feature_fraction", "float", 0.5, 1.0),
-        Param("bagging_fraction", "float", 0.5, 1.0),
-        Param("lambda_l1", "float", 1e-8, 10.0, log=True),
-        Param("lambda_l2", "float", 1e-8, 10.0, log=True),
-    ],
-    "xgboost": [
-        Param("eta", "float", 0.02, 0.3, log=True),
-        Param("max_depth", "int", 3, 6),
-        Param("min_child_weight", "float", 0.1, 20.0, log=True),
-        Param("subsample", "float", 0.5, 1.0),
-        Param("colsample_bytree", "float", 0.5, 1.0),
-        Param("colsample_bynode", "float", 0.5, 1.0),
-        Param("reg_alpha", "float", 1e-8, 10.0, log=True),
-        Param("reg_lambda", "float", 1e-8, 10.0, log=True),
-    ],
+# Each is BOOSTER_SPACES with these parameters replaced, and these added after the named
+# one (the order of the suggestions, which seeded TPE follows, is kept).
+_RANKING_CHANGES: dict[str, tuple[list[Param], dict[str, Param]]] = {
+    "lightgbm": ([Param("num_leaves", "int", 3, 63, log=True),
+                  Param("min_data_in_leaf", "int", 5, 200, log=True)],
+                 {"min_data_in_leaf": Param("extra_trees", "cat", choices=(False, True))}),
+    "xgboost": ([Param("max_depth", "int", 3, 6)],
+                {"colsample_bytree": Param("colsample_bynode", "float", 0.5, 1.0)}),
 }
+
+
+def _ranking_space(booster: str) -> list[Param]:
+    replaced, added_after = _RANKING_CHANGES[booster]
+    by_name = {p.name: p for p in replaced}
+    out = []
+    for p in BOOSTER_SPACES[booster]:
+        out.append(by_name.get(p.name, p))
+        if p.name in added_after:
+            out.append(added_after[p.name])
+    return out
+
+
+RANKING_BOOSTER_SPACES: dict[str, list[Param]] = {b: _ranking_space(b) for b in BOOSTER_SPACES}
 
 #: The search spaces' version, in every study's name: a study stored with other
 #: parameters is not resumed (its trials lack the new ones). 2: issue 35's spaces.
