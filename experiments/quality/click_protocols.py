@@ -26,8 +26,17 @@ Every gbrank method is ``LambdaRank`` with its options; the natives are LightGBM
 ``lambdarank`` with ``Dataset(position=...)`` and XGBoost's ``rank:ndcg`` with
 ``lambdarank_unbiased``. 100 rounds, learning rate 0.1, 31 leaves.
 
+``--early-stopping`` trains every method (gbrank's and the natives) up to 500 rounds at
+the same learning rate and keeps the round count with the best IPS-DCG@10 (the
+simulator's true propensities) on a click log of held-out queries drawn the same way
+(MQ2008: the fold's validation part; rank.train: every fifth query held out), checked
+every 5 rounds, patience 50: one stopping rule for all, so no method wins by the size of
+its steps at a fixed budget (``xgboost_click_lead.md``). Its report is
+``click_protocols_es.md``.
+
     python experiments/quality/click_protocols.py --shard 0/2   # and 1/2 beside it
     python experiments/quality/click_protocols.py --report       # merge, write the report
+    python experiments/quality/click_protocols.py --early-stopping --shard 0/2  # and --report
 """
 
 from __future__ import annotations
@@ -51,7 +60,7 @@ from gbrank.datasets import (
     position_identifiability,
     simulate_clicks,
 )
-from gbrank.metrics import ndcg, paired_difference
+from gbrank.metrics import ips_dcg, ndcg, paired_difference
 from gbrank.objectives import LambdaRank
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -59,6 +68,12 @@ from _paths import RESULTS, shared_data_dir  # noqa: E402
 from _report import pyplot  # noqa: E402
 
 ROUNDS, TOP_N = 100, 10
+ES_ROUNDS, ES_EVERY, ES_PATIENCE = 500, 5, 50  # --early-stopping
+ES_METHODS = ("naive", "ipw_clip2", "ipw_est_clip2", "unbiased_r2", "additive_l1",
+              "unbiased_r3", "lgb_native", "lgb_naive", "xgb_native", "xgb_naive",
+              "xgb:naive", "xgb:ipw_clip2", "xgb:ipw_est_clip2", "xgb:unbiased_r2",
+              "xgb:additive_l1", "xgb:unbiased_r3")
+STEM = "click_protocols"  # the report's file names; "click_protocols_es" with --early-stopping
 ROTATIONS, CLICK_SEEDS = range(1, 6), (0, 1)  # rank.train: logger seeds 1..5
 LGB = {"learning_rate": 0.1, "num_leaves": 31, "min_data_in_leaf": 20, "verbose": -1,
        "num_threads": 1, "metric": "None", "deterministic": True, "force_row_wise": True}
@@ -106,8 +121,8 @@ GBRANK.update({f"{k}_nat": {**GBRANK[k], **NAT}
                for k in ("naive", "ipw_clip2", "ipw_est_clip2", "unbiased_r2", "additive_l1")})
 NATIVES = ("ceiling", "lgb_native", "lgb_naive", "xgb_native", "xgb_naive")
 XGB_ROWS = ("xgb:naive", "xgb:ipw_clip3", "xgb:ipw_clip2", "xgb:ipw_est_clip2",
-            "xgb:ipw_est_clip3", "xgb:unbiased_r1", "xgb:unbiased_r2", "xgb:additive_l1",
-            "xgb:additive_l10")
+            "xgb:ipw_est_clip3", "xgb:unbiased_r1", "xgb:unbiased_r2", "xgb:unbiased_r3",
+            "xgb:additive_l1", "xgb:additive_l10")
 METHODS = (*GBRANK, *NATIVES, *XGB_ROWS)
 
 _FOLDS: dict = {}
@@ -119,8 +134,8 @@ def mq2008(rotation: int):
         return None
     if "mq" not in _FOLDS:
         _FOLDS["mq"] = load_letor_folds(d)
-    (X, y, g), _, (Xt, yt, gt) = letor_fold(_FOLDS["mq"], rotation)
-    return X.toarray(), y, g, Xt.toarray(), yt, gt
+    (X, y, g), (Xv, yv, gv), (Xt, yt, gt) = letor_fold(_FOLDS["mq"], rotation)
+    return X.toarray(), y, g, Xt.toarray(), yt, gt, (Xv.toarray(), yv, gv)
 
 
 def rank_data():
@@ -132,7 +147,12 @@ def rank_data():
     if "rank" not in _FOLDS:
         X, y, g = load_letor(d / "rank.train")
         Xt, yt, gt = load_letor(d / "rank.test", n_features=X.shape[1])
-        _FOLDS["rank"] = (X.toarray(), y, g, Xt.toarray(), yt, gt)
+        X = X.toarray()
+        # --early-stopping holds every fifth query out (the fixed budget trains on all)
+        held = np.arange(g.size) % 5 == 4
+        _FOLDS["rank"] = (X, y, g, Xt.toarray(), yt, gt,
+                          _queries(X, y, g, np.flatnonzero(held)),
+                          _queries(X, y, g, np.flatnonzero(~held)))
     return _FOLDS["rank"]
 
 
@@ -142,7 +162,7 @@ def _queries(X, y, g, pick):
     return X[rows], y[rows], g[pick]
 
 
-def logger_scores(kind: str, X, y, g, rotation: int) -> np.ndarray:
+def logger(kind: str, X, y, g, rotation: int) -> lgb.Booster:
     rng = np.random.default_rng(1000 + rotation)
     if kind == "weak":
         pick = np.sort(rng.choice(g.size, size=max(3, g.size // 50), replace=False))
@@ -152,7 +172,7 @@ def logger_scores(kind: str, X, y, g, rotation: int) -> np.ndarray:
         pick = np.sort(rng.choice(g.size, size=25, replace=False))
         params, rounds = {**LGB, "objective": "lambdarank", "min_data_in_leaf": 5}, 20
     Xq, yq, gq = _queries(X, y, g, pick)
-    return lgb.train(params, lgb.Dataset(Xq, yq, group=gq), rounds).predict(X)
+    return lgb.train(params, lgb.Dataset(Xq, yq, group=gq), rounds)
 
 
 def click_log(X, y, g, scores, p: dict, seed: int):
@@ -167,22 +187,69 @@ def click_log(X, y, g, scores, p: dict, seed: int):
             log.examination, log.qid[keep], log.rows[keep])
 
 
-def fit_predict(method: str, data, log, Xt) -> np.ndarray:
+class _BestRound:
+    """The round count with the best IPS-DCG@10 on the held-out click log, checked every
+    ``ES_EVERY`` rounds; training stops ``ES_PATIENCE`` rounds after it."""
+
+    def __init__(self, valid) -> None:
+        self.valid, self.best, self.round = valid, -np.inf, 0
+
+    def check(self, rounds: int, predict) -> bool:
+        """Record round ``rounds``; True: stop."""
+        if rounds % ES_EVERY:
+            return False
+        Xv, cv, gv, pv, rho = self.valid
+        v = ips_dcg(cv, predict(Xv), pv, rho, gv, 10)
+        if v > self.best + 1e-12:
+            self.best, self.round = v, rounds
+        return rounds - self.round >= ES_PATIENCE
+
+
+def _lgb_train(params, dataset, valid) -> tuple[lgb.Booster, int]:
+    if valid is None:
+        return lgb.train(params, dataset, ROUNDS), ROUNDS
+    best = _BestRound(valid)
+
+    def callback(env) -> None:
+        if best.check(env.iteration + 1, lambda Xv: env.model.predict(Xv, raw_score=True)):
+            raise lgb.callback.EarlyStopException(best.round - 1, [])
+
+    m = lgb.train(params, dataset, ES_ROUNDS, callbacks=[callback])
+    return m, best.round
+
+
+def _xgb_train(params, dtrain, valid, obj=None) -> tuple[xgb.Booster, int]:
+    if valid is None:
+        return xgb.train(params, dtrain, ROUNDS, obj=obj), ROUNDS
+    best = _BestRound(valid)
+
+    class Stop(xgb.callback.TrainingCallback):
+        def after_iteration(self, model, epoch, evals_log) -> bool:
+            return best.check(epoch + 1, lambda Xv: model.predict(
+                xgb.DMatrix(Xv), output_margin=True, iteration_range=(0, epoch + 1)))
+
+    m = xgb.train(params, dtrain, ES_ROUNDS, obj=obj, callbacks=[Stop()])
+    return m, best.round
+
+
+def fit_predict(method: str, data, log, Xt, valid=None) -> tuple[np.ndarray, int]:
+    """Test scores of ``method`` trained on ``log`` and its round count; ``valid``: the
+    held-out click log that picks the round count (``None``: ``ROUNDS``)."""
     X, y, g = data
     Xc, c, gc, pos, rho = log[:5]
     if method == "ceiling":
         m = lgb.train({**LGB, "objective": "lambdarank"}, lgb.Dataset(X, y, group=g), ROUNDS)
-        return m.predict(Xt)
+        return m.predict(Xt), ROUNDS
     if method in ("lgb_native", "lgb_naive"):
         extra = {"position": pos} if method == "lgb_native" else {}
-        m = lgb.train({**LGB, "objective": "lambdarank"},
-                      lgb.Dataset(Xc, c, group=gc, **extra), ROUNDS)
-        return m.predict(Xt)
+        m, k = _lgb_train({**LGB, "objective": "lambdarank"},
+                          lgb.Dataset(Xc, c, group=gc, **extra), valid)
+        return m.predict(Xt, num_iteration=k), k
     if method in ("xgb_native", "xgb_naive"):
-        m = xgb.train({**XGB, "objective": "rank:ndcg",
-                       "lambdarank_unbiased": method == "xgb_native"},
-                      xgb.DMatrix(Xc, c, group=gc), ROUNDS)
-        return m.predict(xgb.DMatrix(Xt), output_margin=True)
+        m, k = _xgb_train({**XGB, "objective": "rank:ndcg",
+                           "lambdarank_unbiased": method == "xgb_native"},
+                          xgb.DMatrix(Xc, c, group=gc), valid)
+        return m.predict(xgb.DMatrix(Xt), output_margin=True, iteration_range=(0, k)), k
     booster, _, name = method.rpartition(":")
     kw = dict(GBRANK[name])
     if kw.get("propensity") == "estimated":  # from the log's own swaps (or refused)
@@ -193,20 +260,20 @@ def fit_predict(method: str, data, log, Xt) -> np.ndarray:
     if booster == "xgb":
         f = gbrank.xgboost.objective(obj, position=pos if obj.position_bias else None,
                                      learning_rate=XGB["eta"])
-        m = xgb.train(XGB, xgb.DMatrix(Xc, c, group=gc), ROUNDS, obj=f)
-        return m.predict(xgb.DMatrix(Xt), output_margin=True)
+        m, k = _xgb_train(XGB, xgb.DMatrix(Xc, c, group=gc), valid, obj=f)
+        return m.predict(xgb.DMatrix(Xt), output_margin=True, iteration_range=(0, k)), k
     f = gbrank.lightgbm.objective(obj, position=pos) if obj.position_bias else obj
-    m = lgb.train({**LGB, "objective": f}, lgb.Dataset(Xc, c, group=gc), ROUNDS)
-    return m.predict(Xt, raw_score=True)
+    m, k = _lgb_train({**LGB, "objective": f}, lgb.Dataset(Xc, c, group=gc), valid)
+    return m.predict(Xt, raw_score=True, num_iteration=k), k
 
 
 def run(protocols, methods, shard: tuple[int, int], out: Path,
-        click_seeds=CLICK_SEEDS) -> None:
+        click_seeds=CLICK_SEEDS, early_stopping: bool = False) -> None:
     units = [(pr, r, s) for pr in protocols for r in ROTATIONS for s in click_seeds]
     units = units[shard[0]::shard[1]]
     done = json.loads(out.read_text()) if out.exists() else {}
     elsewhere: dict = {}  # what other shards (of another split) have measured
-    for p in RESULTS.glob("click_protocols_shard*.json"):
+    for p in RESULTS.glob(f"{STEM}_shard*.json"):
         if p != out:
             for k, v in json.loads(p.read_text()).items():
                 elsewhere.setdefault(k, set()).update(v["ndcg@10"])
@@ -220,9 +287,17 @@ def run(protocols, methods, shard: tuple[int, int], out: Path,
         task = rank_data() if PROTOCOLS[pr].get("data") == "rank" else mq2008(r)
         if task is None:
             raise SystemExit("MQ2008 / rank.train not found in ../shared/data")
-        X, y, g, Xt, yt, gt = task
-        scores = logger_scores(PROTOCOLS[pr]["logger"], X, y, g, r)
+        X, y, g, Xt, yt, gt, (Xv, yv, gv) = task[:7]
+        if len(task) == 8 and early_stopping:  # rank.train: train on the other queries
+            X, y, g = task[7]
+        model = logger(PROTOCOLS[pr]["logger"], X, y, g, r)
+        scores = model.predict(X)
         log = click_log(X, y, g, scores, PROTOCOLS[pr], seed=100 * s + r)
+        valid = None
+        if early_stopping:  # the held-out queries' clicks, from the same logger and user
+            vlog = click_log(Xv, yv, gv, model.predict(Xv), PROTOCOLS[pr],
+                             seed=100 * s + r + 50)
+            valid = vlog[:5]
         ident = position_identifiability(log[3], log[5], log[6])
         row.setdefault("ndcg@10", {})
         row["meta"] = {"logger_ndcg@10": ndcg(y, scores, g, 10), "rows": int(log[1].size),
@@ -231,7 +306,9 @@ def run(protocols, methods, shard: tuple[int, int], out: Path,
         for m in todo:
             t0 = time.perf_counter()
             try:
-                row["ndcg@10"][m] = ndcg(yt, fit_predict(m, (X, y, g), log, Xt), gt, 10)
+                pred, rounds = fit_predict(m, (X, y, g), log, Xt, valid)
+                row["ndcg@10"][m] = ndcg(yt, pred, gt, 10)
+                row.setdefault("rounds", {})[m] = rounds
             except ValueError as exc:  # a method that refuses this log
                 row.setdefault("refused", {})[m] = str(exc)
                 row["ndcg@10"][m] = None
@@ -289,28 +366,39 @@ def report(paths: list[Path]) -> str:
     merged: dict = {}
     for p in paths:
         for k, v in json.loads(p.read_text()).items():
-            merged.setdefault(k, {"ndcg@10": {}, "meta": v["meta"]})["ndcg@10"].update(
-                v["ndcg@10"])
-    (RESULTS / "click_protocols.json").write_text(json.dumps(merged, indent=1))
+            row = merged.setdefault(k, {"ndcg@10": {}, "meta": v["meta"]})
+            row["ndcg@10"].update(v["ndcg@10"])
+            if "rounds" in v:
+                row.setdefault("rounds", {}).update(v["rounds"])
+    (RESULTS / f"{STEM}.json").write_text(json.dumps(merged, indent=1))
     protocols = [p for p in PROTOCOLS if any(k.startswith(p + "|") for k in merged)]
     head = "| | " + " | ".join(protocols) + " |"
     rule = "|---|" + "---:|" * len(protocols)
-    lines = ["# Click corrections under unlike protocols", "",
+    es = STEM.endswith("_es")
+    budget = (f"Every method early-stopped on held-out IPS-DCG@10 (≤ {ES_ROUNDS} rounds, "
+              f"learning rate 0.1, checked every {ES_EVERY}, patience {ES_PATIENCE}; "
+              "`--early-stopping`). " if es else
+              f"Every method {ROUNDS} rounds at learning rate 0.1 (`click_protocols_es.md`: "
+              "early-stopped). ")
+    lines = ["# Click corrections under unlike protocols"
+             + (", early-stopped" if es else ""), "",
              "Generated by `experiments/quality/click_protocols.py` (protocols in its "
-             "docstring). NDCG@10 on the test parts' true grades; a cell is the paired "
-             "difference with naive training on the clicks (`LambdaRank()` on the row's "
-             "booster) ± its standard error (units won of all: 5 LETOR rotations of "
-             "MQ2008, or 5 logger seeds of rank.train, × 2 or 4 click seeds). **✗** marks a "
+             "docstring). " + budget + "NDCG@10 on the test parts' true grades; a cell "
+             "is the paired difference with naive training on the clicks "
+             "(`LambdaRank()` on the row's booster) ± its standard error (units won of "
+             "all: 5 LETOR rotations of MQ2008, or 5 logger seeds of rank.train, × 2 or 4 "
+             "click seeds). **✗** marks a "
              "deficit larger than one standard error.", "",
              "## The defaults, by protocol", "", head, rule]
-    for label, m in DEFAULTS.items():
+    defaults = {label: m for label, m in DEFAULTS.items() if not es or m in ES_METHODS}
+    for label, m in defaults.items():
         lines.append(f"| {label} | " + " | ".join(
             _default_cell(_pair(merged, pr, m, _base(m))) for pr in protocols) + " |")
     lines += ["", "## Logs that identify position: every default against the natives", "",
               "| | " + " | ".join(f"{pr}: − {b}" for pr in SWAPS if pr in protocols
                                   for b in ("naive", "lgb_native", "xgb_native")) + " |",
               "|---|" + "---:|" * (3 * sum(pr in protocols for pr in SWAPS))]
-    for label, m in list(DEFAULTS.items())[:8]:
+    for label, m in list(defaults.items())[:8]:
         cells = []
         for pr in SWAPS:
             if pr not in protocols:
@@ -321,7 +409,7 @@ def report(paths: list[Path]) -> str:
                              else d.cell())
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += ["", "## Every method", "", "| method | " + " | ".join(protocols) + " |", rule]
-    for m in METHODS:
+    for m in (ES_METHODS if es else METHODS):
         cells = []
         for pr in protocols:
             if m == _base(m):
@@ -343,10 +431,15 @@ def report(paths: list[Path]) -> str:
         f"{pr}: logger NDCG@10 {meta(pr, 'logger_ndcg@10'):.3f}, query–document pairs "
         f"shown at two positions {meta(pr, 'identifiable_share'):.1%}"
         for pr in protocols) + ".", "",
-        "![each default − naive, by protocol](click_protocols.png)", ""]
+        f"![each default − naive, by protocol]({STEM}.png)", ""]
+    if es:
+        lines[-2:-2] = ["Round counts picked (median over units; range): " + "; ".join(
+            f"`{m}` {np.median(r):.0f} ({min(r)}–{max(r)})" for m in ES_METHODS
+            if (r := [merged[k]["rounds"][m] for k in merged
+                      if m in merged[k].get("rounds", {})])) + ".", ""]
     _plot(merged, protocols)
     text = "\n".join(lines)
-    (RESULTS / "click_protocols.md").write_text(text)
+    (RESULTS / f"{STEM}.md").write_text(text)
     return text
 
 
@@ -368,12 +461,14 @@ def _plot(merged: dict, protocols: list[str]) -> None:
     ax.set_xticks(range(len(protocols)), protocols, rotation=20)
     ax.set_ylabel("NDCG@10 − naive (± SE)")
     ax.set_title("Each correction at its default, minus naive training on the same booster "
-                 "(± one standard error)", fontsize=10)
+                 "(± one standard error)" + (", every model early-stopped on held-out "
+                                             "IPS-DCG@10" if STEM.endswith("_es") else ""),
+                 fontsize=10)
     handles, labels = ax.get_legend_handles_labels()
     seen = dict(zip(labels, handles, strict=True))
     ax.legend(seen.values(), seen.keys(), fontsize=7, ncol=2, loc="lower left")
     fig.tight_layout()
-    fig.savefig(RESULTS / "click_protocols.png", dpi=130)
+    fig.savefig(RESULTS / f"{STEM}.png", dpi=130)
     plt.close(fig)
 
 
@@ -384,16 +479,23 @@ def main() -> None:
     ap.add_argument("--shard", default="0/1")
     ap.add_argument("--click-seeds", default=",".join(map(str, CLICK_SEEDS)))
     ap.add_argument("--report", action="store_true")
+    ap.add_argument("--early-stopping", action="store_true",
+                    help="every method early-stopped on held-out IPS-DCG@10")
     args = ap.parse_args()
+    global STEM
+    if args.early_stopping:
+        STEM = "click_protocols_es"
     if args.report:
         # the shards of a run, merged; without shards the merged file they were merged into
-        shards = sorted(RESULTS.glob("click_protocols_shard*.json"))
-        print(report(shards or [RESULTS / "click_protocols.json"]))
+        shards = sorted(RESULTS.glob(f"{STEM}_shard*.json"))
+        print(report(shards or [RESULTS / f"{STEM}.json"]))
         return
     i, n = (int(v) for v in args.shard.split("/"))
-    run(args.protocols.split(","), args.methods.split(","), (i, n),
-        RESULTS / f"click_protocols_shard{i}of{n}.json",
-        tuple(int(v) for v in args.click_seeds.split(",")))
+    methods = args.methods.split(",")
+    if args.early_stopping and args.methods == ap.get_default("methods"):
+        methods = list(ES_METHODS)
+    run(args.protocols.split(","), methods, (i, n), RESULTS / f"{STEM}_shard{i}of{n}.json",
+        tuple(int(v) for v in args.click_seeds.split(",")), args.early_stopping)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,12 @@ _COSTS = ("paper", "xgboost")
 _TINY = 1e-16
 # LightGBM's guard in the offsets' Newton step (rank_objective.hpp).
 _NEWTON_GUARD = 0.001
+# A cascade-like log (PositionBiasTraining._warn_if_cascade): sessions with two or more
+# clicks below this share of what independent examination gives, once that model expects
+# this many such sessions. On the click protocols' position-based logs the share was
+# 0.58-0.70 of it (sessions without a click dropped); a cascade user's, 0.
+_CASCADE_RATIO = 0.25
+_CASCADE_MIN_EXPECTED = 20.0
 
 #: How a booster's training gets the rows' display positions (for error messages).
 NEEDS_POSITIONS = (
@@ -453,6 +459,44 @@ class PositionBiasTraining:
                                 rounds=self.rounds)
         return PositionBias("ipw", pos, propensity=self.propensity, rounds=self.rounds)
 
+    def _warn_if_cascade(self, clicked: np.ndarray, group: Any) -> None:
+        """Warn when the log's users stop after a click: every correction here assumes
+        the position-based model (a position is examined whatever was clicked above
+        it), and on a cascade user's log each one made the model worse than none
+        (docs/evidence.md, "Click corrections"). The sign: far fewer sessions with two
+        clicks than independent examination of the positions would give."""
+        sizes = np.asarray(group, dtype=np.int64).ravel()
+        if sizes.sum() != clicked.size or sizes.size == 0:
+            return
+        k = self.values.size
+        rate = (self._sum(np.bincount(self.slot, weights=clicked, minlength=k))
+                / np.maximum(self._sum(np.bincount(self.slot, minlength=k).astype(float)), 1))
+        p = np.minimum(rate[self.slot], 1.0 - 1e-9)
+        session = np.repeat(np.arange(sizes.size), sizes)
+        none = np.exp(np.bincount(session, np.log1p(-p), minlength=sizes.size))
+        one = none * np.bincount(session, p / (1.0 - p), minlength=sizes.size)
+        n_clicks = np.bincount(session, clicked, minlength=sizes.size)
+        expected_two, expected_any = self._sum(np.array([np.sum(1.0 - none - one),
+                                                         np.sum(1.0 - none)]))
+        seen_two, seen_any = self._sum(np.array([np.sum(n_clicks >= 2),
+                                                 np.sum(n_clicks >= 1)], dtype=float))
+        if expected_two < _CASCADE_MIN_EXPECTED or seen_any == 0:
+            return
+        seen, expected = seen_two / seen_any, expected_two / expected_any
+        if seen < _CASCADE_RATIO * expected:
+            import warnings
+
+            warnings.warn(
+                f"position_bias={self.method!r} assumes the position-based model (a "
+                "position is examined whatever was clicked above it), and this log's "
+                f"users look cascade-like: {seen:.1%} of its sessions with a click have "
+                f"two or more clicks, where independent examination would give about "
+                f"{expected:.0%}. On a log of users who stop after a click every "
+                "position-based correction made the model worse than none (docs/"
+                "evidence.md, 'Click corrections'): train without position_bias unless "
+                "you can measure a correction on held-out true grades",
+                UserWarning, stacklevel=4)
+
     def _sum(self, a: np.ndarray) -> np.ndarray:
         """``a`` summed over the workers of a distributed training (itself otherwise)."""
         return a if self.reduce is None else self.reduce(a, "sum")
@@ -478,6 +522,8 @@ class PositionBiasTraining:
         if n != self.n:
             raise ValueError(f"the training data of this run has {self.n} rows (positions "
                              f"given), this call has {n}")
+        if self.rounds == 0 and group is not None:
+            self._warn_if_cascade(np.asarray(y).ravel() > 0, group)
         if pb.method == "additive":
             lr = pb.learning_rate if pb.learning_rate is not None else self.learning_rate
             if lr is None:

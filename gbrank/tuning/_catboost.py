@@ -19,6 +19,7 @@ import numpy as np
 
 from gbrank._deps import require
 from gbrank.metrics import get_metric
+from gbrank.tuning._booster_spaces import Param
 from gbrank.tuning._budget import run_budget, state_counts
 from gbrank.tuning._config import TuneConfig
 from gbrank.tuning._cv import score
@@ -27,7 +28,6 @@ from gbrank.tuning._pick import DIGITS, RESCORED, RepeatFolds, finalists
 from gbrank.tuning._progress import Progress
 from gbrank.tuning._results import StudyResult
 from gbrank.tuning._sampler import seeded_tpe, stable_seed
-from gbrank.tuning._spaces import Param
 from gbrank.tuning._storage import study_name
 from gbrank.tuning._tasks import Task
 from gbrank.tuning._verdict import CATBOOST as PREFIX

@@ -127,7 +127,31 @@ def _click_candidates(task: Task, cfg: TuneConfig, progress: Progress) -> list:
                       "lambdarank_unbiased takes a row's place within its query for its "
                       "position, and this log's rows are not at positions 1, 2, … in order")
         cands = [c for c in cands if not c.is_native]
+    ident = _identifiability(task)
+    if ident is not None and ident.n_identifying == 0:
+        from dataclasses import replace
+
+        progress.line(f"{task.name}: position_bias 'unbiased' and 'additive' left out of "
+                      f"gbrank's studies: this log cannot identify position effects ({ident}); "
+                      "searched: no correction and 'ipw' with the given propensities. The "
+                      "booster's own corrections learn from the same log")
+        cands = [c if c.is_native else replace(c, identifiable=False) for c in cands]
     return cands
+
+
+def _identifiability(task: Task):
+    """How much the click log identifies position effects (a document is a distinct
+    feature row: query–document features, so the groups, which may be sessions of one
+    query, are not needed; see :func:`gbrank.datasets.position_identifiability`);
+    ``None`` for a sparse matrix too large to compare rows."""
+    from gbrank.datasets import position_identifiability
+
+    X = task.X
+    if hasattr(X, "toarray"):
+        if X.shape[0] * X.shape[1] > 50_000_000:
+            return None
+        X = X.toarray()
+    return position_identifiability(task.position, X=X)
 
 
 def in_display_order(position: Any, group: Any, n: int) -> bool:

@@ -1,5 +1,6 @@
-"""Search spaces: the booster's parameters and each objective's own, and the candidates
-(gbrank objectives and the boosters' native objectives) a study can tune.
+"""Search spaces: each objective's own parameters (the booster's: ``_booster_spaces``),
+and the candidates (gbrank objectives and the boosters' native objectives) a study can
+tune.
 
 One table per family; a parameter is offered only if the objective has it
 (``get_params()``), so options added to an objective later appear by adding a row here.
@@ -7,47 +8,14 @@ One table per family; a parameter is offered only if the objective has it
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from gbrank.objectives import REGISTRY
+from gbrank.tuning._booster_spaces import _SKIP, BOOSTER_FIXED, Param, booster_space
 
-__all__ = ["Candidate", "Param", "BOOSTER_SPACES", "OBJECTIVE_SPACES", "NATIVE", "TUNED_KEYS",
-           "RANKING_BOOSTER_SPACES", "SPACE_VERSION", "booster_space", "candidate",
-           "candidates_for",
-           "click_candidates", "family_of", "kinds_of", "known_keys"]
-
-
-@dataclass(frozen=True)
-class Param:
-    """One searched parameter.
-
-    ``kind`` is ``"float"``, ``"int"`` or ``"cat"``; ``when(params)`` (optional) receives
-    the parameters suggested so far (booster first, then objective) and says whether this
-    one is searched at all — e.g. σ only matters when leaf values are regularised.
-    """
-
-    name: str
-    kind: str
-    low: float | None = None
-    high: float | None = None
-    log: bool = False
-    choices: tuple = ()
-    when: Callable[[dict], bool] | None = None
-
-    def suggest(self, trial: Any, prefix: str, so_far: dict) -> Any:
-        if self.when is not None and not self.when(so_far):
-            return _SKIP
-        key = prefix + self.name
-        if self.kind == "float":
-            return trial.suggest_float(key, self.low, self.high, log=self.log)
-        if self.kind == "int":
-            return trial.suggest_int(key, int(self.low), int(self.high), log=self.log)
-        return trial.suggest_categorical(key, list(self.choices))
-
-
-_SKIP = object()
+__all__ = ["Candidate", "OBJECTIVE_SPACES", "NATIVE", "TUNED_KEYS", "candidate",
+           "candidates_for", "click_candidates", "family_of", "kinds_of", "known_keys"]
 
 
 def _penalty(p: dict) -> float:
@@ -64,88 +32,6 @@ def _penalty(p: dict) -> float:
 def _sigma_matters(p: dict) -> bool:
     return _penalty(p) >= 1e-2 or bool(p.get("norm")) or _calibrated(p)
 
-
-BOOSTER_SPACES: dict[str, list[Param]] = {
-    "lightgbm": [
-        Param("learning_rate", "float", 0.02, 0.3, log=True),
-        Param("num_leaves", "int", 7, 63, log=True),
-        Param("min_data_in_leaf", "int", 5, 100, log=True),
-        Param("feature_fraction", "float", 0.5, 1.0),
-        Param("bagging_fraction", "float", 0.5, 1.0),
-        Param("lambda_l1", "float", 1e-8, 10.0, log=True),
-        Param("lambda_l2", "float", 1e-8, 10.0, log=True),
-    ],
-    "xgboost": [
-        Param("eta", "float", 0.02, 0.3, log=True),
-        Param("max_depth", "int", 3, 8),
-        Param("min_child_weight", "float", 0.1, 20.0, log=True),
-        Param("subsample", "float", 0.5, 1.0),
-        Param("colsample_bytree", "float", 0.5, 1.0),
-        Param("reg_alpha", "float", 1e-8, 10.0, log=True),
-        Param("reg_lambda", "float", 1e-8, 10.0, log=True),
-    ],
-}
-
-# The learner of every ranking study, gbrank's objectives and natives alike (issue 35,
-# experiments/results/learner_attribution.md): on small sets tree capacity and randomness
-# moved NDCG@10 3-6x more than the objective, towards 3 leaves, 200 rows per leaf and
-# extra_trees (each 5 of 5 folds somewhere). Left out: path_smooth (cost lambdarank) and
-# bagging_by_query (broken in LightGBM 4.7.0: out-of-bag rows' scores never updated).
-# XGBoost: shallower trees, colsample_bynode (0.7 won 5 of 5 MQ2008 folds for LambdaRank).
-# Each is BOOSTER_SPACES with these parameters replaced, and these added after the named
-# one (the order of the suggestions, which seeded TPE follows, is kept).
-_RANKING_CHANGES: dict[str, tuple[list[Param], dict[str, Param]]] = {
-    "lightgbm": ([Param("num_leaves", "int", 3, 63, log=True),
-                  Param("min_data_in_leaf", "int", 5, 200, log=True)],
-                 {"min_data_in_leaf": Param("extra_trees", "cat", choices=(False, True))}),
-    "xgboost": ([Param("max_depth", "int", 3, 6)],
-                {"colsample_bytree": Param("colsample_bynode", "float", 0.5, 1.0)}),
-}
-
-
-def _ranking_space(booster: str) -> list[Param]:
-    replaced, added_after = _RANKING_CHANGES[booster]
-    by_name = {p.name: p for p in replaced}
-    out = []
-    for p in BOOSTER_SPACES[booster]:
-        out.append(by_name.get(p.name, p))
-        if p.name in added_after:
-            out.append(added_after[p.name])
-    return out
-
-
-RANKING_BOOSTER_SPACES: dict[str, list[Param]] = {b: _ranking_space(b) for b in BOOSTER_SPACES}
-
-#: The search spaces' version, in every study's name: a study stored with other
-#: parameters is not resumed (its trials lack the new ones). 2: issue 35's spaces.
-SPACE_VERSION = 2
-
-
-def booster_space(booster: str, kind: str, groupless: bool = False) -> list[Param]:
-    """The booster parameters searched for a candidate of task kind ``kind``: the
-    ranking space (:data:`RANKING_BOOSTER_SPACES`) for ranking within queries, else
-    :data:`BOOSTER_SPACES`. A group-less ranking task (one list of every row) keeps
-    the latter: the evidence for the ranking space is on data with queries, and on one
-    long list 3-leaf trees stop after a round or two.
-
-    Examples
-    --------
-    >>> from gbrank.tuning._spaces import booster_space
-    >>> [p.name for p in booster_space("lightgbm", "ranking")][:4]
-    ['learning_rate', 'num_leaves', 'min_data_in_leaf', 'extra_trees']
-    >>> "extra_trees" in [p.name for p in booster_space("lightgbm", "binary")]
-    False
-    """
-    return (RANKING_BOOSTER_SPACES if kind == "ranking" and not groupless
-            else BOOSTER_SPACES)[booster]
-
-
-# Fixed booster settings (binning is fixed: the Datasets are built once per fold).
-BOOSTER_FIXED: dict[str, dict[str, Any]] = {
-    "lightgbm": {"verbose": -1, "bagging_freq": 1, "metric": "None"},
-    "xgboost": {"tree_method": "hist", "max_bin": 255, "verbosity": 0,
-                "disable_default_eval_metric": 1},
-}
 
 def _calibrated(p: dict) -> bool:
     return (p.get("_calibration") or 0.0) > 0.0
@@ -166,9 +52,15 @@ _CALIBRATION = Param("calibration", "float", 0.01, 1.0, log=True, when=_calibrat
 # ips_dcg@10), the position-bias correction and its parameters are searched: none, ipw
 # with the task's propensities, Unbiased LambdaMART (its exponent r and the cost of its
 # estimates) or LightGBM's additive offsets (their L2 penalty). Never on other tasks.
+# A log that cannot identify position effects (no document of a query shown at two
+# positions) searches none and ipw only: the learned corrections' estimates would follow
+# the logger there (docs/evidence.md, "Click corrections").
 _POSITION_BIAS = [
     Param("position_bias", "cat", choices=(None, "ipw", "unbiased", "additive"),
-          when=lambda p: _clicks(p) and not _calibrated(p)),
+          when=lambda p: _clicks(p) and not _calibrated(p) and p.get("_identifiable", True)),
+    Param("position_bias", "cat", choices=(None, "ipw"),
+          when=lambda p: _clicks(p) and not _calibrated(p)
+          and not p.get("_identifiable", True)),
     Param("bias_norm", "float", 0.0, 2.0, when=lambda p: p.get("position_bias") == "unbiased"),
     Param("bias_cost", "cat", choices=("paper", "xgboost"),
           when=lambda p: p.get("position_bias") == "unbiased"),
@@ -301,9 +193,10 @@ class Candidate:
     is K for a multiclass candidate (the booster trains K scores per row).
     ``propensity`` (a click log's, see :class:`~gbrank.tuning._tasks.Task`): a gbrank
     RankNet or LambdaRank study then also searches ``position_bias`` and its parameters,
-    ``"ipw"`` with these propensities. ``groupless``: the candidate of a group-less
-    ranking task (one list), which keeps the previous booster space (see
-    :func:`booster_space`)."""
+    ``"ipw"`` with these propensities; ``identifiable=False`` (a log that cannot
+    identify position effects) leaves the learned corrections out of that search.
+    ``groupless``: the candidate of a group-less ranking task (one list), which keeps
+    the previous booster space (see :func:`booster_space`)."""
 
     key: str
     kind: str
@@ -314,6 +207,7 @@ class Candidate:
     num_class: int | None = None
     propensity: Any = None
     groupless: bool = False
+    identifiable: bool = True
 
     def __post_init__(self) -> None:
         self.own_target = self.own_target or self.target
@@ -553,6 +447,7 @@ def suggest_params(trial: Any, cand: Candidate, booster: str, y_train: Any = Non
     ctx["_metric"] = have.get("metric")
     ctx["_calibration"] = have.get("calibration")
     ctx["_clicks"] = cand.propensity is not None
+    ctx["_identifiable"] = cand.identifiable
     for p in OBJECTIVE_SPACES[cand.family]:
         if p.name not in have:
             continue  # an option this objective does not have (yet)
@@ -575,7 +470,8 @@ def kernel_variants(cand: Candidate) -> list[dict[str, Any]]:
     if cand.is_native:
         return []
     have = cand.base.get_params()
-    ctx = {"_metric": have.get("metric"), "_clicks": cand.propensity is not None}
+    ctx = {"_metric": have.get("metric"), "_clicks": cand.propensity is not None,
+           "_identifiable": cand.identifiable}
     cats = [p for p in OBJECTIVE_SPACES[cand.family]
             if p.kind == "cat" and p.name in have and (p.when is None or p.when(ctx))]
     return [dict(zip([p.name for p in cats], combo, strict=True))

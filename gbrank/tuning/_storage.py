@@ -137,10 +137,10 @@ def study_name(task_name: str, fingerprint: str, booster: str, key: str,
                metric: str | None = None) -> str:
     """``<data>-<hash of data>-<booster>-s<space version>-<objective>``: re-running on
     the same data with the same search spaces resumes the same study; a new version of
-    the spaces (:data:`~gbrank.tuning._spaces.SPACE_VERSION`) starts new studies beside
+    the spaces (:data:`~gbrank.tuning._booster_spaces.SPACE_VERSION`) starts new studies beside
     the stored ones. A study judged on a ``metric`` other than its objective's own ends
     in ``-on-<metric>``: it never resumes a study judged on another metric."""
-    from gbrank.tuning._spaces import SPACE_VERSION
+    from gbrank.tuning._booster_spaces import SPACE_VERSION
 
     safe = re.sub(r"[^A-Za-z0-9_.:@-]+", "_", task_name)
     tail = "" if metric is None else "-on-" + re.sub(r"[^A-Za-z0-9_.:@-]+", "_", metric)

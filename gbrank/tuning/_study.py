@@ -13,6 +13,7 @@ import numpy as np
 
 from gbrank._deps import require
 from gbrank.metrics import get_metric
+from gbrank.tuning._booster_spaces import starting_points
 from gbrank.tuning._budget import ADMITTED, run_budget, state_counts
 from gbrank.tuning._config import TuneConfig
 from gbrank.tuning._cv import FoldData, fit_full, run_cv, score
@@ -145,6 +146,9 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
         study.set_user_attr("objective", cand.key)
         study.set_user_attr("metric", cand.target)
         done0 = sum(state_counts(study)[:2])
+        if not study.trials:  # a new study: the starting points first
+            for point in starting_points(cfg.booster, cand.kind, cand.groupless):
+                study.enqueue_trial(point, skip_if_exists=True)
         if done0 < cfg.trials:
             _warm_kernels(task, cand, data, cfg.seed)
         t_start = time.perf_counter()

@@ -246,3 +246,42 @@ def test_bad_click_log_flags_exit_2_naming_the_fix(csv_log, tmp_path, capsys):
     letor.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\n")
     code, err = run(args=["--data", str(letor), "--position-col", "p", "--propensity", RHO])
     assert code == 2 and "CSV/Parquet" in err
+
+
+@pytest.mark.parametrize("randomized", [0.0, 0.5])
+def test_learned_corrections_are_searched_only_where_the_log_identifies_them(randomized):
+    """A log where no document of a query was shown at two positions: gbrank's studies
+    draw no correction or ipw only, and the run says why with the log's figure; a log
+    with randomised sessions (swaps) keeps unbiased and additive in the search."""
+    from gbrank.tuning import TuneConfig
+    from gbrank.tuning._progress import Progress
+    from gbrank.tuning._runner import _click_candidates
+    from gbrank.tuning._spaces import suggest_params
+
+    X, y, g = make_ranking(n_queries=40, rows_per_query=16, n_features=5, seed=2)
+    log = simulate_clicks(y, g, X[:, 0], top_n=8, n_sessions=4, sessions="keep", seed=1,
+                          randomized=randomized)
+    task = task_from_arrays("log", X[log.rows], log.clicks, log.group,
+                            position=log.position, propensity=log.examination, seed=0)
+    lines = []
+
+    class Lines(Progress):
+        def line(self, text):
+            lines.append(text)
+
+    cands = _click_candidates(task, TuneConfig(booster="lightgbm", progress=False),
+                              Lines(False))
+    ours = [c for c in cands if not c.is_native]
+    assert ours and all(c.identifiable == (randomized > 0) for c in ours)
+    assert any(c.is_native for c in cands)  # the booster's own stay, said in the line
+    drawn = set()
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    for _ in range(40):
+        drawn.add(suggest_params(study.ask(), ours[0], "lightgbm")[1]["position_bias"])
+    if randomized:
+        assert drawn == {None, "ipw", "unbiased", "additive"} and not lines
+    else:
+        assert drawn == {None, "ipw"}
+        (line,) = lines
+        assert "'unbiased' and 'additive' left out" in line
+        assert "none of its" in line and "shown at two positions" in line

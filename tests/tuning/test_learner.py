@@ -11,11 +11,12 @@ optuna = pytest.importorskip("optuna")
 
 from gbrank.tuning import (  # noqa: E402
     TuneConfig,
-    _spaces,  # noqa: E402
+    _booster_spaces,  # noqa: E402
     task_from_arrays,
     tune_task,
 )
-from gbrank.tuning._spaces import booster_space, candidate, suggest_params  # noqa: E402
+from gbrank.tuning._booster_spaces import booster_space  # noqa: E402
+from gbrank.tuning._spaces import candidate, suggest_params  # noqa: E402
 from gbrank.tuning._storage import open_storage  # noqa: E402
 
 
@@ -109,10 +110,10 @@ def test_a_study_of_the_previous_space_does_not_break_a_rerun(tmp_path, monkeypa
     cfg = dict(trials=3, max_rounds=10, patience=3, n_folds=2, finalists=2, repeats=1,
                objectives=["native:lambdarank"], out_dir=tmp_path, save_models=False,
                plots=False, progress=False)
-    old = [p for p in _spaces.BOOSTER_SPACES["lightgbm"]]
+    old = [p for p in _booster_spaces.BOOSTER_SPACES["lightgbm"]]
     with monkeypatch.context() as m:
-        m.setattr(_spaces, "SPACE_VERSION", 1)
-        m.setitem(_spaces.RANKING_BOOSTER_SPACES, "lightgbm", old)
+        m.setattr(_booster_spaces, "SPACE_VERSION", 1)
+        m.setitem(_booster_spaces.RANKING_BOOSTER_SPACES, "lightgbm", old)
         (first,) = tune_task(task, TuneConfig(**cfg))
     (again,) = tune_task(task, TuneConfig(**cfg))
     assert first.status == again.status == "done" and first.study != again.study
@@ -140,3 +141,42 @@ def test_a_groupless_task_keeps_the_previous_space():
         assert "extra_trees" not in bp
     grouped = candidates_for("r", "ranking", "lightgbm", ["native:lambdarank"])
     assert not any(c.groupless for c in grouped)
+
+
+@pytest.mark.parametrize("booster", ["lightgbm", "xgboost"])
+def test_the_starting_points_lie_in_the_ranking_space(booster):
+    """Every starting point names each searched booster parameter once, inside its
+    range (Optuna would otherwise run it outside the space the sampler models); the
+    first is the booster's own default."""
+    from gbrank.tuning._booster_spaces import starting_points
+
+    space = _space(booster)
+    points = starting_points(booster, "ranking")
+    assert len(points) == 2
+    for point in points:
+        assert set(point) == set(space)
+        for name, v in point.items():
+            p = space[name]
+            assert v in p.choices if p.kind == "cat" else p.low <= v <= p.high, name
+    defaults = {"lightgbm": {"learning_rate": 0.1, "num_leaves": 31, "min_data_in_leaf": 20,
+                             "extra_trees": False},
+                "xgboost": {"eta": 0.3, "max_depth": 6, "min_child_weight": 1.0}}[booster]
+    assert {k: points[0][k] for k in defaults} == defaults
+    assert starting_points(booster, "binary") == []
+    assert starting_points(booster, "ranking", groupless=True) == []
+
+
+def test_a_ranking_study_tries_the_starting_points_first(tmp_path):
+    from gbrank.tuning._booster_spaces import starting_points
+
+    task = _ranking_task()
+    cfg = TuneConfig(trials=3, max_rounds=10, patience=3, n_folds=2, finalists=2, repeats=1,
+                     objectives=["native:lambdarank"], out_dir=tmp_path, save_models=False,
+                     plots=False, progress=False)
+    (res,) = tune_task(task, cfg)
+    storage = open_storage(f"sqlite:///{tmp_path / 'studies.db'}")
+    trials = optuna.load_study(study_name=res.study, storage=storage).trials
+    first = [{k: t.params[k] for k in p} for t, p in
+             zip(trials, starting_points("lightgbm", "ranking"), strict=False)]
+    assert first == starting_points("lightgbm", "ranking")
+    assert len(trials) == 3  # the budget counts them

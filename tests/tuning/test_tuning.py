@@ -156,7 +156,7 @@ def test_study_name_is_stable_and_data_dependent():
     a, b = _binary_task(seed=0), _binary_task(seed=1)
     assert a.fingerprint() == _binary_task(seed=0).fingerprint()
     assert a.fingerprint() != b.fingerprint()
-    from gbrank.tuning._spaces import SPACE_VERSION
+    from gbrank.tuning._booster_spaces import SPACE_VERSION
 
     assert study_name("x", a.fingerprint(), "lightgbm", "focal") == (
         f"x-{a.fingerprint()}-lightgbm-s{SPACE_VERSION}-focal")
