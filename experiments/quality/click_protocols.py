@@ -461,7 +461,7 @@ def _plot(merged: dict, protocols: list[str]) -> None:
     ax.set_xticks(range(len(protocols)), protocols, rotation=20)
     ax.set_ylabel("NDCG@10 − naive (± SE)")
     ax.set_title("Each correction at its default, minus naive training on the same booster "
-                 "(± one standard error)" + (", every model early-stopped on held-out "
+                 "(± one standard error)" + ("\nevery model early-stopped on held-out "
                                              "IPS-DCG@10" if STEM.endswith("_es") else ""),
                  fontsize=10)
     handles, labels = ax.get_legend_handles_labels()
