@@ -128,7 +128,7 @@ def starting_points(booster: str, kind: str, groupless: bool = False
 
     Examples
     --------
-    >>> from gbrank.tuning._spaces import starting_points
+    >>> from gbrank.tuning._booster_spaces import starting_points
     >>> [p["num_leaves"] for p in starting_points("lightgbm", "ranking")]
     [31, 3]
     >>> starting_points("lightgbm", "binary")
@@ -161,7 +161,7 @@ def booster_space(booster: str, kind: str, groupless: bool = False) -> list[Para
 
     Examples
     --------
-    >>> from gbrank.tuning._spaces import booster_space
+    >>> from gbrank.tuning._booster_spaces import booster_space
     >>> [p.name for p in booster_space("lightgbm", "ranking")][:4]
     ['learning_rate', 'num_leaves', 'min_data_in_leaf', 'extra_trees']
     >>> "extra_trees" in [p.name for p in booster_space("lightgbm", "binary")]
