@@ -332,7 +332,12 @@ def position_identifiability(position: Any, qid: Any = None, item: Any = None,
         _, doc = np.unique(keys, axis=0, return_inverse=True)
     else:
         rows = as_float_array(X, "X", allow_2d=True).reshape(n, -1)
-        _, doc = np.unique(np.ascontiguousarray(rows), axis=0, return_inverse=True)
+        # Rows compared by their bytes: a missing value (NaN) equals itself there, and
+        # -0.0 is made 0.0 first (np.unique along an axis would call NaN rows distinct).
+        rows = np.where(np.isnan(rows), np.nan, rows + 0.0)
+        rows = np.ascontiguousarray(rows, dtype=np.float64)
+        _, doc = np.unique(rows.view(np.dtype((np.void, 8 * rows.shape[1]))).ravel(),
+                           return_inverse=True)
     doc = doc.ravel()
     if qid is not None:
         q = np.asarray(qid).ravel()

@@ -61,7 +61,8 @@ _NEWTON_GUARD = 0.001
 # A cascade-like log (PositionBiasTraining._warn_if_cascade): sessions with two or more
 # clicks below this share of what independent examination gives, once that model expects
 # this many such sessions. On the click protocols' position-based logs the share was
-# 0.58-0.70 of it (sessions without a click dropped); a cascade user's, 0.
+# 0.54-0.72 of it, unit by unit (sessions without a click dropped); a cascade user's, 0
+# (experiments/results/cascade_sign.md).
 _CASCADE_RATIO = 0.25
 _CASCADE_MIN_EXPECTED = 20.0
 
@@ -459,28 +460,38 @@ class PositionBiasTraining:
                                 rounds=self.rounds)
         return PositionBias("ipw", pos, propensity=self.propensity, rounds=self.rounds)
 
-    def _warn_if_cascade(self, clicked: np.ndarray, group: Any) -> None:
+    def _warn_if_cascade(self, y: np.ndarray, group: Any) -> None:
         """Warn when the log's users stop after a click: every correction here assumes
         the position-based model (a position is examined whatever was clicked above
-        it), and on a cascade user's log each one made the model worse than none
+        it), and early-stopped on a cascade user's log each did worse than none
         (docs/evidence.md, "Click corrections"). The sign: far fewer sessions with two
-        clicks than independent examination of the positions would give."""
-        sizes = np.asarray(group, dtype=np.int64).ravel()
-        if sizes.sum() != clicked.size or sizes.size == 0:
-            return
+        clicks than independent examination of the positions would give. Read on logs
+        of sessions (groups, labels 0/1); counts summed over sessions say nothing of
+        one session. Distributed, every worker makes the same reductions (a worker
+        whose rows do not qualify adds zeros) and all decide on the sums."""
         k = self.values.size
-        rate = (self._sum(np.bincount(self.slot, weights=clicked, minlength=k))
-                / np.maximum(self._sum(np.bincount(self.slot, minlength=k).astype(float)), 1))
-        p = np.minimum(rate[self.slot], 1.0 - 1e-9)
-        session = np.repeat(np.arange(sizes.size), sizes)
-        none = np.exp(np.bincount(session, np.log1p(-p), minlength=sizes.size))
-        one = none * np.bincount(session, p / (1.0 - p), minlength=sizes.size)
-        n_clicks = np.bincount(session, clicked, minlength=sizes.size)
-        expected_two, expected_any = self._sum(np.array([np.sum(1.0 - none - one),
-                                                         np.sum(1.0 - none)]))
-        seen_two, seen_any = self._sum(np.array([np.sum(n_clicks >= 2),
-                                                 np.sum(n_clicks >= 1)], dtype=float))
-        if expected_two < _CASCADE_MIN_EXPECTED or seen_any == 0:
+        sizes = None if group is None else np.asarray(group, dtype=np.int64).ravel()
+        usable = (sizes is not None and sizes.size > 0 and sizes.sum() == y.size
+                  and bool(np.all((y == 0.0) | (y == 1.0))))
+        counts = np.zeros(2 * k + 1)
+        if usable:
+            counts[:k] = np.bincount(self.slot, weights=y, minlength=k)
+            counts[k:2 * k] = np.bincount(self.slot, minlength=k)
+        else:
+            counts[2 * k] = 1.0  # rows that cannot be read as sessions of clicks
+        counts = self._sum(counts)
+        sums = np.zeros(4)  # expected ≥ 2 clicks, expected ≥ 1, seen ≥ 2, seen ≥ 1
+        if usable:
+            rate = counts[:k] / np.maximum(counts[k:2 * k], 1.0)
+            p = np.minimum(rate[self.slot], 1.0 - 1e-9)
+            session = np.repeat(np.arange(sizes.size), sizes)
+            none = np.exp(np.bincount(session, np.log1p(-p), minlength=sizes.size))
+            one = none * np.bincount(session, p / (1.0 - p), minlength=sizes.size)
+            n_clicks = np.bincount(session, y, minlength=sizes.size)
+            sums[:] = (np.sum(1.0 - none - one), np.sum(1.0 - none),
+                       np.sum(n_clicks >= 2), np.sum(n_clicks >= 1))
+        expected_two, expected_any, seen_two, seen_any = self._sum(sums)
+        if counts[2 * k] > 0 or expected_two < _CASCADE_MIN_EXPECTED or seen_any == 0:
             return
         seen, expected = seen_two / seen_any, expected_two / expected_any
         if seen < _CASCADE_RATIO * expected:
@@ -491,10 +502,10 @@ class PositionBiasTraining:
                 "position is examined whatever was clicked above it), and this log's "
                 f"users look cascade-like: {seen:.1%} of its sessions with a click have "
                 f"two or more clicks, where independent examination would give about "
-                f"{expected:.0%}. On a log of users who stop after a click every "
-                "position-based correction made the model worse than none (docs/"
-                "evidence.md, 'Click corrections'): train without position_bias unless "
-                "you can measure a correction on held-out true grades",
+                f"{expected:.0%}. Early-stopped on held-out IPS-DCG@10, every "
+                "position-based correction did worse than none on logs of users who stop "
+                "after a click (docs/evidence.md, 'Click corrections'): train without "
+                "position_bias unless you can measure a correction on held-out true grades",
                 UserWarning, stacklevel=4)
 
     def _sum(self, a: np.ndarray) -> np.ndarray:
@@ -522,8 +533,8 @@ class PositionBiasTraining:
         if n != self.n:
             raise ValueError(f"the training data of this run has {self.n} rows (positions "
                              f"given), this call has {n}")
-        if self.rounds == 0 and group is not None:
-            self._warn_if_cascade(np.asarray(y).ravel() > 0, group)
+        if self.rounds == 0:
+            self._warn_if_cascade(np.asarray(y, dtype=np.float64).ravel(), group)
         if pb.method == "additive":
             lr = pb.learning_rate if pb.learning_rate is not None else self.learning_rate
             if lr is None:

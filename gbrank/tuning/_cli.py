@@ -542,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
     config_line = (f"`{' '.join([PROG, *argv])}`: "
                    f"{cfg.booster}, {cfg.trials} trials per study (TPE, seed {cfg.seed}, "
                    f"median pruning; on ranking data with queries the first two are the "
-                   f"booster's defaults and a small random learner), {cfg.n_folds}-fold "
+                   f"booster's defaults and a small learner), {cfg.n_folds}-fold "
                    f"CV, ≤ {cfg.max_rounds} rounds with "
                    f"early stopping after {cfg.patience}, {cfg.n_jobs} booster thread(s); "
                    f"the pick: {cfg.finalists} finalists per study rescored on "

@@ -143,15 +143,19 @@ def _identifiability(task: Task):
     """How much the click log identifies position effects (a document is a distinct
     feature row: query–document features, so the groups, which may be sessions of one
     query, are not needed; see :func:`gbrank.datasets.position_identifiability`);
-    ``None`` for a sparse matrix too large to compare rows."""
+    ``None`` when the rows cannot be compared (too many cells, or features that are not
+    numbers): then nothing is left out of the search."""
     from gbrank.datasets import position_identifiability
 
     X = task.X
+    if X.shape[0] * X.shape[1] > 50_000_000:  # too large to copy and sort its rows
+        return None
     if hasattr(X, "toarray"):
-        if X.shape[0] * X.shape[1] > 50_000_000:
-            return None
         X = X.toarray()
-    return position_identifiability(task.position, X=X)
+    try:
+        return position_identifiability(task.position, X=X)
+    except (TypeError, ValueError):  # features that are not numbers (categories, text)
+        return None
 
 
 def in_display_order(position: Any, group: Any, n: int) -> bool:

@@ -24,7 +24,7 @@ from gbrank.tuning._progress import Progress
 from gbrank.tuning._results import StudyResult
 from gbrank.tuning._sampler import seeded_tpe, stable_seed
 from gbrank.tuning._spaces import Candidate, build_objective, kernel_variants, suggest_params
-from gbrank.tuning._storage import study_name
+from gbrank.tuning._storage import study_lock, study_name
 from gbrank.tuning._tasks import Task
 
 __all__ = ["run_study"]
@@ -146,9 +146,12 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
         study.set_user_attr("objective", cand.key)
         study.set_user_attr("metric", cand.target)
         done0 = sum(state_counts(study)[:2])
-        if not study.trials:  # a new study: the starting points first
-            for point in starting_points(cfg.booster, cand.kind, cand.groupless):
-                study.enqueue_trial(point, skip_if_exists=True)
+        # A new study: the starting points first, queued once however many workers
+        # open it at the same moment.
+        with study_lock(storage, name):
+            if not study.get_trials(deepcopy=False):
+                for point in starting_points(cfg.booster, cand.kind, cand.groupless):
+                    study.enqueue_trial(point, skip_if_exists=True)
         if done0 < cfg.trials:
             _warm_kernels(task, cand, data, cfg.seed)
         t_start = time.perf_counter()

@@ -164,3 +164,14 @@ def test_position_identifiability_counts_pairs_and_swaps_by_hand():
         position_identifiability(pos)
     with pytest.raises(ValueError, match="qid has 2 entries"):
         position_identifiability(pos, [1, 2], item)
+
+
+def test_position_identifiability_reads_rows_with_missing_values_as_one_document():
+    """Feature rows compared as documents: a row with a missing value (NaN) is the
+    same document as its copy, and -0.0 the same as 0.0 (np.unique along rows would
+    call them distinct, and a log with missing features would look unidentifiable)."""
+    from gbrank.datasets import position_identifiability
+
+    X = np.array([[1.0, np.nan], [2.0, 0.0], [1.0, np.nan], [2.0, -0.0], [3.0, np.nan]])
+    ident = position_identifiability([1, 2, 2, 1, 3], X=X)
+    assert (ident.n_pairs, ident.n_identifying) == (3, 2)

@@ -19,6 +19,7 @@ import gbrank.lightgbm
 from gbrank.datasets import make_ranking, simulate_clicks
 from gbrank.gradcheck import check
 from gbrank.objectives import LambdaRank, PositionBias, RankNet
+from gbrank.objectives._position_bias import PositionBiasTraining
 
 lgb = pytest.importorskip("lightgbm")
 xgb = pytest.importorskip("xgboost")
@@ -522,3 +523,80 @@ def test_a_cascade_users_log_is_warned_of_and_a_position_based_one_is_not(booste
         (msg,) = warned("cascade", method)
         assert f"position_bias={method!r}" in msg and "0.0% of its sessions" in msg
         assert "train without position_bias" in msg
+
+
+def _multi_click_shares(clicks, group, position):
+    """By hand, session by session: the share of sessions with a click that have two or
+    more, and that share under independent clicks at the log's per-position rates."""
+    rate = {}
+    for p in np.unique(position):
+        rate[p] = clicks[position == p].mean()
+    seen_two = seen_any = exp_two = exp_any = 0.0
+    start = 0
+    for m in group:
+        c, pos = clicks[start:start + m], position[start:start + m]
+        start += m
+        seen_two += c.sum() >= 2
+        seen_any += c.sum() >= 1
+        ps = [min(rate[p], 1 - 1e-9) for p in pos]
+        none = np.prod([1 - q for q in ps])
+        one = sum(q * np.prod([1 - r for j, r in enumerate(ps) if j != i])
+                  for i, q in enumerate(ps))
+        exp_two += 1 - none - one
+        exp_any += 1 - none
+    return seen_two / seen_any, exp_two / exp_any
+
+
+def test_the_cascade_warning_follows_the_ratio_of_multi_click_sessions():
+    """Sessions of a position-based log thinned to one click in a growing share: the
+    warning comes exactly when the share of sessions with two clicks falls below a
+    quarter of what independent clicks give (computed by hand), on both sides of it."""
+    import warnings
+
+    X, y, g = make_ranking(n_queries=100, rows_per_query=20, n_features=6, seed=1)
+    log = simulate_clicks(y, g, X[:, 0], top_n=10, n_sessions=5, sessions="keep", seed=2)
+    starts = np.r_[0, np.cumsum(log.group)[:-1]]
+    rng = np.random.default_rng(0)
+    outcomes = set()
+    for thin in (0.0, 0.6, 0.75, 0.85, 0.95):
+        clicks = log.clicks.astype(float).copy()
+        for s0, m in zip(starts, log.group, strict=True):
+            c = clicks[s0:s0 + m]
+            if c.sum() >= 2 and rng.random() < thin:
+                c[np.flatnonzero(c)[1:]] = 0.0  # keep the first click only
+        seen, expected = _multi_click_shares(clicks, log.group, log.position)
+        run = PositionBiasTraining(LambdaRank(position_bias="unbiased"), log.position)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            run.grad_hess(clicks, np.zeros(clicks.size), log.group)
+        warned = any("cascade-like" in str(x.message) for x in w)
+        assert warned == (seen < 0.25 * expected), (thin, seen, expected)
+        outcomes.add(warned)
+    assert outcomes == {True, False}
+
+
+def test_distributed_workers_make_the_same_reductions_whatever_their_rows():
+    """The cascade check's reductions are collective: a worker whose rows cannot be read
+    as sessions (no groups, counts, nothing) must make the same calls as one whose rows
+    can, or the workers' later reductions (the estimates' updates) would pair wrongly."""
+    X, y, g = make_ranking(n_queries=30, rows_per_query=12, n_features=4, seed=3)
+    log = simulate_clicks(y, g, X[:, 0], top_n=8, n_sessions=3, sessions="keep", seed=1)
+
+    def calls(clicks, group, method="unbiased"):
+        seen = []
+
+        def reduce(a, op):
+            seen.append((op, np.shape(a)))
+            return a
+
+        kw = {"propensity": list(log.examination)} if method == "ipw" else {}
+        run = PositionBiasTraining(LambdaRank(position_bias=method, **kw), log.position,
+                                   reduce=reduce, learning_rate=0.1)
+        run.grad_hess(clicks, np.zeros(clicks.size), group)
+        return seen
+
+    for method in METHODS:
+        base = calls(log.clicks, log.group, method)
+        assert calls(log.clicks, None, method) == base
+        if method == "additive":  # the one that takes any labels (ipw, unbiased: 0/1)
+            assert calls(2.0 * log.clicks, log.group, method) == base

@@ -180,3 +180,19 @@ def test_a_ranking_study_tries_the_starting_points_first(tmp_path):
              zip(trials, starting_points("lightgbm", "ranking"), strict=False)]
     assert first == starting_points("lightgbm", "ranking")
     assert len(trials) == 3  # the budget counts them
+
+
+def test_a_resumed_study_does_not_queue_the_starting_points_again(tmp_path):
+    from gbrank.tuning._booster_spaces import starting_points
+
+    task = _ranking_task()
+    cfg = dict(max_rounds=10, patience=3, n_folds=2, finalists=2, repeats=1,
+               objectives=["native:lambdarank"], out_dir=tmp_path, save_models=False,
+               plots=False, progress=False)
+    tune_task(task, TuneConfig(trials=3, **cfg))
+    (res,) = tune_task(task, TuneConfig(trials=6, **cfg))
+    storage = open_storage(f"sqlite:///{tmp_path / 'studies.db'}")
+    trials = optuna.load_study(study_name=res.study, storage=storage).trials
+    assert len(trials) == 6
+    for point in starting_points("lightgbm", "ranking"):
+        assert sum({k: t.params[k] for k in point} == point for t in trials) == 1
