@@ -73,6 +73,9 @@ def test_cli_tunes_the_position_bias_and_judges_by_ips_dcg(csv_log, booster, tmp
         assert s.user_attrs["metric"] == "ips_dcg@10"
     trials = optuna.load_study(study_name=ours[0].study_name, storage=storage).trials
     assert all("obj_position_bias" in t.params for t in trials)
+    # Its sessions repeat the logger's order (no row at two positions): learned
+    # corrections are not searched, through the trials, the pick and the refit.
+    assert all(t.params["obj_position_bias"] in (None, "ipw") for t in trials)
     test = pd.read_csv(csv_log / "test.csv")
     rho = [float(r) for r in RHO.split(",")]
     features = test[[f"f{i}" for i in range(5)]].to_numpy()
