@@ -36,6 +36,7 @@ from gbrank._validation import (
     check_propensity,
     propensity_per_row,
 )
+from gbrank.objectives._cascade import warn_if_cascade
 
 __all__ = ["PositionBias", "PositionBiasMixin", "PositionBiasTraining", "METHODS",
            "NEEDS_POSITIONS", "with_position_bias_parameters", "MAX_WEIGHT", "BIAS_NORM",
@@ -58,13 +59,6 @@ _COSTS = ("paper", "xgboost")
 _TINY = 1e-16
 # LightGBM's guard in the offsets' Newton step (rank_objective.hpp).
 _NEWTON_GUARD = 0.001
-# A cascade-like log (PositionBiasTraining._warn_if_cascade): sessions with two or more
-# clicks below this share of what independent examination gives, once that model expects
-# this many such sessions. On the click protocols' position-based logs the share was
-# 0.54-0.72 of it, unit by unit (sessions without a click dropped); a cascade user's, 0
-# (experiments/results/cascade_sign.md).
-_CASCADE_RATIO = 0.25
-_CASCADE_MIN_EXPECTED = 20.0
 
 #: How a booster's training gets the rows' display positions (for error messages).
 NEEDS_POSITIONS = (
@@ -460,54 +454,6 @@ class PositionBiasTraining:
                                 rounds=self.rounds)
         return PositionBias("ipw", pos, propensity=self.propensity, rounds=self.rounds)
 
-    def _warn_if_cascade(self, y: np.ndarray, group: Any) -> None:
-        """Warn when the log's users stop after a click: every correction here assumes
-        the position-based model (a position is examined whatever was clicked above
-        it), and early-stopped on a cascade user's log each did worse than none
-        (docs/evidence.md, "Click corrections"). The sign: far fewer sessions with two
-        clicks than independent examination of the positions would give. Read on logs
-        of sessions (groups, labels 0/1); counts summed over sessions say nothing of
-        one session. Distributed, every worker makes the same reductions (a worker
-        whose rows do not qualify adds zeros) and all decide on the sums."""
-        k = self.values.size
-        sizes = None if group is None else np.asarray(group, dtype=np.int64).ravel()
-        usable = (sizes is not None and sizes.size > 0 and sizes.sum() == y.size
-                  and bool(np.all((y == 0.0) | (y == 1.0))))
-        counts = np.zeros(2 * k + 1)
-        if usable:
-            counts[:k] = np.bincount(self.slot, weights=y, minlength=k)
-            counts[k:2 * k] = np.bincount(self.slot, minlength=k)
-        else:
-            counts[2 * k] = 1.0  # rows that cannot be read as sessions of clicks
-        counts = self._sum(counts)
-        sums = np.zeros(4)  # expected ≥ 2 clicks, expected ≥ 1, seen ≥ 2, seen ≥ 1
-        if usable:
-            rate = counts[:k] / np.maximum(counts[k:2 * k], 1.0)
-            p = np.minimum(rate[self.slot], 1.0 - 1e-9)
-            session = np.repeat(np.arange(sizes.size), sizes)
-            none = np.exp(np.bincount(session, np.log1p(-p), minlength=sizes.size))
-            one = none * np.bincount(session, p / (1.0 - p), minlength=sizes.size)
-            n_clicks = np.bincount(session, y, minlength=sizes.size)
-            sums[:] = (np.sum(1.0 - none - one), np.sum(1.0 - none),
-                       np.sum(n_clicks >= 2), np.sum(n_clicks >= 1))
-        expected_two, expected_any, seen_two, seen_any = self._sum(sums)
-        if counts[2 * k] > 0 or expected_two < _CASCADE_MIN_EXPECTED or seen_any == 0:
-            return
-        seen, expected = seen_two / seen_any, expected_two / expected_any
-        if seen < _CASCADE_RATIO * expected:
-            import warnings
-
-            warnings.warn(
-                f"position_bias={self.method!r} assumes the position-based model (a "
-                "position is examined whatever was clicked above it), and this log's "
-                f"users look cascade-like: {seen:.1%} of its sessions with a click have "
-                f"two or more clicks, where independent examination would give about "
-                f"{expected:.0%}. Early-stopped on held-out IPS-DCG@10, every "
-                "position-based correction did worse than none on logs of users who stop "
-                "after a click (docs/evidence.md, 'Click corrections'): train without "
-                "position_bias unless you can measure a correction on held-out true grades",
-                UserWarning, stacklevel=4)
-
     def _sum(self, a: np.ndarray) -> np.ndarray:
         """``a`` summed over the workers of a distributed training (itself otherwise)."""
         return a if self.reduce is None else self.reduce(a, "sum")
@@ -534,7 +480,8 @@ class PositionBiasTraining:
             raise ValueError(f"the training data of this run has {self.n} rows (positions "
                              f"given), this call has {n}")
         if self.rounds == 0:
-            self._warn_if_cascade(np.asarray(y, dtype=np.float64).ravel(), group)
+            warn_if_cascade(np.asarray(y, dtype=np.float64).ravel(), group, self.slot,
+                            self.values.size, self.method, self._sum)
         if pb.method == "additive":
             lr = pb.learning_rate if pb.learning_rate is not None else self.learning_rate
             if lr is None:
