@@ -271,6 +271,36 @@ class PositionIdentifiability:
                 f"{int(np.count_nonzero(off))} of {off.size}")
 
 
+# A sparse X's rows are compared densified, up to this many cells.
+_MAX_SPARSE_CELLS = 50_000_000
+
+
+def _document_ids(X: Any, n: int) -> np.ndarray:
+    """One id per row of ``X``, equal for equal rows (a document, when rows are
+    query–document features): a DataFrame's rows by pandas' row hash (any column
+    types), numbers by their bytes — a missing value (NaN) equals itself there, -0.0 is
+    made 0.0 (np.unique along rows would call NaN rows distinct) — a sparse matrix
+    densified first, up to ``_MAX_SPARSE_CELLS`` cells (a ValueError beyond)."""
+    from gbrank._validation import as_float_array
+
+    if hasattr(X, "iloc"):  # a pandas DataFrame
+        import pandas as pd
+
+        ids = pd.util.hash_pandas_object(X, index=False).to_numpy()
+        if ids.size != n:
+            raise ValueError(f"X has {ids.size} rows but there are {n} positions")
+        return ids
+    if hasattr(X, "toarray"):
+        if X.shape[0] * X.shape[1] > _MAX_SPARSE_CELLS:
+            raise ValueError(f"X is a sparse matrix of {X.shape[0] * X.shape[1]} cells, too "
+                             "large to compare its rows densified: pass item= (one "
+                             "document id per row)")
+        X = X.toarray()
+    rows = as_float_array(X, "X", allow_2d=True).reshape(n, -1)
+    rows = np.ascontiguousarray(np.where(np.isnan(rows), np.nan, rows + 0.0))
+    return rows.view(np.dtype((np.void, 8 * rows.shape[1]))).ravel()
+
+
 def position_identifiability(position: Any, qid: Any = None, item: Any = None,
                              X: Any = None) -> PositionIdentifiability:
     """How much a click log can identify position effects: the query–document pairs
@@ -297,10 +327,10 @@ def position_identifiability(position: Any, qid: Any = None, item: Any = None,
     item : array-like, optional
         The document of every row (e.g. ``ClickLog.rows``: the row of the graded data a
         logged row shows).
-    X : array-like, optional
+    X : array-like, sparse matrix or DataFrame, optional
         Instead of ``item``: feature rows, a document being its feature vector
         (query–document features differ between queries, so identical rows are one
-        pair).
+        pair; a missing value equals itself).
 
     Returns
     -------
@@ -318,7 +348,7 @@ def position_identifiability(position: Any, qid: Any = None, item: Any = None,
     >>> int(ident.swaps[0, 1])
     2
     """
-    from gbrank._validation import as_float_array, check_positions
+    from gbrank._validation import check_positions
 
     pos = check_positions(position, np.size(position))
     n = pos.size
@@ -331,13 +361,7 @@ def position_identifiability(position: Any, qid: Any = None, item: Any = None,
             raise ValueError(f"item has {np.size(item)} entries but there are {n} rows")
         _, doc = np.unique(keys, axis=0, return_inverse=True)
     else:
-        rows = as_float_array(X, "X", allow_2d=True).reshape(n, -1)
-        # Rows compared by their bytes: a missing value (NaN) equals itself there, and
-        # -0.0 is made 0.0 first (np.unique along an axis would call NaN rows distinct).
-        rows = np.where(np.isnan(rows), np.nan, rows + 0.0)
-        rows = np.ascontiguousarray(rows, dtype=np.float64)
-        _, doc = np.unique(rows.view(np.dtype((np.void, 8 * rows.shape[1]))).ravel(),
-                           return_inverse=True)
+        _, doc = np.unique(_document_ids(X, n), return_inverse=True)
     doc = doc.ravel()
     if qid is not None:
         q = np.asarray(qid).ravel()

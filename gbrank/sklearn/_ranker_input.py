@@ -319,21 +319,6 @@ def _refuse_ids_as_feature(frame: Any, X: Any, qid: Any, qid_col: Any) -> None:
                 f"as the id column, GBRanker(qid_col={name!r}), or drop it from X")
 
 
-def _row_ids(X: Any) -> np.ndarray | None:
-    """One id per distinct row of ``X`` (a document, when rows are query–document
-    features), or ``None`` when ``X`` is too large a sparse matrix to compare rows."""
-    if _is_frame(X):
-        import pandas as pd
-
-        return pd.util.hash_pandas_object(X, index=False).to_numpy()
-    if hasattr(X, "toarray"):
-        if X.shape[0] * X.shape[1] > 50_000_000:
-            return None
-        X = X.toarray()
-    a = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
-    return a.view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
-
-
 def _warn_if_not_identifiable(obj: Any, X: Any, position: np.ndarray) -> None:
     """A learned correction (``"unbiased"``, ``"additive"``) on a log where no document
     was shown at two positions: its estimates cannot separate position from relevance
@@ -341,12 +326,12 @@ def _warn_if_not_identifiable(obj: Any, X: Any, position: np.ndarray) -> None:
     method = obj._params().pb.method
     if method not in ("unbiased", "additive"):
         return
-    ids = _row_ids(X)
-    if ids is None:
-        return
     from gbrank.datasets import position_identifiability
 
-    ident = position_identifiability(position, item=ids)
+    try:
+        ident = position_identifiability(position, X=X)
+    except ValueError:  # a sparse X too large to compare its rows: not judged
+        return
     if ident.n_identifying == 0:
         import warnings
 

@@ -147,13 +147,10 @@ def _identifiability(task: Task):
     numbers): then nothing is left out of the search."""
     from gbrank.datasets import position_identifiability
 
-    X = task.X
-    if X.shape[0] * X.shape[1] > 50_000_000:  # too large to copy and sort its rows
+    if task.X.shape[0] * task.X.shape[1] > 50_000_000:  # too large to copy and sort its rows
         return None
-    if hasattr(X, "toarray"):
-        X = X.toarray()
     try:
-        return position_identifiability(task.position, X=X)
+        return position_identifiability(task.position, X=task.X)
     except (TypeError, ValueError):  # features that are not numbers (categories, text)
         return None
 
