@@ -20,19 +20,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import click_protocols as cp  # noqa: E402
 from _report import run_header, table, write  # noqa: E402
 
+from gbrank.objectives._cascade import multi_click_shares  # noqa: E402
+
 
 def shares(clicks: np.ndarray, group: np.ndarray, position: np.ndarray) -> tuple[float, float]:
     """Observed and independent-clicks share of sessions with two or more clicks among
-    those with one (the warning's formula, on one machine)."""
+    those with one: the warning's own figures."""
     values, slot = np.unique(position, return_inverse=True)
-    rate = np.bincount(slot, clicks) / np.bincount(slot)
-    p = np.minimum(rate[slot], 1 - 1e-9)
-    session = np.repeat(np.arange(group.size), group)
-    none = np.exp(np.bincount(session, np.log1p(-p)))
-    one = none * np.bincount(session, p / (1 - p))
-    n = np.bincount(session, clicks)
-    return float(np.mean(n >= 2) / np.mean(n >= 1)), float(np.sum(1 - none - one)
-                                                          / np.sum(1 - none))
+    seen, independent, _ = multi_click_shares(clicks.astype(float), group, slot.ravel(),
+                                              values.size)
+    return seen, independent
 
 
 def main() -> None:

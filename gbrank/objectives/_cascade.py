@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["warn_if_cascade"]
+__all__ = ["multi_click_shares", "warn_if_cascade"]
 
 # A cascade-like log: sessions with two or more clicks below this share of what
 # independent examination gives, once that model expects this many such sessions. On the
@@ -20,20 +20,19 @@ _CASCADE_RATIO = 0.25
 _CASCADE_MIN_EXPECTED = 20.0
 
 
-def warn_if_cascade(y: np.ndarray, group: Any, slot: np.ndarray, k: int, method: str,
-                    reduce_sum: Callable[[np.ndarray], np.ndarray]) -> None:
-    """Warn when the log's users stop after a click: every correction here assumes
-    the position-based model (a position is examined whatever was clicked above
-    it), and early-stopped on a cascade user's log each did worse than none
-    (docs/evidence.md, "Click corrections"). The sign: far fewer sessions with two
-    clicks than independent examination of the positions would give. Read on logs
-    of sessions (groups, labels 0/1); counts summed over sessions say nothing of
-    one session. Distributed, every worker makes the same reductions (a worker
-    whose rows do not qualify adds zeros) and all decide on the sums.
+def multi_click_shares(y: np.ndarray, group: Any, slot: np.ndarray, k: int,
+                       reduce_sum: Callable[[np.ndarray], np.ndarray] | None = None
+                       ) -> tuple[float, float, float] | None:
+    """Of the sessions with a click, the share with two or more, and that share under
+    independent clicks at the log's per-position click rates, with the expected number
+    of such sessions: ``(seen, independent, expected_count)``; ``None`` when the rows
+    cannot be read as sessions of clicks (labels 0/1 in groups) or none has a click.
 
     ``y``: the labels, ``group``: session sizes (or None), ``slot``/``k``: each row's
-    position slot and the number of slots, ``method``: the correction (for the
-    message), ``reduce_sum``: sums over the workers (the identity on one machine)."""
+    position slot and the number of slots, ``reduce_sum``: sums over the workers of a
+    distributed training (None: one machine). Every worker makes the same reductions (a
+    worker whose rows do not qualify adds zeros) and all get the same answer."""
+    reduce_sum = reduce_sum or (lambda a: a)
     sizes = None if group is None else np.asarray(group, dtype=np.int64).ravel()
     usable = (sizes is not None and sizes.size > 0 and sizes.sum() == y.size
               and bool(np.all((y == 0.0) | (y == 1.0))))
@@ -55,10 +54,25 @@ def warn_if_cascade(y: np.ndarray, group: Any, slot: np.ndarray, k: int, method:
         sums[:] = (np.sum(1.0 - none - one), np.sum(1.0 - none),
                    np.sum(n_clicks >= 2), np.sum(n_clicks >= 1))
     expected_two, expected_any, seen_two, seen_any = reduce_sum(sums)
-    if counts[2 * k] > 0 or expected_two < _CASCADE_MIN_EXPECTED or seen_any == 0:
+    if counts[2 * k] > 0 or seen_any == 0:
+        return None
+    return seen_two / seen_any, expected_two / expected_any, expected_two
+
+
+def warn_if_cascade(y: np.ndarray, group: Any, slot: np.ndarray, k: int, method: str,
+                    reduce_sum: Callable[[np.ndarray], np.ndarray]) -> None:
+    """Warn when the log's users stop after a click: every correction here assumes
+    the position-based model (a position is examined whatever was clicked above
+    it), and early-stopped on a cascade user's log each did worse than none
+    (docs/evidence.md, "Click corrections"). The sign (:func:`multi_click_shares`): far
+    fewer sessions with two clicks than independent clicks at the positions' rates
+    would give. ``method`` names the correction in the message; the other arguments
+    are :func:`multi_click_shares`'s."""
+    shares = multi_click_shares(y, group, slot, k, reduce_sum)
+    if shares is None:
         return
-    seen, expected = seen_two / seen_any, expected_two / expected_any
-    if seen < _CASCADE_RATIO * expected:
+    seen, expected, expected_count = shares
+    if expected_count >= _CASCADE_MIN_EXPECTED and seen < _CASCADE_RATIO * expected:
         import warnings
 
         warnings.warn(
