@@ -69,10 +69,14 @@ from _report import pyplot  # noqa: E402
 
 ROUNDS, TOP_N = 100, 10
 ES_ROUNDS, ES_EVERY, ES_PATIENCE = 500, 5, 50  # --early-stopping
+# The defaults made to train on a cascade user's log (below, "_ign").
+IGNORE = ("ipw_clip2", "unbiased_r2", "additive_l1")
 ES_METHODS = ("naive", "ipw_clip2", "ipw_est_clip2", "unbiased_r2", "additive_l1",
               "unbiased_r3", "lgb_native", "lgb_naive", "xgb_native", "xgb_naive",
               "xgb:naive", "xgb:ipw_clip2", "xgb:ipw_est_clip2", "xgb:unbiased_r2",
-              "xgb:additive_l1", "xgb:unbiased_r3")
+              "xgb:additive_l1", "xgb:unbiased_r3",
+              *(f"{b}{k}" for b in ("", "xgb:") for k in (*(f"{m}_ign" for m in IGNORE),
+                                                          "skip_above")))
 STEM = "click_protocols"  # the report's file names; "click_protocols_es" with --early-stopping
 ROTATIONS, CLICK_SEEDS = range(1, 6), (0, 1)  # rank.train: logger seeds 1..5
 LGB = {"learning_rate": 0.1, "num_leaves": 31, "min_data_in_leaf": 20, "verbose": -1,
@@ -119,6 +123,12 @@ GBRANK = {
 NAT = {"norm": True, "max_step": None}
 GBRANK.update({f"{k}_nat": {**GBRANK[k], **NAT}
                for k in ("naive", "ipw_clip2", "ipw_est_clip2", "unbiased_r2", "additive_l1")})
+# The defaults made to train on a cascade user's log, which each refuses by default
+# (on_cascade="raise"): what the refusal keeps a user from (cascade_s10 only).
+GBRANK.update({f"{k}_ign": {**GBRANK[k], "on_cascade": "ignore"} for k in IGNORE})
+# A cascade-aware alternative: naive training on each session's rows at or above its last
+# click (the rows a cascade user examined; the "click > skip above" preference).
+GBRANK["skip_above"] = {}
 NATIVES = ("ceiling", "lgb_native", "lgb_naive", "xgb_native", "xgb_naive")
 XGB_ROWS = ("xgb:naive", "xgb:ipw_clip3", "xgb:ipw_clip2", "xgb:ipw_est_clip2",
             "xgb:ipw_est_clip3", "xgb:unbiased_r1", "xgb:unbiased_r2", "xgb:unbiased_r3",
@@ -232,6 +242,22 @@ def _xgb_train(params, dtrain, valid, obj=None) -> tuple[xgb.Booster, int]:
     return m, best.round
 
 
+def _cascade_only(method: str) -> bool:
+    return method.endswith("_ign") or method.endswith("skip_above")
+
+
+def _skip_above(log) -> tuple:
+    """The log cut to each session's rows at or above its last click."""
+    Xc, c, gc, pos = log[:4]
+    session = np.repeat(np.arange(gc.size), gc)
+    last = np.zeros(gc.size)
+    np.maximum.at(last, session, np.where(c > 0, pos, 0))
+    keep = pos <= last[session]
+    sizes = np.bincount(session[keep], minlength=gc.size)
+    return (Xc[keep], c[keep], sizes[sizes > 0], pos[keep], *log[4:5],
+            *(a[keep] for a in log[5:]))
+
+
 def fit_predict(method: str, data, log, Xt, valid=None) -> tuple[np.ndarray, int]:
     """Test scores of ``method`` trained on ``log`` and its round count; ``valid``: the
     held-out click log that picks the round count (``None``: ``ROUNDS``)."""
@@ -251,6 +277,9 @@ def fit_predict(method: str, data, log, Xt, valid=None) -> tuple[np.ndarray, int
                           xgb.DMatrix(Xc, c, group=gc), valid)
         return m.predict(xgb.DMatrix(Xt), output_margin=True, iteration_range=(0, k)), k
     booster, _, name = method.rpartition(":")
+    if name == "skip_above":
+        log = _skip_above(log)
+        Xc, c, gc, pos, rho = log[:5]
     kw = dict(GBRANK[name])
     if kw.get("propensity") == "estimated":  # from the log's own swaps (or refused)
         kw["propensity"] = list(estimate_propensity(c, pos, log[5], log[6]))
@@ -281,7 +310,8 @@ def run(protocols, methods, shard: tuple[int, int], out: Path,
         key = f"{pr}|{r}|{s}"
         row = done.get(key, {})
         todo = [m for m in methods if m not in row.get("ndcg@10", {})
-                and m not in elsewhere.get(key, ())]
+                and m not in elsewhere.get(key, ())
+                and (PROTOCOLS[pr]["user"] == "cascade" or not _cascade_only(m))]
         if not todo:
             continue
         task = rank_data() if PROTOCOLS[pr].get("data") == "rank" else mq2008(r)
@@ -338,13 +368,16 @@ SWAPS = ("swap_s10", "swap_s40", "swap_weak_s10")
 
 def _pair(merged: dict, pr: str, a: str, b: str):
     """``a`` − ``b`` over the units of protocol ``pr`` both were measured on (``None``:
-    none; ``"refuses"``: ``a`` refused the log)."""
+    none; ``"refuses: ..."`` and why: ``a`` refused the log)."""
     keys = sorted(k for k in merged if k.startswith(pr + "|")
                   and a in merged[k]["ndcg@10"] and b in merged[k]["ndcg@10"])
     if not keys:
         return None
-    if any(merged[k]["ndcg@10"][a] is None for k in keys):
-        return "refuses"
+    why = [merged[k].get("refused", {}).get(a) for k in keys
+           if merged[k]["ndcg@10"][a] is None]
+    if why:
+        return ("refuses: cascade-like" if any("cascade-like" in (w or "") for w in why)
+                else "refuses: not identifiable")
     return paired_difference([merged[k]["ndcg@10"][a] for k in keys],
                              [merged[k]["ndcg@10"][b] for k in keys])
 
@@ -356,8 +389,8 @@ def _base(m: str) -> str:
 def _default_cell(d) -> str:
     if d is None:
         return ""
-    if d == "refuses":
-        return "refuses: not identifiable"
+    if isinstance(d, str):
+        return d
     ok = d.within_one_se_or_better()
     return d.cell() + ("" if ok else f" **✗ {-d.mean / d.se:.1f} SE**")
 
@@ -368,8 +401,9 @@ def report(paths: list[Path]) -> str:
         for k, v in json.loads(p.read_text()).items():
             row = merged.setdefault(k, {"ndcg@10": {}, "meta": v["meta"]})
             row["ndcg@10"].update(v["ndcg@10"])
-            if "rounds" in v:
-                row.setdefault("rounds", {}).update(v["rounds"])
+            for key in ("rounds", "refused"):
+                if key in v:
+                    row.setdefault(key, {}).update(v[key])
     (RESULTS / f"{STEM}.json").write_text(json.dumps(merged, indent=1))
     protocols = [p for p in PROTOCOLS if any(k.startswith(p + "|") for k in merged)]
     head = "| | " + " | ".join(protocols) + " |"
@@ -394,6 +428,18 @@ def report(paths: list[Path]) -> str:
     for label, m in defaults.items():
         lines.append(f"| {label} | " + " | ".join(
             _default_cell(_pair(merged, pr, m, _base(m))) for pr in protocols) + " |")
+    casc = [pr for pr in protocols if PROTOCOLS[pr]["user"] == "cascade"]
+    ign = [m for m in ES_METHODS if _cascade_only(m)] if es else []
+    for pr in casc:
+        cells = [(m, _pair(merged, pr, m, _base(m))) for m in ign]
+        cells = [f"`{m}` {d.cell()}" for m, d in cells if d is not None and not isinstance(d, str)]
+        if cells:
+            lines += ["", f"On `{pr}` every correction refuses the log by default "
+                      "(`on_cascade='raise'`: no session has two clicks). Trained anyway "
+                      "(`on_cascade='ignore'`, `*_ign`), and naive training on each "
+                      "session's rows at or above its last click (`skip_above`, the rows a "
+                      "cascade user examined), − naive on the same booster: "
+                      + "; ".join(cells) + "."]
     lines += ["", "## Logs that identify position: every default against the natives", "",
               "| | " + " | ".join(f"{pr}: − {b}" for pr in SWAPS if pr in protocols
                                   for b in ("naive", "lgb_native", "xgb_native")) + " |",
@@ -405,7 +451,7 @@ def report(paths: list[Path]) -> str:
                 continue
             for b in (_base(m), "lgb_native", "xgb_native"):
                 d = _pair(merged, pr, m, b)
-                cells.append("" if d is None else "refuses" if d == "refuses"
+                cells.append("" if d is None else "refuses" if isinstance(d, str)
                              else d.cell())
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += ["", "## Every method", "", "| method | " + " | ".join(protocols) + " |", rule]
@@ -419,8 +465,7 @@ def report(paths: list[Path]) -> str:
                              if keys else "")
             else:
                 d = _pair(merged, pr, m, _base(m))
-                cells.append("" if d is None else "refuses: not identifiable"
-                             if d == "refuses" else d.cell())
+                cells.append("" if d is None else d if isinstance(d, str) else d.cell())
         lines.append(f"| `{m}` | " + " | ".join(cells) + " |")
 
     def meta(pr: str, key: str) -> float:
@@ -451,7 +496,7 @@ def _plot(merged: dict, protocols: list[str]) -> None:
     for i, (label, m) in enumerate(rows):
         for j, pr in enumerate(protocols):
             d = _pair(merged, pr, m, _base(m))
-            if d is None or d == "refuses":
+            if d is None or isinstance(d, str):
                 continue
             x = j + (i - (len(rows) - 1) / 2) * width
             ax.bar(x, d.mean, width, color=f"C{i}", label=label,
@@ -486,9 +531,10 @@ def main() -> None:
     if args.early_stopping:
         STEM = "click_protocols_es"
     if args.report:
-        # the shards of a run, merged; without shards the merged file they were merged into
+        # the merged file of earlier runs, then the shards of this one (theirs win)
+        merged = RESULTS / f"{STEM}.json"
         shards = sorted(RESULTS.glob(f"{STEM}_shard*.json"))
-        print(report(shards or [RESULTS / f"{STEM}.json"]))
+        print(report(([merged] if merged.exists() else []) + shards))
         return
     i, n = (int(v) for v in args.shard.split("/"))
     methods = args.methods.split(",")

@@ -384,6 +384,113 @@ def position_identifiability(position: Any, qid: Any = None, item: Any = None,
                                    positions=values.astype(np.int64), swaps=swaps)
 
 
+@dataclass(frozen=True)
+class MultiClickSessions:
+    """Whether a click log's users look like cascade users, who stop after a click
+    (:func:`multi_click_sessions`).
+
+    Attributes
+    ----------
+    seen : float
+        Of the sessions with a click, the share with two or more clicks.
+    independent : float
+        That share if every row were clicked independently at its position's click rate
+        in this log (the position-based model).
+    expected_count : float
+        The number of sessions with two or more clicks that model expects.
+
+    Examples
+    --------
+    >>> from gbrank.datasets import multi_click_sessions
+    >>> m = multi_click_sessions([1, 1, 0, 0, 0, 1], group=[3, 3], position=[1, 2, 3] * 2)
+    >>> m.seen, m.cascade_like
+    (0.5, False)
+    """
+
+    seen: float
+    independent: float
+    expected_count: float
+
+    @property
+    def cascade_like(self) -> bool:
+        """The sign every ``position_bias`` correction refuses by default: ``seen`` below
+        a quarter of ``independent``, with at least 20 such sessions expected."""
+        from gbrank._sessions import looks_cascade
+
+        return looks_cascade(self.seen, self.independent, self.expected_count)
+
+    def __str__(self) -> str:
+        return (f"{self.seen:.1%} of its sessions with a click have two or more clicks, "
+                f"where independent clicks at the positions' click rates would give about "
+                f"{self.independent:.0%}")
+
+
+def multi_click_sessions(clicks: Any, group: Any = None, position: Any = None, *,
+                         session: Any = None) -> MultiClickSessions | None:
+    """How often a click log's sessions have more than one click, against what the
+    position-based model gives at the log's per-position click rates.
+
+    Every ``position_bias`` correction assumes the position-based model: a position is
+    examined with a fixed probability whatever was clicked above it. A cascade user
+    reads down and stops after a click, so sessions with two clicks are rare; on such
+    a log every correction did worse than none, and each refuses it by default
+    (``on_cascade``, ``docs/evidence.md``). This is the figure they report.
+
+    Parameters
+    ----------
+    clicks : array-like of 0/1
+        One click indicator per logged row, a session's rows together.
+    group : array-like of int, optional
+        Session sizes in row order (or ``session=``, one of them).
+    position : array-like of int
+        The display position of every row.
+    session : array-like, optional
+        Instead of ``group``: the session of every row (its rows contiguous).
+
+    Returns
+    -------
+    MultiClickSessions or None
+        ``None`` when no session has a click.
+
+    Examples
+    --------
+    A cascade user: one click per session, however many rows were relevant.
+
+    >>> from gbrank.datasets import make_ranking, simulate_clicks, multi_click_sessions
+    >>> X, y, g = make_ranking(n_queries=200, rows_per_query=10, seed=0)
+    >>> log = simulate_clicks(y, g, X[:, 0], user="cascade", n_sessions=5,
+    ...                       sessions="keep", seed=0)
+    >>> m = multi_click_sessions(log.clicks, log.group, log.position)
+    >>> m.seen, m.cascade_like
+    (0.0, True)
+    """
+    from gbrank._queries import query_structure
+    from gbrank._sessions import multi_click_shares
+    from gbrank._validation import as_float_array, check_positions
+
+    y = as_float_array(clicks, "clicks")
+    bad = np.flatnonzero((y != 0.0) & (y != 1.0))
+    if bad.size:
+        raise ValueError(f"clicks must be 0 or 1 per row of a session; {bad.size} are not "
+                         f"(first at row {bad[0]}: {float(y[bad[0]])!r}): sessions summed "
+                         "into click counts cannot show how many clicks each had")
+    if position is None:
+        raise ValueError("multi_click_sessions needs position= (every row's display "
+                         "position)")
+    pos = check_positions(position, y.size)
+    if group is None and session is None:
+        raise ValueError("multi_click_sessions needs the sessions: group= (sizes) or "
+                         "session= (one id per row)")
+    queries = query_structure(y.size, group=group, qid=session)
+    if queries.order is not None:
+        raise ValueError("session= ids are not contiguous: a session's rows must be "
+                         "together, in display order")
+    _, slot = np.unique(pos, return_inverse=True)
+    shares = multi_click_shares(y, queries.sizes, slot.ravel().astype(np.int64),
+                                int(slot.max()) + 1 if y.size else 0)
+    return None if shares is None else MultiClickSessions(*map(float, shares))
+
+
 def estimate_propensity(clicks: Any, position: Any, qid: Any = None, item: Any = None,
                         X: Any = None, *, max_iter: int = 500, tol: float = 1e-10,
                         ) -> np.ndarray:

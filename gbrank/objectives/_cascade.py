@@ -1,6 +1,7 @@
-"""What a click log says of its users: whether they look like cascade users, who stop
-after a click, which every ``position_bias`` correction's position-based model does not
-describe (``PositionBiasTraining`` asks at its first round)."""
+"""The corrections' check of a click log's users (``PositionBiasTraining`` asks at its
+first round): every ``position_bias`` correction assumes the position-based model, and
+on a cascade user's log each did worse than none (docs/evidence.md, "Click
+corrections"). The statistic: :mod:`gbrank._sessions`."""
 
 from __future__ import annotations
 
@@ -9,79 +10,37 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["multi_click_shares", "warn_if_cascade"]
+from gbrank._sessions import looks_cascade, multi_click_shares
 
-# A cascade-like log: sessions with two or more clicks below this share of what
-# independent examination gives, once that model expects this many such sessions. On the
-# click protocols' position-based logs the share was 0.54-0.72 of it, unit by unit
-# (sessions without a click dropped); a cascade user's, 0
-# (experiments/results/cascade_sign.md).
-_CASCADE_RATIO = 0.25
-_CASCADE_MIN_EXPECTED = 20.0
+__all__ = ["ON_CASCADE", "check_users"]
+
+#: What a correction does on a cascade-like log: refuse it (the default), warn, or train.
+ON_CASCADE = ("raise", "warn", "ignore")
 
 
-def multi_click_shares(y: np.ndarray, group: Any, slot: np.ndarray, k: int,
-                       reduce_sum: Callable[[np.ndarray], np.ndarray] | None = None
-                       ) -> tuple[float, float, float] | None:
-    """Of the sessions with a click, the share with two or more, and that share under
-    independent clicks at the log's per-position click rates, with the expected number
-    of such sessions: ``(seen, independent, expected_count)``; ``None`` when the rows
-    cannot be read as sessions of clicks (labels 0/1 in groups) or none has a click.
-
-    ``y``: the labels, ``group``: session sizes (or None), ``slot``/``k``: each row's
-    position slot and the number of slots, ``reduce_sum``: sums over the workers of a
-    distributed training (None: one machine). Every worker makes the same reductions (a
-    worker whose rows do not qualify adds zeros) and all get the same answer."""
-    reduce_sum = reduce_sum or (lambda a: a)
-    sizes = None if group is None else np.asarray(group, dtype=np.int64).ravel()
-    usable = (sizes is not None and sizes.size > 0 and sizes.sum() == y.size
-              and bool(np.all((y == 0.0) | (y == 1.0))))
-    counts = np.zeros(2 * k + 1)
-    if usable:
-        counts[:k] = np.bincount(slot, weights=y, minlength=k)
-        counts[k:2 * k] = np.bincount(slot, minlength=k)
-    else:
-        counts[2 * k] = 1.0  # rows that cannot be read as sessions of clicks
-    counts = reduce_sum(counts)
-    sums = np.zeros(4)  # expected ≥ 2 clicks, expected ≥ 1, seen ≥ 2, seen ≥ 1
-    if usable:
-        rate = counts[:k] / np.maximum(counts[k:2 * k], 1.0)
-        p = np.minimum(rate[slot], 1.0 - 1e-9)
-        session = np.repeat(np.arange(sizes.size), sizes)
-        none = np.exp(np.bincount(session, np.log1p(-p), minlength=sizes.size))
-        one = none * np.bincount(session, p / (1.0 - p), minlength=sizes.size)
-        n_clicks = np.bincount(session, y, minlength=sizes.size)
-        sums[:] = (np.sum(1.0 - none - one), np.sum(1.0 - none),
-                   np.sum(n_clicks >= 2), np.sum(n_clicks >= 1))
-    expected_two, expected_any, seen_two, seen_any = reduce_sum(sums)
-    if counts[2 * k] > 0 or seen_any == 0:
-        return None
-    return seen_two / seen_any, expected_two / expected_any, expected_two
-
-
-def warn_if_cascade(y: np.ndarray, group: Any, slot: np.ndarray, k: int, method: str,
-                    reduce_sum: Callable[[np.ndarray], np.ndarray]) -> None:
-    """Warn when the log's users stop after a click: every correction here assumes
-    the position-based model (a position is examined whatever was clicked above
-    it), and early-stopped on a cascade user's log each did worse than none
-    (docs/evidence.md, "Click corrections"). The sign (:func:`multi_click_shares`): far
-    fewer sessions with two clicks than independent clicks at the positions' rates
-    would give. ``method`` names the correction in the message; the other arguments
-    are :func:`multi_click_shares`'s."""
-    shares = multi_click_shares(y, group, slot, k, reduce_sum)
-    if shares is None:
+def check_users(y: np.ndarray, group: Any, slot: np.ndarray, k: int, method: str,
+                on_cascade: str, reduce_sum: Callable[[np.ndarray], np.ndarray]) -> None:
+    """Refuse (or warn, per ``on_cascade``) when the log's users stop after a click:
+    far fewer sessions with two clicks than independent clicks at the positions' rates
+    would give (:func:`gbrank._sessions.multi_click_shares`, whose arguments these
+    are). ``method`` names the correction in the message."""
+    if on_cascade == "ignore":
         return
-    seen, expected, expected_count = shares
-    if expected_count >= _CASCADE_MIN_EXPECTED and seen < _CASCADE_RATIO * expected:
-        import warnings
+    shares = multi_click_shares(y, group, slot, k, reduce_sum)
+    if shares is None or not looks_cascade(*shares):
+        return
+    seen, expected, _ = shares
+    text = (f"position_bias={method!r} assumes the position-based model (a position is "
+            "examined whatever was clicked above it), and this log's users look "
+            f"cascade-like: {seen:.1%} of its sessions with a click have two or more "
+            f"clicks, where independent examination at the positions' click rates would "
+            f"give about {expected:.0%}. Early-stopped on held-out IPS-DCG@10, every "
+            "position-based correction did worse than none on a log of users who stop "
+            "after a click (docs/evidence.md, 'Click corrections'). Train without "
+            "position_bias; or, having measured this correction on held-out true grades, "
+            "pass on_cascade='warn' (or 'ignore') to train with it")
+    if on_cascade == "raise":
+        raise ValueError(text)
+    import warnings
 
-        warnings.warn(
-            f"position_bias={method!r} assumes the position-based model (a "
-            "position is examined whatever was clicked above it), and this log's "
-            f"users look cascade-like: {seen:.1%} of its sessions with a click have "
-            f"two or more clicks, where independent examination would give about "
-            f"{expected:.0%}. Early-stopped on held-out IPS-DCG@10, every "
-            "position-based correction did worse than none on logs of users who stop "
-            "after a click (docs/evidence.md, 'Click corrections'): train without "
-            "position_bias unless you can measure a correction on held-out true grades",
-            UserWarning, stacklevel=5)
+    warnings.warn(text, UserWarning, stacklevel=5)

@@ -207,7 +207,7 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
                  position_bias: str | None = None, propensity: Any = None,
                  max_weight: float | None = MAX_WEIGHT, bias_norm: float = BIAS_NORM,
                  bias_cost: str = "paper", position_bias_regularization: float = REGULARIZATION,
-                 position_bias_learning_rate: float | None = None,
+                 position_bias_learning_rate: float | None = None, on_cascade: str = "raise",
                  groupless: bool = False) -> None:
         self.metric = metric
         self.truncation = truncation
@@ -229,6 +229,7 @@ class LambdaRank(PositionBiasMixin, CalibrationMixin, Objective):
         self.bias_cost = bias_cost
         self.position_bias_regularization = position_bias_regularization
         self.position_bias_learning_rate = position_bias_learning_rate
+        self.on_cascade = on_cascade
         self.groupless = groupless
 
     # -- validation ---------------------------------------------------------------

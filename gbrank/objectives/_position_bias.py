@@ -36,7 +36,7 @@ from gbrank._validation import (
     check_propensity,
     propensity_per_row,
 )
-from gbrank.objectives._cascade import warn_if_cascade
+from gbrank.objectives._cascade import ON_CASCADE, check_users
 
 __all__ = ["PositionBias", "PositionBiasMixin", "PositionBiasTraining", "METHODS",
            "NEEDS_POSITIONS", "with_position_bias_parameters", "MAX_WEIGHT", "BIAS_NORM",
@@ -114,6 +114,13 @@ _PARAMETERS_DOC = r"""    position_bias : {None, "ipw", "unbiased", "additive"},
         max_step=None`` is LightGBM's own model).
     position_bias_learning_rate : float > 0 or None, default None
         ``"additive"``: the offsets' step size; ``None``: the booster's learning rate.
+    on_cascade : {"raise", "warn", "ignore"}, default "raise"
+        What a correction's training does with a log of click sessions whose users look
+        like cascade users, who stop after a click (far fewer sessions with two clicks
+        than independent clicks at the positions' rates give; the figure:
+        :func:`gbrank.datasets.multi_click_sessions`): refuse it with that figure, warn,
+        or train. Every correction assumes the position-based model, and on a cascade
+        user's log each did worse than no correction (``docs/evidence.md``).
 """
 
 
@@ -222,7 +229,8 @@ class PositionBiasMixin:
             xgb_cost=check_choice(self.bias_cost, "bias_cost", _COSTS) == "xgboost",
             regularization=check_number(self.position_bias_regularization,
                                         "position_bias_regularization", 0.0),
-            learning_rate=lr)
+            learning_rate=lr,
+            on_cascade=check_choice(self.on_cascade, "on_cascade", ON_CASCADE))
 
     def _shared_params(self, p: SimpleNamespace) -> None:
         """Validate into ``p`` what the pairwise ranking objectives share: the
@@ -480,8 +488,8 @@ class PositionBiasTraining:
             raise ValueError(f"the training data of this run has {self.n} rows (positions "
                              f"given), this call has {n}")
         if self.rounds == 0:
-            warn_if_cascade(np.asarray(y, dtype=np.float64).ravel(), group, self.slot,
-                            self.values.size, self.method, self._sum)
+            check_users(np.asarray(y, dtype=np.float64).ravel(), group, self.slot,
+                        self.values.size, self.method, pb.on_cascade, self._sum)
         if pb.method == "additive":
             lr = pb.learning_rate if pb.learning_rate is not None else self.learning_rate
             if lr is None:

@@ -123,7 +123,7 @@ class RankNet(PositionBiasMixin, CalibrationMixin, Objective):
                  propensity: Any = None, max_weight: float | None = MAX_WEIGHT,
                  bias_norm: float = BIAS_NORM, bias_cost: str = "paper",
                  position_bias_regularization: float = REGULARIZATION,
-                 position_bias_learning_rate: float | None = None,
+                 position_bias_learning_rate: float | None = None, on_cascade: str = "raise",
                  groupless: bool = False) -> None:
         self.sigma = sigma
         self.ties = ties
@@ -138,6 +138,7 @@ class RankNet(PositionBiasMixin, CalibrationMixin, Objective):
         self.bias_cost = bias_cost
         self.position_bias_regularization = position_bias_regularization
         self.position_bias_learning_rate = position_bias_learning_rate
+        self.on_cascade = on_cascade
         self.groupless = groupless
 
     def _validate_params(self) -> SimpleNamespace:

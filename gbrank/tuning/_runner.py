@@ -136,7 +136,31 @@ def _click_candidates(task: Task, cfg: TuneConfig, progress: Progress) -> list:
                       "searched: no correction and 'ipw' with the given propensities. The "
                       "booster's own corrections learn from the same log")
         cands = [c if c.is_native else replace(c, identifiable=False) for c in cands]
+    users = _users(task)
+    if users is not None and users.cascade_like:
+        from dataclasses import replace
+
+        progress.line(f"{task.name}: no position_bias correction in gbrank's studies: this "
+                      f"log's users look cascade-like ({users}), and every correction "
+                      "assumes the position-based model (each refuses such a log by "
+                      "default; docs/evidence.md, 'Click corrections'). The booster's own "
+                      "corrections assume it too")
+        cands = [c if c.is_native else replace(c, cascade_like=True) for c in cands]
     return cands
+
+
+def _users(task: Task):
+    """Whether the click log's sessions look like cascade users'
+    (:func:`gbrank.datasets.multi_click_sessions`); ``None`` when its rows cannot be read
+    as sessions of 0/1 clicks."""
+    from gbrank.datasets import multi_click_sessions
+
+    if task.group is None:
+        return None
+    try:
+        return multi_click_sessions(task.y, task.group, task.position)
+    except ValueError:  # click counts, not sessions of clicks
+        return None
 
 
 def _identifiability(task: Task):

@@ -41,6 +41,12 @@ def _clicks(p: dict) -> bool:
     return bool(p.get("_clicks"))
 
 
+def _corrects(p: dict) -> bool:
+    """A study that searches a position-bias correction: on a click log, not calibrated,
+    its users not cascade-like."""
+    return _clicks(p) and not _calibrated(p) and not p.get("_cascade", False)
+
+
 # The calibration weight α of a calibrated ranker (one given with calibration > 0) is
 # searched on a log scale over (0, 1]; an uncalibrated one stays uncalibrated. Judged on
 # one metric, α drifts towards an end of the trade-off (a ranking metric favours small α,
@@ -54,13 +60,13 @@ _CALIBRATION = Param("calibration", "float", 0.01, 1.0, log=True, when=_calibrat
 # estimates) or LightGBM's additive offsets (their L2 penalty). Never on other tasks.
 # A log that cannot identify position effects (no document of a query shown at two
 # positions) searches none and ipw only: the learned corrections' estimates would follow
-# the logger there (docs/evidence.md, "Click corrections").
+# the logger there (docs/evidence.md, "Click corrections"). A log of cascade-like users
+# searches none: every correction refuses it by default (``on_cascade``).
 _POSITION_BIAS = [
     Param("position_bias", "cat", choices=(None, "ipw", "unbiased", "additive"),
-          when=lambda p: _clicks(p) and not _calibrated(p) and p.get("_identifiable", True)),
+          when=lambda p: _corrects(p) and p.get("_identifiable", True)),
     Param("position_bias", "cat", choices=(None, "ipw"),
-          when=lambda p: _clicks(p) and not _calibrated(p)
-          and not p.get("_identifiable", True)),
+          when=lambda p: _corrects(p) and not p.get("_identifiable", True)),
     Param("bias_norm", "float", 0.0, 2.0, when=lambda p: p.get("position_bias") == "unbiased"),
     Param("bias_cost", "cat", choices=("paper", "xgboost"),
           when=lambda p: p.get("position_bias") == "unbiased"),
@@ -194,7 +200,8 @@ class Candidate:
     ``propensity`` (a click log's, see :class:`~gbrank.tuning._tasks.Task`): a gbrank
     RankNet or LambdaRank study then also searches ``position_bias`` and its parameters,
     ``"ipw"`` with these propensities; ``identifiable=False`` (a log that cannot
-    identify position effects) leaves the learned corrections out of that search.
+    identify position effects) leaves the learned corrections out of that search;
+    ``cascade_like=True`` (its users stop after a click) leaves every correction out.
     ``groupless``: the candidate of a group-less ranking task (one list), which keeps
     the previous booster space (see :func:`booster_space`)."""
 
@@ -208,6 +215,7 @@ class Candidate:
     propensity: Any = None
     groupless: bool = False
     identifiable: bool = True
+    cascade_like: bool = False
 
     def __post_init__(self) -> None:
         self.own_target = self.own_target or self.target
@@ -448,6 +456,7 @@ def suggest_params(trial: Any, cand: Candidate, booster: str, y_train: Any = Non
     ctx["_calibration"] = have.get("calibration")
     ctx["_clicks"] = cand.propensity is not None
     ctx["_identifiable"] = cand.identifiable
+    ctx["_cascade"] = cand.cascade_like
     for p in OBJECTIVE_SPACES[cand.family]:
         if p.name not in have:
             continue  # an option this objective does not have (yet)
@@ -471,7 +480,7 @@ def kernel_variants(cand: Candidate) -> list[dict[str, Any]]:
         return []
     have = cand.base.get_params()
     ctx = {"_metric": have.get("metric"), "_clicks": cand.propensity is not None,
-           "_identifiable": cand.identifiable}
+           "_identifiable": cand.identifiable, "_cascade": cand.cascade_like}
     cats = [p for p in OBJECTIVE_SPACES[cand.family]
             if p.kind == "cat" and p.name in have and (p.when is None or p.when(ctx))]
     return [dict(zip([p.name for p in cats], combo, strict=True))

@@ -16,7 +16,7 @@ from reference import position_bias as ref
 from sklearn.base import clone
 
 import gbrank.lightgbm
-from gbrank.datasets import make_ranking, simulate_clicks
+from gbrank.datasets import make_ranking, multi_click_sessions, simulate_clicks
 from gbrank.gradcheck import check
 from gbrank.objectives import LambdaRank, PositionBias, RankNet
 from gbrank.objectives._position_bias import PositionBiasTraining
@@ -485,44 +485,60 @@ def test_lightgbm_without_positions_is_refused(click_log):
 
 
 @pytest.mark.parametrize("booster", ["lightgbm", "xgboost"])
-def test_a_cascade_users_log_is_warned_of_and_a_position_based_one_is_not(booster):
+def test_a_cascade_users_log_is_refused_by_default_and_a_position_based_one_is_not(booster):
     """Users who stop after a click break the position-based model every correction
     assumes (docs/evidence.md: each made the model worse than none on such a log). The
     sign is counted by hand: no session with two clicks, where independent examination
-    of the positions at the log's click rates gives a third or more."""
+    of the positions at the log's click rates gives a third or more. By default the
+    training refuses with that figure; on_cascade='warn' trains and warns, 'ignore'
+    trains silently; a position-based user's log trains in every case."""
     import warnings
 
     import gbrank.xgboost
 
     X, y, g = make_ranking(n_queries=100, rows_per_query=20, n_features=6, seed=0)
 
-    def warned(user, method):
+    def train(user, method, **opts):
+        """The cascade messages raised or warned, and the rounds trained."""
         log = simulate_clicks(y, g, X[:, 0], top_n=10, user=user, n_sessions=5,
                               sessions="keep", seed=0)
         kw = {"propensity": list(log.examination)} if method == "ipw" else {}
-        obj = LambdaRank(position_bias=method, **kw)
+        obj = LambdaRank(position_bias=method, **kw, **opts)
         Xc = X[log.rows]
-        with warnings.catch_warnings(record=True) as w:
-            warnings.simplefilter("always")
-            if booster == "lightgbm":
-                f = gbrank.lightgbm.objective(obj, position=log.position, learning_rate=0.1)
-                lgb.train({"objective": f, "verbose": -1},
-                          lgb.Dataset(Xc, log.clicks, group=log.group), 2)
-            else:
-                f = gbrank.xgboost.objective(obj, position=log.position, learning_rate=0.1)
-                xgb.train({"verbosity": 0}, xgb.DMatrix(Xc, log.clicks, group=log.group), 2,
-                          obj=f)
-        found = [str(x.message) for x in w if "cascade-like" in str(x.message)]
         if user == "cascade":  # by hand: at most one click in every session
             starts = np.r_[0, np.cumsum(log.group)[:-1]]
             assert np.add.reduceat(log.clicks, starts).max() == 1
-        return found
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                if booster == "lightgbm":
+                    f = gbrank.lightgbm.objective(obj, position=log.position,
+                                                  learning_rate=0.1)
+                    lgb.train({"objective": f, "verbose": -1},
+                              lgb.Dataset(Xc, log.clicks, group=log.group), 2)
+                else:
+                    f = gbrank.xgboost.objective(obj, position=log.position,
+                                                 learning_rate=0.1)
+                    xgb.train({"verbosity": 0},
+                              xgb.DMatrix(Xc, log.clicks, group=log.group), 2, obj=f)
+            except ValueError as exc:
+                assert "cascade-like" in str(exc)
+                return ("raised", str(exc)), getattr(f.position_bias_, "rounds", 0)
+        found = [str(x.message) for x in w if "cascade-like" in str(x.message)]
+        return ("warned", found[0]) if found else ("trained", ""), f.position_bias_.rounds
 
     for method in METHODS:
-        assert warned("position", method) == []
-        (msg,) = warned("cascade", method)
+        assert train("position", method) == (("trained", ""), 2)
+        (kind, msg), rounds = train("cascade", method)
+        assert kind == "raised" and rounds == 0
         assert f"position_bias={method!r}" in msg and "0.0% of its sessions" in msg
-        assert "train without position_bias" in msg
+        assert "Train without position_bias" in msg and "on_cascade='warn'" in msg
+        (kind, msg), rounds = train("cascade", method, on_cascade="warn")
+        assert kind == "warned" and rounds == 2 and "0.0% of its sessions" in msg
+        assert train("cascade", method, on_cascade="ignore") == (("trained", ""), 2)
+    with pytest.raises(ValueError, match="on_cascade"):
+        LambdaRank(position_bias="ipw", propensity=[1.0], on_cascade="maybe").grad_hess(
+            [1.0, 0.0], [0.0, 0.0], position=[1, 2])
 
 
 def _multi_click_shares(clicks, group, position):
@@ -547,12 +563,11 @@ def _multi_click_shares(clicks, group, position):
     return seen_two / seen_any, exp_two / exp_any
 
 
-def test_the_cascade_warning_follows_the_ratio_of_multi_click_sessions():
+def test_the_cascade_check_follows_the_ratio_of_multi_click_sessions():
     """Sessions of a position-based log thinned to one click in a growing share: the
-    warning comes exactly when the share of sessions with two clicks falls below a
-    quarter of what independent clicks give (computed by hand), on both sides of it."""
-    import warnings
-
+    public figure (multi_click_sessions) equals the one counted by hand, and the
+    training refuses exactly when the share of sessions with two clicks falls below a
+    quarter of what independent clicks give, on both sides of it."""
     X, y, g = make_ranking(n_queries=100, rows_per_query=20, n_features=6, seed=1)
     log = simulate_clicks(y, g, X[:, 0], top_n=10, n_sessions=5, sessions="keep", seed=2)
     starts = np.r_[0, np.cumsum(log.group)[:-1]]
@@ -565,14 +580,33 @@ def test_the_cascade_warning_follows_the_ratio_of_multi_click_sessions():
             if c.sum() >= 2 and rng.random() < thin:
                 c[np.flatnonzero(c)[1:]] = 0.0  # keep the first click only
         seen, expected = _multi_click_shares(clicks, log.group, log.position)
+        public = multi_click_sessions(clicks, log.group, log.position)
+        assert public.seen == pytest.approx(seen, abs=1e-12)
+        assert public.independent == pytest.approx(expected, abs=1e-12)
+        session = np.repeat(np.arange(log.group.size), log.group)
+        assert multi_click_sessions(clicks, position=log.position, session=session) == public
         run = PositionBiasTraining(LambdaRank(position_bias="unbiased"), log.position)
-        with warnings.catch_warnings(record=True) as w:
-            warnings.simplefilter("always")
+        try:
             run.grad_hess(clicks, np.zeros(clicks.size), log.group)
-        warned = any("cascade-like" in str(x.message) for x in w)
-        assert warned == (seen < 0.25 * expected), (thin, seen, expected)
-        outcomes.add(warned)
+            refused = False
+        except ValueError as exc:
+            assert f"{seen:.1%} of its sessions" in str(exc)
+            refused = True
+        assert refused == (seen < 0.25 * expected) == public.cascade_like, (thin, seen)
+        outcomes.add(refused)
     assert outcomes == {True, False}
+
+
+def test_multi_click_sessions_names_what_it_needs():
+    with pytest.raises(ValueError, match="0 or 1 per row"):
+        multi_click_sessions([2, 0], [2], [1, 2])
+    with pytest.raises(ValueError, match="needs position="):
+        multi_click_sessions([1, 0], [2])
+    with pytest.raises(ValueError, match="needs the sessions"):
+        multi_click_sessions([1, 0], position=[1, 2])
+    with pytest.raises(ValueError, match="not contiguous"):
+        multi_click_sessions([1, 0, 1], position=[1, 1, 2], session=[0, 1, 0])
+    assert multi_click_sessions([0, 0], [2], [1, 2]) is None  # no session with a click
 
 
 def test_distributed_workers_make_the_same_reductions_whatever_their_rows():

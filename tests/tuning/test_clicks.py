@@ -288,3 +288,40 @@ def test_learned_corrections_are_searched_only_where_the_log_identifies_them(ran
         (line,) = lines
         assert "'unbiased' and 'additive' left out" in line
         assert "none of its" in line and "shown at two positions" in line
+
+
+def test_a_cascade_users_log_is_tuned_without_corrections():
+    """Users who stop after a click (one click per session here, where independent
+    clicks give many sessions two): every correction refuses such a log by default, so
+    gbrank's studies draw none, even on a log that identifies position (swaps), and the
+    run says why with the log's figure."""
+    from gbrank.tuning import TuneConfig
+    from gbrank.tuning._progress import Progress
+    from gbrank.tuning._runner import _click_candidates
+    from gbrank.tuning._spaces import kernel_variants, suggest_params
+
+    X, y, g = make_ranking(n_queries=60, rows_per_query=16, n_features=5, seed=2)
+    log = simulate_clicks(y, g, X[:, 0], top_n=8, n_sessions=4, sessions="keep", seed=1,
+                          randomized=0.5, user="cascade")
+    starts = np.r_[0, np.cumsum(log.group)[:-1]]
+    assert np.add.reduceat(log.clicks, starts).max() == 1  # by hand: one click at most
+    task = task_from_arrays("log", X[log.rows], log.clicks, log.group,
+                            position=log.position, propensity=log.examination, seed=0)
+    lines = []
+
+    class Lines(Progress):
+        def line(self, text):
+            lines.append(text)
+
+    cands = _click_candidates(task, TuneConfig(booster="lightgbm", progress=False),
+                              Lines(False))
+    ours = [c for c in cands if not c.is_native]
+    assert ours and all(c.cascade_like and c.identifiable for c in ours)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    for cand in ours:
+        for _ in range(10):
+            op = suggest_params(study.ask(), cand, "lightgbm")[1]
+            assert op.get("position_bias") is None
+        assert all(v.get("position_bias") is None for v in kernel_variants(cand))
+    (line,) = lines
+    assert "look cascade-like" in line and "0.0% of its sessions with a click" in line

@@ -1,0 +1,68 @@
+"""What a log of click sessions says of its users: whether they stop after a click (a
+cascade user), which the position-based model of every ``position_bias`` correction
+does not describe. One statistic, read by the corrections' training check
+(:mod:`gbrank.objectives._cascade`) and by the public diagnostic
+:func:`gbrank.datasets.multi_click_sessions`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CASCADE_MIN_EXPECTED", "CASCADE_RATIO", "looks_cascade", "multi_click_shares"]
+
+# A cascade-like log: sessions with two or more clicks below this share of what
+# independent examination gives, once that model expects this many such sessions. On the
+# click protocols' position-based logs the share was 0.54-0.72 of it, unit by unit
+# (sessions without a click dropped); a cascade user's, 0
+# (experiments/results/cascade_sign.md).
+CASCADE_RATIO = 0.25
+CASCADE_MIN_EXPECTED = 20.0
+
+
+def multi_click_shares(y: np.ndarray, group: Any, slot: np.ndarray, k: int,
+                       reduce_sum: Callable[[np.ndarray], np.ndarray] | None = None
+                       ) -> tuple[float, float, float] | None:
+    """Of the sessions with a click, the share with two or more, and that share under
+    independent clicks at the log's per-position click rates, with the expected number
+    of such sessions: ``(seen, independent, expected_count)``; ``None`` when the rows
+    cannot be read as sessions of clicks (labels 0/1 in groups) or none has a click.
+
+    ``y``: the labels, ``group``: session sizes (or None), ``slot``/``k``: each row's
+    position slot and the number of slots, ``reduce_sum``: sums over the workers of a
+    distributed training (None: one machine). Every worker makes the same reductions (a
+    worker whose rows do not qualify adds zeros) and all get the same answer."""
+    reduce_sum = reduce_sum or (lambda a: a)
+    sizes = None if group is None else np.asarray(group, dtype=np.int64).ravel()
+    usable = (sizes is not None and sizes.size > 0 and sizes.sum() == y.size
+              and bool(np.all((y == 0.0) | (y == 1.0))))
+    counts = np.zeros(2 * k + 1)
+    if usable:
+        counts[:k] = np.bincount(slot, weights=y, minlength=k)
+        counts[k:2 * k] = np.bincount(slot, minlength=k)
+    else:
+        counts[2 * k] = 1.0  # rows that cannot be read as sessions of clicks
+    counts = reduce_sum(counts)
+    sums = np.zeros(4)  # expected ≥ 2 clicks, expected ≥ 1, seen ≥ 2, seen ≥ 1
+    if usable:
+        rate = counts[:k] / np.maximum(counts[k:2 * k], 1.0)
+        p = np.minimum(rate[slot], 1.0 - 1e-9)
+        session = np.repeat(np.arange(sizes.size), sizes)
+        none = np.exp(np.bincount(session, np.log1p(-p), minlength=sizes.size))
+        one = none * np.bincount(session, p / (1.0 - p), minlength=sizes.size)
+        n_clicks = np.bincount(session, y, minlength=sizes.size)
+        sums[:] = (np.sum(1.0 - none - one), np.sum(1.0 - none),
+                   np.sum(n_clicks >= 2), np.sum(n_clicks >= 1))
+    expected_two, expected_any, seen_two, seen_any = reduce_sum(sums)
+    if counts[2 * k] > 0 or seen_any == 0:
+        return None
+    return seen_two / seen_any, expected_two / expected_any, expected_two
+
+
+def looks_cascade(seen: float, independent: float, expected_count: float) -> bool:
+    """Whether :func:`multi_click_shares`'s figures are a cascade user's: far fewer
+    sessions with two clicks than independent clicks give, with enough of them expected
+    to tell."""
+    return expected_count >= CASCADE_MIN_EXPECTED and seen < CASCADE_RATIO * independent
