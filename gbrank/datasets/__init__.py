@@ -33,9 +33,9 @@ from gbrank.datasets._tables import (
     table_columns,
 )
 
-__all__ = ["LETOR_PARTS", "TABLE_SUFFIXES", "ClickLog", "MultiClickSessions", "NonNumericColumnsError",
-           "PositionIdentifiability", "estimate_propensity", "position_identifiability",
-           "letor_fold", "letor_rotation", "load_breast_cancer_imbalanced", "load_data",
-           "load_letor", "load_letor_files", "load_letor_folds", "load_table", "multi_click_sessions",
-           "make_demand_levels", "make_imbalanced", "make_ranking", "simulate_clicks",
-           "table_columns"]
+__all__ = ["LETOR_PARTS", "TABLE_SUFFIXES", "ClickLog", "MultiClickSessions",
+           "NonNumericColumnsError", "PositionIdentifiability", "estimate_propensity",
+           "position_identifiability", "letor_fold", "letor_rotation",
+           "load_breast_cancer_imbalanced", "load_data", "load_letor", "load_letor_files",
+           "load_letor_folds", "load_table", "multi_click_sessions", "make_demand_levels",
+           "make_imbalanced", "make_ranking", "simulate_clicks", "table_columns"]
