@@ -502,6 +502,12 @@ def _plot(merged: dict, protocols: list[str]) -> None:
             ax.bar(x, d.mean, width, color=f"C{i}", label=label,
                    hatch="//" if label.startswith("XGBoost") else None)
             ax.errorbar(x, d.mean, yerr=d.se, color="k", lw=0.8)
+    for j, pr in enumerate(protocols):  # a protocol every default refuses: say so
+        cells = [_pair(merged, pr, m, _base(m)) for _, m in rows]
+        if all(isinstance(d, str) for d in cells if d is not None) and any(cells):
+            why = next(d for d in cells if d is not None).replace("refuses: ", "")
+            ax.text(j, 0.0005, f"every correction\nrefuses this log\n({why})",
+                    ha="center", va="bottom", fontsize=7)
     ax.axhline(0, color="k", lw=0.8)
     ax.set_xticks(range(len(protocols)), protocols, rotation=20)
     ax.set_ylabel("NDCG@10 − naive (± SE)")
@@ -512,7 +518,10 @@ def _plot(merged: dict, protocols: list[str]) -> None:
     handles, labels = ax.get_legend_handles_labels()
     seen = dict(zip(labels, handles, strict=True))
     ax.legend(seen.values(), seen.keys(), fontsize=7, ncol=2, loc="lower left")
-    fig.tight_layout()
+    fig.text(0.01, 0.01, "No bar: the correction refuses the log ('ipw, estimated' on a log "
+             "that cannot identify position; every correction on a cascade user's log).",
+             fontsize=7, ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
     fig.savefig(RESULTS / f"{STEM}.png", dpi=130)
     plt.close(fig)
 
