@@ -28,7 +28,8 @@ def multi_click_shares(y: np.ndarray, group: Any, slot: np.ndarray, k: int,
     """Of the sessions with a click, the share with two or more, and that share under
     independent clicks at the log's per-position click rates, with the expected number
     of such sessions: ``(seen, independent, expected_count)``; ``None`` when the rows
-    cannot be read as sessions of clicks (labels 0/1 in groups) or none has a click.
+    cannot be read as sessions of clicks (labels 0/1 in groups, no group showing a
+    position twice) or none has a click.
 
     ``y``: the labels, ``group``: session sizes (or None), ``slot``/``k``: each row's
     position slot and the number of slots, ``reduce_sum``: sums over the workers of a
@@ -38,6 +39,10 @@ def multi_click_shares(y: np.ndarray, group: Any, slot: np.ndarray, k: int,
     sizes = None if group is None else np.asarray(group, dtype=np.int64).ravel()
     usable = (sizes is not None and sizes.size > 0 and sizes.sum() == y.size
               and bool(np.all((y == 0.0) | (y == 1.0))))
+    if usable:  # a group that shows a position twice is not one session (a query's
+        # sessions concatenated): its clicks cannot be counted per session
+        key = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes) * k + slot
+        usable = np.unique(key).size == key.size
     counts = np.zeros(2 * k + 1)
     if usable:
         counts[:k] = np.bincount(slot, weights=y, minlength=k)

@@ -376,7 +376,7 @@ def _pair(merged: dict, pr: str, a: str, b: str):
     why = [merged[k].get("refused", {}).get(a) for k in keys
            if merged[k]["ndcg@10"][a] is None]
     if why:
-        return ("refuses: cascade-like" if any("cascade-like" in (w or "") for w in why)
+        return ("refuses: cascade-like" if any("cascade" in (w or "") for w in why)
                 else "refuses: not identifiable")
     return paired_difference([merged[k]["ndcg@10"][a] for k in keys],
                              [merged[k]["ndcg@10"][b] for k in keys])

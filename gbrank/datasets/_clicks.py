@@ -450,7 +450,9 @@ def multi_click_sessions(clicks: Any, group: Any = None, position: Any = None, *
     Returns
     -------
     MultiClickSessions or None
-        ``None`` when no session has a click.
+        ``None`` when no session has a click, or when a group shows a position twice (a
+        query's sessions together, not one session: the check needs a group per
+        session, as ``"ipw"`` and ``"unbiased"`` do).
 
     Examples
     --------
@@ -471,16 +473,18 @@ def multi_click_sessions(clicks: Any, group: Any = None, position: Any = None, *
     y = as_float_array(clicks, "clicks")
     bad = np.flatnonzero((y != 0.0) & (y != 1.0))
     if bad.size:
+        counts = bool(np.any(y[bad] > 1.0))
         raise ValueError(f"clicks must be 0 or 1 per row of a session; {bad.size} are not "
-                         f"(first at row {bad[0]}: {float(y[bad[0]])!r}): sessions summed "
-                         "into click counts cannot show how many clicks each had")
+                         f"(first at row {bad[0]}: {float(y[bad[0]])!r})"
+                         + (": sessions summed into click counts cannot show how many "
+                            "clicks each had" if counts else ""))
     if position is None:
         raise ValueError("multi_click_sessions needs position= (every row's display "
                          "position)")
     pos = check_positions(position, y.size)
-    if group is None and session is None:
+    if (group is None) == (session is None):
         raise ValueError("multi_click_sessions needs the sessions: group= (sizes) or "
-                         "session= (one id per row)")
+                         "session= (one id per row), one of them")
     queries = query_structure(y.size, group=group, qid=session)
     if queries.order is not None:
         raise ValueError("session= ids are not contiguous: a session's rows must be "

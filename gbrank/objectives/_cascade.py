@@ -31,16 +31,18 @@ def check_users(y: np.ndarray, group: Any, slot: np.ndarray, k: int, method: str
         return
     seen, expected, _ = shares
     text = (f"position_bias={method!r} assumes the position-based model (a position is "
-            "examined whatever was clicked above it), and this log's users look "
-            f"cascade-like: {seen:.1%} of its sessions with a click have two or more "
-            f"clicks, where independent examination at the positions' click rates would "
-            f"give about {expected:.0%}. Early-stopped on held-out IPS-DCG@10, every "
-            "position-based correction did worse than none on a log of users who stop "
-            "after a click (docs/evidence.md, 'Click corrections'). Train without "
-            "position_bias; or, having measured this correction on held-out true grades, "
-            "pass on_cascade='warn' (or 'ignore') to train with it")
+            "examined whatever was clicked above it), and this log's sessions almost never "
+            f"have two clicks: {seen:.1%} of those with a click, where independent clicks "
+            f"at the positions' click rates would give about {expected:.0%}. Its users "
+            "look like cascade users, who stop after a click (or each query has about one "
+            "clickable row, which clicks alone cannot tell apart). Early-stopped on "
+            "held-out IPS-DCG@10, every position-based correction did worse than none on "
+            "a cascade user's log (docs/evidence.md, 'Click corrections')")
     if on_cascade == "raise":
-        raise ValueError(text)
+        raise ValueError(text + ". Train without position_bias; or, if your users are "
+                         "known to be position-based (a randomisation experiment) or "
+                         "you have measured this correction on held-out true grades, "
+                         "pass on_cascade='warn' (or 'ignore') to train with it")
     import warnings
 
-    warnings.warn(text, UserWarning, stacklevel=5)
+    warnings.warn(text + " (trained as on_cascade='warn' asks)", UserWarning, stacklevel=5)

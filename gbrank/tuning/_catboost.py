@@ -116,11 +116,12 @@ def _predict(model: Any, X: np.ndarray) -> np.ndarray:
 def _fold_scores(task: Task, folds: list[Fold], loss: str, drawn: dict, target: str,
         cfg: TuneConfig) -> tuple[dict[str, list[float]], list[int]]:
     """Every task metric on each fold's validation rows at the round early stopping on
-    ``target`` chose (patience ``cfg.patience``, at most ``cfg.max_rounds``)."""
+    ``target`` chose (the task's patience and most rounds, :meth:`TuneConfig.rounds`)."""
     out: dict[str, list[float]] = {m: [] for m in dict.fromkeys((target, *task.metrics))}
     iters = []
-    params = dict(_params(loss, drawn, cfg.seed, cfg.n_jobs), iterations=cfg.max_rounds,
-                  od_type="Iter", od_wait=cfg.patience)
+    max_rounds, patience = cfg.rounds(task.clicks)
+    params = dict(_params(loss, drawn, cfg.seed, cfg.n_jobs), iterations=max_rounds,
+                  od_type="Iter", od_wait=patience)
     for f in folds:
         yv = task.y[f.valid]
         model = _fit(params, _pool(task.X[f.train], task.y[f.train], f.group_train),
@@ -202,7 +203,7 @@ def run_catboost(task: Task, folds: list[Fold], cfg: TuneConfig, storage: Any, f
     out = []
     for loss in CATBOOST_LOSSES:
         key = PREFIX + loss
-        name = study_name(task.name, fp, "catboost", loss, target)
+        name = study_name(task.name, fp, "catboost", loss, target, cfg.budget(task.clicks))
         res = StudyResult(task.name, key, target, True, "done", study=name,
                           higher_is_better=hib)
 

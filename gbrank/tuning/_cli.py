@@ -183,6 +183,13 @@ def _add_field_flag(p: argparse.ArgumentParser, name: str, flag: str) -> None:
     p.add_argument(flag, dest=name, default=None, help=help_, **extra)
 
 
+def _rounds_text(cfg: TuneConfig, tasks: list) -> str:
+    """The round budget of the run's tasks, for the SUMMARY's first line."""
+    texts = dict.fromkeys("≤ {} rounds with early stopping after {}".format(
+        *cfg.rounds(t.clicks)) + (" (a click log)" if t.clicks else "") for t in tasks)
+    return "; ".join(texts)
+
+
 def _fill_defaults(args: argparse.Namespace) -> None:
     """Every TuneConfig flag not given takes TuneConfig's default, or ``--quick``'s
     (:data:`~gbrank.tuning._config.QUICK`); the timeout on the embedded data is
@@ -543,8 +550,7 @@ def main(argv: list[str] | None = None) -> int:
                    f"{cfg.booster}, {cfg.trials} trials per study (TPE, seed {cfg.seed}, "
                    f"median pruning; on ranking data with queries the first two are the "
                    f"booster's defaults and a small learner), {cfg.n_folds}-fold "
-                   f"CV, ≤ {cfg.max_rounds} rounds with "
-                   f"early stopping after {cfg.patience}, {cfg.n_jobs} booster thread(s); "
+                   f"CV, {_rounds_text(cfg, tasks)}, {cfg.n_jobs} booster thread(s); "
                    f"the pick: {cfg.finalists} finalists per study rescored on "
                    f"{cfg.repeats} fresh shuffle(s) of the folds, each with its own booster "
                    f"seed ({cfg.repeats * cfg.n_folds} units).")

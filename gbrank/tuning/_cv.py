@@ -13,7 +13,7 @@ from gbrank._deps import require
 from gbrank._train import Validation, start_data, start_rows, train
 from gbrank.metrics import get_metric
 from gbrank.tuning._folds import Fold
-from gbrank.tuning._tasks import Task
+from gbrank.tuning._tasks import Task, native_learns_positions
 
 __all__ = ["FoldData", "TrialResult", "balanced_weights", "booster_only",
            "check_feature_names", "score", "run_cv", "run_fixed",
@@ -109,11 +109,13 @@ class FoldData:
             return self._cache[key]
         Xt, yt, gt, Xv, yv, gv = self.fold_arrays(f)
         wt = balanced_weights(yt, self.task.num_class) if variant == "balanced" else None
-        # LightGBM's own lambdarank reads positions from its Dataset; a gbrank objective
-        # gets them through the training loop (and would be warned about them).
+        # LightGBM's own lambdarank reads positions from its Dataset ("positions"); a
+        # gbrank objective gets them through the training loop (and would be warned
+        # about them).
         sets = make_sets(self.booster, Xt, yt, gt, Xv, yv, gv, self.n_jobs,
                          self.task.feature_names, weight=wt,
-                         position=self.fold_positions(f)[0] if variant == "native" else None)
+                         position=self.fold_positions(f)[0] if variant == "positions"
+                         else None)
         self.builds += 1
         if self.reuse:
             self._cache[key] = sets
@@ -260,7 +262,8 @@ def _fold_setup(data: FoldData, f: int, booster_params: dict, obj: Any):
     classification objective's constant, else None) and the booster parameters with
     threads."""
     params, balanced = booster_only(booster_params)
-    variant = "custom" if obj is not None else "balanced" if balanced else "native"
+    variant = ("custom" if obj is not None else "balanced" if balanced
+               else "positions" if native_learns_positions(params) else "native")
     dt, dv = data.get(f, variant)
     init = _start(obj, data.task.kind, data.task.y[data.folds[f].train])
     if obj is not None:
@@ -304,8 +307,8 @@ def fit_full(task: Task, booster: str, booster_params: dict, obj: Any, rounds: i
     if booster == "lightgbm":
         lgb = require("lightgbm")
 
-        with_position = ({"position": task.position}
-                         if task.position is not None and obj is None else {})
+        with_position = ({"position": task.position} if task.position is not None
+                         and obj is None and native_learns_positions(params) else {})
         ds = lgb.Dataset(task.X, task.y, group=g, weight=w, params=dict(LGB_DATASET_PARAMS),
                          init_score=None if init is None else start_rows(init, task.y.size),
                          feature_name=task.feature_names or "auto", **with_position)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from gbrank.tuning._results import StudyResult
+from gbrank.tuning._tasks import native_learns_positions
 
 __all__ = ["training_code"]
 
@@ -166,6 +167,5 @@ def _learns_positions(res: StudyResult, booster: str) -> bool:
     with ``position_bias``, or LightGBM's lambdarank with its position-bias penalty (the
     tuner gave it the positions)."""
     if res.native:
-        return (booster == "lightgbm"
-                and "lambdarank_position_bias_regularization" in res.booster_params)
+        return booster == "lightgbm" and native_learns_positions(res.booster_params)
     return res.objective_params.get("position_bias") is not None

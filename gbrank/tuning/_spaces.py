@@ -499,6 +499,10 @@ def build_objective(cand: Candidate, obj_params: dict, seed: int = 0) -> Any:
         params["random_state"] = seed
     if params.get("position_bias") == "ipw":  # a click log's propensities
         params["propensity"] = cand.propensity
+    if params.get("position_bias") is not None:
+        # The tuner read the whole log's sessions once (a cascade-like log draws no
+        # correction): a fold's part of it must not decide otherwise.
+        params["on_cascade"] = "ignore"
     if params:
         obj.set_params(**params)
     return obj

@@ -134,17 +134,22 @@ def _schema_lock(url: str) -> Iterator[None]:
 
 
 def study_name(task_name: str, fingerprint: str, booster: str, key: str,
-               metric: str | None = None) -> str:
-    """``<data>-<hash of data>-<booster>-s<space version>-<objective>``: re-running on
-    the same data with the same search spaces resumes the same study; a new version of
-    the spaces (:data:`~gbrank.tuning._booster_spaces.SPACE_VERSION`) starts new studies beside
-    the stored ones. A study judged on a ``metric`` other than its objective's own ends
-    in ``-on-<metric>``: it never resumes a study judged on another metric."""
+               metric: str | None = None, budget: tuple[int, int, int] | None = None
+               ) -> str:
+    """``<data>-<hash of data>-<booster>-s<space version>[-cv<K>r<R>p<P>]-<objective>``:
+    re-running on the same data with the same search spaces and budget resumes the same
+    study; a new version of the spaces
+    (:data:`~gbrank.tuning._booster_spaces.SPACE_VERSION`) or another ``budget`` — the
+    CV folds, most rounds and patience every trial's score depends on — starts a new
+    study beside the stored ones. A study judged on a ``metric`` other than its
+    objective's own ends in ``-on-<metric>``: it never resumes a study judged on another
+    metric."""
     from gbrank.tuning._booster_spaces import SPACE_VERSION
 
     safe = re.sub(r"[^A-Za-z0-9_.:@-]+", "_", task_name)
     tail = "" if metric is None else "-on-" + re.sub(r"[^A-Za-z0-9_.:@-]+", "_", metric)
-    return f"{safe}-{fingerprint}-{booster}-s{SPACE_VERSION}-{key}{tail}"
+    runs = "" if budget is None else "-cv{}r{}p{}".format(*budget)
+    return f"{safe}-{fingerprint}-{booster}-s{SPACE_VERSION}{runs}-{key}{tail}"
 
 
 def _key64(text: str) -> int:

@@ -45,8 +45,9 @@ def _objective_fn(cand: Candidate, cfg: TuneConfig, data: FoldData):
             if trial.should_prune():
                 raise optuna.TrialPruned()
 
-        res = run_cv(data, bp, obj, cand.target, max_rounds=cfg.max_rounds,
-                     patience=cfg.patience, report=report)
+        max_rounds, patience = cfg.rounds(data.task.clicks)
+        res = run_cv(data, bp, obj, cand.target, max_rounds=max_rounds,
+                     patience=patience, report=report)
         trial.set_user_attr("folds", res.folds)
         trial.set_user_attr("best_iters", res.best_iters)
         return res.value
@@ -132,7 +133,8 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
             res.status, res.message = "rejected", g.message
             return res
     name = study_name(task.name, fp, cfg.booster, cand.key,
-                      None if cand.target == cand.own_target else cand.target)
+                      None if cand.target == cand.own_target else cand.target,
+                      cfg.budget(task.clicks))
     res.study = name
     S = optuna.trial.TrialState
     if cfg.run_trials:

@@ -13,7 +13,8 @@ import numpy as np
 from gbrank._queries import query_structure
 from gbrank._validation import check_choice
 
-__all__ = ["Task", "check_metric", "is_cutoff", "task_metrics", "with_metric"]
+__all__ = ["Task", "check_metric", "is_cutoff", "native_learns_positions", "task_metrics",
+           "with_metric"]
 
 RANKING_METRICS = ("ndcg@10", "err@10", "map@10", "mrr@10", "pair_accuracy")
 # Group-less ranking (all rows one query): a cut-off metric saturates on one long list
@@ -446,6 +447,13 @@ class Task:
         rows = rows.toarray() if hasattr(rows, "toarray") else np.asarray(rows)
         h.update(np.ascontiguousarray(rows, dtype=np.float64).tobytes())
         return h.hexdigest()[:8]
+
+
+def native_learns_positions(booster_params: dict) -> bool:
+    """Whether a native LightGBM configuration learns from a click log's positions (its
+    training Dataset holds them): exactly when its position-bias penalty is searched,
+    i.e. on a click log whose users are not cascade-like (``NATIVE_CLICKS``)."""
+    return "lambdarank_position_bias_regularization" in booster_params
 
 
 def _check_groupless(name: str, kind: str, given: list[str]) -> None:

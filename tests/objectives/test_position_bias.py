@@ -522,19 +522,20 @@ def test_a_cascade_users_log_is_refused_by_default_and_a_position_based_one_is_n
                     xgb.train({"verbosity": 0},
                               xgb.DMatrix(Xc, log.clicks, group=log.group), 2, obj=f)
             except ValueError as exc:
-                assert "cascade-like" in str(exc)
+                assert "cascade users" in str(exc)
                 return ("raised", str(exc)), getattr(f.position_bias_, "rounds", 0)
-        found = [str(x.message) for x in w if "cascade-like" in str(x.message)]
+        found = [str(x.message) for x in w if "cascade users" in str(x.message)]
         return ("warned", found[0]) if found else ("trained", ""), f.position_bias_.rounds
 
     for method in METHODS:
         assert train("position", method) == (("trained", ""), 2)
         (kind, msg), rounds = train("cascade", method)
         assert kind == "raised" and rounds == 0
-        assert f"position_bias={method!r}" in msg and "0.0% of its sessions" in msg
+        assert f"position_bias={method!r}" in msg and "0.0% of those with a click" in msg
         assert "Train without position_bias" in msg and "on_cascade='warn'" in msg
         (kind, msg), rounds = train("cascade", method, on_cascade="warn")
-        assert kind == "warned" and rounds == 2 and "0.0% of its sessions" in msg
+        assert kind == "warned" and rounds == 2 and "0.0% of those with a click" in msg
+        assert "pass on_cascade" not in msg
         assert train("cascade", method, on_cascade="ignore") == (("trained", ""), 2)
     with pytest.raises(ValueError, match="on_cascade"):
         LambdaRank(position_bias="ipw", propensity=[1.0], on_cascade="maybe").grad_hess(
@@ -590,7 +591,7 @@ def test_the_cascade_check_follows_the_ratio_of_multi_click_sessions():
             run.grad_hess(clicks, np.zeros(clicks.size), log.group)
             refused = False
         except ValueError as exc:
-            assert f"{seen:.1%} of its sessions" in str(exc)
+            assert f"{seen:.1%} of those with a click" in str(exc)
             refused = True
         assert refused == (seen < 0.25 * expected) == public.cascade_like, (thin, seen)
         outcomes.add(refused)
@@ -607,6 +608,24 @@ def test_multi_click_sessions_names_what_it_needs():
     with pytest.raises(ValueError, match="not contiguous"):
         multi_click_sessions([1, 0, 1], position=[1, 1, 2], session=[0, 1, 0])
     assert multi_click_sessions([0, 0], [2], [1, 2]) is None  # no session with a click
+    with pytest.raises(ValueError, match="one of them"):
+        multi_click_sessions([1, 0], [2], [1, 2], session=[0, 0])
+
+
+def test_a_querys_sessions_in_one_group_are_not_judged():
+    """Groups that are queries (their sessions one after another) show positions twice:
+    a cascade user's log grouped so cannot be read per session, so the figure is None
+    and the corrections train (a group per session is what the check reads)."""
+    X, y, g = make_ranking(n_queries=100, rows_per_query=20, n_features=6, seed=0)
+    log = simulate_clicks(y, g, X[:, 0], top_n=10, user="cascade", n_sessions=5,
+                          sessions="keep", seed=0)
+    assert multi_click_sessions(log.clicks, log.group, log.position).cascade_like
+    by_query = np.bincount(log.qid)[np.unique(log.qid)]  # sessions of a query together
+    assert np.all(np.diff(log.qid) >= 0) and by_query.sum() == log.clicks.size
+    assert multi_click_sessions(log.clicks, by_query, log.position) is None
+    run = PositionBiasTraining(LambdaRank(position_bias="unbiased"), log.position)
+    run.grad_hess(log.clicks, np.zeros(log.clicks.size), by_query)  # no refusal
+    assert run.rounds == 1
 
 
 def test_distributed_workers_make_the_same_reductions_whatever_their_rows():

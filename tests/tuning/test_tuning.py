@@ -160,6 +160,14 @@ def test_study_name_is_stable_and_data_dependent():
 
     assert study_name("x", a.fingerprint(), "lightgbm", "focal") == (
         f"x-{a.fingerprint()}-lightgbm-s{SPACE_VERSION}-focal")
+    # every trial's score depends on the folds, rounds and patience: another budget is
+    # another study, never a resumed one
+    from gbrank.tuning import TuneConfig
+
+    assert study_name("x", "f", "lightgbm", "focal", None, TuneConfig().budget(False)) == (
+        f"x-f-lightgbm-s{SPACE_VERSION}-cv3r1000p50-focal")
+    assert study_name("x", "f", "lightgbm", "focal", None, (3, 100, 15)) != study_name(
+        "x", "f", "lightgbm", "focal", None, (3, 1000, 50))
 
 
 def test_load_table_gathers_queries(tmp_path):
