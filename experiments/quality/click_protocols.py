@@ -382,6 +382,18 @@ def _pair(merged: dict, pr: str, a: str, b: str):
                              [merged[k]["ndcg@10"][b] for k in keys])
 
 
+def _rotations_won(merged: dict, pr: str, a: str, b: str) -> str:
+    """``a`` − ``b`` averaged over the click seeds of each rotation (logger seed), the
+    rotations where it is > 0: the issue's units (``"3/5"``)."""
+    per: dict = {}
+    for k, v in merged.items():
+        p, r, _ = k.split("|")
+        if p == pr and v["ndcg@10"].get(a) is not None and v["ndcg@10"].get(b) is not None:
+            per.setdefault(r, []).append(v["ndcg@10"][a] - v["ndcg@10"][b])
+    won = sum(np.mean(d) > 0 for d in per.values())
+    return f"{won}/{len(per)}"
+
+
 def _base(m: str) -> str:
     return "xgb:naive" if m.startswith("xgb:") else "naive"
 
@@ -441,6 +453,8 @@ def report(paths: list[Path]) -> str:
                       "cascade user examined), − naive on the same booster: "
                       + "; ".join(cells) + "."]
     lines += ["", "## Logs that identify position: every default against the natives", "",
+              "In brackets: the rotations (logger seeds) won of 5, each the mean over its "
+              "click seeds.", "",
               "| | " + " | ".join(f"{pr}: − {b}" for pr in SWAPS if pr in protocols
                                   for b in ("naive", "lgb_native", "xgb_native")) + " |",
               "|---|" + "---:|" * (3 * sum(pr in protocols for pr in SWAPS))]
@@ -452,7 +466,7 @@ def report(paths: list[Path]) -> str:
             for b in (_base(m), "lgb_native", "xgb_native"):
                 d = _pair(merged, pr, m, b)
                 cells.append("" if d is None else "refuses" if isinstance(d, str)
-                             else d.cell())
+                             else f"{d.cell()} [{_rotations_won(merged, pr, m, b)}]")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += ["", "## Every method", "", "| method | " + " | ".join(protocols) + " |", rule]
     for m in (ES_METHODS if es else METHODS):
