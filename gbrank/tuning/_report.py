@@ -72,6 +72,7 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
     # A click log with a held-out part of true grades: its test column is their metric.
     graded = task.graded_test_metric
     lines = [f"## {task.name}", "", task.description, "",
+             *(x for note in task.notes for x in (note[0].upper() + note[1:] + ".", "")),
              f"{task.y.size} tuning rows ({n_folds}-fold CV"
              + (", folds over queries" if task.grouped else
                 ", group-less: one query, folds over rows" if task.groupless

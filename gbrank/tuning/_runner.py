@@ -132,10 +132,10 @@ def _click_candidates(task: Task, cfg: TuneConfig, progress: Progress) -> list:
     if ident is not None and ident.n_identifying == 0:
         from dataclasses import replace
 
-        progress.line(f"{task.name}: position_bias 'unbiased' and 'additive' left out of "
-                      f"gbrank's studies: this log cannot identify position effects ({ident}); "
-                      "searched: no correction and 'ipw' with the given propensities. The "
-                      "booster's own corrections learn from the same log")
+        _note(task, progress, "position_bias 'unbiased' and 'additive' left out of "
+              f"gbrank's studies: this log cannot identify position effects ({ident}); "
+              "searched: no correction and 'ipw' with the given propensities. The "
+              "booster's own corrections learn from the same log")
         cands = [c if c.is_native else replace(c, identifiable=False) for c in cands]
     users = _users(task)
     if users is not None and users.cascade_like:
@@ -143,17 +143,24 @@ def _click_candidates(task: Task, cfg: TuneConfig, progress: Progress) -> list:
 
         from gbrank.tuning._spaces import NATIVE
 
-        progress.line(f"{task.name}: no position-bias correction searched: this log's "
-                      f"sessions look like cascade users' ({users}), and every correction, "
-                      "gbrank's and the booster's own, assumes the position-based model "
-                      "(on such a log LightGBM's lambdarank with positions lost 0.013 "
-                      "NDCG@10 to the same without; docs/evidence.md, 'Click "
-                      "corrections'): gbrank's studies train without position_bias, the "
-                      "booster's own objective without positions")
+        _note(task, progress, "no position-bias correction searched: this log's "
+              f"sessions look like cascade users' ({users}), and every correction, "
+              "gbrank's and the booster's own, assumes the position-based model (on "
+              "such a log LightGBM's lambdarank with positions lost 0.013 NDCG@10 to the "
+              "same without; docs/evidence.md, 'Click corrections'): gbrank's studies "
+              "train without position_bias, the booster's own objective without "
+              "positions")
         cands = [replace(c, native=replace(NATIVE[cfg.booster][c.native.objective],
                                            target=c.target))
                  if c.is_native else replace(c, cascade_like=True) for c in cands]
     return cands
+
+
+def _note(task: Task, progress: Progress, text: str) -> None:
+    """Say what the data changed in the search, now and in SUMMARY.md (once a task)."""
+    progress.line(f"{task.name}: {text}")
+    if text not in task.notes:
+        task.notes.append(text)
 
 
 def _users(task: Task):

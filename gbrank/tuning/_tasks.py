@@ -226,6 +226,11 @@ class Task:
         on the task's headline instead. A ranking task without ``group`` must declare
         it (or give query sizes); refused beside ``group`` and for binary and
         multiclass tasks. The command line's ``--groupless``.
+    notes : list of str
+        What a run found in the data that changed its search (a click log that cannot
+        identify position effects, or whose users look like cascade users): printed as
+        the run goes and written under the task's heading in SUMMARY.md. Filled by
+        the run, not given.
 
     Examples
     --------
@@ -253,6 +258,7 @@ class Task:
     position_test: np.ndarray | None = None
     propensity: Any = None
     groupless: bool = False
+    notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         from gbrank._validation import check_bool
