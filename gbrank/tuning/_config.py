@@ -239,7 +239,8 @@ class TuneConfig:
 
     def rounds(self, clicks: bool) -> tuple[int, int]:
         """The most rounds and the patience of a task's trainings: ``max_rounds`` and
-        ``patience``, or :data:`ROUNDS`' for a click log (``clicks``) or another task."""
+        ``patience``, or else ``ROUNDS`` (this module) for a click log (``clicks``) or
+        another task."""
         r, p = ROUNDS["clicks" if clicks else "labels"]
         return (r if self.max_rounds is None else self.max_rounds,
                 p if self.patience is None else self.patience)
