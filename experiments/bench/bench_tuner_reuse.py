@@ -35,8 +35,9 @@ def measure_reuse(task: Task, key: str, n_trials: int, cfg: TuneConfig) -> dict[
         def trial_fn(trial):
             bp, op = suggest_params(trial, cand, cfg.booster, task.y)
             obj = None if cand.is_native else build_objective(cand, op, cfg.seed)
-            return run_cv(data, bp, obj, cand.target, max_rounds=cfg.max_rounds,
-                          patience=cfg.patience).value
+            max_rounds, patience = cfg.rounds(task.clicks)
+            return run_cv(data, bp, obj, cand.target, max_rounds=max_rounds,
+                          patience=patience).value
 
         s = optuna.create_study(direction="maximize",
                                 sampler=optuna.samplers.TPESampler(seed=cfg.seed))

@@ -28,7 +28,7 @@ from gbrank.tuning._pick import DIGITS, RESCORED, RepeatFolds, finalists
 from gbrank.tuning._progress import Progress
 from gbrank.tuning._results import StudyResult
 from gbrank.tuning._sampler import seeded_tpe, stable_seed
-from gbrank.tuning._storage import study_name
+from gbrank.tuning._storage import NO_STUDY, study_name
 from gbrank.tuning._tasks import Task
 from gbrank.tuning._verdict import CATBOOST as PREFIX
 
@@ -230,7 +230,7 @@ def run_catboost(task: Task, folds: list[Fold], cfg: TuneConfig, storage: Any, f
             try:
                 study = optuna.load_study(study_name=name, storage=storage)
             except KeyError:
-                res.status, res.message = "no trials", "no study in the storage"
+                res.status, res.message = "no trials", NO_STUDY.format(name)
                 out.append(res)
                 continue
         res.n_complete, res.n_pruned, res.n_fail = state_counts(study)

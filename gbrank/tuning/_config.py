@@ -245,10 +245,10 @@ class TuneConfig:
         return (r if self.max_rounds is None else self.max_rounds,
                 p if self.patience is None else self.patience)
 
-    def budget(self, clicks: bool) -> tuple[int, int, int]:
+    def budget(self, clicks: bool) -> tuple[int, int, int, int]:
         """What every trial's score depends on besides its parameters and the data: CV
-        folds, most rounds, patience (a part of each study's name)."""
-        return (self.n_folds, *self.rounds(clicks))
+        folds, their seed, most rounds, patience (a part of each study's name)."""
+        return (self.n_folds, self.seed, *self.rounds(clicks))
 
     def _check_baselines(self) -> None:
         """Known baseline libraries, installed (an ImportError naming the extra)."""

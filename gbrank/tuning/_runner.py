@@ -119,15 +119,10 @@ def _click_candidates(task: Task, cfg: TuneConfig, progress: Progress) -> list:
     """A click log's candidates, all judged on its click metric. XGBoost's Unbiased
     LambdaMART reads a row's place within its query as its position, so it is left out,
     with a line saying why, unless every query of the tuning part lists its rows at
-    positions 1, 2, … in that order."""
+    positions 1, 2, … in that order (on a cascade-like log the natives read no
+    positions, and it stays)."""
     cands = click_candidates(cfg.booster, task.propensity, cfg.objectives, cfg.custom,
                              cfg.quick, task.metrics[0])
-    if cfg.booster == "xgboost" and not in_display_order(task.position, task.group,
-                                                         task.y.size):
-        progress.line(f"{task.name} / native:rank:ndcg: left out: XGBoost's "
-                      "lambdarank_unbiased takes a row's place within its query for its "
-                      "position, and this log's rows are not at positions 1, 2, … in order")
-        cands = [c for c in cands if not c.is_native]
     ident = _identifiability(task)
     if ident is not None and ident.n_identifying == 0:
         from dataclasses import replace
@@ -153,6 +148,13 @@ def _click_candidates(task: Task, cfg: TuneConfig, progress: Progress) -> list:
         cands = [replace(c, native=replace(NATIVE[cfg.booster][c.native.objective],
                                            target=c.target))
                  if c.is_native else replace(c, cascade_like=True) for c in cands]
+    if cfg.booster == "xgboost" and any(c.is_native and c.native.fixed.get(
+            "lambdarank_unbiased") for c in cands) and not in_display_order(
+            task.position, task.group, task.y.size):
+        progress.line(f"{task.name} / native:rank:ndcg: left out: XGBoost's "
+                      "lambdarank_unbiased takes a row's place within its query for its "
+                      "position, and this log's rows are not at positions 1, 2, … in order")
+        cands = [c for c in cands if not c.is_native]
     return cands
 
 

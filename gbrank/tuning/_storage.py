@@ -17,7 +17,19 @@ from typing import Any
 
 from gbrank._deps import require
 
-__all__ = ["default_storage_url", "open_storage", "study_lock", "study_name"]
+#: Why a report finds no study it names (``--report-only`` with other settings than the
+#: run that made the studies).
+NO_STUDY = ("no study {} in the storage (a study's name carries the data, booster, spaces, "
+            "folds, seed, rounds and patience: give the settings of the run that tuned it — "
+            "--folds, --seed, --max-rounds, --patience, --quick)")
+
+__all__ = ["NO_STUDY", "default_storage_url", "open_storage", "study_lock", "study_name"]
+
+#: Why a report finds no study it names (``--report-only`` with other settings than the
+#: run that tuned it).
+NO_STUDY = ("no study {} in the storage (a study's name carries the data, booster, "
+            "search spaces, folds, seed, rounds and patience: give the settings of the run "
+            "that tuned it, --folds, --seed, --max-rounds, --patience and --quick)")
 
 
 def default_storage_url(out_dir: str | Path) -> str:
@@ -134,21 +146,21 @@ def _schema_lock(url: str) -> Iterator[None]:
 
 
 def study_name(task_name: str, fingerprint: str, booster: str, key: str,
-               metric: str | None = None, budget: tuple[int, int, int] | None = None
-               ) -> str:
-    """``<data>-<hash of data>-<booster>-s<space version>[-cv<K>r<R>p<P>]-<objective>``:
+               metric: str | None = None,
+               budget: tuple[int, int, int, int] | None = None) -> str:
+    """``<data>-<hash of data>-<booster>-s<space version>[-cv<K>s<seed>r<R>p<P>]-<objective>``:
     re-running on the same data with the same search spaces and budget resumes the same
     study; a new version of the spaces
     (:data:`~gbrank.tuning._booster_spaces.SPACE_VERSION`) or another ``budget`` — the
-    CV folds, most rounds and patience every trial's score depends on — starts a new
-    study beside the stored ones. A study judged on a ``metric`` other than its
+    CV folds and their seed, most rounds and patience every trial's score depends on —
+    starts a new study beside the stored ones. A study judged on a ``metric`` other than its
     objective's own ends in ``-on-<metric>``: it never resumes a study judged on another
     metric."""
     from gbrank.tuning._booster_spaces import SPACE_VERSION
 
     safe = re.sub(r"[^A-Za-z0-9_.:@-]+", "_", task_name)
     tail = "" if metric is None else "-on-" + re.sub(r"[^A-Za-z0-9_.:@-]+", "_", metric)
-    runs = "" if budget is None else "-cv{}r{}p{}".format(*budget)
+    runs = "" if budget is None else "-cv{}s{}r{}p{}".format(*budget)
     return f"{safe}-{fingerprint}-{booster}-s{SPACE_VERSION}{runs}-{key}{tail}"
 
 

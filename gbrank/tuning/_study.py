@@ -24,7 +24,7 @@ from gbrank.tuning._progress import Progress
 from gbrank.tuning._results import StudyResult
 from gbrank.tuning._sampler import seeded_tpe, stable_seed
 from gbrank.tuning._spaces import Candidate, build_objective, kernel_variants, suggest_params
-from gbrank.tuning._storage import study_lock, study_name
+from gbrank.tuning._storage import NO_STUDY, study_lock, study_name
 from gbrank.tuning._tasks import Task
 
 __all__ = ["run_study"]
@@ -181,8 +181,8 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
         try:
             study = optuna.load_study(study_name=name, storage=storage)
         except KeyError:
-            res.status, res.message = "no trials", "no study in the storage"
-            progress.line(f"{label}: no study in the storage")
+            res.status, res.message = "no trials", NO_STUDY.format(name)
+            progress.line(f"{label}: {res.message}")
             return res
     res.n_complete, res.n_pruned, res.n_fail = state_counts(study)
     res.seconds = _trial_seconds(study)

@@ -124,7 +124,8 @@ def with_metric(task: Task, metric: str) -> Task:
     from dataclasses import replace
 
     metric = check_metric(metric, task.kind, clicks=task.clicks)
-    return replace(task, metrics=(metric, *(m for m in task.metrics if m != metric)))
+    return replace(task, metrics=(metric, *(m for m in task.metrics if m != metric)),
+                   notes=list(task.notes))
 
 
 @dataclass
