@@ -345,3 +345,27 @@ def test_the_tuners_corrections_never_refuse_a_fold():
     obj = build_objective(cand, {"position_bias": "unbiased"})
     assert obj.get_params()["on_cascade"] == "ignore"
     assert build_objective(cand, {}).get_params()["on_cascade"] == "raise"
+
+
+def test_xgboosts_plain_native_stays_on_a_cascade_like_log_in_any_row_order():
+    """On a cascade-like log XGBoost's own objective trains without
+    lambdarank_unbiased, which would read a row's place as its position: so a log whose
+    rows are not in display order keeps it (it is left out only when it reads them)."""
+    from gbrank.tuning import TuneConfig
+    from gbrank.tuning._progress import Progress
+    from gbrank.tuning._runner import _click_candidates
+
+    X, y, g = make_ranking(n_queries=60, rows_per_query=16, n_features=5, seed=2)
+    log = simulate_clicks(y, g, X[:, 0], top_n=8, n_sessions=4, sessions="keep", seed=1,
+                          user="cascade")
+    rng = np.random.default_rng(0)
+    starts = np.r_[0, np.cumsum(log.group)[:-1]]
+    order = np.concatenate([s0 + rng.permutation(m) for s0, m in zip(starts, log.group,
+                                                                      strict=True)])
+    task = task_from_arrays("log", X[log.rows][order], log.clicks[order], log.group,
+                            position=log.position[order], propensity=log.examination,
+                            seed=0)
+    cands = _click_candidates(task, TuneConfig(booster="xgboost", progress=False),
+                              Progress(False))
+    (native,) = [c for c in cands if c.is_native]
+    assert native.key == "native:rank:ndcg" and not native.native.fixed
