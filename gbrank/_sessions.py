@@ -41,7 +41,8 @@ def multi_click_shares(y: np.ndarray, group: Any, slot: np.ndarray, k: int,
               and bool(np.all((y == 0.0) | (y == 1.0))))
     if usable:  # a group that shows a position twice is not one session (a query's
         # sessions concatenated): its clicks cannot be counted per session
-        key = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes) * k + slot
+        session = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+        key = session * k + slot
         usable = np.unique(key).size == key.size
     counts = np.zeros(2 * k + 1)
     if usable:
@@ -54,7 +55,6 @@ def multi_click_shares(y: np.ndarray, group: Any, slot: np.ndarray, k: int,
     if usable:
         rate = counts[:k] / np.maximum(counts[k:2 * k], 1.0)
         p = np.minimum(rate[slot], 1.0 - 1e-9)
-        session = np.repeat(np.arange(sizes.size), sizes)
         none = np.exp(np.bincount(session, np.log1p(-p), minlength=sizes.size))
         one = none * np.bincount(session, p / (1.0 - p), minlength=sizes.size)
         n_clicks = np.bincount(session, y, minlength=sizes.size)

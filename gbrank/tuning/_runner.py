@@ -9,6 +9,7 @@ The pieces live in their own modules (:mod:`~gbrank.tuning._config`,
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from gbrank._deps import require
@@ -125,8 +126,6 @@ def _click_candidates(task: Task, cfg: TuneConfig, progress: Progress) -> list:
                              cfg.quick, task.metrics[0])
     ident = _identifiability(task)
     if ident is not None and ident.n_identifying == 0:
-        from dataclasses import replace
-
         _note(task, progress, "position_bias 'unbiased' and 'additive' left out of "
               f"gbrank's studies: this log cannot identify position effects ({ident}); "
               "searched: no correction and 'ipw' with the given propensities. The "
@@ -134,8 +133,6 @@ def _click_candidates(task: Task, cfg: TuneConfig, progress: Progress) -> list:
         cands = [c if c.is_native else replace(c, identifiable=False) for c in cands]
     users = _users(task)
     if users is not None and users.cascade_like:
-        from dataclasses import replace
-
         from gbrank.tuning._spaces import NATIVE
 
         _note(task, progress, "no position-bias correction searched: this log's "

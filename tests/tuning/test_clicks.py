@@ -251,29 +251,39 @@ def test_bad_click_log_flags_exit_2_naming_the_fix(csv_log, tmp_path, capsys):
     assert code == 2 and "CSV/Parquet" in err
 
 
-@pytest.mark.parametrize("randomized", [0.0, 0.5])
-def test_learned_corrections_are_searched_only_where_the_log_identifies_them(randomized):
-    """A log where no document of a query was shown at two positions: gbrank's studies
-    draw no correction or ipw only, and the run says why with the log's figure; a log
-    with randomised sessions (swaps) keeps unbiased and additive in the search."""
+
+def _candidates(X, log, booster="lightgbm", order=None):
+    """The click log's task, its candidates as the tuner makes them, and the lines the
+    run printed about it (``order``: the rows reordered within their sessions)."""
     from gbrank.tuning import TuneConfig
     from gbrank.tuning._progress import Progress
     from gbrank.tuning._runner import _click_candidates
-    from gbrank.tuning._spaces import suggest_params
 
-    X, y, g = make_ranking(n_queries=40, rows_per_query=16, n_features=5, seed=2)
-    log = simulate_clicks(y, g, X[:, 0], top_n=8, n_sessions=4, sessions="keep", seed=1,
-                          randomized=randomized)
-    task = task_from_arrays("log", X[log.rows], log.clicks, log.group,
-                            position=log.position, propensity=log.examination, seed=0)
+    rows = np.arange(log.clicks.size) if order is None else order
+    task = task_from_arrays("log", X[log.rows][rows], log.clicks[rows], log.group,
+                            position=log.position[rows], propensity=log.examination, seed=0)
     lines = []
 
     class Lines(Progress):
         def line(self, text):
             lines.append(text)
 
-    cands = _click_candidates(task, TuneConfig(booster="lightgbm", progress=False),
+    cands = _click_candidates(task, TuneConfig(booster=booster, progress=False),
                               Lines(False))
+    return task, cands, lines
+
+
+@pytest.mark.parametrize("randomized", [0.0, 0.5])
+def test_learned_corrections_are_searched_only_where_the_log_identifies_them(randomized):
+    """A log where no document of a query was shown at two positions: gbrank's studies
+    draw no correction or ipw only, and the run says why with the log's figure; a log
+    with randomised sessions (swaps) keeps unbiased and additive in the search."""
+    from gbrank.tuning._spaces import suggest_params
+
+    X, y, g = make_ranking(n_queries=40, rows_per_query=16, n_features=5, seed=2)
+    log = simulate_clicks(y, g, X[:, 0], top_n=8, n_sessions=4, sessions="keep", seed=1,
+                          randomized=randomized)
+    _, cands, lines = _candidates(X, log)
     ours = [c for c in cands if not c.is_native]
     assert ours and all(c.identifiable == (randomized > 0) for c in ours)
     assert any(c.is_native for c in cands)  # the booster's own stay, said in the line
@@ -295,9 +305,6 @@ def test_a_cascade_users_log_is_tuned_without_corrections():
     clicks give many sessions two): every correction refuses such a log by default, so
     gbrank's studies draw none, even on a log that identifies position (swaps), and the
     run says why with the log's figure."""
-    from gbrank.tuning import TuneConfig
-    from gbrank.tuning._progress import Progress
-    from gbrank.tuning._runner import _click_candidates
     from gbrank.tuning._spaces import kernel_variants, suggest_params
 
     X, y, g = make_ranking(n_queries=60, rows_per_query=16, n_features=5, seed=2)
@@ -305,16 +312,7 @@ def test_a_cascade_users_log_is_tuned_without_corrections():
                           randomized=0.5, user="cascade")
     starts = np.r_[0, np.cumsum(log.group)[:-1]]
     assert np.add.reduceat(log.clicks, starts).max() == 1  # by hand: one click at most
-    task = task_from_arrays("log", X[log.rows], log.clicks, log.group,
-                            position=log.position, propensity=log.examination, seed=0)
-    lines = []
-
-    class Lines(Progress):
-        def line(self, text):
-            lines.append(text)
-
-    cands = _click_candidates(task, TuneConfig(booster="lightgbm", progress=False),
-                              Lines(False))
+    task, cands, lines = _candidates(X, log)
     ours = [c for c in cands if not c.is_native]
     assert ours and all(c.cascade_like and c.identifiable for c in ours)
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
@@ -351,10 +349,6 @@ def test_xgboosts_plain_native_stays_on_a_cascade_like_log_in_any_row_order():
     """On a cascade-like log XGBoost's own objective trains without
     lambdarank_unbiased, which would read a row's place as its position: so a log whose
     rows are not in display order keeps it (it is left out only when it reads them)."""
-    from gbrank.tuning import TuneConfig
-    from gbrank.tuning._progress import Progress
-    from gbrank.tuning._runner import _click_candidates
-
     X, y, g = make_ranking(n_queries=60, rows_per_query=16, n_features=5, seed=2)
     log = simulate_clicks(y, g, X[:, 0], top_n=8, n_sessions=4, sessions="keep", seed=1,
                           user="cascade")
@@ -362,10 +356,6 @@ def test_xgboosts_plain_native_stays_on_a_cascade_like_log_in_any_row_order():
     starts = np.r_[0, np.cumsum(log.group)[:-1]]
     order = np.concatenate([s0 + rng.permutation(m) for s0, m in zip(starts, log.group,
                                                                       strict=True)])
-    task = task_from_arrays("log", X[log.rows][order], log.clicks[order], log.group,
-                            position=log.position[order], propensity=log.examination,
-                            seed=0)
-    cands = _click_candidates(task, TuneConfig(booster="xgboost", progress=False),
-                              Progress(False))
+    _, cands, _ = _candidates(X, log, "xgboost", order)
     (native,) = [c for c in cands if c.is_native]
     assert native.key == "native:rank:ndcg" and not native.native.fixed
