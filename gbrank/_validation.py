@@ -460,13 +460,18 @@ def propensity_per_row(table: tuple[np.ndarray, np.ndarray], positions: np.ndarr
     return rho[at_c]
 
 
-def check_clicks(y: np.ndarray, why: str, name: str = "labels") -> None:
-    """Labels that are clicks, 0 or 1 each (``why`` names what needs them)."""
+_KEEP_SESSIONS = ("keep sessions apart (gbrank.datasets.simulate_clicks("
+                  "sessions='keep'))")
+
+
+def check_clicks(y: np.ndarray, why: str, name: str = "labels", *,
+                 fix: str = f"{_KEEP_SESSIONS}, or use position_bias='additive', which "
+                            "takes any grades") -> None:
+    """Labels that are clicks, 0 or 1 each (``why`` names what needs them, ``fix`` the
+    way round a log of click counts)."""
     bad = np.flatnonzero((y != 0) & (y != 1))
     if bad.size:
         raise ValueError(
             f"{why} needs clicks as {name}, 0 or 1 per displayed row (one query per "
             f"session); {bad.size} are not (first at index {bad[0]}: {float(y[bad[0]])!r}). "
-            "Click counts summed over sessions lose which rows a session compared: keep "
-            "sessions apart (gbrank.datasets.simulate_clicks(sessions='keep')), or use "
-            "position_bias='additive', which takes any grades")
+            f"Click counts summed over sessions lose which rows a session compared: {fix}")

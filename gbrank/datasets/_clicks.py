@@ -468,16 +468,13 @@ def multi_click_sessions(clicks: Any, group: Any = None, position: Any = None, *
     """
     from gbrank._queries import query_structure
     from gbrank._sessions import multi_click_shares
-    from gbrank._validation import as_float_array, check_positions
+    from gbrank._validation import as_float_array, check_clicks, check_positions
 
     y = as_float_array(clicks, "clicks")
-    bad = np.flatnonzero((y != 0.0) & (y != 1.0))
-    if bad.size:
-        counts = bool(np.any(y[bad] > 1.0))
-        raise ValueError(f"clicks must be 0 or 1 per row of a session; {bad.size} are not "
-                         f"(first at row {bad[0]}: {float(y[bad[0]])!r})"
-                         + (": sessions summed into click counts cannot show how many "
-                            "clicks each had" if counts else ""))
+    check_clicks(y, "multi_click_sessions", "clicks",
+                 fix="how many clicks each session had is what this function counts; "
+                     "keep sessions apart (gbrank.datasets.simulate_clicks("
+                     "sessions='keep'))")
     if position is None:
         raise ValueError("multi_click_sessions needs position= (every row's display "
                          "position)")

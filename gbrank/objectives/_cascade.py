@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from gbrank._sessions import looks_cascade, multi_click_shares
+from gbrank._warnings import warn_user
 
 __all__ = ["ON_CASCADE", "check_users"]
 
@@ -43,6 +44,4 @@ def check_users(y: np.ndarray, group: Any, slot: np.ndarray, k: int, method: str
                          "known to be position-based (a randomisation experiment) or "
                          "you have measured this correction on held-out true grades, "
                          "pass on_cascade='warn' (or 'ignore') to train with it")
-    import warnings
-
-    warnings.warn(text + " (trained as on_cascade='warn' asks)", UserWarning, stacklevel=5)
+    warn_user(text + " (trained as on_cascade='warn' asks)")

@@ -558,9 +558,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.label_col:
         hint = (f"; from {args.data.name}: X = its feature columns, y = its "
                 f"{args.label_col!r} column" + (f", qid = its {args.qid_col!r} column"
-                                                if tasks[0].grouped else "")
-                + (f", position = its {args.position_col!r} column" if args.position_col
-                   else ""))
+                                                if tasks[0].grouped else ""))
+    # Named only when the recommended code trains on positions (on a cascade-like log
+    # it does not).
+    position_hint = (f", position = its {args.position_col!r} column"
+                     if args.label_col and args.position_col else "")
     if args.data is not None and args.data.is_file() and args.test_data is None:
         # The saved model learnt from the tuning part only; the code takes what it is given.
         part = "queries" if tasks[0].grouped else "rows"
@@ -570,7 +572,8 @@ def main(argv: list[str] | None = None) -> int:
     path = write_summary(cfg.out_dir / "SUMMARY.md", tasks, results,
                          config_line=config_line, wall_seconds=time.perf_counter() - t_start,
                          plot_dir=cfg.out_dir / "tune", metric=cfg.metric,
-                         booster=cfg.booster, data_hint=hint, baselines=cfg.baselines)
+                         booster=cfg.booster, data_hint=hint, position_hint=position_hint,
+                         baselines=cfg.baselines)
     if not args.quiet:
         print(f"[tune] wrote {path} in {time.perf_counter() - t_start:.0f} s", flush=True)
     return code

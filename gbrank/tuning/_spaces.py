@@ -487,10 +487,13 @@ def kernel_variants(cand: Candidate) -> list[dict[str, Any]]:
             for combo in itertools.product(*(p.choices for p in cats))]
 
 
-def build_objective(cand: Candidate, obj_params: dict, seed: int = 0) -> Any:
+def build_objective(cand: Candidate, obj_params: dict, seed: int = 0, *,
+                    whole_log: bool = False) -> Any:
     """A fresh objective: the candidate's base instance with ``obj_params`` set, and a
     ``random_state`` left at None (e.g. FBetaSurrogate's random mini-batches) set to
-    ``seed`` so trials and refits are reproducible."""
+    ``seed`` so trials and refits are reproducible. ``whole_log``: it trains on the
+    rows whose sessions the tuner read (the refit), so a correction keeps its own
+    check of the users, as the user's code does."""
     from sklearn.base import clone
 
     obj = clone(cand.base)
@@ -499,7 +502,7 @@ def build_objective(cand: Candidate, obj_params: dict, seed: int = 0) -> Any:
         params["random_state"] = seed
     if params.get("position_bias") == "ipw":  # a click log's propensities
         params["propensity"] = cand.propensity
-    if params.get("position_bias") is not None:
+    if params.get("position_bias") is not None and not whole_log:
         # The tuner read the whole log's sessions once (a cascade-like log draws no
         # correction): a fold's part of it must not decide otherwise.
         params["on_cascade"] = "ignore"

@@ -223,7 +223,7 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
         rho = cand.propensity
         rho = dict(rho) if isinstance(rho, dict) else [float(r) for r in np.atleast_1d(rho)]
         res.objective_params = {**op, "propensity": rho}
-    obj = None if cand.is_native else build_objective(cand, op, cfg.seed)
+    obj = None if cand.is_native else build_objective(cand, op, cfg.seed, whole_log=True)
     model, init, s_test = fit_full(task, cfg.booster, bp, obj, res.rounds, cfg.n_jobs)
     gte = task.group_test
     # A click log's held-out part of true grades is judged by the ranking metrics on

@@ -524,8 +524,11 @@ def test_a_cascade_users_log_is_refused_by_default_and_a_position_based_one_is_n
             except ValueError as exc:
                 assert "cascade users" in str(exc)
                 return ("raised", str(exc)), getattr(f.position_bias_, "rounds", 0)
-        found = [str(x.message) for x in w if "cascade users" in str(x.message)]
-        return ("warned", found[0]) if found else ("trained", ""), f.position_bias_.rounds
+        found = [x for x in w if "cascade users" in str(x.message)]
+        # Attributed to the user's line (here: the train call above), not a booster's.
+        assert all(x.filename == __file__ for x in found), [x.filename for x in found]
+        return (("warned", str(found[0].message)) if found else ("trained", ""),
+                f.position_bias_.rounds)
 
     for method in METHODS:
         assert train("position", method) == (("trained", ""), 2)
@@ -599,8 +602,10 @@ def test_the_cascade_check_follows_the_ratio_of_multi_click_sessions():
 
 
 def test_multi_click_sessions_names_what_it_needs():
-    with pytest.raises(ValueError, match="0 or 1 per row"):
+    with pytest.raises(ValueError, match="0 or 1 per displayed row") as err:
         multi_click_sessions([2, 0], [2], [1, 2])
+    # The way round names the sessions, not a correction (this is a diagnostic).
+    assert "sessions='keep'" in str(err.value) and "additive" not in str(err.value)
     with pytest.raises(ValueError, match="needs position="):
         multi_click_sessions([1, 0], [2])
     with pytest.raises(ValueError, match="needs the sessions"):

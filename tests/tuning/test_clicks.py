@@ -82,6 +82,8 @@ def test_cli_tunes_the_position_bias_and_judges_by_ips_dcg(csv_log, booster, tmp
     for params in (out / "tune" / "models").rglob("params.json"):
         meta = json.loads(params.read_text())
         assert meta["metric"] == "ips_dcg@10" and list(meta["test"]) == ["ips_dcg@10"]
+        if meta["objective_params"] is not None:  # the refit checked the log as code does
+            assert meta["objective_params"]["on_cascade"] == "raise"
         model = next(p for p in params.parent.iterdir() if p.name.startswith("model."))
         if booster == "lightgbm":
             s = lgb.Booster(model_file=str(model)).predict(features)
@@ -343,6 +345,10 @@ def test_the_tuners_corrections_never_refuse_a_fold():
     obj = build_objective(cand, {"position_bias": "unbiased"})
     assert obj.get_params()["on_cascade"] == "ignore"
     assert build_objective(cand, {}).get_params()["on_cascade"] == "raise"
+    # The refit trains on the rows the tuner read: its own check agrees, and keeps the
+    # default the SUMMARY's code (and params.json) show.
+    refit = build_objective(cand, {"position_bias": "unbiased"}, whole_log=True)
+    assert refit.get_params()["on_cascade"] == "raise"
 
 
 def test_xgboosts_plain_native_stays_on_a_cascade_like_log_in_any_row_order():

@@ -444,3 +444,30 @@ def test_train_it_code_reproduces_the_saved_models_on_the_file_as_read(tmp_path)
     path = re.search(r"saved for lightgbm alone: `([^`]+)`", summary).group(1)
     assert codes[shown].resolve() == Path(path).resolve()  # the pick's code, as saved
     assert "qid = its 'query' column" in summary
+
+
+def test_the_data_hint_names_the_position_column_only_when_the_code_trains_on_it():
+    from gbrank.tuning._verdict import verdict_lines
+
+    units = {"ips_dcg@10": [0.50, 0.51, 0.52, 0.50, 0.51, 0.52]}
+    common = dict(rounds=20, booster_params={"learning_rate": 0.1, "seed": 0})
+    nat = StudyResult("t", "native:lambdarank", "ips_dcg@10", True, "done",
+                      units=units, objective_params={}, **common)
+    ours = StudyResult("t", "lambdarank:ndcg", "ips_dcg@10", False, "done",
+                       units={"ips_dcg@10": [v + 0.05 for v in units["ips_dcg@10"]]},
+                       objective_params={"position_bias": "ipw", "propensity": [1.0, 0.5]},
+                       **common)
+    hint = "; from log.csv: X = its feature columns, y = its 'click' column"
+    remark = " (the saved model learnt from the rows the tuner tuned on)"
+    where = ", position = its 'pos' column"
+
+    def train_line(rows):
+        text = verdict_lines("t", rows, "ips_dcg@10", 3, kind="ranking", booster="lightgbm",
+                             metric_chosen=True, data_hint=hint + remark,
+                             position_hint=where)
+        return next(line for line in text if line.startswith("Train it"))
+
+    with_positions = train_line([ours, nat])  # the correction is recommended
+    assert with_positions.endswith(f"{hint}{where}{remark}:"), with_positions
+    without = train_line([nat])  # LightGBM's lambdarank without positions
+    assert "'pos'" not in without and without.endswith(f"{hint}{remark}:"), without
