@@ -32,7 +32,15 @@ simulator's true propensities) on a click log of held-out queries drawn the same
 (MQ2008: the fold's validation part; rank.train: every fifth query held out), checked
 every 5 rounds, patience 50: one stopping rule for all, so no method wins by the size of
 its steps at a fixed budget (``xgboost_click_lead.md``). Its report is
-``click_protocols_es.md``.
+``click_protocols_es.md``. Methods named on purpose (``--methods``, the randomised logs):
+``xgb_native_nonorm`` / ``_nosn`` (XGBoost with ``lambdarank_normalization`` /
+``lambdarank_score_normalization`` off), ``xgb:<method>_h2`` (gbrank on XGBoost with the
+Hessian doubled, as XGBoost's own takes it), ``<method>@lr`` (at learning rates 0.05 and
+0.1, the one with the better held-out IPS-DCG@10 kept):
+
+    python experiments/quality/click_protocols.py --early-stopping \
+        --protocols swap_s40,swap_s10,swap_weak_s10 --click-seeds 0,1,2,3 --shard 0/2 \
+        --methods xgb_native_nonorm,xgb_native_nosn,xgb:naive_nat_h2,naive@lr,...
 
     python experiments/quality/click_protocols.py --shard 0/2   # and 1/2 beside it
     python experiments/quality/click_protocols.py --report       # merge, write the report
@@ -130,6 +138,10 @@ GBRANK.update({f"{k}_ign": {**GBRANK[k], "on_cascade": "ignore"} for k in IGNORE
 # click (the rows a cascade user examined; the "click > skip above" preference).
 GBRANK["skip_above"] = {}
 NATIVES = ("ceiling", "lgb_native", "lgb_naive", "xgb_native", "xgb_naive")
+# XGBoost's rank:ndcg with one of its normalisations off (suffix of xgb_native / xgb_naive):
+# where its lead on the logs that identify position comes from.
+XGB_SWITCHES = {"": {}, "_nonorm": {"lambdarank_normalization": False},
+                "_nosn": {"lambdarank_score_normalization": False}}
 XGB_ROWS = ("xgb:naive", "xgb:ipw_clip3", "xgb:ipw_clip2", "xgb:ipw_est_clip2",
             "xgb:ipw_est_clip3", "xgb:unbiased_r1", "xgb:unbiased_r2", "xgb:unbiased_r3",
             "xgb:additive_l1", "xgb:additive_l10")
@@ -215,10 +227,32 @@ class _BestRound:
         return rounds - self.round >= ES_PATIENCE
 
 
+# The last early-stopped training's record (its best held-out IPS-DCG@10): "@lr" reads it.
+_LAST: list = [None]
+# "<method>@lr": the method at each of these learning rates, early-stopped, and the rate
+# with the better held-out IPS-DCG@10 kept (so no implementation is held to one step
+# size: XGBoost's rank:ndcg takes twice gbrank's and LightGBM's Hessian per pair).
+RATES = (0.05, 0.1)
+
+
+def _at_chosen_rate(method: str, data, log, Xt, valid) -> tuple[np.ndarray, int]:
+    best = None
+    for rate in RATES:
+        saved = LGB["learning_rate"], XGB["eta"]
+        LGB["learning_rate"] = XGB["eta"] = rate
+        try:
+            pred, k = fit_predict(method, data, log, Xt, valid)
+        finally:
+            LGB["learning_rate"], XGB["eta"] = saved
+        if best is None or _LAST[0].best > best[0]:
+            best = (_LAST[0].best, pred, k)
+    return best[1], best[2]
+
+
 def _lgb_train(params, dataset, valid) -> tuple[lgb.Booster, int]:
     if valid is None:
         return lgb.train(params, dataset, ROUNDS), ROUNDS
-    best = _BestRound(valid)
+    best = _LAST[0] = _BestRound(valid)
 
     def callback(env) -> None:
         if best.check(env.iteration + 1, lambda Xv: env.model.predict(Xv, raw_score=True)):
@@ -231,7 +265,7 @@ def _lgb_train(params, dataset, valid) -> tuple[lgb.Booster, int]:
 def _xgb_train(params, dtrain, valid, obj=None) -> tuple[xgb.Booster, int]:
     if valid is None:
         return xgb.train(params, dtrain, ROUNDS, obj=obj), ROUNDS
-    best = _BestRound(valid)
+    best = _LAST[0] = _BestRound(valid)
 
     class Stop(xgb.callback.TrainingCallback):
         def after_iteration(self, model, epoch, evals_log) -> bool:
@@ -240,6 +274,14 @@ def _xgb_train(params, dtrain, valid, obj=None) -> tuple[xgb.Booster, int]:
 
     m = xgb.train(params, dtrain, ES_ROUNDS, obj=obj, callbacks=[Stop()])
     return m, best.round
+
+
+def _hessian_doubled(f):
+    def obj(preds, dtrain):
+        grad, hess = f(preds, dtrain)
+        return grad, 2.0 * hess
+
+    return obj
 
 
 def _cascade_only(method: str) -> bool:
@@ -261,6 +303,10 @@ def _skip_above(log) -> tuple:
 def fit_predict(method: str, data, log, Xt, valid=None) -> tuple[np.ndarray, int]:
     """Test scores of ``method`` trained on ``log`` and its round count; ``valid``: the
     held-out click log that picks the round count (``None``: ``ROUNDS``)."""
+    if method.endswith("@lr"):
+        if valid is None:
+            raise ValueError("@lr chooses the rate on the held-out log: --early-stopping")
+        return _at_chosen_rate(method[:-3], data, log, Xt, valid)
     X, y, g = data
     Xc, c, gc, pos, rho = log[:5]
     if method == "ceiling":
@@ -271,16 +317,21 @@ def fit_predict(method: str, data, log, Xt, valid=None) -> tuple[np.ndarray, int
         m, k = _lgb_train({**LGB, "objective": "lambdarank"},
                           lgb.Dataset(Xc, c, group=gc, **extra), valid)
         return m.predict(Xt, num_iteration=k), k
-    if method in ("xgb_native", "xgb_naive"):
-        m, k = _xgb_train({**XGB, "objective": "rank:ndcg",
-                           "lambdarank_unbiased": method == "xgb_native"},
+    if method.startswith(("xgb_native", "xgb_naive")):
+        unbiased = method.startswith("xgb_native")
+        switch = XGB_SWITCHES[method[len("xgb_native" if unbiased else "xgb_naive"):]]
+        m, k = _xgb_train({**XGB, "objective": "rank:ndcg", **switch,
+                           "lambdarank_unbiased": unbiased},
                           xgb.DMatrix(Xc, c, group=gc), valid)
         return m.predict(xgb.DMatrix(Xt), output_margin=True, iteration_range=(0, k)), k
     booster, _, name = method.rpartition(":")
     if name == "skip_above":
         log = _skip_above(log)
         Xc, c, gc, pos, rho = log[:5]
-    kw = dict(GBRANK[name])
+    # "_h2": the Hessian doubled, as XGBoost's rank:ndcg has it for the same pair
+    # (2·σ(1−σ)·|ΔZ| against gbrank's and LightGBM's σ(1−σ)·|ΔZ|); XGBoost only.
+    doubled = name.endswith("_h2")
+    kw = dict(GBRANK[name.removesuffix("_h2")])
     if kw.get("propensity") == "estimated":  # from the log's own swaps (or refused)
         kw["propensity"] = list(estimate_propensity(c, pos, log[5], log[6]))
     elif kw.get("position_bias") == "ipw":
@@ -289,6 +340,8 @@ def fit_predict(method: str, data, log, Xt, valid=None) -> tuple[np.ndarray, int
     if booster == "xgb":
         f = gbrank.xgboost.objective(obj, position=pos if obj.position_bias else None,
                                      learning_rate=XGB["eta"])
+        if doubled:
+            f = _hessian_doubled(f)
         m, k = _xgb_train(XGB, xgb.DMatrix(Xc, c, group=gc), valid, obj=f)
         return m.predict(xgb.DMatrix(Xt), output_margin=True, iteration_range=(0, k)), k
     f = gbrank.lightgbm.objective(obj, position=pos) if obj.position_bias else obj
@@ -407,6 +460,69 @@ def _default_cell(d) -> str:
     return d.cell() + ("" if ok else f" **✗ {-d.mean / d.se:.1f} SE**")
 
 
+def _lead_lines(merged: dict, swaps: list[str]) -> list[str]:
+    """Where XGBoost's rank:ndcg lead comes from on the logs that identify position:
+    each of its normalisations switched off, and gbrank's best default with the natives'
+    normalisation (``_nat``), against Unbiased LambdaMART (when measured)."""
+    pairs = [("xgb_native", "xgb_native_nonorm"), ("xgb_native", "xgb_native_nosn"),
+             ("xgb_naive", "xgb_naive_nonorm"), ("xgb:naive_nat", "xgb:naive"),
+             ("xgb:naive_nat", "xgb_naive"), ("xgb:ipw_est_clip2_nat", "xgb_native"),
+             ("ipw_est_clip2_nat", "xgb_native"), ("xgb:naive_nat_h2", "xgb_naive"),
+             ("xgb:ipw_est_clip2_nat_h2", "xgb_native")]
+    rows = []
+    for a, b in pairs:
+        cells = [_pair(merged, pr, a, b) for pr in swaps]
+        if any(d is not None and not isinstance(d, str) for d in cells):
+            rows.append(f"| `{a}` − `{b}` | " + " | ".join(
+                "" if d is None or isinstance(d, str)
+                else f"{d.cell()} [{_rotations_won(merged, pr, a, b)}]"
+                for pr, d in zip(swaps, cells, strict=True)) + " |")
+    if not rows:
+        return []
+    return ["", "## Where XGBoost's lead comes from", "",
+            "`_nonorm`: XGBoost's `lambdarank_normalization=False` (its per-query scaling "
+            "of gradient and Hessian by log2(1 + Σλ)/Σλ, LightGBM's `lambdarank_norm` "
+            "formula); `_nosn`: `lambdarank_score_normalization=False` (its division of "
+            "each pair's |ΔNDCG| by the score gap + 0.01); `_nat`: gbrank's `LambdaRank` "
+            "with `norm=True` (that same per-query scaling) and no step bound; `_h2`: on "
+            "XGBoost with the Hessian doubled (XGBoost's rank:ndcg takes 2·σ(1−σ)·|ΔZ| "
+            "per pair where gbrank and LightGBM take σ(1−σ)·|ΔZ|). In "
+            "brackets: rotations won of 5.", "",
+            "| | " + " | ".join(swaps) + " |", "|---|" + "---:|" * len(swaps), *rows]
+
+
+def _rate_lines(merged: dict, swaps: list[str]) -> list[str]:
+    """The logs that identify position again, every method at the learning rate its
+    held-out clicks chose (``@lr``): each correction − naive on its booster, and against
+    both natives (when measured)."""
+    rows = []
+    for label, m in list(DEFAULTS.items())[:8]:
+        cells = []
+        for pr in swaps:
+            for b in (_base(m), "lgb_native", "xgb_native"):
+                a, b = m + "@lr", b + "@lr"
+                d = _pair(merged, pr, a, b)
+                cells.append("" if d is None else "refuses" if isinstance(d, str)
+                             else f"{d.cell()} [{_rotations_won(merged, pr, a, b)}]")
+        if any(cells):
+            rows.append(f"| {label} | " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    picked = {m: [merged[k]["rounds"][m] for k in merged if m in merged[k].get("rounds", {})]
+              for m in ("naive@lr", "xgb_native@lr")}
+    return ["", "## The same, each method at the learning rate its held-out clicks chose",
+            "", f"Every method trained at learning rates {' and '.join(map(str, RATES))}, "
+            "each early-stopped as above, and the rate with the better held-out IPS-DCG@10 "
+            "kept (`@lr`): the natives too. Under one rate the implementations do not "
+            "take the same steps (XGBoost's Hessian per pair is twice gbrank's and "
+            "LightGBM's; table above). In brackets: rotations won of 5.", "",
+            "| | " + " | ".join(f"{pr}: − {b}" for pr in swaps
+                                for b in ("naive", "lgb_native", "xgb_native")) + " |",
+            "|---|" + "---:|" * (3 * len(swaps)), *rows, "",
+            "Round counts kept (median): " + "; ".join(
+                f"`{m}` {np.median(r):.0f}" for m, r in picked.items() if r) + "."]
+
+
 def report(paths: list[Path]) -> str:
     merged: dict = {}
     for p in paths:
@@ -468,6 +584,8 @@ def report(paths: list[Path]) -> str:
                 cells.append("" if d is None else "refuses" if isinstance(d, str)
                              else f"{d.cell()} [{_rotations_won(merged, pr, m, b)}]")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += _lead_lines(merged, [pr for pr in SWAPS if pr in protocols])
+    lines += _rate_lines(merged, [pr for pr in SWAPS if pr in protocols])
     lines += ["", "## Every method", "", "| method | " + " | ".join(protocols) + " |", rule]
     for m in (ES_METHODS if es else METHODS):
         cells = []
