@@ -1,6 +1,7 @@
 """Warnings that point at the user's line: a warning raised inside a training round sits
 under gbrank's, the booster's and scikit-learn's frames, whose depth differs by entry
-point (LightGBM, XGBoost, ``GBRanker``, Dask), so no fixed ``stacklevel`` is right."""
+point (LightGBM, XGBoost, ``GBRanker``), so no fixed ``stacklevel`` is right. (In a
+Dask worker the walk ends at the worker's own frames.)"""
 
 from __future__ import annotations
 

@@ -481,10 +481,11 @@ def _lead_lines(merged: dict, swaps: list[str]) -> list[str]:
         return []
     return ["", "## Where XGBoost's lead comes from", "",
             "`_nonorm`: XGBoost's `lambdarank_normalization=False` (its per-query scaling "
-            "of gradient and Hessian by log2(1 + Σλ)/Σλ, LightGBM's `lambdarank_norm` "
-            "formula); `_nosn`: `lambdarank_score_normalization=False` (its division of "
+            "of gradient and Hessian by log2(1 + Σλ)/Σλ, one half of LightGBM's "
+            "`lambdarank_norm`); `_nosn`: `lambdarank_score_normalization=False` (its division of "
             "each pair's |ΔNDCG| by the score gap + 0.01); `_nat`: gbrank's `LambdaRank` "
-            "with `norm=True` (that same per-query scaling) and no step bound; `_h2`: on "
+            "with `norm=True` (LightGBM's `lambdarank_norm`: that per-query scaling and the "
+            "score-gap division) and no step bound; `_h2`: on "
             "XGBoost with the Hessian doubled (XGBoost's rank:ndcg takes 2·σ(1−σ)·|ΔZ| "
             "per pair where gbrank and LightGBM take σ(1−σ)·|ΔZ|). In "
             "brackets: rotations won of 5.", "",

@@ -100,8 +100,12 @@ def report(rows: list[dict], k: int, seeds: list[int]) -> str:
                 paired_difference(a, b).cell()]
 
     studies = sorted({r["study"] for r in rows})
+    # A run's studies share its tuner seed and the 50 test queries: one unit per run.
+    runs = sorted({r["run"] for r in rows})
+    per_run = [{k: float(np.mean([r[k] for r in rows if r["run"] == run]))
+                for k in ("refit", "averaged")} for run in runs]
     body = [line("the recommendation", [r for r in rows if r["recommended"]]),
-            line("every study", rows),
+            line("every study (mean of a run's studies)", per_run),
             *(line(f"`{s}`", [r for r in rows if r["study"] == s]) for s in studies)]
     return "\n".join([
         "# Seed-averaged refits of the tuner's picks", "",

@@ -554,7 +554,7 @@ def main(argv: list[str] | None = None) -> int:
                    f"the pick: {cfg.finalists} finalists per study rescored on "
                    f"{cfg.repeats} fresh shuffle(s) of the folds, each with its own booster "
                    f"seed ({cfg.repeats * cfg.n_folds} units).")
-    hint = ""
+    hint = remark = ""
     if args.label_col:
         hint = (f"; from {args.data.name}: X = its feature columns, y = its "
                 f"{args.label_col!r} column" + (f", qid = its {args.qid_col!r} column"
@@ -566,13 +566,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.data is not None and args.data.is_file() and args.test_data is None:
         # The saved model learnt from the tuning part only; the code takes what it is given.
         part = "queries" if tasks[0].grouped else "rows"
-        hint += (f" (the saved model learnt from the rows the tuner tuned on: "
+        remark = (f" (the saved model learnt from the rows the tuner tuned on: "
                  f"{args.data.name} less the 20% of its {part} held out for the test; on "
                  "every row of the file this code learns from those too)")
     path = write_summary(cfg.out_dir / "SUMMARY.md", tasks, results,
                          config_line=config_line, wall_seconds=time.perf_counter() - t_start,
                          plot_dir=cfg.out_dir / "tune", metric=cfg.metric,
                          booster=cfg.booster, data_hint=hint, position_hint=position_hint,
+                         data_remark=remark,
                          baselines=cfg.baselines)
     if not args.quiet:
         print(f"[tune] wrote {path} in {time.perf_counter() - t_start:.0f} s", flush=True)

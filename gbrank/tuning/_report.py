@@ -165,14 +165,14 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
 def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
                   config_line: str, wall_seconds: float | None = None, plot_dir: Path | None = None,
                   metric: str | None = None, booster: str = "lightgbm",
-                  data_hint: str = "", position_hint: str = "",
+                  data_hint: str = "", position_hint: str = "", data_remark: str = "",
                   baselines: Any = None) -> Path:
     """Write ``SUMMARY.md`` (and, with ``plot_dir``, one comparison PNG per task).
 
     ``metric`` is the run's ``--metric`` (None: each task's verdict is on its headline
     metric); ``data_hint`` (optional) tells the reader how to load the data the verdict's
     code trains on, ``position_hint`` where its positions are (added only when that
-    code trains on them).
+    code trains on them), ``data_remark`` a remark after both.
     """
     from gbrank.tuning._plots import comparison_plot
 
@@ -185,7 +185,8 @@ def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
         lines += verdict_lines(task.name, rows, metric or task.metrics[0], _n_folds(rows),
                                kind=task.kind, booster=booster, groupless=task.groupless,
                                metric_chosen=metric is not None, data_hint=data_hint,
-                               position_hint=position_hint, test_metric=task.graded_test_metric)
+                               position_hint=position_hint, data_remark=data_remark,
+                               test_metric=task.graded_test_metric)
         if "catboost" in (baselines or ()) and not catboost_applies(task):
             lines += [f"CatBoost baseline (`--baselines catboost`): {CATBOOST_NOT_RUN}.", ""]
     lines += ["## How to read the tables", "",

@@ -220,16 +220,9 @@ def _cell(r: StudyResult, metric: str, test_metric: str | None = None) -> str:
     return f"{cv} | {'—' if test is None else f'{test:.4f}'}"
 
 
-def _with_position(data_hint: str, position_hint: str) -> str:
-    """``data_hint`` with where the positions are inserted after its column list (before
-    a parenthesised remark on the saved model, if any)."""
-    head, sep, tail = data_hint.partition(" (")
-    return head + position_hint + sep + tail
-
-
 def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds: int, *,
                   kind: str, booster: str, groupless: bool = False, metric_chosen: bool,
-                  data_hint: str = "", position_hint: str = "",
+                  data_hint: str = "", position_hint: str = "", data_remark: str = "",
                   test_metric: str | None = None) -> list[str]:
     """The verdict section of one task in ``SUMMARY.md`` (Markdown lines).
     ``groupless``: the task is group-less ranking (:attr:`Task.groupless
@@ -349,8 +342,8 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
                 "dtype=int)`, `qid = np.repeat(np.arange(g.size), g)`")
     if any("position=position" in line for line in code):
         who += "; `position`: each row's logged display position"
-        data_hint = _with_position(data_hint, position_hint)
-    lines += ["", f"Train it — {who}{data_hint}:", "", "```python", *code, "```", ""]
+        data_hint += position_hint
+    lines += ["", f"Train it — {who}{data_hint}{data_remark}:", "", "```python", *code, "```", ""]
     if use.model_path:
         lines += [f"The tuner's refit of it on the whole tuning part is saved for "
                   f"{booster} alone: `{use.model_path}` (parameters in `params.json` "

@@ -457,13 +457,13 @@ def test_the_data_hint_names_the_position_column_only_when_the_code_trains_on_it
                        units={"ips_dcg@10": [v + 0.05 for v in units["ips_dcg@10"]]},
                        objective_params={"position_bias": "ipw", "propensity": [1.0, 0.5]},
                        **common)
-    hint = "; from log.csv: X = its feature columns, y = its 'click' column"
+    hint = "; from log (2).csv: X = its feature columns, y = its 'click' column"
     remark = " (the saved model learnt from the rows the tuner tuned on)"
     where = ", position = its 'pos' column"
 
     def train_line(rows):
         text = verdict_lines("t", rows, "ips_dcg@10", 3, kind="ranking", booster="lightgbm",
-                             metric_chosen=True, data_hint=hint + remark,
+                             metric_chosen=True, data_hint=hint, data_remark=remark,
                              position_hint=where)
         return next(line for line in text if line.startswith("Train it"))
 
