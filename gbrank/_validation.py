@@ -460,12 +460,13 @@ def propensity_per_row(table: tuple[np.ndarray, np.ndarray], positions: np.ndarr
     return rho[at_c]
 
 
-_KEEP_SESSIONS = ("keep sessions apart (gbrank.datasets.simulate_clicks("
+#: The way round a log of click counts, where sessions matter.
+KEEP_SESSIONS = ("keep sessions apart (gbrank.datasets.simulate_clicks("
                   "sessions='keep'))")
 
 
 def check_clicks(y: np.ndarray, why: str, name: str = "labels", *,
-                 fix: str = f"{_KEEP_SESSIONS}, or use position_bias='additive', which "
+                 fix: str = f"{KEEP_SESSIONS}, or use position_bias='additive', which "
                             "takes any grades") -> None:
     """Labels that are clicks, 0 or 1 each (``why`` names what needs them, ``fix`` the
     way round a log of click counts)."""

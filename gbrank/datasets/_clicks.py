@@ -468,13 +468,12 @@ def multi_click_sessions(clicks: Any, group: Any = None, position: Any = None, *
     """
     from gbrank._queries import query_structure
     from gbrank._sessions import multi_click_shares
-    from gbrank._validation import as_float_array, check_clicks, check_positions
+    from gbrank._validation import KEEP_SESSIONS, as_float_array, check_clicks, check_positions
 
     y = as_float_array(clicks, "clicks")
     check_clicks(y, "multi_click_sessions", "clicks",
                  fix="how many clicks each session had is what this function counts; "
-                     "keep sessions apart (gbrank.datasets.simulate_clicks("
-                     "sessions='keep'))")
+                     + KEEP_SESSIONS)
     if position is None:
         raise ValueError("multi_click_sessions needs position= (every row's display "
                          "position)")

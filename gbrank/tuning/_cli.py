@@ -573,8 +573,7 @@ def main(argv: list[str] | None = None) -> int:
                          config_line=config_line, wall_seconds=time.perf_counter() - t_start,
                          plot_dir=cfg.out_dir / "tune", metric=cfg.metric,
                          booster=cfg.booster, data_hint=hint, position_hint=position_hint,
-                         data_remark=remark,
-                         baselines=cfg.baselines)
+                         data_remark=remark, baselines=cfg.baselines)
     if not args.quiet:
         print(f"[tune] wrote {path} in {time.perf_counter() - t_start:.0f} s", flush=True)
     return code

@@ -17,12 +17,6 @@ from typing import Any
 
 from gbrank._deps import require
 
-#: Why a report finds no study it names (``--report-only`` with other settings than the
-#: run that made the studies).
-NO_STUDY = ("no study {} in the storage (a study's name carries the data, booster, spaces, "
-            "folds, seed, rounds and patience: give the settings of the run that tuned it — "
-            "--folds, --seed, --max-rounds, --patience, --quick)")
-
 __all__ = ["NO_STUDY", "default_storage_url", "open_storage", "study_lock", "study_name"]
 
 #: Why a report finds no study it names (``--report-only`` with other settings than the

@@ -227,7 +227,9 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
     """The verdict section of one task in ``SUMMARY.md`` (Markdown lines).
     ``groupless``: the task is group-less ranking (:attr:`Task.groupless
     <gbrank.tuning.Task>`); ``test_metric``: the held-out part is judged on it instead
-    of ``metric`` (a click log tuned on clicks, tested on true grades)."""
+    of ``metric`` (a click log tuned on clicks, tested on true grades); ``data_hint``,
+    ``position_hint`` and ``data_remark``: see
+    ``gbrank.tuning._report.write_summary``."""
     from gbrank.tuning._recipe import training_code
 
     rec = recommend(rows, metric, n_folds)
@@ -343,7 +345,8 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
     if any("position=position" in line for line in code):
         who += "; `position`: each row's logged display position"
         data_hint += position_hint
-    lines += ["", f"Train it — {who}{data_hint}{data_remark}:", "", "```python", *code, "```", ""]
+    lines += ["", f"Train it — {who}{data_hint}{data_remark}:", "", "```python", *code,
+              "```", ""]
     if use.model_path:
         lines += [f"The tuner's refit of it on the whole tuning part is saved for "
                   f"{booster} alone: `{use.model_path}` (parameters in `params.json` "
