@@ -475,4 +475,5 @@ def check_clicks(y: np.ndarray, why: str, name: str = "labels", *,
         raise ValueError(
             f"{why} needs clicks as {name}, 0 or 1 per displayed row (one query per "
             f"session); {bad.size} are not (first at index {bad[0]}: {float(y[bad[0]])!r}). "
-            f"Click counts summed over sessions lose which rows a session compared: {fix}")
+            f"Counts or rates of clicks summed over sessions lose which rows a session "
+            f"compared: {fix}")

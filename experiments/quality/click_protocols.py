@@ -220,7 +220,7 @@ class _BestRound:
         """Record round ``rounds``; True: stop."""
         if rounds % ES_EVERY:
             return False
-        Xv, cv, gv, pv, rho = self.valid
+        Xv, cv, gv, pv, rho = self.valid[:5]
         v = ips_dcg(cv, predict(Xv), pv, rho, gv, 10)
         if v > self.best + 1e-12:
             self.best, self.round = v, rounds
@@ -276,6 +276,35 @@ def _xgb_train(params, dtrain, valid, obj=None) -> tuple[xgb.Booster, int]:
     return m, best.round
 
 
+def _ceiling(on_xgb: bool, X, y, g, Xt, Xv, yv, gv) -> tuple[np.ndarray, int]:
+    """The booster's own objective on the training queries' true grades, its round count
+    the best NDCG@10 on the validation queries' true grades (checked as ``_BestRound``
+    checks): what the clicks could teach at most, under the same stopping rule."""
+    best, best_round = -np.inf, 0
+    if on_xgb:
+        dtrain, dv = xgb.DMatrix(X, y, group=g), xgb.DMatrix(Xv)
+        m = xgb.Booster({**XGB, "objective": "rank:ndcg"}, [dtrain])
+    else:
+        m = lgb.Booster({**LGB, "objective": "lambdarank"}, lgb.Dataset(X, y, group=g))
+    for r in range(1, ES_ROUNDS + 1):
+        if on_xgb:
+            m.update(dtrain, r - 1)
+        else:
+            m.update()
+        if r % ES_EVERY:
+            continue
+        sv = m.predict(dv, output_margin=True) if on_xgb else m.predict(Xv, raw_score=True)
+        v = ndcg(yv, sv, gv, 10)
+        if v > best + 1e-12:
+            best, best_round = v, r
+        if r - best_round >= ES_PATIENCE:
+            break
+    if on_xgb:
+        return m.predict(xgb.DMatrix(Xt), output_margin=True,
+                         iteration_range=(0, best_round)), best_round
+    return m.predict(Xt, num_iteration=best_round), best_round
+
+
 def _hessian_doubled(f):
     def obj(preds, dtrain):
         grad, hess = f(preds, dtrain)
@@ -312,6 +341,10 @@ def fit_predict(method: str, data, log, Xt, valid=None) -> tuple[np.ndarray, int
     if method == "ceiling":
         m = lgb.train({**LGB, "objective": "lambdarank"}, lgb.Dataset(X, y, group=g), ROUNDS)
         return m.predict(Xt), ROUNDS
+    if method in ("ceiling_es", "xgb_ceiling_es"):  # true grades, early-stopped on them
+        if valid is None:
+            raise ValueError("a ceiling early-stopped on true grades: --early-stopping")
+        return _ceiling(method.startswith("xgb"), X, y, g, Xt, *valid[5])
     if method in ("lgb_native", "lgb_naive"):
         extra = {"position": pos} if method == "lgb_native" else {}
         m, k = _lgb_train({**LGB, "objective": "lambdarank"},
@@ -380,7 +413,7 @@ def run(protocols, methods, shard: tuple[int, int], out: Path,
         if early_stopping:  # the held-out queries' clicks, from the same logger and user
             vlog = click_log(Xv, yv, gv, model.predict(Xv), PROTOCOLS[pr],
                              seed=100 * s + r + 50)
-            valid = vlog[:5]
+            valid = (*vlog[:5], (Xv, yv, gv))  # and the true grades, for the ceilings
         ident = position_identifiability(log[3], log[5], log[6])
         row.setdefault("ndcg@10", {})
         row["meta"] = {"logger_ndcg@10": ndcg(y, scores, g, 10), "rows": int(log[1].size),
@@ -468,7 +501,8 @@ def _lead_lines(merged: dict, swaps: list[str]) -> list[str]:
              ("xgb_naive", "xgb_naive_nonorm"), ("xgb:naive_nat", "xgb:naive"),
              ("xgb:naive_nat", "xgb_naive"), ("xgb:ipw_est_clip2_nat", "xgb_native"),
              ("ipw_est_clip2_nat", "xgb_native"), ("xgb:naive_nat_h2", "xgb_naive"),
-             ("xgb:ipw_est_clip2_nat_h2", "xgb_native")]
+             ("xgb:ipw_est_clip2_nat_h2", "xgb_native"),
+             ("xgb:unbiased_r2_nat_h2", "xgb_native")]
     rows = []
     for a, b in pairs:
         cells = [_pair(merged, pr, a, b) for pr in swaps]
@@ -489,6 +523,36 @@ def _lead_lines(merged: dict, swaps: list[str]) -> list[str]:
             "XGBoost with the Hessian doubled (XGBoost's rank:ndcg takes 2·σ(1−σ)·|ΔZ| "
             "per pair where gbrank and LightGBM take σ(1−σ)·|ΔZ|). In "
             "brackets: rotations won of 5.", "",
+            "| | " + " | ".join(swaps) + " |", "|---|" + "---:|" * len(swaps), *rows]
+
+
+def _headroom_lines(merged: dict, swaps: list[str]) -> list[str]:
+    """How much the logs that identify position leave to win: the ceilings (each booster's
+    own objective on the true grades, early-stopped on the validation queries' true
+    grades) against the natives and gbrank's best defaults, and a looser clip of the
+    estimated propensities (when measured)."""
+    pairs = [("ceiling_es", "xgb_native"), ("xgb_ceiling_es", "xgb_native"),
+             ("ceiling_es", "lgb_native"), ("ceiling_es", "ipw_est_clip2"),
+             ("xgb_ceiling_es", "xgb:ipw_clip2"), ("ipw_est_clip3", "ipw_est_clip2"),
+             ("ipw_est_clip3", "xgb_native"), ("ipw_est_clip3", "lgb_native"),
+             ("xgb:ipw_est_clip3", "xgb_native")]
+    rows = []
+    for a, b in pairs:
+        cells = [_pair(merged, pr, a, b) for pr in swaps]
+        if any(d is not None and not isinstance(d, str) for d in cells):
+            rows.append(f"| `{a}` − `{b}` | " + " | ".join(
+                "" if d is None or isinstance(d, str)
+                else f"{d.cell()} [{_rotations_won(merged, pr, a, b)}]"
+                for pr, d in zip(swaps, cells, strict=True)) + " |")
+    if not rows:
+        return []
+    return ["", "## How much is left to win", "",
+            "`ceiling_es` / `xgb_ceiling_es`: LightGBM's `lambdarank` / XGBoost's "
+            "`rank:ndcg` trained on the training queries' true grades instead of clicks, "
+            "each stopped at its best NDCG@10 on the validation queries' true grades "
+            "(checked as the click models are): what the clicks could teach at most under "
+            "the same stopping rule. `ipw_est_clip3`: the estimated propensities clipped at "
+            "3 instead of the default 2. In brackets: rotations won of 5.", "",
             "| | " + " | ".join(swaps) + " |", "|---|" + "---:|" * len(swaps), *rows]
 
 
@@ -586,6 +650,7 @@ def report(paths: list[Path]) -> str:
                              else f"{d.cell()} [{_rotations_won(merged, pr, m, b)}]")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += _lead_lines(merged, [pr for pr in SWAPS if pr in protocols])
+    lines += _headroom_lines(merged, [pr for pr in SWAPS if pr in protocols])
     lines += _rate_lines(merged, [pr for pr in SWAPS if pr in protocols])
     lines += ["", "## Every method", "", "| method | " + " | ".join(protocols) + " |", rule]
     for m in (ES_METHODS if es else METHODS):

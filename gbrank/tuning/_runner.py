@@ -176,6 +176,11 @@ def _users(task: Task):
         return None
 
 
+# Beyond this many feature cells the rows are too many to copy and sort for the check
+# (the same figure as the click simulator's densifying cap, for another reason).
+_MAX_COMPARED_CELLS = 50_000_000
+
+
 def _identifiability(task: Task):
     """How much the click log identifies position effects (a document is a distinct
     feature row: query–document features, so the groups, which may be sessions of one
@@ -184,7 +189,7 @@ def _identifiability(task: Task):
     numbers): then nothing is left out of the search."""
     from gbrank.datasets import position_identifiability
 
-    if task.X.shape[0] * task.X.shape[1] > 50_000_000:  # too large to copy and sort its rows
+    if task.X.shape[0] * task.X.shape[1] > _MAX_COMPARED_CELLS:
         return None
     try:
         return position_identifiability(task.position, X=task.X)

@@ -337,11 +337,13 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
         return lines
     who = "`X`, `y`: the training rows and labels"
     if kind == "ranking" and not groupless:
-        who += ("; `qid`: each row's query id; from a LETOR/SVMlight file, `X, y, qid = "
-                "sklearn.datasets.load_svmlight_file(path, query_id=True)`, or when its "
-                "query sizes are in a `.query` file beside it (LightGBM's examples), "
-                "`X, y = load_svmlight_file(path)`, `g = np.loadtxt(path + \".query\", "
-                "dtype=int)`, `qid = np.repeat(np.arange(g.size), g)`")
+        who += "; `qid`: each row's query id"
+        if not data_hint:  # a table's columns are named by the hint instead
+            who += ("; from a LETOR/SVMlight file, `X, y, qid = "
+                    "sklearn.datasets.load_svmlight_file(path, query_id=True)`, or when its "
+                    "query sizes are in a `.query` file beside it (LightGBM's examples), "
+                    "`X, y = load_svmlight_file(path)`, `g = np.loadtxt(path + \".query\", "
+                    "dtype=int)`, `qid = np.repeat(np.arange(g.size), g)`")
     if any("position=position" in line for line in code):
         who += "; `position`: each row's logged display position"
         data_hint += position_hint

@@ -335,6 +335,32 @@ def test_a_cascade_users_log_is_tuned_without_corrections():
     assert not native_learns_positions(bp) and native.target == "ips_dcg@10"
 
 
+def test_on_a_cascade_users_log_the_summarys_code_names_no_position_column(tmp_path):
+    """End to end: no study trains on positions there (every correction refuses such a
+    log; the booster's own objective trains without them), so the SUMMARY's "Train it"
+    line, which names the columns the code reads, leaves the position column out."""
+    import pandas as pd
+
+    X, y, g = make_ranking(n_queries=60, rows_per_query=16, n_features=5, seed=2)
+    log = simulate_clicks(y, g, X[:, 0], top_n=8, n_sessions=4, sessions="keep", seed=1,
+                          randomized=0.5, user="cascade")
+    df = pd.DataFrame(X[log.rows], columns=[f"f{i}" for i in range(5)])
+    df["session"] = np.repeat(np.arange(log.group.size), log.group)
+    df["shown_at"], df["clicked"] = log.position, log.clicks.astype(int)
+    cut = int(np.searchsorted(df["session"], int(0.75 * log.group.size)))
+    df.iloc[:cut].to_csv(tmp_path / "train.csv", index=False)
+    df.iloc[cut:].to_csv(tmp_path / "test.csv", index=False)
+    out = tmp_path / "out"
+    assert cli.main(_args(tmp_path, "lightgbm", out, "--propensity", RHO,
+                          "--objectives", "lambdarank:ndcg")) == 0
+    summary = (out / "SUMMARY.md").read_text()
+    assert "cascade users" in summary  # the run says why no correction was searched
+    train = next(line for line in summary.splitlines() if line.startswith("Train it"))
+    assert "'clicked' column" in train and "shown_at" not in train, train
+    assert "svmlight" not in train.lower()  # a CSV's columns are named instead
+    assert "position=" not in summary.split(train, 1)[1].split("```", 2)[1]
+
+
 def test_the_tuners_corrections_never_refuse_a_fold():
     """The tuner reads the whole log's sessions once; a trial's objective then trains on
     any fold's part of it (on_cascade='ignore'), so a fold near the threshold cannot
