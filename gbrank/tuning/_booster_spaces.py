@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["Param", "BOOSTER_SPACES", "BOOSTER_FIXED", "RANKING_BOOSTER_SPACES",
-           "RANKING_STARTS", "SPACE_VERSION", "booster_space", "starting_points"]
+           "RANKING_STARTS", "SPACE_VERSION", "CATBOOST_SPACE_VERSION", "booster_space",
+           "starting_points"]
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,12 @@ def starting_points(booster: str, kind: str, groupless: bool = False
 #: parameters is not resumed (its trials lack the new ones). 2: issue 35's spaces;
 #: 3: their starting points (RANKING_STARTS).
 SPACE_VERSION = 3
+#: The version of CatBoost's space (``--baselines catboost``), in its studies' names in
+#: place of :data:`SPACE_VERSION`, so a change to one booster's space leaves the others'
+#: stored studies resumable (and their samplers' seeds, which the names give, unchanged).
+#: Up to 3 it was :data:`SPACE_VERSION`; 4: around its ranking losses' own defaults
+#: (MVS, no L2 penalty), which start each of its studies.
+CATBOOST_SPACE_VERSION = 4
 
 
 def booster_space(booster: str, kind: str, groupless: bool = False) -> list[Param]:

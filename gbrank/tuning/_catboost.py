@@ -28,30 +28,39 @@ from gbrank.tuning._pick import DIGITS, RESCORED, RepeatFolds, finalists
 from gbrank.tuning._progress import Progress
 from gbrank.tuning._results import StudyResult
 from gbrank.tuning._sampler import seeded_tpe, stable_seed
-from gbrank.tuning._storage import NO_STUDY, study_name
+from gbrank.tuning._storage import NO_STUDY, study_lock, study_name
 from gbrank.tuning._tasks import Task
 from gbrank.tuning._verdict import CATBOOST as PREFIX
 
-__all__ = ["CATBOOST_LOSSES", "SPACE", "run_catboost"]
+__all__ = ["CATBOOST_LOSSES", "DEFAULTS", "SPACE", "run_catboost"]
 
 
 #: CatBoost's ranking objectives the baseline tunes: the two that led on LETOR data in
 #: issue 35 and its pointwise-per-query one.
 CATBOOST_LOSSES = ("YetiRank", "LambdaMart", "QueryRMSE")
 
-# A small space around CatBoost's defaults (depth 6, l2_leaf_reg 3, random_strength 1,
-# bagging_temperature 1): its symmetric trees and random split scores are what made it
-# lead on a small set, so depth and randomness are searched, not switched off.
+# A small space around CatBoost's defaults for its ranking losses: its symmetric trees
+# and random split scores are what made it lead on a small set, so depth and randomness
+# are searched, not switched off. Its CPU default bootstrap is MVS (``subsample`` 0.8),
+# and YetiRank and LambdaMart default to no L2 penalty on leaf values (QueryRMSE to 3):
+# the range reaches down to a penalty of 1e-3, which is none for practical purposes.
 SPACE = (
     Param("depth", "int", 4, 8),
-    Param("learning_rate", "float", 0.02, 0.3, log=True),
-    Param("l2_leaf_reg", "float", 0.5, 30.0, log=True),
+    Param("learning_rate", "float", 0.01, 0.3, log=True),
+    Param("l2_leaf_reg", "float", 1e-3, 30.0, log=True),
     Param("random_strength", "float", 0.1, 10.0, log=True),
-    Param("bagging_temperature", "float", 0.0, 2.0),
+    Param("subsample", "float", 0.5, 1.0),
 )
-# bagging_temperature only exists for the Bayesian bootstrap (CatBoost refuses it with
-# its default MVS bootstrap on CPU).
-FIXED = {"bootstrap_type": "Bayesian", "verbose": 0, "allow_writing_files": False}
+FIXED = {"bootstrap_type": "MVS", "verbose": 0, "allow_writing_files": False}
+
+#: CatBoost's own defaults for each loss (version 1.2, CPU), within :data:`SPACE`: every
+#: study's first trial, so the tuned pick is never a configuration worse on the folds
+#: than the library untouched (its learning rate 0.03; its ranking losses' L2 penalty
+#: of 0 stands as the space's lowest, 1e-3).
+DEFAULTS = {loss: {"depth": 6, "learning_rate": 0.03,
+                   "l2_leaf_reg": 3.0 if loss == "QueryRMSE" else 1e-3,
+                   "random_strength": 1.0, "subsample": 0.8}
+            for loss in CATBOOST_LOSSES}
 
 
 class _EvalMetric:
@@ -220,6 +229,9 @@ def run_catboost(task: Task, folds: list[Fold], cfg: TuneConfig, storage: Any, f
                 direction="maximize" if hib else "minimize",
                 sampler=seeded_tpe(stable_seed(name, cfg.seed),
                                    n_startup_trials=min(5, max(2, cfg.trials // 3))))
+            with study_lock(storage, name):  # a new study starts at CatBoost's defaults
+                if not study.get_trials(deepcopy=False):
+                    study.enqueue_trial(DEFAULTS[loss], skip_if_exists=True)
             done0 = sum(state_counts(study)[:2])
             remaining = max(0, cfg.trials - done0)
             res.n_here = run_budget(study, fn, cfg.trials, storage=storage,

@@ -145,17 +145,19 @@ def study_name(task_name: str, fingerprint: str, booster: str, key: str,
     """``<data>-<hash of data>-<booster>-s<space version>[-cv<K>s<seed>r<R>p<P>]-<objective>``:
     re-running on the same data with the same search spaces and budget resumes the same
     study; a new version of the spaces
-    (:data:`~gbrank.tuning._booster_spaces.SPACE_VERSION`) or another ``budget`` — the
+    (:data:`~gbrank.tuning._booster_spaces.SPACE_VERSION`; CatBoost's:
+    :data:`~gbrank.tuning._booster_spaces.CATBOOST_SPACE_VERSION`) or another ``budget`` — the
     CV folds and their seed, most rounds and patience every trial's score depends on —
     starts a new study beside the stored ones. A study judged on a ``metric`` other than its
     objective's own ends in ``-on-<metric>``: it never resumes a study judged on another
     metric."""
-    from gbrank.tuning._booster_spaces import SPACE_VERSION
+    from gbrank.tuning._booster_spaces import CATBOOST_SPACE_VERSION, SPACE_VERSION
 
+    version = CATBOOST_SPACE_VERSION if booster == "catboost" else SPACE_VERSION
     safe = re.sub(r"[^A-Za-z0-9_.:@-]+", "_", task_name)
     tail = "" if metric is None else "-on-" + re.sub(r"[^A-Za-z0-9_.:@-]+", "_", metric)
     runs = "" if budget is None else "-cv{}s{}r{}p{}".format(*budget)
-    return f"{safe}-{fingerprint}-{booster}-s{SPACE_VERSION}{runs}-{key}{tail}"
+    return f"{safe}-{fingerprint}-{booster}-s{version}{runs}-{key}{tail}"
 
 
 def _key64(text: str) -> int:

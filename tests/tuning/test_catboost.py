@@ -141,6 +141,11 @@ def test_catboost_studies_run_on_the_tuners_units(tmp_path):
     assert f"`{best_cb.key}`" in verdict and rec.versus_catboost.describe() in verdict
     assert f"{np.mean(best_cb.units['ndcg@10']):.4f}" in verdict  # its figures
     assert f"{best_cb.test['ndcg@10']:.4f}" in verdict
+    # Each study's first trial is CatBoost's own defaults for its loss.
+    for r in cbs:
+        first = optuna.load_study(study_name=r.study,
+                                  storage=f"sqlite:///{tmp_path / 'studies.db'}").trials[0]
+        assert first.params == cbmod_defaults()[r.key.split(":")[1]]
     # A rerun resumes the stored CatBoost studies: no new trial, and the rescored
     # values come from the study (nothing trained but the refit).
     import gbrank.tuning._catboost as cbmod
@@ -153,6 +158,40 @@ def test_catboost_studies_run_on_the_tuners_units(tmp_path):
         again = {r.key: r for r in tune_task(task, cfg)}
     assert all(again[r.key].n_here == 0 and again[r.key].n_complete == 3 for r in cbs)
     assert all(again[r.key].units == r.units and again[r.key].test == r.test for r in cbs)
+
+
+def cbmod_defaults():
+    from gbrank.tuning._catboost import DEFAULTS
+
+    return DEFAULTS
+
+
+def test_the_catboost_studies_start_at_catboosts_own_defaults():
+    """The first trial of each CatBoost study is what CatBoost does untouched, read from
+    a model fitted with the loss alone: depth, learning rate, random strength, MVS's
+    subsample, and the L2 penalty (none for YetiRank and LambdaMart, which the space's
+    lowest value stands for)."""
+    cb = pytest.importorskip("catboost")
+    from gbrank.tuning._catboost import FIXED, SPACE
+
+    # 200 rows: below 100 CatBoost bootstraps every row (subsample 1)
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    y, qid = np.arange(200) % 3, np.repeat(np.arange(20), 10)
+    space = {p.name: p for p in SPACE}
+    for loss, start in cbmod_defaults().items():
+        model = cb.CatBoost({"loss_function": loss, "iterations": 2, "verbose": 0,
+                             "allow_writing_files": False})
+        model.fit(cb.Pool(X, y, group_id=qid))
+        own = model.get_all_params()
+        assert own["bootstrap_type"] == FIXED["bootstrap_type"]
+        assert set(start) == set(space)
+        for name, value in start.items():
+            p = space[name]
+            assert p.low <= value <= p.high
+            if name == "l2_leaf_reg" and own[name] < p.low:
+                assert value == p.low  # no penalty: the space's lowest
+            else:
+                assert value == pytest.approx(own[name], rel=1e-6), (loss, name)
 
 
 def test_catboost_takes_a_letor_files_sparse_rows(tmp_path):
