@@ -493,6 +493,22 @@ def _default_cell(d) -> str:
     return d.cell() + ("" if ok else f" **✗ {-d.mean / d.se:.1f} SE**")
 
 
+def _pair_rows(merged: dict, swaps: list[str], pairs: list[tuple[str, str]]) -> list[str]:
+    """A table of ``a − b`` on each log (rotations won in brackets), its header first;
+    only the pairs measured somewhere, and no table when none was."""
+    rows = []
+    for a, b in pairs:
+        cells = [_pair(merged, pr, a, b) for pr in swaps]
+        if any(d is not None and not isinstance(d, str) for d in cells):
+            rows.append(f"| `{a}` − `{b}` | " + " | ".join(
+                "" if d is None or isinstance(d, str)
+                else f"{d.cell()} [{_rotations_won(merged, pr, a, b)}]"
+                for pr, d in zip(swaps, cells, strict=True)) + " |")
+    if not rows:
+        return []
+    return ["| | " + " | ".join(swaps) + " |", "|---|" + "---:|" * len(swaps), *rows]
+
+
 def _lead_lines(merged: dict, swaps: list[str]) -> list[str]:
     """Where XGBoost's rank:ndcg lead comes from on the logs that identify position:
     each of its normalisations switched off, and gbrank's best default with the natives'
@@ -503,14 +519,7 @@ def _lead_lines(merged: dict, swaps: list[str]) -> list[str]:
              ("ipw_est_clip2_nat", "xgb_native"), ("xgb:naive_nat_h2", "xgb_naive"),
              ("xgb:ipw_est_clip2_nat_h2", "xgb_native"),
              ("xgb:unbiased_r2_nat_h2", "xgb_native")]
-    rows = []
-    for a, b in pairs:
-        cells = [_pair(merged, pr, a, b) for pr in swaps]
-        if any(d is not None and not isinstance(d, str) for d in cells):
-            rows.append(f"| `{a}` − `{b}` | " + " | ".join(
-                "" if d is None or isinstance(d, str)
-                else f"{d.cell()} [{_rotations_won(merged, pr, a, b)}]"
-                for pr, d in zip(swaps, cells, strict=True)) + " |")
+    rows = _pair_rows(merged, swaps, pairs)
     if not rows:
         return []
     return ["", "## Where XGBoost's lead comes from", "",
@@ -523,7 +532,7 @@ def _lead_lines(merged: dict, swaps: list[str]) -> list[str]:
             "XGBoost with the Hessian doubled (XGBoost's rank:ndcg takes 2·σ(1−σ)·|ΔZ| "
             "per pair where gbrank and LightGBM take σ(1−σ)·|ΔZ|). In "
             "brackets: rotations won of 5.", "",
-            "| | " + " | ".join(swaps) + " |", "|---|" + "---:|" * len(swaps), *rows]
+            *rows]
 
 
 def _headroom_lines(merged: dict, swaps: list[str]) -> list[str]:
@@ -536,14 +545,7 @@ def _headroom_lines(merged: dict, swaps: list[str]) -> list[str]:
              ("xgb_ceiling_es", "xgb:ipw_clip2"), ("ipw_est_clip3", "ipw_est_clip2"),
              ("ipw_est_clip3", "xgb_native"), ("ipw_est_clip3", "lgb_native"),
              ("xgb:ipw_est_clip3", "xgb_native")]
-    rows = []
-    for a, b in pairs:
-        cells = [_pair(merged, pr, a, b) for pr in swaps]
-        if any(d is not None and not isinstance(d, str) for d in cells):
-            rows.append(f"| `{a}` − `{b}` | " + " | ".join(
-                "" if d is None or isinstance(d, str)
-                else f"{d.cell()} [{_rotations_won(merged, pr, a, b)}]"
-                for pr, d in zip(swaps, cells, strict=True)) + " |")
+    rows = _pair_rows(merged, swaps, pairs)
     if not rows:
         return []
     return ["", "## How much is left to win", "",
@@ -552,8 +554,7 @@ def _headroom_lines(merged: dict, swaps: list[str]) -> list[str]:
             "each stopped at its best NDCG@10 on the validation queries' true grades "
             "(checked as the click models are): what the clicks could teach at most under "
             "the same stopping rule. `ipw_est_clip3`: the estimated propensities clipped at "
-            "3 instead of the default 2. In brackets: rotations won of 5.", "",
-            "| | " + " | ".join(swaps) + " |", "|---|" + "---:|" * len(swaps), *rows]
+            "3 instead of the default 2. In brackets: rotations won of 5.", "", *rows]
 
 
 def _rate_lines(merged: dict, swaps: list[str]) -> list[str]:
