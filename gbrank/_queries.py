@@ -85,7 +85,13 @@ def _group_offsets(group: Any, n: int) -> np.ndarray:
     elif g.dtype.kind not in "iub":
         raise ValueError(f"group sizes must be integers, got dtype {g.dtype}")
     g = g.astype(np.int64)
-    if g.size == n and n > 1 and not np.all(g == 1):
+    if g.size == n and n > 1:
+        if np.all(g == 1):  # sizes of n one-row queries, or the ids of one query
+            raise ValueError(
+                f"group is {n} ones: as query sizes (LightGBM's group) every row is a "
+                "query of its own, with nothing to rank (every ranking metric 1, every "
+                "gradient 0). If they are per-row query ids, pass them as qid=; if all "
+                "rows are one query, pass group=[n_rows] (or declare group-less ranking)")
         raise ValueError(
             f"group has one entry per row ({n}): group takes query sizes (LightGBM's "
             "group), so these look like per-row query ids — pass them as qid= instead")

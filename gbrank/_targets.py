@@ -20,9 +20,9 @@ def relevance_targets(y: np.ndarray, target: str, max_grade: float | None,
                       threshold: float) -> np.ndarray:
     """Labels as probabilities of relevance in [0, 1] (see
     :class:`gbrank.objectives.CrossEntropy`)."""
-    if target == "auto":
-        target = "identity" if (y.size == 0 or (y.min() >= 0.0 and y.max() <= 1.0)) \
-            else "exponential"
+    if target == "auto":  # a max_grade says the labels are grades, whatever their range
+        target = "identity" if max_grade is None and (
+            y.size == 0 or (y.min() >= 0.0 and y.max() <= 1.0)) else "exponential"
     if target == "identity":
         bad = np.flatnonzero((y < 0.0) | (y > 1.0))
         if bad.size:

@@ -35,6 +35,21 @@ def test_ranking_names(name, expected):
     assert m(Y, S, G) == expected()
 
 
+@pytest.mark.parametrize("family", ["precision", "recall", "PRECISION"])
+def test_precision_and_recall_need_a_cut_off(family):
+    """Over every row of a query both are the same for any scores (the share of
+    relevant rows; recall 1): as an early-stopping metric, a scorer or a study's, they
+    would judge nothing."""
+    values = set()  # what the refusal guards against: three scorings, two values
+    for s in (S, -S, np.zeros_like(S)):
+        values |= {metrics.precision_at_k(Y, s, G, None), metrics.recall_at_k(Y, s, G, None)}
+    assert len(values) == 2 and 1.0 in values
+    with pytest.raises(ValueError, match=(
+            f"metric '{family}' without a cut-off judges every row of a query, and .* is "
+            f"then the same whatever the scores: name one, {family.lower()}@10")):
+        get_metric(family)
+
+
 P = 1.0 / (1.0 + np.exp(-3.0 * S))  # probabilities, on the same side of 0.5 as S of 0
 
 

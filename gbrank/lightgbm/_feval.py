@@ -78,11 +78,14 @@ class _FEval:
             if ranking:
                 check_fold_keeps_queries(ds)
             warn_lightgbm_builtin_metrics(ds, self.metrics[0].key)
+            self._check_start(ds)
         if ranking:
             group = self._queries(ranking[0].name, group, ds is not None)
         margin = self._margin(preds, ds)
+        targets = self._training_targets(ds)
         out = []
         for m in self.metrics:
+            m = m.with_targets(targets)
             if margin is not None:
                 m = m.with_margin(margin)
             if m.kind == "clicks":
@@ -92,6 +95,52 @@ class _FEval:
                 value = m(y, preds, group if m.kind == "ranking" else None, weight)
             out.append((m.key, value, m.higher_is_better))
         return out
+
+    @staticmethod
+    def _training_targets(ds: Any) -> dict[str, Any] | None:
+        """For ``logloss`` and ``ece`` on a validation Dataset (or an ``lgb.cv`` fold)
+        of a training on grades: the training labels' top grade, the ``g_max`` a
+        calibrated objective's default mapping learned from (``CrossEntropy()``,
+        ``calibration=α``). Without it, a part whose grades are all 0 or 1 would be
+        read as clicks and one topping at 3 of a 0-4 scale mapped to other targets."""
+        ref = None if ds is None else getattr(ds, "reference", None)
+        if ref is None:
+            return None
+        y = ref.get_label()
+        if y is None or np.size(y) == 0:
+            return None
+        y = np.asarray(y, dtype=np.float64)
+        if float(np.min(y)) >= 0.0 and float(np.max(y)) <= 1.0:
+            return None  # clicks or rates: targets as they are
+        return {"max_grade": float(np.max(y))}
+
+    def _check_start(self, ds: Any) -> None:
+        """Refuse an evaluation Dataset without the start (``init_score``) its training
+        Dataset has: the booster's predictions on it lack the start, so the metric
+        would judge other scores than the model gives. A start that is constant (one
+        per class) matters to the metrics that read the scale and to none of the
+        ranking ones; a per-row start (an earlier model's scores) to every metric."""
+        ref = getattr(ds, "reference", None)
+        if ref is None or ds.get_init_score() is not None:
+            return
+        start = ref.get_init_score()
+        if start is None:
+            return
+        start = np.asarray(start, dtype=np.float64)
+        rows = start.reshape(ref.num_data(), -1) if start.size else start
+        constant = rows.size == 0 or bool(np.all(rows == rows[:1]))
+        judged = [m.name for m in self.metrics if m.reads_scale or not constant]
+        if not judged:
+            return
+        fix = ("np.full(len(y_valid), obj.init_score(y_train)) for a constant start; an "
+               "(n, K) array for K classes" if constant else
+               "the earlier model's raw predictions on those rows")
+        raise ValueError(
+            f"this evaluation Dataset has no init_score and the training Dataset starts "
+            f"from one ({'constant' if constant else 'per row'}): LightGBM adds a "
+            f"Dataset's own start to the model's raw scores, so {judged[0]} would judge "
+            "other scores than the model gives on these rows. Give it the same start: "
+            f"lgb.Dataset(X_valid, y_valid, init_score=...) with {fix}")
 
     def _positions(self, name: str, ds: Any, n: int) -> np.ndarray:
         """The logged positions of the ``n`` rows evaluated (from ``ds``): those given to

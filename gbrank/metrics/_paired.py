@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from gbrank._validation import check_bool, check_finite, check_integer
+
 __all__ = ["PairedDifference", "paired_difference"]
 
 
@@ -120,10 +122,18 @@ def paired_difference(a: Any, b: Any, *, higher_is_better: bool = True,
     if a.size != b.size:
         raise ValueError(f"a has {a.size} units and b {b.size}; a paired comparison needs "
                          "the same units")
+    check_finite(a, "a's scores")  # a failed unit is no score: drop it from both
+    check_finite(b, "b's scores")
+    higher_is_better = check_bool(higher_is_better, "higher_is_better")
+    if n_folds is not None:
+        n_folds = check_integer(n_folds, "n_folds", 2)
+    if not (isinstance(level, (int, float, np.floating)) and 0.0 < float(level) < 1.0):
+        raise ValueError(f"level must be a coverage in (0, 1), got {level!r}")
+    level = float(level)
     d = a - b if higher_is_better else b - a
     if d.size < 2:
         return PairedDifference(d, float("inf"), -np.inf, np.inf, level)
-    factor = 1.0 / d.size + (1.0 / max(1, n_folds - 1) if n_folds is not None else 0.0)
+    factor = 1.0 / d.size + (1.0 / (n_folds - 1) if n_folds is not None else 0.0)
     se = float(np.sqrt(np.var(d, ddof=1) * factor))
     half = float(stats.t.ppf(0.5 + level / 2, d.size - 1)) * se
     m = float(np.mean(d))

@@ -115,8 +115,11 @@ def ndcg(y: Any, s: Any, group: Any = None, k: int | None = 10, label_gain: Any 
     weight : array-like, optional
         Per-query weights, or per-row (first row of each query counts).
     gain : {"exponential", "linear"}, default "exponential"
-        ``2**l - 1`` (LightGBM, XGBoost) or ``l`` (scikit-learn's ``ndcg_score``,
-        trec_eval's ``ndcg_cut``; labels may be non-integer).
+        ``2**l - 1`` (LightGBM, XGBoost) or ``l`` (the gain of scikit-learn's
+        ``ndcg_score`` and trec_eval's ``ndcg_cut``; labels may be non-integer). Tied
+        scores are still ranked by row order: ``ndcg_score`` averages the gains of
+        tied rows (``ignore_ties=False``), so the two agree when no scores tie, and
+        an all-zero query scores 1 here, 0 there.
 
     Returns
     -------

@@ -4,9 +4,11 @@
 ``(y, s, group=None, weight=None) -> float`` that every adapter (LightGBM ``feval``,
 XGBoost ``custom_metric``) uses. Forms:
 
-- ``ndcg``, ``err``, ``map``, ``mrr``, ``precision``, ``recall`` with an optional
-  ``@k`` (``ndcg@10``); without ``@k`` the metric runs over every row of a query
-  (``k=None``), unlike LightGBM's ``ndcg`` which defaults to ``eval_at=1..5``.
+- ``ndcg``, ``err``, ``map``, ``mrr`` with an optional ``@k`` (``ndcg@10``); without
+  ``@k`` the metric runs over every row of a query (``k=None``), unlike LightGBM's
+  ``ndcg`` which defaults to ``eval_at=1..5`` and :func:`gbrank.metrics.ndcg`, whose
+  ``k`` defaults to 10. ``precision@<k>``, ``recall@<k>``: over every row they would
+  not depend on the scores, so the cut-off is required.
 - ``pair_accuracy``.
 - ``ips_dcg``, ``ips_dcg@<k>``: inverse-propensity-scored DCG on click logs (labels are
   clicks); it needs every row's logged position and the examination propensities,
@@ -140,6 +142,21 @@ class Metric:
             return self
         return replace(self, params={**self.params, "threshold": threshold})
 
+    def with_targets(self, mapping: Mapping[str, Any] | None) -> Metric:
+        """The same calibration metric (``logloss``, ``ece``) mapping labels to targets
+        as ``mapping`` says (``target``, ``max_grade``, ``threshold``: a calibrated
+        objective's :meth:`~gbrank.objectives.CrossEntropy.target_mapping` of its
+        training labels), so a validation part whose grades happen to be 0 or 1 is
+        judged against the targets the model learned. Other metrics, and ``None``, are
+        returned unchanged."""
+        if mapping is None or self.func not in (_calibration.log_loss,
+                                                _calibration.expected_calibration_error):
+            return self
+        keys = {"target", "max_grade", "threshold"}
+        if not set(mapping) <= keys:
+            raise ValueError(f"a target mapping holds {sorted(keys)}, got {sorted(mapping)}")
+        return replace(self, params={**self.params, **mapping})
+
     @property
     def reads_scale(self) -> bool:
         """Whether the value depends on the scale of the scores, probabilities or raw
@@ -185,8 +202,8 @@ _READS_SCALE = frozenset({_binary.fbeta, _binary.f1, _binary.balanced_measure,
                           _multiclass.multiclass_log_loss})
 
 _NAME_FORMS = (
-    "ndcg, ndcg@<k>, err, err@<k>, map, map@<k>, mrr, mrr@<k>, precision, precision@<k>, "
-    "recall, recall@<k>, pair_accuracy, ips_dcg, ips_dcg@<k>, f1, fbeta:<beta>, balanced, ap, "
+    "ndcg, ndcg@<k>, err, err@<k>, map, map@<k>, mrr, mrr@<k>, precision@<k>, "
+    "recall@<k>, pair_accuracy, ips_dcg, ips_dcg@<k>, f1, fbeta:<beta>, balanced, ap, "
     "logloss, ece, ece:<bins>, macro_f1, weighted_f1, micro_f1, macro_fbeta:<beta>, "
     "weighted_fbeta:<beta>, micro_fbeta:<beta>, balanced_accuracy, mlogloss"
 )
@@ -287,6 +304,13 @@ def get_metric(name: str | Metric) -> Metric:
     if family not in METRICS:
         raise _unknown(name)
     func, kind, takes_k = METRICS[family]
+    if family in ("precision", "recall") and k is None:
+        # Over every row of a query the share of relevant rows (recall: 1) is the same
+        # for any scores: early stopping, a scorer or a study would judge nothing.
+        raise ValueError(
+            f"metric {name!r} without a cut-off judges every row of a query, and "
+            f"{'the share of relevant rows' if family == 'precision' else 'recall, 1,'} "
+            f"is then the same whatever the scores: name one, {family}@10")
     if m and (not takes_k or k < 1):
         raise _unknown(name, "bad cut-off in metric" if takes_k else "no @k for metric")
     params: dict[str, Any] = {"k": k} if takes_k else {}

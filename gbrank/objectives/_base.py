@@ -128,6 +128,14 @@ class Objective:
         """Loss-optimal constant raw score (LightGBM starts custom objectives at 0)."""
         return 0.0
 
+    def target_mapping(self, y: Any) -> dict[str, Any] | None:
+        """How this objective's probability term maps its training labels ``y`` to
+        targets in [0, 1], as the calibration metrics take it (``{"target",
+        "max_grade", "threshold"}``, a default that depends on the data fixed from
+        ``y``), so that other rows are judged against the targets the model learned;
+        ``None`` without such a term."""
+        return None
+
     # -- boosters ---------------------------------------------------------------------
     def booster_grad_hess(self, y: Any, preds: Any, group: Any = None,
                           weight: Any = None) -> tuple[np.ndarray, np.ndarray]:

@@ -223,6 +223,14 @@ class Combination(Objective):
         return float(sum(w * v for w, v in zip(weights, results, strict=True)
                          if v is not None))
 
+    def target_mapping(self, y: Any) -> dict[str, Any] | None:
+        """The mapping of the first part that has one."""
+        for _, obj in self._params().parts:
+            mapping = obj.target_mapping(y)
+            if mapping is not None:
+                return mapping
+        return None
+
     def bind_data_defaults(self, y: Any) -> Combination:
         p = self._params()
         return Combination([(n, obj.bind_data_defaults(y)) for n, obj in p.parts],
@@ -272,6 +280,11 @@ class CalibrationMixin:
         mean target (the calibration term's optimum)."""
         mix = self._calibrated()
         return 0.0 if mix is None else mix.init_score(y, weight)
+
+    def target_mapping(self, y: Any) -> dict[str, Any] | None:
+        """The calibration term's mapping (``None`` uncalibrated)."""
+        mix = self._calibrated()
+        return None if mix is None else mix.target_mapping(y)
 
     def _calibrated(self) -> Combination | None:
         p = self._params()

@@ -43,8 +43,9 @@ class CrossEntropy(Objective):
       so the top grade is 1);
     - ``"linear"``: :math:`t = l / g_{max}`;
     - ``"binary"``: :math:`t = 1` for :math:`l \ge` ``threshold``, else 0;
-    - ``"auto"`` (default): ``"identity"`` when every label lies in [0, 1], else
-      ``"exponential"``.
+    - ``"auto"`` (default): ``"identity"`` when every label lies in [0, 1] and no
+      ``max_grade`` is given, else ``"exponential"`` (a ``max_grade`` says the labels
+      are grades, so a part of the data whose grades are all 0 or 1 maps as the whole).
 
     :math:`g_{max}` is ``max_grade``, or the largest label of the data given (so the
     mapping of one call depends on all its labels; :meth:`bind_data_defaults` fixes it
@@ -118,6 +119,10 @@ class CrossEntropy(Objective):
         """:math:`\\sum_i w_i \\ell(t_i, s_i)` (a sum over rows)."""
         t, s, w = self._inputs(y, s, weight)
         return float(_k.cross_entropy_loss(t, s, w))
+
+    def target_mapping(self, y: Any) -> dict[str, Any]:
+        p = self.bind_data_defaults(y)._params()
+        return {"target": p.target, "max_grade": p.max_grade, "threshold": p.threshold}
 
     def bind_data_defaults(self, y: Any) -> CrossEntropy:
         p = self._params()

@@ -338,13 +338,15 @@ feature_names_in_, feature_importances_
 
     def _split(self, codes: np.ndarray, k: int, frac: float,
                rng: np.random.RandomState) -> tuple[np.ndarray, np.ndarray]:
-        """Stratified training and validation rows: ``frac`` of each class's rows (at
-        least one row left to train on per class)."""
+        """Stratified training and validation rows: ``frac`` of each class's rows, at
+        least one of each class of two or more rows (a threshold or offsets chosen on a
+        split without a class would be chosen blind), at least one row left to train
+        on per class."""
         n = codes.size
         held = []
         by_class = [rng.permutation(np.flatnonzero(codes == c)) for c in range(k)]
         for idx in by_class:
-            m = min(int(round(frac * idx.size)), idx.size - 1)
+            m = min(max(int(round(frac * idx.size)), 1), idx.size - 1)
             held.append(idx[:max(m, 0)])
         va = np.sort(np.concatenate(held))
         big = max(by_class, key=len)
@@ -388,6 +390,15 @@ feature_names_in_, feature_importances_
             from gbrank.metrics import best_threshold
 
             Xs, ys, ws = (Xv, yv, wv) if Xv is not None else (Xt, yt, wt)
+            if not np.any(ys == 1.0) or np.all(ys == 1.0):
+                where = "the validation split" if va is not None else (
+                    "eval_set" if own is not None else "the training rows")
+                raise ValueError(
+                    f"threshold='auto' chooses the F_beta-best threshold on {where}, which "
+                    f"holds {int(np.sum(ys == 1.0))} of {ys.size} rows of the positive class "
+                    f"{np.asarray(self.pos_label_).tolist()!r}: no threshold can be chosen "
+                    "there. Give more rows of each class (or an eval_set holding both), or "
+                    "a threshold in (0, 1)")
             z = self._raw(Xs) + init
             self._margin_threshold = best_threshold(ys, z, beta, weight=ws, margin=True)[0]
         if holdout and not early:

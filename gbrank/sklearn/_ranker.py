@@ -145,6 +145,12 @@ class GBRanker(_RankingInput, _GBBase):
         (:class:`~gbrank.objectives.PositionBias`), never part of ``predict``.
     classes_ : ndarray [0, 1]
         For a calibrated objective only: ``predict_proba``'s columns.
+    calibration_targets_ : dict
+        For a calibrated objective only: how its training labels became targets in
+        [0, 1] (``target``, ``max_grade``, ``threshold``; the top grade fixed from
+        them), which ``score``, early stopping and
+        :func:`gbrank.sklearn.make_scorer` give ``"logloss"`` and ``"ece"``: other rows
+        are judged against the targets the model learned, whatever grades they hold.
     n_features_in_, feature_names_in_ : as in scikit-learn.
     feature_importances_ : ndarray
         Normalised total gain per column of ``X`` (0 for the query-id and position
@@ -364,6 +370,13 @@ class GBRanker(_RankingInput, _GBBase):
         # A ranking loss ignores a constant; a calibrated one starts from the logit of
         # the mean target, as a binary objective does.
         self.init_score_ = 0.0 if isinstance(obj, str) else float(obj.init_score(yt, wt))
+        mapping = None if isinstance(obj, str) else obj.target_mapping(yt)
+        if mapping is not None:
+            self.calibration_targets_ = mapping
+            if metric.metric is not None:
+                metric.metric = metric.metric.with_targets(mapping)
+        else:
+            self.__dict__.pop("calibration_targets_", None)
         self._train(p, obj, Xt, yt, gt, wt, self.init_score_, Xv, yv, gv, wv, metric, seed,
                     position=pos_t)
         if not isinstance(obj, str) and getattr(obj, "probability", False):
@@ -433,6 +446,7 @@ class GBRanker(_RankingInput, _GBBase):
         qid = self._one_query_source(X, feats, qid, group, feats.shape[0],
                                      check_bool(self.groupless, "groupless"), "score")
         metric = get_metric(self.scoring).with_margin(True)  # predict gives margins
+        metric = metric.with_targets(getattr(self, "calibration_targets_", None))
         if metric.kind != "clicks":
             return float(metric(y, s, qid=qid))
         position = self._one_position_source(position, in_X)

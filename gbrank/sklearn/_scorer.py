@@ -21,15 +21,18 @@ __all__ = ["make_scorer"]
 class _MetricScore:
     """Score function for :func:`sklearn.metrics.make_scorer` (module-level: picklable,
     so scorers work with ``n_jobs``). ``margin`` binds the scale of ``y_score`` for the
-    metrics that read it (``None``: the metric's own default, probabilities)."""
+    metrics that read it (``None``: the metric's own default, probabilities);
+    ``targets`` a calibration metric's label-to-target mapping
+    (:meth:`gbrank.metrics.Metric.with_targets`)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.__name__ = name  # scikit-learn's scorer repr reads it
 
     def __call__(self, y_true: Any, y_score: Any, qid: Any = None,
-                 sample_weight: Any = None, margin: bool | None = None) -> float:
-        metric = get_metric(self.name)
+                 sample_weight: Any = None, margin: bool | None = None,
+                 targets: dict[str, Any] | None = None) -> float:
+        metric = get_metric(self.name).with_targets(targets)
         if margin is not None:
             metric = metric.with_margin(margin)
         return float(metric(y_true, y_score, weight=sample_weight, qid=qid))
@@ -157,8 +160,13 @@ class _ScaledScorer(_SklearnScorer):
     def _score(self, method_caller: Any, estimator: Any, X: Any, y_true: Any,
                **kwargs: Any) -> float:
         y_score, margin = self._predictions(estimator, X)
+        # A calibrated GBRanker's targets are those its training labels mapped to (not
+        # the judged rows' own: 0/1 grades of a 0-4 scale are not clicks); a mapping
+        # given to make_scorer wins.
+        targets = getattr(_final_step(estimator), "calibration_targets_", None)
         return self._sign * self._score_func(y_true, y_score, margin=margin,
-                                             **{**self._kwargs, **kwargs})
+                                             **{"targets": targets, **self._kwargs,
+                                                **kwargs})
 
     def _predictions(self, estimator: Any, X: Any) -> tuple[Any, bool | None]:
         """The predictions and their scale (``None``: probabilities or labels, as the

@@ -36,9 +36,11 @@ import sys
 import time
 from pathlib import Path
 
+from gbrank.tuning._cli_data import PROG
+from gbrank.tuning._cli_data import fail as _fail
+from gbrank.tuning._cli_data import load_tasks as _load_tasks
+from gbrank.tuning._cli_data import metric_kind as _metric_kind
 from gbrank.tuning._config import EMBEDDED_TIMEOUT, QUICK, TuneConfig, field_help
-
-PROG = "gbrank tune"
 
 # The fields of TuneConfig the command line sets, by flag; each flag's help and default
 # come from TuneConfig. The others: progress (--quiet), run_trials (--report-only),
@@ -56,11 +58,6 @@ _TYPES = {"int": int, "float": float, "str": str, "Path": Path}
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit code 2, no usage block
         _fail(message)
-
-
-def _fail(message: str) -> None:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
-    raise SystemExit(2)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -201,201 +198,6 @@ def _fill_defaults(args: argparse.Namespace) -> None:
                     else defaults[name])
     if args.timeout is None and args.data is None and not args.quick:
         args.timeout = EMBEDDED_TIMEOUT
-
-
-def _load_tasks(args: argparse.Namespace):
-    import numpy as np
-
-    from gbrank.datasets import (
-        TABLE_SUFFIXES,
-        NonNumericColumnsError,
-        load_data,
-        load_table,
-        table_columns,
-    )
-    from gbrank.tuning import Task, default_tasks, task_from_arrays
-    from gbrank.tuning._sources import infer_kind
-
-    if args.data is None:
-        return default_tasks(quick=args.quick)
-    letor = _letor_source(args)
-    if letor is not None:
-        from gbrank.tuning._sources import letor_task
-
-        try:
-            return [letor_task(letor, args.fold, test=args.test_data, seed=args.seed)]
-        except (OSError, ValueError) as exc:
-            _fail(f"--data: {' '.join(str(exc).split()) or type(exc).__name__}")
-    table = args.data.suffix.lower() in TABLE_SUFFIXES
-    drop = [c.strip() for c in (args.drop_cols or "").split(",") if c.strip()] or None
-    if table and not args.label_col:
-        _fail(f"--label-col: {args.data} is a table (CSV/Parquet); name its column of "
-              "labels with --label-col")
-    if not table and (args.label_col or args.qid_col or drop):
-        _fail(f"--label-col, --qid-col and --drop-cols choose columns of a CSV/Parquet "
-              f"table; {args.data} is read as LETOR/SVMlight")
-    if not table and args.position_col:
-        _fail(f"--position-col chooses a column of a CSV/Parquet table; {args.data} is "
-              "read as LETOR/SVMlight")
-    if args.position_col and args.qid_col is None:
-        _fail("--position-col: a click log's positions are ranks within a session or "
-              "query; name its column with --qid-col (without it every row would be one "
-              "list, and ips_dcg@10 would judge the top 10 of the whole log)")
-    if args.test_data is not None and (args.test_data.suffix.lower() in TABLE_SUFFIXES
-                                       ) != table:
-        _fail(f"--test-data: {args.test_data} must be in the format of --data (a table with "
-              "a table, LETOR/SVMlight with LETOR/SVMlight)")
-    names = None
-    try:
-        if table:
-            # The table's column names go to every booster the tuner trains and saves.
-            X, y, g, names = load_table(args.data, args.label_col, args.qid_col,
-                                        drop_cols=drop)
-            X, names, pos = _position_column(args, args.data, X, names)
-        else:
-            X, y, g = load_data(args.data)
-            pos = None
-        clicks = ({} if pos is None else {"position": pos, "propensity": args.propensity})
-        kind = args.task or ("ranking" if pos is not None or args.groupless
-                             else infer_kind(y, g))
-        groupless = _groupless(args, args.data, table, kind, g, names)
-        if args.test_data is None:
-            return [task_from_arrays(args.data.name, X, y, None if groupless else g,
-                                     kind=kind, seed=args.seed,
-                                     description=f"{args.data}; 20% held out"
-                                     + ("; group-less: all rows one query" if groupless
-                                        else ""),
-                                     feature_names=names, groupless=groupless, **clicks)]
-        n_feat = X.shape[1]
-        logged = pos is not None  # the held-out rows' positions are read too
-        if table:  # the same features, matched by name
-            # A click log's held-out table without the position column holds true
-            # grades (e.g. editorial judgments): its test is judged by them.
-            logged = logged and args.position_col in table_columns(args.test_data)
-            cols = [*names, args.position_col] if logged else names
-            Xt, yt, gt, _ = load_table(args.test_data, args.label_col, args.qid_col,
-                                       feature_cols=cols)
-            if logged:  # the test rows' positions, in their rows' order
-                Xt, clicks["position_test"] = Xt[:, :-1], Xt[:, -1]
-        else:
-            try:  # no query structure: group None (load_letor's would be one query)
-                Xt, yt, gt = load_data(args.test_data, n_features=n_feat)
-            except ValueError:
-                Xt, yt, gt = load_data(args.test_data)
-        if Xt.shape[1] != n_feat:
-            raise ValueError(f"{args.test_data}: {Xt.shape[1]} features, --data has {n_feat}")
-        if kind == "ranking":
-            if groupless and gt is not None and len(gt) > 1:
-                _fail(f"--test-data: {args.test_data} has {len(gt)} queries and --data is "
-                      "one query (group-less): give both parts the same structure")
-            if not groupless and gt is None:
-                _fail(f"--test-data: {args.test_data} has no query ids"
-                      + (f" (no {args.qid_col!r} column)" if args.qid_col else
-                         " (no qid: fields, no .query file)")
-                      + " and --data has queries: give the held-out rows the ids of their "
-                      "queries")
-        g = None if groupless else g
-        gt = None if groupless else gt
-        what = (f" (true grades in its {args.label_col!r} column, judged by ndcg@10 on "
-                "them)" if pos is not None and not logged else "")
-        if what and not args.quiet:  # said at once: a click table that lost its column
-            print(f"[tune] --test-data {args.test_data} has no {args.position_col!r} column: "
-                  f"its {args.label_col!r} column is read as true grades, and the held-out "
-                  "test is judged by ndcg@10 on them (the tuning still by ips_dcg@10 on "
-                  "the clicks)", flush=True)
-        return [Task(args.data.name, kind, X, np.asarray(y, float), g, Xt,
-                     np.asarray(yt, float), gt,
-                     f"{args.data}; test: {args.test_data}{what}"
-                     + ("; group-less: all rows one query" if groupless else ""),
-                     feature_names=names, groupless=groupless, **clicks)]
-    except NonNumericColumnsError as exc:
-        _fail(f"--data: {' '.join(exc.problem.split())}; encode them as numbers in the "
-              f"file, or leave them out with --drop-cols {','.join(exc.columns)}")
-    except (OSError, ValueError, ImportError, KeyError) as exc:
-        msg = " ".join(str(exc).split()) or type(exc).__name__
-        _fail(f"--data: {msg}")
-
-
-def _groupless(args: argparse.Namespace, path: Path, table: bool, kind: str, group,
-               names: list[str] | None = None) -> bool:
-    """Whether ``path``'s data are group-less ranking: declared with ``--groupless``, or
-    one query given explicitly (a qid column or qid: fields of one id). Ranking data
-    without query ids and without the flag, and the flag beside several queries, end
-    the run naming the fixes."""
-    if kind != "ranking":
-        return False
-    if group is None and not args.groupless:
-        from gbrank._queries import id_like_names
-
-        like = id_like_names(names or [])
-        col = like[0] if like else "COL"
-        where = (f"name its column of query ids with --qid-col {col}" if table else
-                 f"give every row the qid:<id> of its query (or a {path.name}.query file of "
-                 "query sizes beside it)")
-        why = ("" if args.task else
-               " (graded labels; --task binary|multiclass if they are classes)")
-        _fail(f"--data: {path} is ranking data{why} without query ids: {where}, or, if all "
-              "rows really are one query (group-less ranking), declare it with --groupless")
-    if group is not None and len(group) > 1 and args.groupless:
-        _fail(f"--groupless declares all rows one query, and {path} has {len(group)} queries "
-              "(qid: fields or a .query file): drop --groupless to rank within each query")
-    return group is None or len(group) < 2
-
-
-def _position_column(args: argparse.Namespace, path: Path, X, names: list[str]):
-    """``X`` and its feature names without the ``--position-col`` column, and that
-    column (``None`` without the flag)."""
-    import numpy as np
-
-    col = args.position_col
-    if col is None:
-        return X, names, None
-    if col not in names:
-        why = ("the label column" if col == args.label_col else "the qid column"
-               if col == args.qid_col else "left out by --drop-cols"
-               if col in (args.drop_cols or "").split(",") else "not a column")
-        _fail(f"--position-col: {col!r} is {why} of {path} (numeric columns: "
-              f"{', '.join(names[:12])})")
-    at = names.index(col)
-    return np.delete(X, at, axis=1), [n for n in names if n != col], X[:, at]
-
-
-def _metric_kind(name: str) -> str:
-    from gbrank.metrics import get_metric
-
-    return get_metric(name).kind
-
-
-def _letor_source(args: argparse.Namespace):
-    """A LETOR folder (parts or a fold folder) or a list of LETOR files named by
-    ``--data``, or None for a single file or table."""
-    data = args.data
-    if data.is_dir():
-        if args.groupless:
-            _fail(f"--groupless: {data} is a LETOR folder, tuned over its queries; drop "
-                  "--groupless")
-        if args.test_data is not None:
-            _fail(f"--test-data: {data} is a folder, which holds its own held-out part")
-        if args.label_col or args.qid_col or args.drop_cols:
-            _fail(f"--label-col, --qid-col and --drop-cols choose columns of a CSV/Parquet "
-                  f"table; {data} is a LETOR folder")
-        if args.position_col:
-            _fail(f"--position-col chooses a column of a CSV/Parquet table; {data} is a "
-                  "LETOR folder")
-        return data
-    if not data.exists() and "," in str(data):
-        if args.groupless:
-            _fail("--groupless: --data names LETOR files, tuned over their queries; drop "
-                  "--groupless")
-        if args.position_col:
-            _fail("--position-col chooses a column of a CSV/Parquet table; --data names "
-                  "LETOR files")
-        paths = [Path(p.strip()) for p in str(data).split(",") if p.strip()]
-        missing = [str(p) for p in paths if not p.is_file()]
-        if missing:
-            _fail(f"--data: {', '.join(missing)}: no such file")
-        return paths
-    return None
 
 
 def _config(args: argparse.Namespace, keys: list[str] | None) -> TuneConfig:

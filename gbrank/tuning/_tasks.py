@@ -277,6 +277,16 @@ class Task:
         elif self.propensity is not None:
             raise ValueError(f"{self.name}: propensities weigh the clicks of logged "
                              "positions, and the task has no positions")
+        if self.kind == "binary":
+            from gbrank._validation import prepare_binary
+
+            for part, y in (("y", self.y), ("y_test", self.y_test)):
+                try:  # refused here, before any study starts, not in its first metric
+                    prepare_binary(y, np.zeros(len(y)))
+                except ValueError as exc:
+                    raise ValueError(f"{self.name}: {part}: {exc} (a binary task; "
+                                     "graded labels are a ranking or multiclass task)"
+                                     ) from None
         if self.kind == "multiclass":
             for part, y in (("y", self.y), ("y_test", self.y_test)):
                 y = np.asarray(y, dtype=np.float64)

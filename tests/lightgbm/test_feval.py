@@ -170,3 +170,74 @@ def test_ranking_metrics_refuse_data_without_queries_unless_groupless():
     assert feval("f1", margin=True)(s, flat01)[0][1] == metrics.f1(y > 0, s, margin=True)
     with pytest.raises(ValueError, match="groupless must be True or False"):
         feval("ndcg", groupless=None)
+
+
+@pytest.mark.parametrize("metric,per_row", [("logloss", False), ("f1", False),
+                                            ("ndcg@5", True)])
+def test_an_evaluation_dataset_without_the_trainings_start_is_refused(metric, per_row):
+    """LightGBM adds each Dataset's own init_score to the raw scores it hands feval: a
+    validation Dataset without the training's start would be judged on other scores
+    than the model gives (focal logloss 0.570 logged against a true 0.145)."""
+    X, y = _binary()
+    Xv, yv = _binary(300, seed=1)
+    group, group_v = np.full(60, 10), np.full(30, 10)
+    obj = FocalLoss(gamma=0.0)
+    start = (np.linspace(-1, 1, y.size) if per_row else np.full(y.size, obj.init_score(y)))
+    dtr = lgb.Dataset(X, y, init_score=start, group=group)
+    bare = lgb.Dataset(Xv, yv, reference=dtr, group=group_v)
+    with pytest.raises(ValueError, match=(
+            f"this evaluation Dataset has no init_score and the training Dataset starts "
+            f"from one \\({'per row' if per_row else 'constant'}\\): LightGBM adds a "
+            f"Dataset's own start to the model's raw scores, so {metric} would judge")):
+        lgb.train({**PARAMS, "objective": obj}, dtr, 3, valid_sets=[bare],
+                  feval=feval(metric))
+    # Given the start, the logged value is the model's: the metric of its raw scores.
+    vstart = np.full(yv.size, obj.init_score(y))
+    dva = lgb.Dataset(Xv, yv, reference=dtr, init_score=vstart, group=group_v)
+    log: dict = {}
+    booster = lgb.train({**PARAMS, "objective": obj}, dtr, 3, valid_sets=[dtr, dva],
+                        feval=feval(metric), callbacks=[lgb.record_evaluation(log)])
+    if not per_row:
+        z = booster.predict(Xv, raw_score=True) + vstart
+        m = metrics.get_metric(metric).with_margin(True)
+        expected = m(yv, z, group_v if m.kind == "ranking" else None, None)
+        assert log["valid_1"]["gbrank_" + metric][-1] == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_constant_start_does_not_matter_to_ranking_metrics():
+    X, y = _binary()
+    Xv, yv = _binary(300, seed=1)
+    dtr = lgb.Dataset(X, y, init_score=np.full(y.size, -0.5), group=np.full(60, 10))
+    dva = lgb.Dataset(Xv, yv, reference=dtr, group=np.full(30, 10))
+    log: dict = {}
+    lgb.train({**PARAMS, "objective": FocalLoss(gamma=0.0)}, dtr, 3, valid_sets=[dva],
+              feval=feval("ndcg@5"), callbacks=[lgb.record_evaluation(log)])
+    assert len(log["valid_0"]["gbrank_ndcg@5"]) == 3
+
+
+def test_logloss_on_a_validation_part_maps_grades_as_the_training_did():
+    """CrossEntropy() trained on grades 0-4 learns ERR's targets with g_max = 4; a
+    validation part whose grades are all 0 or 1 is judged against those targets, not
+    read as clicks (the newcomer's 0.5917 logged against 0.3112)."""
+    from gbrank.objectives import CrossEntropy
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((500, 4))
+    y = np.clip(np.round(X[:, 0] + rng.standard_normal(500)), 0, 4)
+    Xv = rng.standard_normal((200, 4))
+    yv = (Xv[:, 0] > 0.5).astype(float)  # grades 0 and 1 of the same scale
+    assert y.max() == 4
+    dtr = lgb.Dataset(X, y)
+    dva = lgb.Dataset(Xv, yv, reference=dtr)
+    log: dict = {}
+    booster = lgb.train({**PARAMS, "objective": CrossEntropy()}, dtr, 10,
+                        valid_sets=[dtr, dva], feval=feval("logloss", "ece"),
+                        callbacks=[lgb.record_evaluation(log)])
+    for name, part, X_, y_ in (("training", "training", X, y), ("valid", "valid_1", Xv, yv)):
+        z = booster.predict(X_, raw_score=True)
+        p = 1.0 / (1.0 + np.exp(-z))
+        t = (2.0 ** y_ - 1) / 15.0  # by hand: ERR's targets, g_max = 4
+        expected = float(np.mean(-t * np.log(p) - (1 - t) * np.log(1 - p)))
+        assert log[part]["gbrank_logloss"][-1] == pytest.approx(expected, rel=1e-9), name
+    assert log["valid_1"]["gbrank_ece"][-1] == metrics.expected_calibration_error(
+        yv, booster.predict(Xv, raw_score=True), margin=True, max_grade=4)

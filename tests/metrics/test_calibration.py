@@ -96,3 +96,22 @@ def test_predict_proba_columns_are_refused_naming_the_column(name):
     with pytest.raises(ValueError,
                        match=r"predict_proba's two columns\? .*predict_proba\(X\)\[:, 1\]"):
         getattr(metrics, name)(y, two)
+
+
+def test_a_max_grade_maps_labels_of_0_and_1_as_grades():
+    """Grades 0 and 1 of a 0-4 scale are not clicks: with ``max_grade`` the default
+    mapping is ERR's, t = (2^l - 1) / (2^4 - 1), so a part of the data whose grades
+    happen to be 0 or 1 is judged as the whole is."""
+    from gbrank.objectives import CrossEntropy
+
+    y, p = np.array([0.0, 1.0, 1.0]), np.array([0.1, 0.2, 0.05])
+    t = np.array([0.0, 1 / 15, 1 / 15])  # hand-worked targets
+    expected = float(np.mean(-t * np.log(p) - (1 - t) * np.log(1 - p)))
+    assert metrics.log_loss(y, p, max_grade=4) == pytest.approx(expected, rel=1e-12)
+    assert metrics.log_loss(y, p, max_grade=4) == metrics.log_loss(
+        y, p, target="exponential", max_grade=4)
+    assert metrics.log_loss(y, p) != pytest.approx(expected)  # no max_grade: clicks as they are
+    # The objective bound to all its data (grades up to 4) maps the part alike.
+    bound = CrossEntropy().bind_data_defaults(np.array([0.0, 4.0, 1.0]))
+    z = np.log(p / (1 - p))
+    assert bound.loss(y, z) / y.size == pytest.approx(expected, rel=1e-12)

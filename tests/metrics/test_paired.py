@@ -40,3 +40,24 @@ def test_direction_wins_and_the_one_se_rule():
     assert not paired_difference([0.6, 0.61, 0.62], [0.7, 0.7, 0.71]).within_one_se_or_better()
     with pytest.raises(ValueError, match="same units"):
         paired_difference([1.0, 2.0], [1.0])
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"n_folds": 1}, "n_folds must be"),
+    ({"n_folds": 0}, "n_folds must be"),
+    ({"level": 95}, "level must be a coverage in \\(0, 1\\), got 95"),
+    ({"level": 0.0}, "level must be a coverage in \\(0, 1\\)"),
+    ({"higher_is_better": "yes"}, "higher_is_better must be True or False"),
+])
+def test_arguments_outside_their_range_are_refused(kwargs, match):
+    """n_folds=1 used to read as 2 folds (a silently narrower interval), level=95 gave a
+    nan interval."""
+    with pytest.raises(ValueError, match=match):
+        paired_difference([0.7, 0.71, 0.72], [0.70, 0.70, 0.70], **kwargs)
+
+
+def test_a_failed_unit_is_refused_not_averaged_into_nan():
+    with pytest.raises(ValueError, match="a's scores"):
+        paired_difference([0.7, np.nan, 0.72], [0.70, 0.70, 0.70])
+    with pytest.raises(ValueError, match="b's scores"):
+        paired_difference([0.7, 0.71, 0.72], [0.70, np.inf, 0.70])

@@ -51,6 +51,8 @@ def ranking_cases(draw, max_queries=5, max_size=12, max_grade=4):
     mode = draw(st.sampled_from(["group", "qid", "qid_runs", "none"]))
     group = qid = weight = None
     nq = len(sizes)
+    if mode == "group" and nq > 1 and max(sizes) == 1:
+        mode = "qid"  # group= of n ones is refused (the ids of one query, or nothing to rank)
     if mode == "group":
         group = sizes
     elif mode == "qid":  # rows of a query anywhere

@@ -942,3 +942,33 @@ def test_class_balancing_sample_weight_is_warned_about_for_the_decision_rule():
         GBClassifier(n_estimators=5, decision="argmax").fit(X, y3, sample_weight=balanced)
         GBClassifier(n_estimators=5, threshold=0.3).fit(
             X, y2, sample_weight=compute_sample_weight("balanced", y2))
+
+
+def test_classifier_auto_threshold_is_chosen_on_a_split_holding_positives(monkeypatch):
+    """4 positives of 40 rows: 10 % of each class would hold out none (round(0.4)), and
+    a threshold 'chosen' there is blind. Each class of two or more rows gives the split
+    one; a class that cannot is refused, naming the fixes."""
+    import gbrank.metrics as gm
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    y = np.zeros(40)
+    y[[3, 11, 25, 31]] = 1
+    seen = []
+    real = gm.best_threshold
+
+    def spy(y_, s, *args, **kwargs):
+        seen.append(np.asarray(y_).copy())
+        return real(y_, s, *args, **kwargs)
+
+    monkeypatch.setattr(gm, "best_threshold", spy)
+    GBClassifier(**FAST).fit(X, y)
+    assert len(seen) == 1 and seen[0].size == 5 and seen[0].sum() == 1  # 1 of 4, 4 of 36
+    y1 = np.zeros(40)
+    y1[7] = 1
+    with pytest.raises(ValueError, match=(
+            "threshold='auto' chooses the F_beta-best threshold on the validation split, "
+            "which holds 0 of 4 rows of the positive class 1.0: no threshold can be chosen "
+            "there. Give more rows of each class")):
+        GBClassifier(**FAST).fit(X, y1)
+    assert GBClassifier(threshold=0.5, **FAST).fit(X, y1).threshold_ == 0.5

@@ -161,3 +161,57 @@ def test_groupless_declares_one_query_and_refuses_several():
         make_scorer("f1", groupless=True)
     with pytest.raises(ValueError, match="groupless must be True or False"):
         make_scorer("ndcg@10", groupless=1)
+
+
+def _low_grade_queries():
+    """Graded data (0-4) and the rows of its queries whose grades are all 0 or 1."""
+    from gbrank.datasets import make_ranking
+
+    X, y, g = make_ranking(n_queries=60, rows_per_query=10, n_features=4, seed=0)
+    q = np.repeat(np.arange(g.size), g)
+    low = np.isin(q, [u for u in np.unique(q) if y[q == u].max() <= 1])
+    assert y.max() == 4 and 20 <= low.sum() < y.size  # the case exists in these data
+    return X, y, q, low
+
+
+def _hand_log_loss(y, p, top):
+    """Cross-entropy against ERR's targets (2^l - 1) / (2^top - 1), written out."""
+    t = (2.0 ** y - 1) / (2.0 ** top - 1)
+    return float(np.mean(-t * np.log(p) - (1 - t) * np.log(1 - p)))
+
+
+@pytest.mark.parametrize("calibration", [0.5, 1.0])
+def test_a_calibrated_rankers_logloss_maps_other_rows_as_its_training_did(calibration):
+    """Grades 0 and 1 of a 0-4 scale are not clicks: make_scorer("logloss"), score and
+    early stopping judge them against the targets the model learned (the newcomer's
+    probe: -0.557 scored where the training's targets give -0.175)."""
+    from gbrank.objectives import RankNet
+
+    X, y, q, low = _low_grade_queries()
+    est = GBRanker(RankNet(calibration=calibration), scoring="logloss", **FAST).fit(
+        X, y, qid=q)
+    assert est.calibration_targets_ == {"target": "auto", "max_grade": 4.0,
+                                        "threshold": 1.0}
+    p = est.predict_proba(X[low])[:, 1]
+    expected = _hand_log_loss(y[low], p, 4)
+    assert make_scorer("logloss")(est, X[low], y[low]) == pytest.approx(-expected,
+                                                                        rel=1e-9)
+    assert est.score(X[low], y[low], qid=q[low]) == pytest.approx(expected, rel=1e-9)
+    assert metrics.log_loss(y[low], p) != pytest.approx(expected, rel=1e-3)  # the trap
+    # An uncalibrated ranker has no mapping (and no predict_proba).
+    assert not hasattr(GBRanker(RankNet(), **FAST).fit(X, y, qid=q), "calibration_targets_")
+
+
+def test_a_calibrated_rankers_early_stopping_logloss_uses_the_training_targets():
+    from gbrank.objectives import RankNet
+
+    X, y, q, low = _low_grade_queries()
+    fit_rows = ~low
+    est = GBRanker(RankNet(calibration=0.5), scoring="logloss", early_stopping_rounds=3,
+                   n_estimators=40, n_jobs=1, random_state=0).fit(
+        X[fit_rows], y[fit_rows], qid=q[fit_rows], eval_set=[(X[low], y[low])],
+        eval_qid=[q[low]])
+    curve = est.evals_result_["valid"]["logloss"]
+    p = est.predict_proba(X[low])[:, 1]  # at best_iteration_
+    assert curve[est.best_iteration_ - 1] == pytest.approx(_hand_log_loss(y[low], p, 4),
+                                                           rel=1e-9)

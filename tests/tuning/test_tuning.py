@@ -772,6 +772,9 @@ def _graded_files(tmp_path):
     df.drop(columns="query_id").to_csv(tmp_path / "flat.csv", index=False)
     df.drop(columns="query_id").assign(rel=df.rel % 2).to_csv(tmp_path / "binary.csv",
                                                                index=False)
+    # Grades that look like classes, beside a column of query ids (a ranking table)
+    df.assign(rel=df.rel % 2).to_csv(tmp_path / "qbinary.csv", index=False)
+    df.assign(rel=rng.integers(0, 3, n)).to_csv(tmp_path / "q012.csv", index=False)
     rows = [f"{r.rel} qid:{r.query_id} 1:{r.a:.4f} 2:{r.b:.4f}" for r in df.itertuples()]
     (tmp_path / "q.txt").write_text("\n".join(rows) + "\n")
     (tmp_path / "flat.txt").write_text("\n".join(r.replace(r.split()[1] + " ", "")
@@ -787,6 +790,21 @@ def _graded_files(tmp_path):
     (["--data", "q.csv", "--label-col", "rel"], "with --qid-col query_id, or"),
     (["--data", "binary.csv", "--label-col", "rel", "--task", "ranking"],
      "binary.csv is ranking data without query ids: name its column"),
+    (["--data", "qbinary.csv", "--label-col", "rel"],
+     "qbinary.csv has a column 'query_id' named like query ids and no --qid-col, so its "
+     "labels read as binary classes and 'query_id' as a feature: for ranking, name the "
+     "column with --qid-col query_id; if the rows are not grouped in queries, say so with "
+     "--task binary and leave the ids out with --drop-cols query_id"),
+    (["--data", "q012.csv", "--label-col", "rel"],
+     "labels read as multiclass classes and 'query_id' as a feature: for ranking, name the "
+     "column with --qid-col query_id;"),
+    (["--data", "qbinary.csv", "--label-col", "rel", "--metric", "ndcg@10"],
+     "qbinary.csv is ranking data (graded labels; --task binary|multiclass if they are "
+     "classes) without query ids: name its column of query ids with --qid-col query_id"),
+    (["--data", "q.csv", "--label-col", "rel", "--task", "binary", "--drop-cols",
+      "query_id"], "q.csv: y: binary labels must be {0, 1} or {-1, +1}; found 4 distinct "
+     "values including [2.0, 4.0] (a binary task; graded labels are a ranking or "
+     "multiclass task)"),
     (["--data", "flat.txt"],
      "flat.txt is ranking data (graded labels; --task binary|multiclass if they are "
      "classes) without query ids: give every row the qid:<id> of its query (or a "
