@@ -210,18 +210,23 @@ def click_log(X, y, g, scores, p: dict, seed: int):
 
 
 class _BestRound:
-    """The round count with the best IPS-DCG@10 on the held-out click log, checked every
-    ``ES_EVERY`` rounds; training stops ``ES_PATIENCE`` rounds after it."""
+    """The round count with the best held-out score, checked every ``ES_EVERY`` rounds;
+    training stops ``ES_PATIENCE`` rounds after it. The score: IPS-DCG@10 on the
+    held-out click log ``valid``, or ``score(predict)`` when given (the ceilings' NDCG@10
+    on true grades)."""
 
-    def __init__(self, valid) -> None:
-        self.valid, self.best, self.round = valid, -np.inf, 0
+    def __init__(self, valid, score=None) -> None:
+        self.valid, self.score, self.best, self.round = valid, score, -np.inf, 0
 
     def check(self, rounds: int, predict) -> bool:
         """Record round ``rounds``; True: stop."""
         if rounds % ES_EVERY:
             return False
-        Xv, cv, gv, pv, rho = self.valid[:5]
-        v = ips_dcg(cv, predict(Xv), pv, rho, gv, 10)
+        if self.score is not None:
+            v = self.score(predict)
+        else:
+            Xv, cv, gv, pv, rho = self.valid[:5]
+            v = ips_dcg(cv, predict(Xv), pv, rho, gv, 10)
         if v > self.best + 1e-12:
             self.best, self.round = v, rounds
         return rounds - self.round >= ES_PATIENCE
@@ -278,31 +283,32 @@ def _xgb_train(params, dtrain, valid, obj=None) -> tuple[xgb.Booster, int]:
 
 def _ceiling(on_xgb: bool, X, y, g, Xt, Xv, yv, gv) -> tuple[np.ndarray, int]:
     """The booster's own objective on the training queries' true grades, its round count
-    the best NDCG@10 on the validation queries' true grades (checked as ``_BestRound``
-    checks): what the clicks could teach at most, under the same stopping rule."""
-    best, best_round = -np.inf, 0
+    the best NDCG@10 on the validation queries' true grades (:class:`_BestRound`): what
+    the clicks could teach at most, under the same stopping rule."""
     if on_xgb:
         dtrain, dv = xgb.DMatrix(X, y, group=g), xgb.DMatrix(Xv)
         m = xgb.Booster({**XGB, "objective": "rank:ndcg"}, [dtrain])
+        best = _BestRound(None, lambda predict: ndcg(yv, predict(dv), gv, 10))
+
+        def predict(data):
+            return m.predict(data, output_margin=True)
     else:
         m = lgb.Booster({**LGB, "objective": "lambdarank"}, lgb.Dataset(X, y, group=g))
+        best = _BestRound(None, lambda predict: ndcg(yv, predict(Xv), gv, 10))
+
+        def predict(data):
+            return m.predict(data, raw_score=True)
     for r in range(1, ES_ROUNDS + 1):
         if on_xgb:
             m.update(dtrain, r - 1)
         else:
             m.update()
-        if r % ES_EVERY:
-            continue
-        sv = m.predict(dv, output_margin=True) if on_xgb else m.predict(Xv, raw_score=True)
-        v = ndcg(yv, sv, gv, 10)
-        if v > best + 1e-12:
-            best, best_round = v, r
-        if r - best_round >= ES_PATIENCE:
+        if best.check(r, predict):
             break
     if on_xgb:
         return m.predict(xgb.DMatrix(Xt), output_margin=True,
-                         iteration_range=(0, best_round)), best_round
-    return m.predict(Xt, num_iteration=best_round), best_round
+                         iteration_range=(0, best.round)), best.round
+    return m.predict(Xt, num_iteration=best.round), best.round
 
 
 def _hessian_doubled(f):
