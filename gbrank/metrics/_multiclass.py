@@ -1,6 +1,7 @@
 """Multiclass metrics: F_β averaged over classes, balanced accuracy and the log loss.
 
-Scores are ``(n, K)`` (or LightGBM's class-major flat vector of ``n·K``). The prediction
+Scores are ``(n, K)`` (a flat ``n·K`` vector is refused: its layout, class- or row-major,
+cannot be told from it). The prediction
 of a row is the class of its largest score (the lowest class on a tie), as ``argmax``
 gives it, so F_β and balanced accuracy read probabilities, log-probabilities and raw
 margins alike. The log loss reads probabilities by default, as scikit-learn does, and
@@ -35,10 +36,13 @@ def _inputs(y: Any, s: Any, weight: Any) -> tuple[np.ndarray, np.ndarray, np.nda
     s = as_float_array(s, "scores", allow_2d=True)
     n = y.size
     if s.ndim == 1:
-        if n == 0 or s.size % n or s.size // n < 2:
-            raise ValueError(f"multiclass scores must have shape (n, K) with K ≥ 2, or be "
-                             f"LightGBM's flat n·K vector; got {s.size} scores for {n} labels")
-        s = np.ascontiguousarray(s.reshape(s.size // n, n).T)
+        # A flat n·K vector is class-major in LightGBM 3 and row-major from NumPy's
+        # ravel and old XGBoost: read either way it gives a plausible number, so it is
+        # refused (both boosters this library supports hand (n, K) arrays).
+        raise ValueError(f"multiclass scores must have shape (n, K) = ({n}, K), K ≥ 2; got a "
+                         f"flat vector of {s.size}. A flat n·K vector has two layouts "
+                         "(class-major: s.reshape(K, n).T; row-major: s.reshape(n, K)): "
+                         "pass the (n, K) array")
     if s.shape[0] != n or s.shape[1] < 2:
         raise ValueError(f"multiclass scores must have shape ({n}, K) with K ≥ 2, got "
                          f"{s.shape}")

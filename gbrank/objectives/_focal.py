@@ -129,8 +129,9 @@ class FocalLoss(Objective):
     ``"num_class": K`` for multiclass) or ``LGBMClassifier(objective=FocalLoss(...))``;
     with XGBoost as ``xgb.train(params, dtrain, obj=gbrank.xgboost.objective(obj))``.
     Custom objectives start from raw score 0: set ``init_score=obj.init_score(y)``
-    (repeated per row; multiclass: ``np.tile(c, (n, 1))``, an (n, K) array, which
-    LightGBM takes as well as its flat class-major layout) on the ``lgb.Dataset`` /
+    (repeated per row; multiclass: ``np.tile(c, (n, 1))``, an (n, K) array: LightGBM
+    reads a flat one as class-major, so ``np.tile(c, n)`` would scramble it) on the
+    ``lgb.Dataset`` /
     ``base_margin`` on the ``DMatrix``,
     and add the same constant to ``predict(..., raw_score=True)`` output, since
     LightGBM does not store a Dataset's init score in the model.
@@ -226,8 +227,12 @@ class FocalLoss(Objective):
         s = as_float_array(s, "scores", allow_2d=True)
         n = y.size
         if s.ndim == 1 and s.size == n * k:
-            # A flat vector of n*K raw scores, class-major (LightGBM's internal layout).
-            s = np.ascontiguousarray(s.reshape(k, n).T)
+            # Class-major (LightGBM 3) or row-major (NumPy's ravel, old XGBoost): each
+            # reading gives a plausible loss, so neither is guessed.
+            raise ValueError(
+                f"multiclass scores must have shape (n, num_class) = ({n}, {k}); got a flat "
+                f"vector of {s.size}. A flat n·K vector has two layouts (class-major: "
+                "s.reshape(K, n).T; row-major: s.reshape(n, K)): pass the (n, K) array")
         if s.ndim != 2 or s.shape != (n, k):
             raise ValueError(
                 f"multiclass scores must have shape (n, num_class) = ({n}, {k}), "

@@ -120,7 +120,8 @@ class GBClassifier(ClassifierMixin, _GBBase):
         Two classes only. The positive class: the one the objective's ``alpha``, F_β and
         the threshold are about, and ``predict_proba``'s column for it is
         :math:`\sigma(z)`. ``None``: for numeric or boolean labels the larger (1 of
-        {0, 1}, +1 of {−1, +1}, True), as scikit-learn's metrics assume; for other
+        {0, 1}, +1 of {−1, +1}, True), as scikit-learn's metrics assume, and so for
+        numbers written as text ("0"/"1" of a CSV read as strings); for other
         labels (strings) the rarer class in ``y`` (by summed ``sample_weight``;
         ``classes_[1]`` on a tie), the one an imbalanced classifier looks for. Pass it to
         be explicit.
@@ -505,8 +506,9 @@ feature_names_in_, feature_importances_
         return out
 
     def _positive_class(self, y: np.ndarray, classes: np.ndarray, w: Any) -> Any:
-        """``pos_label``, checked; by default the larger of numeric or boolean labels, the
-        rarer (by summed weight) of other labels."""
+        """``pos_label``, checked; by default the larger of numeric or boolean labels (or
+        of labels that are numbers written as text: a CSV's "0"/"1" read as strings),
+        the rarer (by summed weight) of other labels."""
         if self.pos_label is not None:
             for c in classes:
                 if c == self.pos_label:
@@ -515,6 +517,12 @@ feature_names_in_, feature_importances_
                              f"{classes.tolist()}")
         if classes.dtype.kind in "biuf":
             return classes[1]
+        try:
+            values = [float(str(c)) for c in classes]
+        except ValueError:
+            values = None
+        if values is not None and len(set(values)) == 2:
+            return classes[int(np.argmax(values))]
         mass = [float(np.sum(y == c)) if w is None else float(np.sum(w[y == c]))
                 for c in classes]
         return classes[0] if mass[0] < mass[1] else classes[1]

@@ -76,13 +76,18 @@ def load_tasks(args: argparse.Namespace):
         if table and args.task is None and g is None and kind != "ranking":
             _refuse_id_column(args.data, kind, names)
         groupless = _groupless(args, args.data, table, kind, g, names)
+        guessed = None if args.task or kind == "ranking" else _guessed_kind(kind, y, table)
+        if guessed and not args.quiet:
+            print(f"[tune] {guessed}", flush=True)
         if args.test_data is None:
-            return [task_from_arrays(args.data.name, X, y, None if groupless else g,
-                                     kind=kind, seed=args.seed,
-                                     description=f"{args.data}; 20% held out"
-                                     + ("; group-less: all rows one query" if groupless
-                                        else ""),
-                                     feature_names=names, groupless=groupless, **clicks)]
+            task = task_from_arrays(args.data.name, X, y, None if groupless else g,
+                                    kind=kind, seed=args.seed,
+                                    description=f"{args.data}; 20% held out"
+                                    + ("; group-less: all rows one query" if groupless
+                                       else ""),
+                                    feature_names=names, groupless=groupless, **clicks)
+            task.notes += [guessed] if guessed else []
+            return [task]
         n_feat = X.shape[1]
         logged = pos is not None  # the held-out rows' positions are read too
         if table:  # the same features, matched by name
@@ -124,13 +129,27 @@ def load_tasks(args: argparse.Namespace):
                      np.asarray(yt, float), gt,
                      f"{args.data}; test: {args.test_data}{what}"
                      + ("; group-less: all rows one query" if groupless else ""),
-                     feature_names=names, groupless=groupless, **clicks)]
+                     feature_names=names, groupless=groupless, notes=[guessed] if guessed
+                     else [], **clicks)]
     except NonNumericColumnsError as exc:
         fail(f"--data: {' '.join(exc.problem.split())}; encode them as numbers in the "
               f"file, or leave them out with --drop-cols {','.join(exc.columns)}")
     except (OSError, ValueError, ImportError, KeyError) as exc:
         msg = " ".join(str(exc).split()) or type(exc).__name__
         fail(f"--data: {msg}")
+
+
+def _guessed_kind(kind: str, y, table: bool) -> str:
+    """The line that says a task's kind was read off its labels (no ``--task``, no query
+    ids): 0/1 or 0 … K−1 may be classes or the grades of queries whose ids were left
+    out."""
+    import numpy as np
+
+    top = int(np.max(y))
+    fix = ("--qid-col COL" if table else "qid:<id> fields") + " with --task ranking"
+    return (f"the labels 0…{top} without query ids are read as a {kind} task (guessed "
+            f"from the labels): if they are grades of queries, give the ids ({fix}); "
+            f"--task {kind} says it and silences this note")
 
 
 def _refuse_id_column(path: Path, kind: str, names: list[str] | None) -> None:
@@ -190,7 +209,11 @@ def _position_column(args: argparse.Namespace, path: Path, X, names: list[str]):
         fail(f"--position-col: {col!r} is {why} of {path} (numeric columns: "
               f"{', '.join(names[:12])})")
     at = names.index(col)
-    return np.delete(X, at, axis=1), [n for n in names if n != col], X[:, at]
+    pos = X[:, at]
+    if pos.size and np.nanmin(pos) == 0:  # slot ids from 0; --propensity is per 1, 2, …
+        fail(f"--position-col: {col!r} of {path} starts at 0, and display positions are "
+             "1, 2, … (--propensity gives the top position's first): add 1 to the column")
+    return np.delete(X, at, axis=1), [n for n in names if n != col], pos
 
 
 def _ranks(metric: str | None) -> bool:

@@ -29,7 +29,28 @@ def _is_dmatrix(x: Any) -> bool:
 _DIRECTION_SET: weakref.WeakSet = weakref.WeakSet()
 
 
-def _direction_in_early_stopping(directions: dict[str, bool]) -> None:
+def _training_container() -> Any:
+    """The ``CallbackContainer`` of the XGBoost training whose evaluation called the
+    metric calling this (XGBoost's container calls ``Booster.eval_set``, which calls the
+    metric), found through the call stack, or ``None`` when the layout differs. The one
+    place that reads the stack."""
+    frame = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            return None
+        owner = frame.f_locals.get("self")
+        if isinstance(getattr(owner, "callbacks", None), list) and hasattr(owner, "history"):
+            return owner
+        frame = frame.f_back
+    return None
+
+
+# Per training (its callback container): each evaluated DMatrix's start, (has one,
+# constant per class).
+_STARTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _direction_in_early_stopping(directions: dict[str, bool], container: Any) -> None:
     """Point XGBoost's early stopping the right way for the gbrank metrics being
     evaluated (``directions``: logged name → higher is better).
 
@@ -43,16 +64,6 @@ def _direction_in_early_stopping(directions: dict[str, bool]) -> None:
     ``metric_name``, or the last metric logged, which is the last gbrank one (custom
     metrics come after XGBoost's). Nothing happens when the layout differs.
     """
-    frame = sys._getframe(2)
-    container = None
-    for _ in range(8):
-        if frame is None:
-            return
-        owner = frame.f_locals.get("self")
-        if isinstance(getattr(owner, "callbacks", None), list) and hasattr(owner, "history"):
-            container = owner
-            break
-        frame = frame.f_back
     if container is None:
         return
     try:
@@ -94,9 +105,12 @@ class _XGBMetric:
         self.__name__ = ",".join(self.keys)
 
     def __call__(self, a: Any, b: Any, sample_weight: Any = None) -> Any:
+        container = _training_container()
         _direction_in_early_stopping(
-            {k: m.higher_is_better for k, m in zip(self.keys, self.metrics, strict=True)})
+            {k: m.higher_is_better for k, m in zip(self.keys, self.metrics, strict=True)},
+            container)
         if _is_dmatrix(b):
+            self._check_starts(container, b)
             y, w, group = dmatrix_fields(b)
             group = self._queries(group)
             w_rows = per_row_weights(w, group, y.size)
@@ -110,6 +124,40 @@ class _XGBMetric:
                 f"{[m.name for m in self.metrics]}: use metric(name) for a single name"
             )
         return self._scaled(b)[0](a, b, None, sample_weight)
+
+    def _check_starts(self, container: Any, dmat: Any) -> None:
+        """Refuse evaluation data of one training of which some DMatrix has a
+        ``base_margin`` and another none: XGBoost adds each DMatrix's own start to the
+        model's raw scores, so on the one without, the metric would judge other scores
+        than the model gives. Seen only when the DMatrix with the start (the training
+        one) is evaluated too. A constant start matters to the metrics that read the
+        scale only; a per-row start to every metric."""
+        if container is None:
+            return
+        margin = np.asarray(dmat.get_base_margin(), dtype=np.float64)
+        has = margin.size > 0
+        rows = margin.reshape(max(dmat.num_row(), 1), -1) if has else margin
+        constant = not has or bool(np.all(rows == rows[:1]))
+        try:
+            seen = _STARTS.setdefault(container, {})
+        except TypeError:
+            return
+        seen[id(dmat)] = (has, constant)
+        starts = [c for h, c in seen.values() if h]
+        if not starts or len(starts) == len(seen):
+            return
+        constant = all(starts)
+        judged = [m.name for m in self.metrics if m.reads_scale or not constant]
+        if judged:
+            raise ValueError(
+                "an evaluation DMatrix of this training has no base_margin and another has "
+                f"one ({'constant' if constant else 'per row'}): XGBoost adds each "
+                f"DMatrix's own start to the model's raw scores, so {judged[0]} would judge "
+                "other scores than the model gives on the one without. Give it the same "
+                "start: xgb.DMatrix(X_valid, y_valid, base_margin=...) with "
+                + ("np.full(len(y_valid), obj.init_score(y_train)) (an (n, K) array for K "
+                   "classes)" if constant else "the earlier model's raw predictions on "
+                   "those rows"))
 
     def _queries(self, group: Any) -> Any:
         """The query sizes ranking metrics judge: the DMatrix's, or none (all rows one

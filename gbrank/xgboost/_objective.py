@@ -100,6 +100,13 @@ class XGBoostObjective:
 
     def __call__(self, preds: np.ndarray, dtrain: Any) -> tuple[np.ndarray, np.ndarray]:
         obj = self.gbrank_objective
+        if isinstance(dtrain, np.ndarray):  # XGBoost's scikit-learn API: (y_true, y_pred)
+            raise TypeError(
+                f"gbrank.xgboost.objective(...) is xgb.train's form (preds, dtrain); "
+                f"XGBoost's scikit-learn estimators call objective(y_true, y_pred): pass "
+                f"the gbrank objective itself there, e.g. XGBClassifier(objective="
+                f"{type(obj).__name__}(...)), or use gbrank.sklearn.GBClassifier / "
+                "gbrank.xgboost.XGBRanker")
         y, w, group = dmatrix_fields(dtrain)
         if group is None and obj.loss_blocks == "query":
             _refuse_distributed_groupless(obj)

@@ -107,6 +107,11 @@ def xgb_ranker_class() -> type:
             for i, (Xe, ye) in enumerate(eval_set or []):
                 ge = None if eval_group is None else eval_group[i]
                 qe = None if eval_qid is None else eval_qid[i]
+                if ge is None and qe is None:  # as XGBoost's own XGBRanker refuses it
+                    raise ValueError(
+                        f"eval_set[{i}] has no query ids: every row would be one query "
+                        "to its metrics and early stopping. Pass eval_qid=[ids, ...] or "
+                        "eval_group=[sizes, ...], one per validation set")
                 we = None if sample_weight_eval_set is None else sample_weight_eval_set[i]
                 evals.append((dmat(Xe, ye, ge, qe, we), f"validation_{i}"))
             params = self.get_xgb_params()
@@ -114,7 +119,10 @@ def xgb_ranker_class() -> type:
             if params.get("base_score") is None:
                 params["base_score"] = 0.0
             custom_metric = None
-            em = params.pop("eval_metric", None)
+            # XGBoost's get_xgb_params leaves a callable eval_metric out: read the
+            # attribute, or a gbrank metric would be dropped without a word.
+            params.pop("eval_metric", None)
+            em = self.eval_metric
             if callable(em):
                 custom_metric = em
                 params["disable_default_eval_metric"] = 1

@@ -504,6 +504,14 @@ def test_classifier_pos_label(booster):
     flipped = GBClassifier(**kw).fit(X, 1 - y)
     assert flipped.pos_label_ == 1
     assert GBClassifier(pos_label=0, **kw).fit(X, 1 - y).pos_label_ == 0
+    # So do numbers written as text (a CSV read as strings): "1" even in the majority,
+    # the same model as on the numbers.
+    for text in ((1 - y).astype(int).astype(str), np.where(y == 1, "-1", "+1")):
+        est = GBClassifier(**kw).fit(X, text)
+        assert est.pos_label_ == ("1" if "0" in text else "+1")
+        col = est.classes_.tolist().index(est.pos_label_)
+        np.testing.assert_array_equal(est.predict_proba(X)[:, col],
+                                      flipped.predict_proba(X)[:, 1])
     with pytest.raises(ValueError, match=r"pos_label='spam' is not one of the classes"):
         GBClassifier(pos_label="spam", **kw).fit(X, labels)
 

@@ -247,6 +247,18 @@ def test_bad_click_log_flags_exit_2_naming_the_fix(csv_log, tmp_path, capsys):
     code, err = run(args=["--data", str(csv_log / "train.csv"), "--label-col", "clicked",
                           "--propensity", RHO])
     assert code == 2 and "--position-col" in err
+    import pandas as pd
+
+    zero = tmp_path / "zero"
+    zero.mkdir()
+    for part in ("train", "test"):  # slot ids from 0 (the newcomer's log)
+        pd.read_csv(csv_log / f"{part}.csv").eval("shown_at = shown_at - 1").to_csv(
+            zero / f"{part}.csv", index=False)
+    code, err = run(args=_args(zero, "lightgbm", tmp_path / "o", "--propensity", RHO))
+    assert code == 2 and err.strip().endswith(
+        "--position-col: 'shown_at' of " + str(zero / "train.csv") + " starts at 0, and "
+        "display positions are 1, 2, … (--propensity gives the top position's first): add "
+        "1 to the column")
     letor = tmp_path / "r.txt"
     letor.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\n")
     code, err = run(args=["--data", str(letor), "--position-col", "p", "--propensity", RHO])

@@ -851,6 +851,28 @@ def test_groupless_flag_declares_one_query(argv, tmp_path, monkeypatch):
     assert "group-less: all rows one query" in task.description
 
 
+@pytest.mark.parametrize("extra,noted", [([], True), (["--task", "multiclass"], False),
+                                          (["--quiet"], True)])
+def test_a_kind_read_off_the_labels_is_said(extra, noted, tmp_path, monkeypatch, capsys):
+    """Grades 0-2 of queries whose id column has no id-like name ("topic") read as
+    three classes: said at once and in SUMMARY.md, naming the ids and --task."""
+    import pandas as pd
+
+    monkeypatch.chdir(_graded_files(tmp_path))
+    pd.read_csv("q012.csv").rename(columns={"query_id": "topic"}).to_csv("topic.csv",
+                                                                          index=False)
+    tune = _tune_module()
+    [task] = tune._load_tasks(tune.parse_args(["--data", "topic.csv", "--label-col", "rel",
+                                               *extra]))
+    assert task.kind == "multiclass"
+    said = ("the labels 0…2 without query ids are read as a multiclass task (guessed from "
+            "the labels): if they are grades of queries, give the ids (--qid-col COL with "
+            "--task ranking); --task multiclass says it and silences this note")
+    assert task.notes == ([said] if noted else [])
+    printed = capsys.readouterr().out
+    assert (said in printed) == (noted and "--quiet" not in extra)
+
+
 def test_one_query_id_given_explicitly_is_group_less(tmp_path, monkeypatch):
     import pandas as pd
 

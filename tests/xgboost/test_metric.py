@@ -106,3 +106,36 @@ def test_ranking_metrics_refuse_a_dmatrix_without_queries_unless_groupless():
         metric("ndcg@10", groupless=True)(s, grouped)
     with pytest.raises(ValueError, match="groupless must be True or False"):
         metric("ndcg@10", groupless="no")
+
+
+def test_an_evaluation_dmatrix_without_the_start_of_another_is_refused():
+    """XGBoost adds each DMatrix's own base_margin: a validation DMatrix without the
+    start the training DMatrix carries was judged on other scores (focal logloss 0.294
+    logged against the model's 0.122); both evaluated in one training, it is refused.
+    A metric object reused by a later training without any start is not."""
+    X, y = _binary()
+    Xv, yv = _binary(300, seed=1)
+    obj = FocalLoss(gamma=2.0)
+    start = obj.init_score(y)
+    dtr = xgb.DMatrix(X, y, base_margin=np.full(y.size, start))
+    bare = xgb.DMatrix(Xv, yv)
+    m = metric("logloss", margin=True)
+    params = {"nthread": 1, "disable_default_eval_metric": 1}
+    with pytest.raises(ValueError, match=(
+            "an evaluation DMatrix of this training has no base_margin and another has one "
+            "\\(constant\\): XGBoost adds each DMatrix's own start")):
+        xgb.train(params, dtr, 3, obj=objective(obj), custom_metric=m,
+                  evals=[(dtr, "train"), (bare, "valid")], verbose_eval=False)
+    # With the start, the logged value is the model's.
+    dva = xgb.DMatrix(Xv, yv, base_margin=np.full(yv.size, start))
+    log: dict = {}
+    booster = xgb.train(params, dtr, 3, obj=objective(obj), custom_metric=m,
+                        evals=[(dtr, "train"), (dva, "valid")], evals_result=log,
+                        verbose_eval=False)
+    z = booster.predict(dva, output_margin=True)
+    assert log["valid"]["gbrank_logloss"][-1] == pytest.approx(
+        metrics.log_loss(yv, z, margin=True), rel=1e-6)
+    # The same metric object in a new training without any start: no refusal.
+    xgb.train(params, xgb.DMatrix(X, y), 2, obj=objective(FocalLoss(gamma=0.0)),
+              custom_metric=m, evals=[(xgb.DMatrix(X, y), "t"), (bare, "v")],
+              verbose_eval=False)

@@ -161,3 +161,19 @@ def test_early_stopping_maximises_gbrank_metrics_without_being_told(rank_data, n
     with pytest.raises(ValueError, match="minimise gbrank_.*maximize=True"):
         xgb.train(params, dtr, 20, evals=[(dte, "test")], custom_metric=metric(name),
                   early_stopping_rounds=5, maximize=False, verbose_eval=False)
+
+
+def test_the_xgb_train_wrapper_in_a_scikit_learn_estimator_names_the_fix():
+    """XGBoost's scikit-learn API calls objective(y_true, y_pred): the xgb.train wrapper
+    there failed with "'numpy.ndarray' object has no attribute 'get_label'"."""
+    from gbrank.objectives import FocalLoss
+    from gbrank.xgboost import objective
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((200, 3)), (rng.random(200) < 0.3).astype(float)
+    with pytest.raises(TypeError, match=(
+            "gbrank.xgboost.objective\\(...\\) is xgb.train's form \\(preds, dtrain\\); "
+            "XGBoost's scikit-learn estimators call objective\\(y_true, y_pred\\): pass the "
+            "gbrank objective itself there, e.g. XGBClassifier\\(objective=FocalLoss")):
+        xgb.XGBClassifier(objective=objective(FocalLoss()), n_estimators=2,
+                          n_jobs=1).fit(X, y)
