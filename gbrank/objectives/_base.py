@@ -195,6 +195,7 @@ class Objective:
         rows = p.reshape(p.shape[0], -1)
         start = rows[0]
         if np.any(rows[-1] != start) or not np.all(rows == start):
+            self._refuse_scrambled_start(rows)
             return
         try:
             best = np.atleast_1d(np.asarray(self.init_score(y, weight), dtype=np.float64))
@@ -228,6 +229,23 @@ class Objective:
             "array for K classes); XGBoost: DMatrix(..., base_margin=...) — and add it to "
             "the raw predictions; or use gbrank.sklearn.GBClassifier, which does both",
             UserWarning, stacklevel=4)
+
+    @staticmethod
+    def _refuse_scrambled_start(rows: np.ndarray) -> None:
+        """Refuse a K-class first round whose scores are one constant start laid out
+        row-major and read class-major (``init_score=np.tile(c, n)``: LightGBM reads a
+        flat start class by class), which trains from a start that differs row by row."""
+        n, k = rows.shape
+        if k < 2 or n < 2 * k or not np.array_equal(rows[:k, 0], rows[k:2 * k, 0]):
+            return  # O(K) for every later round, whose scores vary row by row
+        flat = rows.T.reshape(-1)  # the flat vector as the booster was given it
+        c = flat[:k]
+        if np.all(flat.reshape(n, k) == c) and not np.all(c == c[0]):
+            raise ValueError(
+                f"the first round's scores are a constant start of {k} classes laid out "
+                "row-major (init_score=np.tile(c, n)), which LightGBM reads class by "
+                "class: every row starts from another permutation. Pass the start as an "
+                "(n, K) array: init_score=np.tile(obj.init_score(y), (n, 1))")
 
     # LightGBM's protocol: 2 arguments from lgb.train, 4 from the sklearn API (which
     # picks the form by counting parameters, so exactly four are declared here).

@@ -170,3 +170,24 @@ def test_multiclass_focal_without_a_start_warns():
     obj = FocalLoss(num_class=3)
     with pytest.warns(UserWarning, match=r"one per class.*\[.*\]"):
         lgb.train({**LGB, "objective": obj, "num_class": 3}, lgb.Dataset(X, y), 2)
+
+
+def test_multiclass_start_laid_out_row_major_is_refused():
+    """init_score=np.tile(c, n) (row-major) is read class by class by LightGBM: each row
+    started from another permutation of c (test mlogloss 0.1787 against 0.1685)."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(600, 8, n_informative=5, n_classes=3,
+                               weights=[0.8, 0.15, 0.05], random_state=0)
+    obj = FocalLoss(num_class=3)
+    c, n = obj.init_score(y), y.size
+    with pytest.raises(ValueError, match=(
+            "constant start of 3 classes laid out row-major \\(init_score=np.tile\\(c, n\\)\\)"
+            ".* init_score=np.tile\\(obj.init_score\\(y\\), \\(n, 1\\)\\)")):
+        lgb.train({**LGB, "objective": obj, "num_class": 3},
+                  lgb.Dataset(X, y, init_score=np.tile(c, n)), 2)
+    for good in (np.tile(c, (n, 1)), np.repeat(c, n)):  # (n, K), and class-major flat
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            lgb.train({**LGB, "objective": obj, "num_class": 3},
+                      lgb.Dataset(X, y, init_score=good), 3)
