@@ -215,6 +215,14 @@ def partition_by_query(X: Any, y: Any, qid: Any, *, weight: Any = None,
                             persist, position)
 
 
+def _refuse_missing_ids(missing: int) -> None:
+    """Rows without a query id would become one made-up query (in memory, NaN sorts
+    last) or vanish from the query sizes (Dask's value_counts drops them)."""
+    if missing:
+        raise ValueError(f"qid is missing (NaN/None) on {missing} rows: every row needs "
+                         "the id of its query; drop those rows or fill in their ids")
+
+
 def _partition_local(X: Any, y: Any, qid: Any, weight: Any, npartitions: int,
                      persist: bool, position: Any = None) -> QueryPartitions:
     import dask.array as da
@@ -231,6 +239,7 @@ def _partition_local(X: Any, y: Any, qid: Any, weight: Any, npartitions: int,
     pp = None if position is None else as_float_array(position, "position")
     if pp is not None and pp.size != n:
         raise ValueError(f"X has {n} rows, position {pp.size}; they must match")
+    _refuse_missing_ids(int(pd.isna(q).sum()))
     order = np.argsort(q, kind="stable")
     qs = q[order]
     query_ids, sizes = np.unique(qs, return_counts=True)
@@ -279,6 +288,7 @@ def _partition_local(X: Any, y: Any, qid: Any, weight: Any, npartitions: int,
 
 def _partition_dask(X: Any, y: Any, qid: Any, weight: Any, npartitions: int | None,
                     persist: bool, position: Any = None) -> QueryPartitions:
+    import dask
     import dask.array as da
     import dask.dataframe as dd
 
@@ -317,7 +327,9 @@ def _partition_dask(X: Any, y: Any, qid: Any, weight: Any, npartitions: int | No
                                   ref("weight", part), ref("position", part))
                 for p, part in enumerate(aligned)]
     df = dd.from_delayed(labelled, meta=meta, verify_meta=False)
-    counts = df[_Q].value_counts().compute().sort_index()
+    counts, missing = dask.compute(df[_Q].value_counts(), df[_Q].isna().sum())
+    _refuse_missing_ids(int(missing))
+    counts = counts.sort_index()
     query_ids = counts.index.to_numpy()
     sizes = counts.to_numpy().astype(np.int64)
     cuts = _balanced_cuts(sizes, len(aligned) if npartitions is None else npartitions)

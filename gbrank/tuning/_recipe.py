@@ -79,7 +79,9 @@ def training_code(res: StudyResult, kind: str, booster: str, *,
     seed and rounds as the tuner's refit (on the same rows, LightGBM trains the same
     model). A multiclass configuration trains ``GBClassifier(..., decision="argmax")``
     (the class of the largest score, as the tuner judged it; ``num_class`` follows
-    ``y``); with balanced class weights (``class_weight="balanced"``) it is fit with
+    ``y``); a binary one ``GBClassifier(threshold=0.5, ...)`` (the cut the tuner judged
+    its binary metrics at: margin > 0); with balanced class weights
+    (``class_weight="balanced"``) it is fit with
     ``sample_weight=compute_sample_weight("balanced", y)``.
 
     Parameters
@@ -135,6 +137,8 @@ def training_code(res: StudyResult, kind: str, booster: str, *,
         args.insert(0, 'booster="xgboost"')
     if kind == "multiclass":
         args.insert(0, 'decision="argmax"')
+    if kind == "binary":  # the tuner judged its binary metrics at this cut
+        args.insert(0, "threshold=0.5")
     if groupless:  # group-less ranking is declared, not inferred
         args.append("groupless=True")
     balanced = res.booster_params.get("class_weight") == "balanced"
@@ -157,6 +161,9 @@ def training_code(res: StudyResult, kind: str, booster: str, *,
                      else ").fit(X, y, position=position)")
     else:
         lines.append(").fit(X, y, qid=qid)" if grouped else ").fit(X, y)")
+    if kind == "binary":
+        lines.append('# threshold=0.5 decides as the tuner judged f1; threshold="auto" '
+                     "picks the F1-best cut on a held-out split (not what was measured)")
     if res.booster_params.get("lambdarank_unbiased"):
         lines.append("# lambdarank_unbiased: each query's rows in display order")
     return lines

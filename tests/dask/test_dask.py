@@ -192,6 +192,25 @@ def test_groupless_is_refused_with_the_alternative(client):
         gd.partition_by_query(_chunked(X, (1000, 1000)), _chunked(y, (1000, 1000)), None)
 
 
+def test_missing_query_ids_are_refused(client):
+    """NaN ids became one made-up query in memory (NaN sorts last) and vanished from the
+    query sizes of Dask input (value_counts drops them; LightGBM then failed on a
+    count mismatch that did not name them)."""
+    X, y, qid, _ = _data()
+    q = qid.astype(np.float64)
+    q[[5, 700, 1900]] = np.nan
+    fix = "qid is missing \\(NaN/None\\) on 3 rows: every row needs the id of its query"
+    with pytest.raises(ValueError, match=fix):
+        gd.partition_by_query(X, y, q, npartitions=2, persist=False)
+    with pytest.raises(ValueError, match=fix):
+        gd.partition_by_query(_chunked(X, (1000, 1000)), _chunked(y, (1000, 1000)),
+                              _chunked(q, (1000, 1000)), persist=False)
+    frame = dd.from_pandas(pd.DataFrame(X).assign(y=y, q=q), npartitions=2)
+    frame.columns = [str(c) for c in frame.columns]
+    with pytest.raises(ValueError, match=fix):
+        gd.partition_by_query(frame, "y", "q", persist=False)
+
+
 # -- pseudo-queries ----------------------------------------------------------------------
 
 def test_pseudo_queries_sizes_and_pair_count():

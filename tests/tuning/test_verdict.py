@@ -273,6 +273,12 @@ def test_training_code_trains_the_saved_model(kind, keys, tmp_path):
                 else model.predict_proba(task.X_test)[:, 1])
         np.testing.assert_allclose(mine, saved, rtol=0, atol=1e-9, err_msg=res.key)
         assert model.n_estimators == res.rounds
+        if kind == "binary":  # its decisions are those the reported f1 judged
+            from sklearn.metrics import f1_score
+
+            assert "f1" in res.test, res.test
+            assert res.test["f1"] == pytest.approx(
+                f1_score(task.y_test, model.predict(task.X_test)), rel=1e-12)
 
 
 def _write_parts(folder, n_queries=8, rows=10):
