@@ -200,6 +200,34 @@ def per_row_weights(w: Any, group: Any, n: int) -> Any:
     return np.repeat(np.asarray(w, dtype=np.float64), np.asarray(group, dtype=np.int64))
 
 
+def start_kind(start: Any, n_rows: int) -> str | None:
+    """``None`` for no start (an empty or absent ``init_score`` / ``base_margin``),
+    ``"constant"`` for one value per class repeated on every row, else ``"per row"``."""
+    if start is None or np.size(start) == 0:
+        return None
+    rows = np.asarray(start, dtype=np.float64).reshape(max(n_rows, 1), -1)
+    return "constant" if bool(np.all(rows == rows[:1])) else "per row"
+
+
+def missing_start_error(kind: str, metrics: Any, missing: str, adds: str,
+                        fix: str) -> str | None:
+    """The message refusing evaluation data that lacks the start (of kind ``kind``)
+    its training's data has, or ``None`` when no metric of ``metrics`` depends on it:
+    a constant start matters to the metrics that read the scale only (ranking metrics
+    ignore a shift), a per-row one (an earlier model's scores) to every metric.
+    ``missing`` says which data lacks it, ``adds`` how the booster applies a start,
+    ``fix`` the call that gives the data one."""
+    judged = [m.name for m in metrics if m.reads_scale or kind != "constant"]
+    if not judged:
+        return None
+    what = ("np.full(len(y_valid), obj.init_score(y_train)) (an (n, K) array for K "
+            "classes)" if kind == "constant" else
+            "the earlier model's raw predictions on those rows")
+    return (f"{missing} ({kind}): {adds} to the model's raw scores, so {judged[0]} would "
+            "judge other scores than the model gives on the rows without it. Give them "
+            f"the same start: {fix} with {what}")
+
+
 # Datasets already inspected (a check runs once per Dataset, not once per round).
 _FOLDS_CHECKED: weakref.WeakSet = weakref.WeakSet()
 _METRICS_WARNED: weakref.WeakSet = weakref.WeakSet()

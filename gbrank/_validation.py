@@ -18,6 +18,7 @@ import numpy as np
 __all__ = [
     "as_float_array",
     "check_finite",
+    "refuse_flat_multiclass",
     "check_probabilities",
     "probabilities_or_labels",
     "check_lengths",
@@ -219,6 +220,16 @@ def _first_bad(a: np.ndarray, bad: np.ndarray) -> tuple[int, Any, float]:
     first = np.unravel_index(flat[0], a.shape)
     where = first[0] if a.ndim == 1 else tuple(int(i) for i in first)
     return flat.size, where, float(a[first])
+
+
+def refuse_flat_multiclass(size: int, shape: str) -> None:
+    """Refuse a flat vector of ``size`` K-class scores (``shape``: the one wanted, as
+    the message says it): class-major (LightGBM 3) and row-major (NumPy's ravel, old
+    XGBoost) readings each give a plausible number, so neither is guessed; both boosters
+    this library supports hand (n, K) arrays."""
+    raise ValueError(f"multiclass scores must have shape {shape}; got a flat vector of "
+                     f"{size}. A flat n·K vector has two layouts (class-major: "
+                     "s.reshape(K, n).T; row-major: s.reshape(n, K)): pass the (n, K) array")
 
 
 def check_finite(a: np.ndarray, name: str) -> None:

@@ -16,8 +16,10 @@ from gbrank._fields import (
     lightgbm_positions,
     lightgbm_subset_rows,
     margins_by_values,
+    missing_start_error,
     native_link,
     renumbered_like_lightgbm,
+    start_kind,
     warn_lightgbm_builtin_metrics,
 )
 from gbrank._queries import check_declared_queries
@@ -51,6 +53,33 @@ def metric_key(name: str) -> str:
     return get_metric(name).key
 
 
+def _missing_start(ds: Any) -> str | None:
+    """The kind of start (:func:`~gbrank._fields.start_kind`) the training Dataset
+    ``ds`` refers to has and ``ds`` lacks; ``None`` when none is missing (read every
+    round, as a Dataset's fields can be set between trainings; the usual Dataset,
+    with its start or without a referred one, returns at once)."""
+    ref = getattr(ds, "reference", None)
+    if ref is None or ds.get_init_score() is not None:
+        return None
+    return start_kind(ref.get_init_score(), ref.num_data())
+
+
+def _training_targets(ds: Any) -> dict[str, Any] | None:
+    """For ``logloss`` and ``ece`` on a validation Dataset (or an ``lgb.cv`` fold) of
+    a training on grades: the training labels' top grade, the ``g_max`` a calibrated
+    objective's default mapping learned from (``CrossEntropy()``, ``calibration=α``).
+    Without it, a part whose grades are all 0 or 1 would be read as clicks and one
+    topping at 3 of a 0-4 scale mapped to other targets."""
+    ref = None if ds is None else getattr(ds, "reference", None)
+    y = None if ref is None else ref.get_label()
+    if y is None or np.size(y) == 0:
+        return None
+    y = np.asarray(y, dtype=np.float64)
+    if float(np.min(y)) >= 0.0 and float(np.max(y)) <= 1.0:
+        return None  # clicks or rates: targets as they are
+    return {"max_grade": float(np.max(y))}
+
+
 class _FEval:
     """LightGBM metric callable for ``lgb.train(feval=...)`` and the sklearn API.
 
@@ -82,7 +111,8 @@ class _FEval:
         if ranking:
             group = self._queries(ranking[0].name, group, ds is not None)
         margin = self._margin(preds, ds)
-        targets = self._training_targets(ds)
+        targets = (_training_targets(ds) if any(m.maps_targets for m in self.metrics)
+                   else None)
         out = []
         for m in self.metrics:
             m = m.with_targets(targets)
@@ -96,51 +126,17 @@ class _FEval:
             out.append((m.key, value, m.higher_is_better))
         return out
 
-    @staticmethod
-    def _training_targets(ds: Any) -> dict[str, Any] | None:
-        """For ``logloss`` and ``ece`` on a validation Dataset (or an ``lgb.cv`` fold)
-        of a training on grades: the training labels' top grade, the ``g_max`` a
-        calibrated objective's default mapping learned from (``CrossEntropy()``,
-        ``calibration=α``). Without it, a part whose grades are all 0 or 1 would be
-        read as clicks and one topping at 3 of a 0-4 scale mapped to other targets."""
-        ref = None if ds is None else getattr(ds, "reference", None)
-        if ref is None:
-            return None
-        y = ref.get_label()
-        if y is None or np.size(y) == 0:
-            return None
-        y = np.asarray(y, dtype=np.float64)
-        if float(np.min(y)) >= 0.0 and float(np.max(y)) <= 1.0:
-            return None  # clicks or rates: targets as they are
-        return {"max_grade": float(np.max(y))}
-
     def _check_start(self, ds: Any) -> None:
         """Refuse an evaluation Dataset without the start (``init_score``) its training
-        Dataset has: the booster's predictions on it lack the start, so the metric
-        would judge other scores than the model gives. A start that is constant (one
-        per class) matters to the metrics that read the scale and to none of the
-        ranking ones; a per-row start (an earlier model's scores) to every metric."""
-        ref = getattr(ds, "reference", None)
-        if ref is None or ds.get_init_score() is not None:
-            return
-        start = ref.get_init_score()
-        if start is None:
-            return
-        start = np.asarray(start, dtype=np.float64)
-        rows = start.reshape(ref.num_data(), -1) if start.size else start
-        constant = rows.size == 0 or bool(np.all(rows == rows[:1]))
-        judged = [m.name for m in self.metrics if m.reads_scale or not constant]
-        if not judged:
-            return
-        fix = ("np.full(len(y_valid), obj.init_score(y_train)) for a constant start; an "
-               "(n, K) array for K classes" if constant else
-               "the earlier model's raw predictions on those rows")
-        raise ValueError(
-            f"this evaluation Dataset has no init_score and the training Dataset starts "
-            f"from one ({'constant' if constant else 'per row'}): LightGBM adds a "
-            f"Dataset's own start to the model's raw scores, so {judged[0]} would judge "
-            "other scores than the model gives on these rows. Give it the same start: "
-            f"lgb.Dataset(X_valid, y_valid, init_score=...) with {fix}")
+        Dataset has (:func:`~gbrank._fields.missing_start_error`)."""
+        kind = _missing_start(ds)
+        message = None if kind is None else missing_start_error(
+            kind, self.metrics,
+            "this evaluation Dataset has no init_score and the training Dataset starts "
+            "from one", "LightGBM adds a Dataset's own start",
+            "lgb.Dataset(X_valid, y_valid, init_score=...)")
+        if message is not None:
+            raise ValueError(message)
 
     def _positions(self, name: str, ds: Any, n: int) -> np.ndarray:
         """The logged positions of the ``n`` rows evaluated (from ``ds``): those given to

@@ -22,6 +22,7 @@ from gbrank._validation import (
     check_choice,
     check_finite,
     check_probabilities,
+    refuse_flat_multiclass,
 )
 from gbrank.metrics._binary import _fbeta_from_counts
 from gbrank.metrics._calibration import _clip_eps
@@ -36,13 +37,7 @@ def _inputs(y: Any, s: Any, weight: Any) -> tuple[np.ndarray, np.ndarray, np.nda
     s = as_float_array(s, "scores", allow_2d=True)
     n = y.size
     if s.ndim == 1:
-        # A flat n·K vector is class-major in LightGBM 3 and row-major from NumPy's
-        # ravel and old XGBoost: read either way it gives a plausible number, so it is
-        # refused (both boosters this library supports hand (n, K) arrays).
-        raise ValueError(f"multiclass scores must have shape (n, K) = ({n}, K), K ≥ 2; got a "
-                         f"flat vector of {s.size}. A flat n·K vector has two layouts "
-                         "(class-major: s.reshape(K, n).T; row-major: s.reshape(n, K)): "
-                         "pass the (n, K) array")
+        refuse_flat_multiclass(s.size, f"(n, K) = ({n}, K), K ≥ 2")
     if s.shape[0] != n or s.shape[1] < 2:
         raise ValueError(f"multiclass scores must have shape ({n}, K) with K ≥ 2, got "
                          f"{s.shape}")

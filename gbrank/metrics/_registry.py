@@ -149,13 +149,18 @@ class Metric:
         training labels), so a validation part whose grades happen to be 0 or 1 is
         judged against the targets the model learned. Other metrics, and ``None``, are
         returned unchanged."""
-        if mapping is None or self.func not in (_calibration.log_loss,
-                                                _calibration.expected_calibration_error):
+        if mapping is None or not self.maps_targets:
             return self
         keys = {"target", "max_grade", "threshold"}
         if not set(mapping) <= keys:
             raise ValueError(f"a target mapping holds {sorted(keys)}, got {sorted(mapping)}")
         return replace(self, params={**self.params, **mapping})
+
+    @property
+    def maps_targets(self) -> bool:
+        """Whether the metric maps labels to targets in [0, 1] (the calibration
+        metrics: :meth:`with_targets` binds how)."""
+        return self.func in (_calibration.log_loss, _calibration.expected_calibration_error)
 
     @property
     def reads_scale(self) -> bool:

@@ -19,6 +19,7 @@ from gbrank._validation import (
     check_number,
     check_row_weights,
     prepare_binary,
+    refuse_flat_multiclass,
 )
 from gbrank.objectives._base import Objective
 
@@ -227,12 +228,7 @@ class FocalLoss(Objective):
         s = as_float_array(s, "scores", allow_2d=True)
         n = y.size
         if s.ndim == 1 and s.size == n * k:
-            # Class-major (LightGBM 3) or row-major (NumPy's ravel, old XGBoost): each
-            # reading gives a plausible loss, so neither is guessed.
-            raise ValueError(
-                f"multiclass scores must have shape (n, num_class) = ({n}, {k}); got a flat "
-                f"vector of {s.size}. A flat n·K vector has two layouts (class-major: "
-                "s.reshape(K, n).T; row-major: s.reshape(n, K)): pass the (n, K) array")
+            refuse_flat_multiclass(s.size, f"(n, num_class) = ({n}, {k})")
         if s.ndim != 2 or s.shape != (n, k):
             raise ValueError(
                 f"multiclass scores must have shape (n, num_class) = ({n}, {k}), "

@@ -44,21 +44,21 @@ def load_tasks(args: argparse.Namespace):
     drop = [c.strip() for c in (args.drop_cols or "").split(",") if c.strip()] or None
     if table and not args.label_col:
         fail(f"--label-col: {args.data} is a table (CSV/Parquet); name its column of "
-              "labels with --label-col")
+             "labels with --label-col")
     if not table and (args.label_col or args.qid_col or drop):
         fail(f"--label-col, --qid-col and --drop-cols choose columns of a CSV/Parquet "
-              f"table; {args.data} is read as LETOR/SVMlight")
+             f"table; {args.data} is read as LETOR/SVMlight")
     if not table and args.position_col:
         fail(f"--position-col chooses a column of a CSV/Parquet table; {args.data} is "
-              "read as LETOR/SVMlight")
+             "read as LETOR/SVMlight")
     if args.position_col and args.qid_col is None:
         fail("--position-col: a click log's positions are ranks within a session or "
-              "query; name its column with --qid-col (without it every row would be one "
-              "list, and ips_dcg@10 would judge the top 10 of the whole log)")
+             "query; name its column with --qid-col (without it every row would be one "
+             "list, and ips_dcg@10 would judge the top 10 of the whole log)")
     if args.test_data is not None and (args.test_data.suffix.lower() in TABLE_SUFFIXES
                                        ) != table:
         fail(f"--test-data: {args.test_data} must be in the format of --data (a table with "
-              "a table, LETOR/SVMlight with LETOR/SVMlight)")
+             "a table, LETOR/SVMlight with LETOR/SVMlight)")
     names = None
     try:
         if table:
@@ -77,6 +77,7 @@ def load_tasks(args: argparse.Namespace):
             _refuse_id_column(args.data, kind, names)
         groupless = _groupless(args, args.data, table, kind, g, names)
         guessed = None if args.task or kind == "ranking" else _guessed_kind(kind, y, table)
+        notes = [guessed] if guessed else []
         if guessed and not args.quiet:
             print(f"[tune] {guessed}", flush=True)
         if args.test_data is None:
@@ -86,7 +87,7 @@ def load_tasks(args: argparse.Namespace):
                                     + ("; group-less: all rows one query" if groupless
                                        else ""),
                                     feature_names=names, groupless=groupless, **clicks)
-            task.notes += [guessed] if guessed else []
+            task.notes += notes
             return [task]
         n_feat = X.shape[1]
         logged = pos is not None  # the held-out rows' positions are read too
@@ -109,13 +110,13 @@ def load_tasks(args: argparse.Namespace):
         if kind == "ranking":
             if groupless and gt is not None and len(gt) > 1:
                 fail(f"--test-data: {args.test_data} has {len(gt)} queries and --data is "
-                      "one query (group-less): give both parts the same structure")
+                     "one query (group-less): give both parts the same structure")
             if not groupless and gt is None:
                 fail(f"--test-data: {args.test_data} has no query ids"
-                      + (f" (no {args.qid_col!r} column)" if args.qid_col else
-                         " (no qid: fields, no .query file)")
-                      + " and --data has queries: give the held-out rows the ids of their "
-                      "queries")
+                     + (f" (no {args.qid_col!r} column)" if args.qid_col else
+                        " (no qid: fields, no .query file)")
+                     + " and --data has queries: give the held-out rows the ids of their "
+                     "queries")
         g = None if groupless else g
         gt = None if groupless else gt
         what = (f" (true grades in its {args.label_col!r} column, judged by ndcg@10 on "
@@ -129,11 +130,10 @@ def load_tasks(args: argparse.Namespace):
                      np.asarray(yt, float), gt,
                      f"{args.data}; test: {args.test_data}{what}"
                      + ("; group-less: all rows one query" if groupless else ""),
-                     feature_names=names, groupless=groupless, notes=[guessed] if guessed
-                     else [], **clicks)]
+                     feature_names=names, groupless=groupless, notes=notes, **clicks)]
     except NonNumericColumnsError as exc:
         fail(f"--data: {' '.join(exc.problem.split())}; encode them as numbers in the "
-              f"file, or leave them out with --drop-cols {','.join(exc.columns)}")
+             f"file, or leave them out with --drop-cols {','.join(exc.columns)}")
     except (OSError, ValueError, ImportError, KeyError) as exc:
         msg = " ".join(str(exc).split()) or type(exc).__name__
         fail(f"--data: {msg}")
@@ -162,10 +162,10 @@ def _refuse_id_column(path: Path, kind: str, names: list[str] | None) -> None:
     if like:
         col = like[0]
         fail(f"--data: {path} has a column {col!r} named like query ids and no --qid-col, "
-              f"so its labels read as {kind} classes and {col!r} as a feature: for ranking, "
-              f"name the column with --qid-col {col}; if the rows are not grouped in "
-              f"queries, say so with --task {kind} and leave the ids out with "
-              f"--drop-cols {col}")
+             f"so its labels read as {kind} classes and {col!r} as a feature: for ranking, "
+             f"name the column with --qid-col {col}; if the rows are not grouped in "
+             f"queries, say so with --task {kind} and leave the ids out with "
+             f"--drop-cols {col}")
 
 
 def _groupless(args: argparse.Namespace, path: Path, table: bool, kind: str, group,
@@ -187,10 +187,10 @@ def _groupless(args: argparse.Namespace, path: Path, table: bool, kind: str, gro
         why = ("" if args.task else
                " (graded labels; --task binary|multiclass if they are classes)")
         fail(f"--data: {path} is ranking data{why} without query ids: {where}, or, if all "
-              "rows really are one query (group-less ranking), declare it with --groupless")
+             "rows really are one query (group-less ranking), declare it with --groupless")
     if group is not None and len(group) > 1 and args.groupless:
         fail(f"--groupless declares all rows one query, and {path} has {len(group)} queries "
-              "(qid: fields or a .query file): drop --groupless to rank within each query")
+             "(qid: fields or a .query file): drop --groupless to rank within each query")
     return group is None or len(group) < 2
 
 
@@ -207,7 +207,7 @@ def _position_column(args: argparse.Namespace, path: Path, X, names: list[str]):
                if col == args.qid_col else "left out by --drop-cols"
                if col in (args.drop_cols or "").split(",") else "not a column")
         fail(f"--position-col: {col!r} is {why} of {path} (numeric columns: "
-              f"{', '.join(names[:12])})")
+             f"{', '.join(names[:12])})")
     at = names.index(col)
     pos = X[:, at]
     if pos.size and np.nanmin(pos) == 0:  # slot ids from 0; --propensity is per 1, 2, …
@@ -238,23 +238,23 @@ def _letor_source(args: argparse.Namespace):
     if data.is_dir():
         if args.groupless:
             fail(f"--groupless: {data} is a LETOR folder, tuned over its queries; drop "
-                  "--groupless")
+                 "--groupless")
         if args.test_data is not None:
             fail(f"--test-data: {data} is a folder, which holds its own held-out part")
         if args.label_col or args.qid_col or args.drop_cols:
             fail(f"--label-col, --qid-col and --drop-cols choose columns of a CSV/Parquet "
-                  f"table; {data} is a LETOR folder")
+                 f"table; {data} is a LETOR folder")
         if args.position_col:
             fail(f"--position-col chooses a column of a CSV/Parquet table; {data} is a "
-                  "LETOR folder")
+                 "LETOR folder")
         return data
     if not data.exists() and "," in str(data):
         if args.groupless:
             fail("--groupless: --data names LETOR files, tuned over their queries; drop "
-                  "--groupless")
+                 "--groupless")
         if args.position_col:
             fail("--position-col chooses a column of a CSV/Parquet table; --data names "
-                  "LETOR files")
+                 "LETOR files")
         paths = [Path(p.strip()) for p in str(data).split(",") if p.strip()]
         missing = [str(p) for p in paths if not p.is_file()]
         if missing:

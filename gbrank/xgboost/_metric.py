@@ -13,7 +13,9 @@ from gbrank._fields import (
     dmatrix_fields,
     dmatrix_positions,
     margins_by_values,
+    missing_start_error,
     per_row_weights,
+    start_kind,
 )
 from gbrank._queries import check_declared_queries
 
@@ -45,8 +47,8 @@ def _training_container() -> Any:
     return None
 
 
-# Per training (its callback container): each evaluated DMatrix's start, (has one,
-# constant per class).
+# Per training (its callback container): each evaluated DMatrix's kind of start
+# (gbrank._fields.start_kind), by the DMatrix's id.
 _STARTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -127,37 +129,28 @@ class _XGBMetric:
 
     def _check_starts(self, container: Any, dmat: Any) -> None:
         """Refuse evaluation data of one training of which some DMatrix has a
-        ``base_margin`` and another none: XGBoost adds each DMatrix's own start to the
-        model's raw scores, so on the one without, the metric would judge other scores
-        than the model gives. Seen only when the DMatrix with the start (the training
-        one) is evaluated too. A constant start matters to the metrics that read the
-        scale only; a per-row start to every metric."""
+        ``base_margin`` and another none (:func:`~gbrank._fields.missing_start_error`).
+        Seen only when the DMatrix with the start (the training one) is evaluated too;
+        each DMatrix's start is read once per training."""
         if container is None:
             return
-        margin = np.asarray(dmat.get_base_margin(), dtype=np.float64)
-        has = margin.size > 0
-        rows = margin.reshape(max(dmat.num_row(), 1), -1) if has else margin
-        constant = not has or bool(np.all(rows == rows[:1]))
         try:
             seen = _STARTS.setdefault(container, {})
         except TypeError:
             return
-        seen[id(dmat)] = (has, constant)
-        starts = [c for h, c in seen.values() if h]
-        if not starts or len(starts) == len(seen):
+        if id(dmat) not in seen:
+            seen[id(dmat)] = start_kind(dmat.get_base_margin(), dmat.num_row())
+        kinds = set(seen.values())
+        if None not in kinds or len(kinds) == 1:
             return
-        constant = all(starts)
-        judged = [m.name for m in self.metrics if m.reads_scale or not constant]
-        if judged:
-            raise ValueError(
-                "an evaluation DMatrix of this training has no base_margin and another has "
-                f"one ({'constant' if constant else 'per row'}): XGBoost adds each "
-                f"DMatrix's own start to the model's raw scores, so {judged[0]} would judge "
-                "other scores than the model gives on the one without. Give it the same "
-                "start: xgb.DMatrix(X_valid, y_valid, base_margin=...) with "
-                + ("np.full(len(y_valid), obj.init_score(y_train)) (an (n, K) array for K "
-                   "classes)" if constant else "the earlier model's raw predictions on "
-                   "those rows"))
+        kind = "constant" if kinds == {None, "constant"} else "per row"
+        message = missing_start_error(
+            kind, self.metrics,
+            "an evaluation DMatrix of this training has no base_margin and another has one",
+            "XGBoost adds each DMatrix's own start", "xgb.DMatrix(X_valid, y_valid, "
+            "base_margin=...)")
+        if message is not None:
+            raise ValueError(message)
 
     def _queries(self, group: Any) -> Any:
         """The query sizes ranking metrics judge: the DMatrix's, or none (all rows one
