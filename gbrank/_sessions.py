@@ -2,7 +2,8 @@
 cascade user), which the position-based model of every ``position_bias`` correction
 does not describe. One statistic, read by the corrections' training check
 (:mod:`gbrank.objectives._cascade`) and by the public diagnostic
-:func:`gbrank.datasets.multi_click_sessions`."""
+:func:`gbrank.datasets.multi_click_sessions`. And which sessions show the same
+documents (:func:`linked_sessions`), which a held-out split must keep together."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CASCADE_MIN_EXPECTED", "CASCADE_RATIO", "looks_cascade", "multi_click_shares"]
+__all__ = ["CASCADE_MIN_EXPECTED", "CASCADE_RATIO", "feature_rows", "held_out_blocks",
+           "linked_sessions", "looks_cascade", "multi_click_shares"]
 
 # A cascade-like log: sessions with two or more clicks below this share of what
 # independent examination gives, once that model expects this many such sessions. On the
@@ -71,3 +73,42 @@ def looks_cascade(seen: float, independent: float, expected_count: float) -> boo
     sessions with two clicks than independent clicks give, with enough of them expected
     to tell."""
     return expected_count >= CASCADE_MIN_EXPECTED and seen < CASCADE_RATIO * independent
+
+
+def feature_rows(X: Any) -> np.ndarray:
+    """One id per distinct feature row of ``X`` (an array, a sparse matrix or a
+    DataFrame): equal rows, equal ids (+0.0 and -0.0 alike, as the trees see them)."""
+    if hasattr(X, "iloc"):  # a DataFrame, whatever its column types
+        import pandas as pd
+
+        h = pd.util.hash_pandas_object(X, index=False).to_numpy()
+        return np.unique(h, return_inverse=True)[1].ravel()
+    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
+    X = np.ascontiguousarray(X, dtype=np.float64).reshape(X.shape[0], -1) + 0.0
+    return np.unique(X, axis=0, return_inverse=True)[1].ravel()
+
+
+def linked_sessions(rows: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Block id of each session (``group``: sessions' sizes, rows contiguous; ``rows``:
+    each row's :func:`feature_rows` id): sessions that share a feature row, directly or
+    through others, get one id (0, 1, … in order of first session)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    ns = group.size
+    session = np.repeat(np.arange(ns), group)
+    n = ns + int(rows.max(initial=-1)) + 1
+    graph = coo_matrix((np.ones(session.size), (session, ns + rows)), shape=(n, n))
+    labels = connected_components(graph, directed=False)[1][:ns]
+    return np.unique(labels, return_inverse=True)[1].ravel()
+
+
+def held_out_blocks(blocks: np.ndarray, share: float, rng: Any) -> np.ndarray:
+    """Which lists to hold out (a boolean per list): whole blocks (``blocks``: each
+    list's block id 0 … B−1, B ≥ 2) drawn in ``rng``'s random order until they hold
+    ``share`` of the lists; at least one block on each side."""
+    nb = int(blocks.max()) + 1
+    order = rng.permutation(nb)
+    filled = np.cumsum(np.bincount(blocks, minlength=nb)[order])
+    k = min(max(int(np.searchsorted(filled, share * blocks.size)) + 1, 1), nb - 1)
+    return np.isin(blocks, order[:k])

@@ -211,9 +211,11 @@ class _GBBase(BaseEstimator):
                              dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")
 
     def _split(self, n_rows: int, offsets: np.ndarray, frac: float | None, holdout: bool,
-               rng: np.random.RandomState) -> tuple[np.ndarray, np.ndarray | None]:
+               rng: np.random.RandomState, blocks: np.ndarray | None = None,
+               ) -> tuple[np.ndarray, np.ndarray | None]:
         """Row indices (in query order) of the training and validation parts: whole
-        queries when grouped, rows when group-less (one query)."""
+        queries when grouped (whole ``blocks`` of queries when given: a click log's
+        sessions showing the same documents), rows when group-less (one query)."""
         if not holdout:
             return np.arange(n_rows), None
         nq = offsets.size - 1
@@ -230,8 +232,20 @@ class _GBBase(BaseEstimator):
             raise ValueError(
                 f"validation_fraction={self.validation_fraction!r} of {nq} queries leaves "
                 "an empty training or validation part (whole queries are held out)")
-        held = np.zeros(nq, dtype=bool)
-        held[rng.permutation(nq)[:n_val]] = True
+        if blocks is not None:
+            from gbrank._sessions import held_out_blocks
+
+            largest = int(np.bincount(blocks).max())
+            if largest > nq // 2:
+                raise ValueError(
+                    f"{largest} of the {nq} sessions share documents (identical feature "
+                    "rows), so no validation split keeps them apart from the training "
+                    "part; pass eval_set= (with eval_qid) of other queries, or "
+                    "early_stopping_rounds=None")
+            held = held_out_blocks(blocks, frac, rng)
+        else:
+            held = np.zeros(nq, dtype=bool)
+            held[rng.permutation(nq)[:n_val]] = True
         row_held = np.repeat(held, np.diff(offsets))
         return np.flatnonzero(~row_held), np.flatnonzero(row_held)
 

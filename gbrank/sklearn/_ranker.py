@@ -74,7 +74,10 @@ class GBRanker(_RankingInput, _GBBase):
         stopping and no validation split.
     validation_fraction : float in (0, 1), default 0.1
         Share held out for early stopping: of the rows when group-less, of the whole
-        queries when grouped; drawn from ``random_state``.
+        queries when grouped; drawn from ``random_state``. On a click log (rows with
+        positions) whose sessions share documents (identical feature rows, as the
+        sessions of one query do), whole blocks of such sessions, so no validation row
+        is also a training row.
     scoring : str, default "pair_accuracy"
         gbrank metric name (``"ndcg@10"``, ``"err@5"``, ``"map"``, …) used by ``score``
         and early stopping. On click logs, ``"ips_dcg@k"`` judges the held-out queries'
@@ -336,7 +339,9 @@ class GBRanker(_RankingInput, _GBBase):
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         tr, va = self._split(n, queries.offsets, p["validation_fraction"],
-                             holdout and not own_valid, rng)
+                             holdout and not own_valid, rng,
+                             _linked(X, order, queries.offsets, position)
+                             if holdout and not own_valid else None)
         sizes = np.diff(queries.offsets)
 
         def part(idx: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, Any]:
@@ -355,6 +360,14 @@ class GBRanker(_RankingInput, _GBBase):
         pos_t = position[order[tr]] if trains_on_positions and position is not None else None
         if pos_t is not None and not isinstance(obj, str):
             _warn_if_not_identifiable(obj, Xt, pos_t)
+            if p["early_stopping_rounds"] is not None and not clicks:
+                import warnings
+
+                warnings.warn(
+                    f"early stopping reads scoring={self.scoring!r} of held-out clicks, "
+                    "which rewards the logged ranking's position bias that position_bias "
+                    "corrects; scoring='ips_dcg@10' with propensity= judges them by "
+                    "examination (docs/guide/clicks.md)", UserWarning, stacklevel=2)
         Xv = yv = gv = wv = None
         if own_valid:
             Xv, yv, gv, pos_v = self._eval_part(eval_set, eval_qid, eval_group,
@@ -456,3 +469,16 @@ class GBRanker(_RankingInput, _GBBase):
         _check_positions_have_queries(position, qid)
         rho = self._evaluation_propensity(self.objective_)
         return float(metric.with_propensity(rho)(y, s, qid=qid, position=position))
+
+
+def _linked(X: Any, order: np.ndarray, offsets: np.ndarray,
+            position: np.ndarray | None) -> np.ndarray | None:
+    """A click log's blocks of sessions that show the same documents (identical feature
+    rows), which the validation split keeps together; None when the data are not a
+    click log (no positions) or no two sessions share a row."""
+    if position is None or offsets.size < 3:
+        return None
+    from gbrank._sessions import feature_rows, linked_sessions
+
+    blocks = linked_sessions(feature_rows(_safe_indexing(X, order)), np.diff(offsets))
+    return blocks if int(blocks.max()) + 1 < offsets.size - 1 else None

@@ -90,6 +90,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "ips_dcg@10 on held-out clicks, each divided by the propensity of its "
                    "position (needs --propensity): a metric of the clicks as labels would "
                    "reward the logged ranking's position bias")
+    p.add_argument("--query-col", help="with --qid-col naming sessions (a click log): the "
+                   "column of each session's query. Sessions of one query show the same "
+                   "documents, so the held-out part and the folds split whole queries "
+                   "(default: the sessions linked by identical feature rows); the column "
+                   "is not a feature")
     p.add_argument("--propensity", help="with --position-col: comma-separated examination "
                    "probabilities rho(1),rho(2),… of positions 1, 2, … (in (0, 1]), e.g. "
                    "from a randomisation experiment; required, as no estimate learned from "
@@ -125,6 +130,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.groupless and args.task not in (None, "ranking"):
         _fail(f"--groupless declares group-less ranking (all rows one query), not --task "
               f"{args.task}")
+    if args.query_col is not None and args.qid_col is None:
+        _fail("--query-col names the query of each list (session) of --qid-col: name the "
+              "lists with --qid-col")
     if args.data is None and args.position_col:
         _fail("--position-col names a column of --data, a CSV/Parquet click log")
     if args.propensity is not None and args.position_col is None:

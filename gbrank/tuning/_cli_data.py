@@ -66,9 +66,12 @@ def load_tasks(args: argparse.Namespace):
             X, y, g, names = load_table(args.data, args.label_col, args.qid_col,
                                         drop_cols=drop)
             X, names, pos = _position_column(args, args.data, X, names)
+            X, names, qcol = _take_column(args, args.data, X, names, args.query_col,
+                                          "--query-col")
+            blocks = None if qcol is None else _session_queries(args, qcol, g)
         else:
             X, y, g = load_data(args.data)
-            pos = None
+            pos = blocks = None
         clicks = ({} if pos is None else {"position": pos, "propensity": args.propensity})
         ranked = (pos is not None or args.groupless
                   or _ranks(args.metric))
@@ -86,8 +89,10 @@ def load_tasks(args: argparse.Namespace):
                                     description=f"{args.data}; 20% held out"
                                     + ("; group-less: all rows one query" if groupless
                                        else ""),
-                                    feature_names=names, groupless=groupless, **clicks)
-            task.notes += notes
+                                    feature_names=names, groupless=groupless,
+                                    blocks=blocks, **clicks)
+            task.notes[:0] = notes
+            _say(args, task.notes[len(notes):])
             return [task]
         n_feat = X.shape[1]
         logged = pos is not None  # the held-out rows' positions are read too
@@ -126,11 +131,19 @@ def load_tasks(args: argparse.Namespace):
                   f"its {args.label_col!r} column is read as true grades, and the held-out "
                   "test is judged by ndcg@10 on them (the tuning still by ips_dcg@10 on "
                   "the clicks)", flush=True)
+        if g is not None and (pos is not None or blocks is not None):  # the folds' blocks
+            from gbrank.tuning._blocks import session_blocks
+
+            blocks, note = session_blocks(args.data.name, X, g, blocks)
+            notes += [note] if note else []
+            _say(args, [note] if note else [])
+            blocks = blocks if note else None
         return [Task(args.data.name, kind, X, np.asarray(y, float), g, Xt,
                      np.asarray(yt, float), gt,
                      f"{args.data}; test: {args.test_data}{what}"
                      + ("; group-less: all rows one query" if groupless else ""),
-                     feature_names=names, groupless=groupless, notes=notes, **clicks)]
+                     feature_names=names, groupless=groupless, notes=notes,
+                     blocks=blocks, **clicks)]
     except NonNumericColumnsError as exc:
         fail(f"--data: {' '.join(exc.problem.split())}; encode them as numbers in the "
              f"file, or leave them out with --drop-cols {','.join(exc.columns)}")
@@ -194,26 +207,56 @@ def _groupless(args: argparse.Namespace, path: Path, table: bool, kind: str, gro
     return group is None or len(group) < 2
 
 
-def _position_column(args: argparse.Namespace, path: Path, X, names: list[str]):
-    """``X`` and its feature names without the ``--position-col`` column, and that
+def _take_column(args: argparse.Namespace, path: Path, X, names: list[str],
+                 col: str | None, flag: str):
+    """``X`` and its feature names without column ``col`` (named by ``flag``), and that
     column (``None`` without the flag)."""
     import numpy as np
 
-    col = args.position_col
     if col is None:
         return X, names, None
     if col not in names:
         why = ("the label column" if col == args.label_col else "the qid column"
                if col == args.qid_col else "left out by --drop-cols"
                if col in (args.drop_cols or "").split(",") else "not a column")
-        fail(f"--position-col: {col!r} is {why} of {path} (numeric columns: "
+        fail(f"{flag}: {col!r} is {why} of {path} (numeric columns: "
              f"{', '.join(names[:12])})")
     at = names.index(col)
-    pos = X[:, at]
-    if pos.size and np.nanmin(pos) == 0:  # slot ids from 0; --propensity is per 1, 2, …
-        fail(f"--position-col: {col!r} of {path} starts at 0, and display positions are "
-             "1, 2, … (--propensity gives the top position's first): add 1 to the column")
-    return np.delete(X, at, axis=1), [n for n in names if n != col], pos
+    return np.delete(X, at, axis=1), [n for n in names if n != col], X[:, at]
+
+
+def _position_column(args: argparse.Namespace, path: Path, X, names: list[str]):
+    """``X`` and its feature names without the ``--position-col`` column, and that
+    column (``None`` without the flag)."""
+    import numpy as np
+
+    X, names, pos = _take_column(args, path, X, names, args.position_col, "--position-col")
+    if pos is not None and pos.size and np.nanmin(pos) == 0:  # --propensity is per 1, 2, …
+        fail(f"--position-col: {args.position_col!r} of {path} starts at 0, and display "
+             "positions are 1, 2, … (--propensity gives the top position's first): add 1 "
+             "to the column")
+    return X, names, pos
+
+
+def _session_queries(args: argparse.Namespace, query, g):
+    """The query of each list (``g``: the lists' sizes) from the ``--query-col`` values
+    of its rows; a list whose rows name several queries is refused."""
+    import numpy as np
+
+    starts = np.r_[0, np.cumsum(g)[:-1]]
+    first = query[starts]
+    mixed = np.flatnonzero(np.repeat(first, g) != query)
+    if mixed.size:
+        fail(f"--query-col: the rows of one {args.qid_col!r} list name several "
+             f"{args.query_col!r} values (row {int(mixed[0])}): each list (session) belongs "
+             "to one query")
+    return first
+
+
+def _say(args: argparse.Namespace, notes: list[str]) -> None:
+    for note in notes:
+        if not args.quiet:
+            print(f"[tune] {note}", flush=True)
 
 
 def _ranks(metric: str | None) -> bool:

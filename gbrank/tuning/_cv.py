@@ -12,6 +12,7 @@ import numpy as np
 from gbrank._deps import require
 from gbrank._train import Validation, start_data, start_rows, train
 from gbrank.metrics import get_metric
+from gbrank.tuning._cut import cross_fitted, reads_cut, score_at
 from gbrank.tuning._folds import Fold
 from gbrank.tuning._tasks import Task, native_learns_positions
 
@@ -51,12 +52,17 @@ def check_feature_names(names: list[str] | None, booster: str) -> None:
 
 
 def score(name: str, y: np.ndarray, s: np.ndarray, group: np.ndarray | None,
-          position: np.ndarray | None = None, propensity: Any = None) -> float:
+          position: np.ndarray | None = None, propensity: Any = None,
+          cut: float | None = None) -> float:
     """Metric ``name`` (:func:`gbrank.metrics.get_metric`) of raw scores ``s``, read as
-    margins: ``"f1"`` judges the margin > 0, ``"logloss"`` the sigmoid of the margin,
-    ``"ap"`` and the ranking metrics the order. A click
-    metric (``ips_dcg@10``) also takes the rows' logged ``position`` and the
-    ``propensity`` of the positions."""
+    margins: ``"logloss"`` the sigmoid of the margin, ``"ap"`` and the ranking metrics
+    the order. A threshold metric (``"f1"``, ``"fbeta:2"``, ``"balanced"``) judges
+    ``s > cut`` (a margin); without ``cut``, each half of the rows at the cut best on the
+    other half (:func:`gbrank.tuning._cut.cross_fitted`), never at a cut chosen on the
+    rows judged. A click metric (``ips_dcg@10``) also takes the rows' logged
+    ``position`` and the ``propensity`` of the positions."""
+    if reads_cut(name):
+        return cross_fitted(name, y, s) if cut is None else score_at(name, y, s, cut)
     metric = get_metric(name).with_margin(True)
     if metric.kind == "clicks":
         if position is None or propensity is None:
@@ -274,10 +280,13 @@ def _fold_setup(data: FoldData, f: int, booster_params: dict, obj: Any):
 
 
 def run_fixed(data: FoldData, booster_params: dict, obj: Any, rounds: int,
-              metrics: tuple[str, ...] | list[str]) -> dict[str, list[float]]:
+              metrics: tuple[str, ...] | list[str], oof: list | None = None,
+              ) -> dict[str, list[float]]:
     """Train every fold for exactly ``rounds`` rounds (no early stopping: nothing is
     chosen on the validation rows) and score ``metrics`` on each fold's validation
-    rows: an estimate of what a refit with ``rounds`` rounds does on unseen queries."""
+    rows: an estimate of what a refit with ``rounds`` rounds does on unseen queries.
+    ``oof`` (a list) receives each fold's ``(labels, raw scores)`` of its validation
+    rows: the out-of-fold predictions a decision cut is chosen on."""
     task = data.task
     out: dict[str, list[float]] = {m: [] for m in metrics}
     for f in range(len(data.folds)):
@@ -287,6 +296,8 @@ def run_fixed(data: FoldData, booster_params: dict, obj: Any, rounds: int,
         model = train(data.booster, params, obj, dt, rounds=rounds,
                       position=_objective_positions(obj, pt)).model
         s = _predict(data.booster, model, task.X[fold.valid], dv, rounds, init)
+        if oof is not None:
+            oof.append((task.y[fold.valid], s))
         for m in metrics:
             out[m].append(score(m, task.y[fold.valid], s, fold.group_valid, pv,
                                 task.propensity))

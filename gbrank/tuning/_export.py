@@ -21,7 +21,8 @@ __all__ = ["export_model"]
 _SERVING_USAGE = {
     "lightgbm": {
         "binary": "probability = lightgbm.Booster(model_file='model.txt').predict(X); the "
-                  "start (init_score) is in the trees",
+                  "start (init_score) is in the trees; positive when probability > "
+                  "threshold['probability']",
         "ranking": "score = lightgbm.Booster(model_file='model.txt').predict(X)",
         "multiclass": "probabilities = lightgbm.Booster(model_file='model.txt').predict(X), "
                       "shape (n, K) (softmax); class = probabilities.argmax(axis=1); the "
@@ -29,7 +30,8 @@ _SERVING_USAGE = {
     },
     "xgboost": {
         "binary": "probability = xgboost.Booster(model_file='model.json')"
-                  ".predict(xgboost.DMatrix(X)); the start (init_score) is in the trees",
+                  ".predict(xgboost.DMatrix(X)); the start (init_score) is in the trees; "
+                  "positive when probability > threshold['probability']",
         "ranking": "score = xgboost.Booster(model_file='model.json')"
                    ".predict(xgboost.DMatrix(X))",
         "multiclass": "probabilities = xgboost.Booster(model_file='model.json')"
@@ -64,6 +66,16 @@ def _code(res: StudyResult, task: Task, booster: str) -> list[str] | None:
         return None
 
 
+def _threshold(res: StudyResult, task: Task) -> dict[str, Any] | None:
+    """The binary decision: the probability threshold the code decides at and the
+    metric it is best for (None for other tasks, or no threshold metric recorded)."""
+    from gbrank.tuning._cut import decision_metric
+
+    m = decision_metric(tuple(res.cuts), res.target) if task.kind == "binary" else None
+    return None if m is None else {"probability": res.cuts[m], "best_for": m,
+                                   "all": res.cuts}
+
+
 def export_model(res: StudyResult, task: Task, cfg: TuneConfig, model: Any, obj: Any,
                  init: Any, s_test: np.ndarray, booster_params: dict) -> str:
     """Save the refit best model of study ``res.study`` and its ``params.json``; return
@@ -74,7 +86,8 @@ def export_model(res: StudyResult, task: Task, cfg: TuneConfig, model: Any, obj:
     the booster alone serves it (checked on the test split, whose raw scores are
     ``s_test``). ``params.json`` beside it records the objective and booster
     parameters, the rounds, the start ``init``, the pick (its trial, rescored scores and
-    the finalists), the best trial's CV scores, the test scores, the ``gbrank.sklearn``
+    the finalists), the best trial's CV scores, the test scores, a binary model's
+    decision ``threshold`` (:attr:`StudyResult.cuts`), the ``gbrank.sklearn``
     code that trains the same model, how to serve the model and the largest served
     difference.
     """
@@ -93,7 +106,8 @@ def export_model(res: StudyResult, task: Task, cfg: TuneConfig, model: Any, obj:
                  "finalists": res.finalists},
         "cv_best_trial": {"trial": res.best_trial, "mean": res.best_value,
                           "folds": res.folds},
-        "test": res.test, "train_with": _code(res, task, cfg.booster),
+        "test": res.test, "threshold": _threshold(res, task),
+        "train_with": _code(res, task, cfg.booster),
         "usage": _SERVING_USAGE[cfg.booster][task.kind],
         "served_max_abs_diff": served,
     }

@@ -26,9 +26,10 @@ def make_folds(task: Task, n_folds: int = 3, seed: int = 0) -> list[Fold]:
     """``n_folds`` folds of ``task``'s tuning part.
 
     Grouped ranking: whole queries per fold (scikit-learn's ``GroupKFold`` over query
-    ids after a seeded shuffle of the query order). Group-less ranking: ``KFold`` over
-    rows (each side is one query). Binary and multiclass: ``StratifiedKFold`` over rows
-    (by class).
+    ids after a seeded shuffle of the query order); a click log's whole blocks of
+    sessions (:attr:`Task.blocks <gbrank.tuning.Task>`) when it has them. Group-less
+    ranking: ``KFold`` over rows (each side is one query). Binary and multiclass:
+    ``StratifiedKFold`` over rows (by class).
     """
     from sklearn.model_selection import GroupKFold, KFold, StratifiedKFold
 
@@ -40,8 +41,13 @@ def make_folds(task: Task, n_folds: int = 3, seed: int = 0) -> list[Fold]:
         nq = task.group.size
         if nq < n_folds:
             raise ValueError(f"n_folds={n_folds} is invalid: the data have only {nq} queries")
-        perm = np.random.default_rng(seed).permutation(nq)
-        qid = np.repeat(perm, task.group)  # shuffled ids: GroupKFold's split is by size
+        block = np.arange(nq) if task.blocks is None else task.blocks
+        nb = int(block.max()) + 1
+        if nb < n_folds:
+            raise ValueError(f"n_folds={n_folds} is invalid: the log's {nq} sessions form "
+                             f"only {nb} blocks (sessions of one query stay together)")
+        perm = np.random.default_rng(seed).permutation(nb)
+        qid = np.repeat(perm[block], task.group)  # shuffled: GroupKFold splits by size
         splits = GroupKFold(n_splits=n_folds).split(np.zeros(n), groups=qid)
     elif task.kind in ("binary", "multiclass"):
         splits = StratifiedKFold(n_folds, shuffle=True, random_state=seed).split(

@@ -26,6 +26,7 @@ import numpy as np
 
 from gbrank._deps import require
 from gbrank.metrics import get_metric
+from gbrank.tuning._cut import best_cut, reads_cut
 from gbrank.tuning._cv import FoldData, run_fixed
 from gbrank.tuning._folds import make_folds
 from gbrank.tuning._spaces import Candidate, build_objective, suggest_params
@@ -86,30 +87,41 @@ def configuration(params: dict, cand: Candidate, booster: str, y: np.ndarray,
 
 @dataclass
 class Finalist:
-    """One finalist trial: its number, its CV value as tuned, its rounds, and its
-    rescored values per metric over the folds × repeats units."""
+    """One finalist trial: its number, its CV value as tuned, its rounds, its
+    rescored values per metric over the folds × repeats units and, for each threshold
+    metric, the margin cut best on its out-of-fold predictions."""
 
     number: int
     cv: float
     rounds: int
     params: dict
     units: dict[str, list[float]] = field(default_factory=dict)
+    cuts: dict[str, float] = field(default_factory=dict)
 
     def estimate(self, metric: str) -> float:
         return float(np.mean(self.units[metric]))
 
 
 def rescore_params(repeats: RepeatFolds, booster_params: dict, obj: Any, rounds: int,
-                   metrics: tuple[str, ...]) -> dict[str, list[float]]:
+                   metrics: tuple[str, ...], cuts: dict[str, float] | None = None,
+                   ) -> dict[str, list[float]]:
     """Every metric of one fixed configuration over ``repeats``' units; repeat ``r``
     trains with booster seed ``booster_params["seed"] + r`` (LightGBM's ``seed`` derives
-    its bagging, feature-fraction and extra-trees seeds; XGBoost's its sampling seed)."""
+    its bagging, feature-fraction and extra-trees seeds; XGBoost's its sampling seed).
+    ``cuts`` (a dict) receives, for each threshold metric of ``metrics``, the margin cut
+    best on the out-of-fold predictions of every unit pooled: where the refit model
+    decides (:mod:`gbrank.tuning._cut`)."""
     units: dict[str, list[float]] = {m: [] for m in metrics}
     base = int(booster_params.get("seed", 0))
+    oof: list | None = [] if cuts is not None and any(map(reads_cut, metrics)) else None
     for r, data in enumerate(repeats.data):
         params = dict(booster_params, seed=base + r)
-        for m, values in run_fixed(data, params, obj, rounds, metrics).items():
+        for m, values in run_fixed(data, params, obj, rounds, metrics, oof=oof).items():
             units[m] += values
+    if oof:
+        y = np.concatenate([o[0] for o in oof])
+        s = np.concatenate([o[1] for o in oof])
+        cuts.update({m: best_cut(m, y, s) for m in metrics if reads_cut(m)})
     return units
 
 
@@ -137,16 +149,21 @@ def rescore(study: Any, fin: Finalist, cand: Candidate, repeats: RepeatFolds,
     key = f"{RESCORED}:{fin.number}"
     spec = f"{repeats.spec}:rounds{fin.rounds}:seed{seed}"
     stored = study.user_attrs.get(key)
-    if stored and stored.get("spec") == spec and all(m in stored["units"] for m in metrics):
+    wanted = [m for m in metrics if reads_cut(m)]
+    if (stored and stored.get("spec") == spec and all(m in stored["units"] for m in metrics)
+            and all(m in stored.get("cuts", {}) for m in wanted)):
         fin.units = {m: list(map(float, stored["units"][m])) for m in metrics}
+        fin.cuts = {m: float(stored["cuts"][m]) for m in wanted}
         return float(stored.get("seconds", 0.0))
     t0 = time.perf_counter()
     bp, op = configuration(fin.params, cand, booster, repeats.task.y, seed)
     obj = None if cand.is_native else build_objective(cand, op, seed)
-    units = rescore_params(repeats, bp, obj, fin.rounds, metrics)
-    fin.units = units
+    cuts: dict[str, float] = {}
+    units = rescore_params(repeats, bp, obj, fin.rounds, metrics, cuts)
+    fin.units, fin.cuts = units, cuts
     seconds = time.perf_counter() - t0
-    study.set_user_attr(key, {"spec": spec, "units": units, "seconds": seconds})
+    study.set_user_attr(key, {"spec": spec, "units": units, "cuts": cuts,
+                              "seconds": seconds})
     return seconds
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gbrank.tuning._cut import decision_metric
 from gbrank.tuning._results import StudyResult
 from gbrank.tuning._tasks import native_learns_positions
 
@@ -79,8 +80,10 @@ def training_code(res: StudyResult, kind: str, booster: str, *,
     seed and rounds as the tuner's refit (on the same rows, LightGBM trains the same
     model). A multiclass configuration trains ``GBClassifier(..., decision="argmax")``
     (the class of the largest score, as the tuner judged it; ``num_class`` follows
-    ``y``); a binary one ``GBClassifier(threshold=0.5, ...)`` (the cut the tuner judged
-    its binary metrics at: margin > 0); with balanced class weights
+    ``y``); a binary one ``GBClassifier(threshold=p, ...)``, ``p`` the probability
+    threshold its test split was judged at (``res.cuts`` of ``res.target``, or of the
+    first threshold metric recorded; none recorded: the estimator's default); with
+    balanced class weights
     (``class_weight="balanced"``) it is fit with
     ``sample_weight=compute_sample_weight("balanced", y)``.
 
@@ -137,8 +140,9 @@ def training_code(res: StudyResult, kind: str, booster: str, *,
         args.insert(0, 'booster="xgboost"')
     if kind == "multiclass":
         args.insert(0, 'decision="argmax"')
-    if kind == "binary":  # the tuner judged its binary metrics at this cut
-        args.insert(0, "threshold=0.5")
+    decides = decision_metric(tuple(res.cuts), res.target) if kind == "binary" else None
+    if decides is not None:  # the cut the test split was judged at
+        args.insert(0, f"threshold={res.cuts[decides]!r}")
     if groupless:  # group-less ranking is declared, not inferred
         args.append("groupless=True")
     balanced = res.booster_params.get("class_weight") == "balanced"
@@ -161,9 +165,10 @@ def training_code(res: StudyResult, kind: str, booster: str, *,
                      else ").fit(X, y, position=position)")
     else:
         lines.append(").fit(X, y, qid=qid)" if grouped else ").fit(X, y)")
-    if kind == "binary":
-        lines.append('# threshold=0.5 decides as the tuner judged f1; threshold="auto" '
-                     "picks the F1-best cut on a held-out split (not what was measured)")
+    if decides is not None:
+        lines.append(f"# threshold: the {decides}-best cut of the tuner's out-of-fold "
+                     "predictions on these rows; on other rows,")
+        lines.append('# threshold="auto" (with beta) chooses one on a held-out split')
     if res.booster_params.get("lambdarank_unbiased"):
         lines.append("# lambdarank_unbiased: each query's rows in display order")
     return lines

@@ -152,6 +152,7 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
             lines += [f"| {r.key} | " + " | ".join(
                 f"{r.test[m]:.4f}" if m in r.test else "—" for m in tm) + " |"
                 for r in done]
+        lines += _cut_lines(done)
         lines += ["", "The pick of each study: its best trials as tuned (finalists: trial, "
                   "CV as tuned → rescored):", ""]
         for r in done:
@@ -160,6 +161,23 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
                     f"{f['trial']}: {f['cv']:.4f} → {f['rescored']:.4f}"
                     for f in r.finalists))
     return lines, plot_rows
+
+
+def _cut_lines(done: list[StudyResult]) -> list[str]:
+    """How the threshold metrics of a binary task were judged, and each pick's cut."""
+    cut = [r for r in done if r.cuts]
+    if not cut:
+        return []
+    names = ", ".join(dict.fromkeys(m for r in cut for m in r.cuts))
+    return ["", f"Threshold metrics ({names}) read the scores at a cut; each model is judged "
+            "at a cut chosen "
+            "on rows it is not scored on (a fixed cut would compare cuts, not models): on "
+            "a validation fold, each half of the rows at the cut best on the other half; on "
+            "the held-out split, at the cut best on the pick's out-of-fold predictions "
+            "(every rescored unit pooled), which the recommendation's code decides at "
+            "(`threshold=`, a probability). The picks' thresholds:", "",
+            *(f"- {r.key}: " + ", ".join(f"{m} {p:.4g}" for m, p in r.cuts.items())
+              for r in cut)]
 
 
 def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,

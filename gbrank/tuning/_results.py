@@ -90,8 +90,15 @@ class StudyResult:
     rescore_seconds : float, default 0.0
         Seconds the rescoring of the finalists took (for values read back from the
         study, the time recorded when they were computed).
+    cuts : dict of str to float, default {}
+        Binary tasks: for each threshold metric (``f1``, ``fbeta:2``, ``balanced``), the
+        probability threshold best on the pick's out-of-fold predictions (every rescored
+        unit's validation rows pooled), 6 significant digits; the test part is judged
+        at it, and the code decides at the threshold of ``target`` (or of the first
+        threshold metric recorded).
     test : dict of str to float, default {}
-        The refit model's scores on the held-out test part, by metric.
+        The refit model's scores on the held-out test part, by metric (threshold
+        metrics at their ``cuts``).
     model_path : str, default ""
         The exported model file (empty when no model was saved).
     plots : list of str, default []
@@ -135,6 +142,7 @@ class StudyResult:
     booster_params: dict[str, Any] = field(default_factory=dict)
     objective_params: dict[str, Any] = field(default_factory=dict)
     rescore_seconds: float = 0.0
+    cuts: dict[str, float] = field(default_factory=dict)
     test: dict[str, float] = field(default_factory=dict)
     model_path: str = ""
     plots: list[str] = field(default_factory=list)

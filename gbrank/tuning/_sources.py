@@ -41,7 +41,8 @@ def infer_kind(y: Any, group: Any) -> str:
 def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str | None = None,
                      test_size: float = 0.2, seed: int = 0, description: str = "",
                      feature_names: list[str] | None = None, position: Any = None,
-                     propensity: Any = None, groupless: bool = False) -> Task:
+                     propensity: Any = None, groupless: bool = False,
+                     blocks: Any = None) -> Task:
     """Split data into a tuning part and a held-out test part.
 
     Grouped ranking: a random ``test_size`` share of the queries is held out (whole
@@ -54,7 +55,11 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
     with ``groupless=True``).
     ``feature_names``: see :class:`Task`. A click log: ``position`` (every row's
     logged display position, split with its row) and ``propensity`` (see
-    :class:`Task`); its labels are clicks and its kind is ranking.
+    :class:`Task`); its labels are clicks and its kind is ranking. A click log's lists
+    are sessions, and sessions of one query show the same documents: the held-out part
+    and the folds split whole blocks of sessions, ``blocks`` (the query of each session)
+    or, without it, the sessions linked by an identical feature row
+    (:mod:`gbrank.tuning._blocks`; said in the task's ``notes``).
 
     Parameters
     ----------
@@ -74,6 +79,9 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
         Logged display positions of a click log, one per row.
     propensity : sequence or dict, optional
         Examination probabilities of the positions (required with ``position``).
+    blocks : array-like, optional
+        With ``group``: the query (any id) of each list, e.g. of each session of a click
+        log; lists of one query are held out, and later split into folds, together.
     groupless : bool, default False
         Declares group-less ranking: all rows are one query (see :class:`Task`);
         refused with ``group`` of several queries.
@@ -124,15 +132,29 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
         nq = group.size
         if nq < 4:
             raise ValueError(f"{name}: {nq} queries; need at least 4 to hold out a test split")
-        test_q = np.zeros(nq, bool)
-        test_q[rng.choice(nq, size=max(1, int(round(test_size * nq))), replace=False)] = True
+        note = None
+        if position is not None or blocks is not None:
+            from gbrank.tuning._blocks import session_blocks
+
+            blocks, note = session_blocks(name, X, group, blocks)
+            blocks = None if note is None else blocks  # each list its own block
+        if blocks is None:
+            test_q = np.zeros(nq, bool)
+            test_q[rng.choice(nq, size=max(1, int(round(test_size * nq))), replace=False)] = True
+        else:  # whole blocks, drawn in random order up to test_size of the lists
+            from gbrank._sessions import held_out_blocks
+
+            test_q = held_out_blocks(blocks, test_size, rng)
         row_q = np.repeat(np.arange(nq), group)
         te = test_q[row_q]
         if position is not None:
             clicks.update(position=position[~te], position_test=position[te])
-        return Task(name, kind, X[np.flatnonzero(~te)], y[~te], group[~test_q],
+        task = Task(name, kind, X[np.flatnonzero(~te)], y[~te], group[~test_q],
                     X[np.flatnonzero(te)], y[te], group[test_q], description,
-                    feature_names=feature_names, groupless=groupless, **clicks)
+                    feature_names=feature_names, groupless=groupless,
+                    blocks=None if blocks is None else blocks[~test_q], **clicks)
+        task.notes += [note] if note else []
+        return task
     n = y.size
     if kind == "binary":
         pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y != 1)

@@ -16,6 +16,7 @@ from gbrank.metrics import get_metric
 from gbrank.tuning._booster_spaces import starting_points
 from gbrank.tuning._budget import ADMITTED, run_budget, state_counts
 from gbrank.tuning._config import TuneConfig
+from gbrank.tuning._cut import as_probability, margin_of
 from gbrank.tuning._cv import FoldData, fit_full, run_cv, score
 from gbrank.tuning._export import export_model
 from gbrank.tuning._gate import gate
@@ -210,6 +211,7 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
     chosen = fins[0]
     res.pick_trial, res.rounds, res.best_params = chosen.number, chosen.rounds, chosen.params
     res.units = chosen.units
+    res.cuts = {m: as_probability(c) for m, c in chosen.cuts.items()}
     res.finalists = [{"trial": f.number, "cv": f.cv, "rescored": f.estimate(cand.target),
                       "rounds": f.rounds} for f in fins]
     progress.line(f"{label}: pick: trial {chosen.number}, the best of {len(fins)} "
@@ -230,7 +232,9 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
     # them; held-out clicks by the click metric.
     names = task.test_metrics if task.graded_test else (*task.metrics, cand.target)
     for m in dict.fromkeys(names):
-        res.test[m] = score(m, task.y_test, s_test, gte, task.position_test, task.propensity)
+        cut = margin_of(res.cuts[m]) if m in res.cuts else None
+        res.test[m] = score(m, task.y_test, s_test, gte, task.position_test, task.propensity,
+                            cut=cut)
     slug = cand.key.replace(":", "_")
     if cfg.save_models:
         res.model_path = export_model(res, task, cfg, model, obj, init, s_test, bp)

@@ -227,6 +227,10 @@ class Task:
         on the task's headline instead. A ranking task without ``group`` must declare
         it (or give query sizes); refused beside ``group`` and for binary and
         multiclass tasks. The command line's ``--groupless``.
+    blocks : ndarray of int, optional
+        A click log's block of each tuning-part session (``group``'s lists): sessions of
+        one block (one query, or sessions sharing a document) stay on one side of every
+        fold (:mod:`gbrank.tuning._blocks`); None: each list its own block.
     notes : list of str
         What a run found in the data that changed its search (a click log that cannot
         identify position effects, or whose users look like cascade users): printed as
@@ -259,6 +263,7 @@ class Task:
     position_test: np.ndarray | None = None
     propensity: Any = None
     groupless: bool = False
+    blocks: np.ndarray | None = None
     notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -268,6 +273,13 @@ class Task:
         self.groupless = check_bool(self.groupless, "groupless")
         self._check_queries()
         self._check_shapes()
+        if self.blocks is not None:
+            self.blocks = np.unique(np.asarray(self.blocks).ravel(),
+                                    return_inverse=True)[1].ravel().astype(np.int64)
+            if self.group is None or self.blocks.size != self.group.size:
+                raise ValueError(f"{self.name}: blocks gives the block of each query of the "
+                                 f"tuning part; {self.blocks.size} values for "
+                                 f"{0 if self.group is None else self.group.size} queries")
         if self.position is None and self.position_test is not None:
             raise ValueError(f"{self.name}: the test part has positions and the tuning part "
                              "has none; a click log needs position (and position_test for "
@@ -460,6 +472,8 @@ class Task:
                          np.ascontiguousarray(a, dtype=np.float64).tobytes())
             h.update(repr(np.asarray(self.propensity if not isinstance(
                 self.propensity, dict) else sorted(self.propensity.items()))).encode())
+        if self.blocks is not None:  # the folds split whole blocks
+            h.update(b"blocks" + np.ascontiguousarray(self.blocks, np.float64).tobytes())
         rows = self.X[: min(50, self.X.shape[0])]
         rows = rows.toarray() if hasattr(rows, "toarray") else np.asarray(rows)
         h.update(np.ascontiguousarray(rows, dtype=np.float64).tobytes())

@@ -150,3 +150,44 @@ def test_a_learned_correction_on_a_log_that_cannot_identify_it_is_warned():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fit(LambdaRank(position_bias="ipw", propensity=[1 / p for p in range(1, 9)]), 0.0)
+
+
+def test_the_validation_split_of_a_click_log_keeps_a_querys_sessions_together(monkeypatch):
+    """Sessions of one query show the same documents: a split by session would judge
+    early stopping on rows the booster trains on (4 sessions per query: most of them).
+    The split holds out whole blocks of sessions linked by a shared row."""
+    from gbrank.datasets import make_ranking, simulate_clicks
+    X, y, g = make_ranking(n_queries=40, rows_per_query=12, n_features=5, seed=0)
+    log = simulate_clicks(y, g, X[:, 0], top_n=8, n_sessions=4, sessions="keep", seed=1)
+    seen = {}
+    cls = next(c for c in GBRanker.__mro__ if "_train" in c.__dict__)
+    train = cls._train
+
+    def spy(self, p, obj, Xt, yt, gt, wt, init, Xv, *args, **kw):
+        seen["train"], seen["valid"] = np.asarray(Xt), np.asarray(Xv)
+        return train(self, p, obj, Xt, yt, gt, wt, init, Xv, *args, **kw)
+
+    monkeypatch.setattr(cls, "_train", spy)
+    qid = np.repeat(np.arange(log.group.size), log.group)
+    GBRanker(LambdaRank(position_bias="ipw", propensity=log.examination), n_estimators=5,
+             early_stopping_rounds=2, validation_fraction=0.25, random_state=0,
+             scoring="ips_dcg@10", n_jobs=1).fit(X[log.rows], log.clicks, qid=qid,
+                                                 position=log.position)
+    trained = {r.tobytes() for r in np.ascontiguousarray(seen["train"])}
+    assert not any(r.tobytes() in trained for r in np.ascontiguousarray(seen["valid"]))
+    assert 0.2 <= len(seen["valid"]) / len(log.rows) <= 0.32
+
+
+def test_early_stopping_a_correction_on_raw_click_pair_accuracy_is_warned(clicks):
+    X, c, qid, _, pos = clicks
+    obj = LambdaRank(position_bias="ipw", propensity=[1.0, 0.6, 0.4, 0.3, 0.25, 0.2, 0.17,
+                                                       0.15, 0.13, 0.12])
+    with pytest.warns(UserWarning, match="scoring='ips_dcg@10'"):
+        GBRanker(obj, n_estimators=3, early_stopping_rounds=2, n_jobs=1).fit(
+            X, c, qid=qid, position=pos)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        GBRanker(obj, n_estimators=3, early_stopping_rounds=2, scoring="ips_dcg@10",
+                 n_jobs=1).fit(X, c, qid=qid, position=pos)

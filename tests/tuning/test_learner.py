@@ -90,7 +90,7 @@ def test_rescoring_trains_each_repeat_with_another_booster_seed(monkeypatch):
     repeats = pick.RepeatFolds(task, 2, 3, 5, "lightgbm", 1)
     seen = []
 
-    def record(data, params, obj, rounds, metrics):
+    def record(data, params, obj, rounds, metrics, oof=None):
         seen.append((id(data), params["seed"]))
         return {m: [0.5] * len(data.folds) for m in metrics}
 

@@ -72,6 +72,36 @@ def test_run_fixed_trains_exactly_the_rounds_given():
     assert got[1] == pytest.approx(ndcg(yv, model.predict(Xv), gv, k=10), abs=1e-12)
 
 
+def test_the_decision_cut_is_the_best_on_every_units_out_of_fold_rows():
+    """The refit's cut: F1-best on the validation rows of every rescoring unit pooled,
+    each row scored by a booster that did not train on it (fold boosters refit here by
+    hand)."""
+    import lightgbm as lgb
+    from sklearn.metrics import f1_score
+
+    from gbrank.tuning._pick import RepeatFolds, rescore_params
+
+    task = _binary_task()
+    repeats = RepeatFolds(task, 2, 2, 0, "lightgbm", 1)
+    bp = {"objective": "binary", "learning_rate": 0.1, "num_leaves": 7, "verbose": -1,
+          "metric": "None", "seed": 3}
+    cuts: dict = {}
+    units = rescore_params(repeats, bp, None, 8, ("f1", "ap"), cuts)
+    assert set(cuts) == {"f1"} and len(units["f1"]) == 4
+    ys, ss = [], []
+    for r, data in enumerate(repeats.data):
+        for f in range(2):
+            Xt, yt, _, Xv, yv, _ = data.fold_arrays(f)
+            model = lgb.train(dict(bp, seed=3 + r, num_threads=1, max_bin=255,
+                                   min_data_in_bin=3, feature_pre_filter=False),
+                              lgb.Dataset(Xt, yt), num_boost_round=8)
+            ys.append(yv)
+            ss.append(model.predict(Xv, raw_score=True))
+    y, s = np.concatenate(ys), np.concatenate(ss)
+    best = max(f1_score(y, s > t, zero_division=1.0) for t in np.unique(s) - 1e-9)
+    assert f1_score(y, s > cuts["f1"]) == pytest.approx(best, abs=1e-12)
+
+
 def test_pick_is_the_best_rescored_finalist_and_is_stored(tmp_path, monkeypatch):
     task = _ranking_task()
     cfg = _cfg(tmp_path, objectives=["native:lambdarank"])

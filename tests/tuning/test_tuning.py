@@ -882,3 +882,30 @@ def test_one_query_id_given_explicitly_is_group_less(tmp_path, monkeypatch):
     [task] = tune._load_tasks(tune.parse_args(["--data", "one.csv", "--label-col", "rel",
                                                "--qid-col", "query_id"]))
     assert task.groupless and task.group is None
+
+
+def test_f1_of_rare_positives_is_judged_at_each_models_own_held_out_cut(tmp_path):
+    """Focal margins on 3.5 % positives rarely pass 0: judged at margin > 0 every trial
+    scored F1 = 0 ("flat") though the model ranks the positives well. Judged at a
+    held-out cut the study is not flat, and the test F1 is the saved model's at the
+    reported threshold (scikit-learn's f1_score of its probabilities)."""
+    import json
+
+    import lightgbm as lgb
+    from sklearn.metrics import f1_score
+
+    from gbrank.datasets import make_imbalanced
+
+    X, y = make_imbalanced(n_rows=3000, n_features=8, n_informative=4,
+                           positive_rate=0.035, seed=1)
+    task = task_from_arrays("rare", X, y, kind="binary", seed=0)
+    cfg = TuneConfig(trials=2, max_rounds=30, patience=10, n_folds=2, finalists=1,
+                     repeats=1, out_dir=tmp_path, objectives=["focal"], metric="f1",
+                     plots=False, progress=False)
+    res = next(r for r in tune_task(task, cfg) if r.key == "focal")
+    assert min(res.values) > 0.2 and res.estimate > 0.2
+    p = res.cuts["f1"]
+    prob = lgb.Booster(model_file=res.model_path).predict(task.X_test)
+    assert res.test["f1"] == pytest.approx(f1_score(task.y_test, prob > p), abs=1e-12)
+    meta = json.loads((Path(res.model_path).parent / "params.json").read_text())
+    assert meta["threshold"]["probability"] == p and meta["threshold"]["best_for"] == "f1"
