@@ -421,6 +421,25 @@ def check_positions(position: Any, n: int, name: str = "position", *, low: int =
     return p.astype(np.int64)
 
 
+def repeated_position(position: np.ndarray, sizes: np.ndarray | None,
+                      ) -> tuple[int, int, int] | None:
+    """The first list (``sizes``: contiguous lists' lengths) holding one display position
+    on several rows, as ``(list index, position, rows)``; None when every list's positions
+    are distinct (a session shows one row per position; several sessions merged under
+    one id repeat them)."""
+    if sizes is None or position.size == 0:
+        return None
+    lists = np.repeat(np.arange(np.size(sizes)), sizes)
+    key = lists * (int(position.max()) + 1) + position
+    values, counts = np.unique(key, return_counts=True)
+    at = np.flatnonzero(counts > 1)
+    if not at.size:
+        return None
+    span = int(position.max()) + 1
+    v = int(values[at[0]])
+    return v // span, v % span, int(counts[at[0]])
+
+
 def check_propensity(propensity: Any, name: str = "propensity",
                      ) -> tuple[np.ndarray, np.ndarray]:
     """Examination probabilities per position, as ``(positions, values)`` sorted by

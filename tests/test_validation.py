@@ -268,3 +268,12 @@ def test_sigma_rule(sigma):
         with pytest.raises(ValueError,
                            match=r"sigma must be a finite number in \(0, 1e\+06\]"):
             cls(sigma=sigma).grad_hess([0.0, 1.0], [0.0, 1.0])
+
+
+def test_repeated_position_finds_merged_sessions():
+    from gbrank._validation import repeated_position
+
+    pos = np.array([1, 2, 3, 1, 2, 1, 2, 1])
+    assert repeated_position(pos, np.array([3, 2, 3])) == (2, 1, 2)  # list 2: 1, 2, 1
+    assert repeated_position(pos, np.array([3, 2, 2, 1])) is None
+    assert repeated_position(pos, None) is None

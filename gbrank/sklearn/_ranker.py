@@ -336,6 +336,8 @@ class GBRanker(_RankingInput, _GBBase):
         order = np.arange(n) if qid is None else query_order(qid)
         queries = query_structure(n, qid=None if qid is None else np.asarray(qid)[order],
                                   weight=None if w is None else w[order])
+        if position is not None and qid is not None:
+            _warn_if_merged_sessions(np.asarray(position)[order], np.diff(queries.offsets))
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         tr, va = self._split(n, queries.offsets, p["validation_fraction"],
@@ -482,3 +484,20 @@ def _linked(X: Any, order: np.ndarray, offsets: np.ndarray,
 
     blocks = linked_sessions(feature_rows(_safe_indexing(X, order)), np.diff(offsets))
     return blocks if int(blocks.max()) + 1 < offsets.size - 1 else None
+
+
+def _warn_if_merged_sessions(position: np.ndarray, sizes: np.ndarray) -> None:
+    """A query id whose rows repeat a display position holds several sessions: the
+    corrections and IPS-DCG read each list as one session."""
+    from gbrank._validation import repeated_position
+
+    twice = repeated_position(np.asarray(position, dtype=np.int64), sizes)
+    if twice is not None:
+        import warnings
+
+        i, at, rows = twice
+        warnings.warn(
+            f"query {i} (in ascending id order) shows position {at} on {rows} rows: several "
+            "sessions under one id, while position_bias and ips_dcg read each list as one "
+            "session (each position once); give each session its own qid",
+            UserWarning, stacklevel=3)

@@ -388,6 +388,7 @@ class Task:
             check_positions,
             check_propensity,
             propensity_per_row,
+            repeated_position,
         )
 
         if self.kind != "ranking":
@@ -403,11 +404,20 @@ class Task:
         if self.position_test is None:  # a held-out part of true grades
             check_grades(np.asarray(self.y_test, dtype=np.float64), integer=False,
                          max_grade=None, name=f"{self.name}: the held-out part's grades")
-        for part, pos, y in (("position", self.position, self.y),
-                             ("position_test", self.position_test, self.y_test)):
+        for part, pos, y, g in (("position", self.position, self.y, self.group),
+                                ("position_test", self.position_test, self.y_test,
+                                 self.group_test)):
             if pos is None:
                 continue
             pos = check_positions(pos, np.size(y), part)
+            twice = repeated_position(pos, g)
+            if twice is not None:
+                i, at, rows = twice
+                raise ValueError(
+                    f"{self.name}: {part}: list {i} shows position {at} on {rows} rows: its "
+                    "rows are several sessions under one id, and a click log's lists are "
+                    "sessions (each position once); give each session its own id (gbrank "
+                    "tune --qid-col SESSION, with --query-col QUERY for the queries)")
             propensity_per_row(table, pos, "propensity",
                                " (gbrank tune --propensity: one value per position 1, 2, …)")
             setattr(self, part, pos)

@@ -191,3 +191,15 @@ def test_early_stopping_a_correction_on_raw_click_pair_accuracy_is_warned(clicks
         warnings.simplefilter("error")
         GBRanker(obj, n_estimators=3, early_stopping_rounds=2, scoring="ips_dcg@10",
                  n_jobs=1).fit(X, c, qid=qid, position=pos)
+
+
+def test_sessions_merged_under_one_qid_are_warned():
+    from gbrank.datasets import make_ranking, simulate_clicks
+
+    X, y, g = make_ranking(n_queries=20, rows_per_query=10, n_features=5, seed=0)
+    log = simulate_clicks(y, g, X[:, 0], top_n=5, n_sessions=3, sessions="keep", seed=1)
+    query = np.repeat(np.arange(g.size), g)[log.rows]
+    with pytest.warns(UserWarning, match="several sessions under one id"):
+        GBRanker(LambdaRank(position_bias="ipw", propensity=log.examination),
+                 n_estimators=2, n_jobs=1).fit(X[log.rows], log.clicks, qid=query,
+                                               position=log.position)

@@ -97,3 +97,17 @@ def test_query_col_names_the_blocks_and_is_no_feature(tmp_path, capsys):
         _run(path, tmp_path / "o2", "--query-col", "query")
     assert exc.value.code == 2
     assert "each list (session) belongs to one query" in capsys.readouterr().err
+
+
+def test_sessions_merged_under_one_id_are_refused_naming_the_session_column(tmp_path, capsys):
+    """--qid-col naming the query of a log with 4 sessions per query: every list repeats
+    positions 1 … 8, and IPS-DCG@10 would judge the top 10 of 4 sessions merged."""
+    X, log, query = _log()
+    path, _ = _csv(tmp_path, X, log, query)
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--data", str(path), "--label-col", "clicked", "--qid-col", "query",
+                  "--position-col", "shown_at", "--propensity", RHO, "--drop-cols",
+                  "session", "--quiet", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "shows position 1 on 4 rows" in err
+    assert "--qid-col SESSION, with --query-col QUERY" in err
