@@ -466,13 +466,15 @@ class _ValidMetric:
     loss (lower is better)."""
 
     def __init__(self, scoring: str | None, objective: Any, *, propensity: Any = None,
-                 position: np.ndarray | None = None) -> None:
+                 position: np.ndarray | None = None, targets: Any = None) -> None:
         self.objective = objective
         self.position = position
         if scoring is None:
             self.name, self.higher_is_better, self.metric = "loss", False, None
         else:
-            self.metric = get_metric(scoring).with_margin(True)
+            # targets: a calibrated objective's mapping of its training labels, so a
+            # validation part whose grades happen to be 0/1 is judged as it learned.
+            self.metric = get_metric(scoring).with_margin(True).with_targets(targets)
             if propensity is not None:
                 self.metric = self.metric.with_propensity(propensity)
             self.name, self.higher_is_better = self.metric.name, self.metric.higher_is_better

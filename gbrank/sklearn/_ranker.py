@@ -370,17 +370,14 @@ class GBRanker(_RankingInput, _GBBase):
                     "which rewards the logged ranking's position bias that position_bias "
                     "corrects; scoring='ips_dcg@10' with propensity= judges them by "
                     "examination (docs/guide/clicks.md)", UserWarning, stacklevel=2)
-        Xv = yv = gv = wv = None
+        Xv = yv = gv = wv = pos_v = None
         if own_valid:
             Xv, yv, gv, pos_v = self._eval_part(eval_set, eval_qid, eval_group,
                                                 eval_position, groupless, clicks)
-            if clicks:
-                metric = _ValidMetric(self.scoring, None, propensity=rho, position=pos_v)
         elif va is not None:
             Xv, yv, gv, wv = part(va)
             if clicks:  # the held-out rows' positions, in the validation data's order
-                metric = _ValidMetric(self.scoring, None, propensity=rho,
-                                      position=position[order[va]])
+                pos_v = position[order[va]]
         self.objective_ = obj
         # A ranking loss ignores a constant; a calibrated one starts from the logit of
         # the mean target, as a binary objective does.
@@ -388,10 +385,10 @@ class GBRanker(_RankingInput, _GBBase):
         mapping = None if isinstance(obj, str) else obj.target_mapping(yt)
         if mapping is not None:
             self.calibration_targets_ = mapping
-            if metric.metric is not None:
-                metric.metric = metric.metric.with_targets(mapping)
         else:
             self.__dict__.pop("calibration_targets_", None)
+        metric = _ValidMetric(self.scoring, None, propensity=rho if clicks else None,
+                              position=pos_v if clicks else None, targets=mapping)
         self._train(p, obj, Xt, yt, gt, wt, self.init_score_, Xv, yv, gv, wv, metric, seed,
                     position=pos_t)
         if not isinstance(obj, str) and getattr(obj, "probability", False):
