@@ -141,7 +141,8 @@ def _schema_lock(url: str) -> Iterator[None]:
 
 def study_name(task_name: str, fingerprint: str, booster: str, key: str,
                metric: str | None = None,
-               budget: tuple[int, int, int, int] | None = None) -> str:
+               budget: tuple[int, int, int, int] | None = None,
+               held_out_cut: bool = False) -> str:
     """``<data>-<hash of data>-<booster>-s<space version>[-cv<K>s<seed>r<R>p<P>]-<objective>``:
     re-running on the same data with the same search spaces and budget resumes the same
     study; a new version of the spaces
@@ -150,14 +151,17 @@ def study_name(task_name: str, fingerprint: str, booster: str, key: str,
     CV folds and their seed, most rounds and patience every trial's score depends on —
     starts a new study beside the stored ones. A study judged on a ``metric`` other than its
     objective's own ends in ``-on-<metric>``: it never resumes a study judged on another
-    metric."""
+    metric. One judged on a binary threshold metric at a held-out cut
+    (``held_out_cut``, :mod:`gbrank.tuning._cut`) ends in ``-xcut``: it never resumes
+    one whose trials were judged at margin > 0."""
     from gbrank.tuning._booster_spaces import CATBOOST_SPACE_VERSION, SPACE_VERSION
 
     version = CATBOOST_SPACE_VERSION if booster == "catboost" else SPACE_VERSION
     safe = re.sub(r"[^A-Za-z0-9_.:@-]+", "_", task_name)
     tail = "" if metric is None else "-on-" + re.sub(r"[^A-Za-z0-9_.:@-]+", "_", metric)
     runs = "" if budget is None else "-cv{}s{}r{}p{}".format(*budget)
-    return f"{safe}-{fingerprint}-{booster}-s{version}{runs}-{key}{tail}"
+    cut = "-xcut" if held_out_cut else ""
+    return f"{safe}-{fingerprint}-{booster}-s{version}{runs}-{key}{tail}{cut}"
 
 
 def _key64(text: str) -> int:

@@ -16,7 +16,7 @@ from gbrank.metrics import get_metric
 from gbrank.tuning._booster_spaces import starting_points
 from gbrank.tuning._budget import ADMITTED, run_budget, state_counts
 from gbrank.tuning._config import TuneConfig
-from gbrank.tuning._cut import as_probability, margin_of
+from gbrank.tuning._cut import as_probability, margin_of, reads_cut
 from gbrank.tuning._cv import FoldData, fit_full, run_cv, score
 from gbrank.tuning._export import export_model
 from gbrank.tuning._gate import gate
@@ -135,7 +135,7 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
             return res
     name = study_name(task.name, fp, cfg.booster, cand.key,
                       None if cand.target == cand.own_target else cand.target,
-                      cfg.budget(task.clicks))
+                      cfg.budget(task.clicks), held_out_cut=reads_cut(cand.target))
     res.study = name
     S = optuna.trial.TrialState
     if cfg.run_trials:

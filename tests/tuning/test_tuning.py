@@ -904,6 +904,8 @@ def test_f1_of_rare_positives_is_judged_at_each_models_own_held_out_cut(tmp_path
                      plots=False, progress=False)
     res = next(r for r in tune_task(task, cfg) if r.key == "focal")
     assert min(res.values) > 0.2 and res.estimate > 0.2
+    # never resumes a study whose trials were judged at margin > 0
+    assert res.study.endswith("-focal-on-f1-xcut")
     p = res.cuts["f1"]
     prob = lgb.Booster(model_file=res.model_path).predict(task.X_test)
     assert res.test["f1"] == pytest.approx(f1_score(task.y_test, prob > p), abs=1e-12)
