@@ -2,8 +2,8 @@
 
 A click log's lists are sessions, and the sessions of one query show the same documents:
 split by session, the held-out part and every validation fold hold rows identical to
-training rows (4 sessions per query: 96.7 % of held-out rows; held-out IPS-DCG@10 1.003
-split by session against 0.852 split by query). So the tuner splits whole *blocks*: the
+training rows, and their scores flatter the model (figures: CHANGELOG.md, the clicks
+guide). So the tuner splits whole *blocks*: the
 queries when the user names them, else the sessions linked by a shared feature row (the
 same document for the same query), the connected components of sessions and rows.
 """

@@ -1,9 +1,9 @@
 """Where a binary model decides, as the tuner judges it.
 
 F_β and the balanced measure read the scores at a cut, and the cut that suits one
-objective does not suit another: a focal model's margins rarely pass 0 on imbalanced
-data, so judged at margin > 0 it scores F1 = 0 while its own best cut gives 0.4. Judging
-every objective at the same fixed cut compares cuts, not models. The tuner therefore
+objective does not suit another: a focal model's margins on rare positives may never pass
+0, so judged at margin > 0 it scores F1 = 0 however well it ranks them. Judging every
+objective at the same fixed cut compares cuts, not models (figures: CHANGELOG.md). The tuner therefore
 judges a threshold metric at a cut chosen on held-out predictions, never on the rows it
 is scored on:
 
@@ -67,10 +67,9 @@ def best_cut(name: str, y: np.ndarray, s: np.ndarray) -> float:
     """The margin cut at which threshold metric ``name`` is best on labels ``y`` (0/1)
     and margins ``s``."""
     m = get_metric(name)
-    if "beta" in m.params or name == "f1":
-        beta = float(m.params.get("beta", 1.0))
-        return best_threshold(y, s, beta, margin=True)[0]
-    return _balanced_cut(np.asarray(y, np.float64), np.asarray(s, np.float64))
+    if m.name == "balanced":
+        return _balanced_cut(np.asarray(y, np.float64), np.asarray(s, np.float64))
+    return best_threshold(y, s, float(m.params.get("beta", 1.0)), margin=True)[0]
 
 
 def _halves(y: np.ndarray) -> np.ndarray:
