@@ -3,9 +3,9 @@
 F_β and the balanced measure read the scores at a cut, and the cut that suits one
 objective does not suit another: a focal model's margins on rare positives may never pass
 0, so judged at margin > 0 it scores F1 = 0 however well it ranks them. Judging every
-objective at the same fixed cut compares cuts, not models (figures: CHANGELOG.md). The tuner therefore
-judges a threshold metric at a cut chosen on held-out predictions, never on the rows it
-is scored on:
+objective at the same fixed cut compares cuts, not models (figures: CHANGELOG.md).
+The tuner therefore judges a threshold metric at a cut chosen on held-out predictions,
+never on the rows it is scored on:
 
 - on a validation fold (trials, rescoring): :func:`cross_fitted`, the fold's rows split
   in two halves (stratified, the same split for every trial of the fold); the cut best
