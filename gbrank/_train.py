@@ -213,27 +213,32 @@ def train(booster: str, params: dict[str, Any], objective: Any, dtrain: Any,
     metric = None
     if dvalid is not None:
         v = validation
+        # XGBoost splits its evaluation log at ":" (fbeta:2): logged as "_", given back
+        # under the metric's own name below.
+        logged = v.name.replace(":", "_")
         evals = [(dvalid, "valid")]
         margins = _to_margins("xgboost", None if fobj is not None
                               else native_objective_name("xgboost", p))
 
         def metric(preds: np.ndarray, data: Any) -> tuple[str, float]:
-            return v.name, v.value(margins(preds), data)
+            return logged, v.value(margins(preds), data)
 
         if early_stopping is not None:
             callbacks.append(xgb.callback.EarlyStopping(
-                rounds=early_stopping, metric_name=v.name, data_name="valid",
+                rounds=early_stopping, metric_name=logged, data_name="valid",
                 maximize=v.higher_is_better, save_best=False))
         if on_iteration is not None:
             class _Report(xgb.callback.TrainingCallback):
                 def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
-                    on_iteration(epoch, evals_log["valid"][v.name][-1])
+                    on_iteration(epoch, evals_log["valid"][logged][-1])
                     return False
 
             callbacks.append(_Report())
     model = xgb.train(p, dtrain, num_boost_round=rounds, evals=evals,
                       evals_result=evals_result, obj=fobj, custom_metric=metric,
                       callbacks=callbacks or None, verbose_eval=False)
+    if evals and logged != validation.name:
+        evals_result["valid"][validation.name] = evals_result["valid"].pop(logged)
     if evals and early_stopping is not None and getattr(model, "best_iteration", None) \
             is not None:
         best = int(model.best_iteration) + 1

@@ -79,3 +79,44 @@ def test_multi_softmax_cannot_be_validated_on_a_metric():
     with pytest.raises(ValueError, match="multi:softprob"):
         train("xgboost", {"num_class": 3}, "multi:softmax", xgb.DMatrix(X, y),
               xgb.DMatrix(Xv, yv), rounds=2, validation=v)
+
+
+@pytest.mark.parametrize("booster", ["lightgbm", "xgboost"])
+def test_a_metric_named_with_a_colon_is_logged_and_stopped_on(booster):
+    """XGBoost splits its evaluation log at ":": fbeta:2 failed every round there."""
+    X, y, Xv, yv = _data(2)
+
+    def value(preds, data):
+        return metrics.fbeta(yv, preds, beta=2.0, margin=True)
+
+    v = Validation("fbeta:2", value)
+    if booster == "lightgbm":
+        lgb = pytest.importorskip("lightgbm")
+        dt = lgb.Dataset(X, y)
+        dv = lgb.Dataset(Xv, yv, reference=dt)
+        params = {"verbose": -1, "num_threads": 1, "metric": "None"}
+    else:
+        xgb = pytest.importorskip("xgboost")
+        dt, dv, params = xgb.DMatrix(X, y), xgb.DMatrix(Xv, yv), {"nthread": 1}
+    seen = []
+    t = train(booster, {**params, "eta" if booster == "xgboost" else "learning_rate": 0.2},
+              "binary" if booster == "lightgbm" else "binary:logistic", dt, dv, rounds=12,
+              validation=v, early_stopping=3, on_iteration=lambda i, x: seen.append(x))
+    curve = t.evals_result["valid"]["fbeta:2"]
+    # (XGBoost's early stopping ends the run before the last round is reported)
+    assert len(curve) >= 5 and np.allclose(curve[:len(seen)], seen, atol=1e-6)
+    assert t.best_iteration == 1 + int(np.argmax(curve))
+
+
+def test_xgboosts_metric_logs_a_name_with_a_colon():
+    xgb = pytest.importorskip("xgboost")
+    from gbrank.xgboost import metric
+
+    X, y, _, _ = _data(2)
+    d, log = xgb.DMatrix(X, y), {}
+    bst = xgb.train({"objective": "binary:logistic", "nthread": 1,
+                     "disable_default_eval_metric": 1}, d, 3,
+                    custom_metric=metric("fbeta:2", margin=False), evals=[(d, "train")],
+                    evals_result=log, verbose_eval=False)
+    assert log["train"]["gbrank_fbeta_2"][-1] == pytest.approx(  # logged to 6 digits
+        metrics.fbeta(y, bst.predict(d), beta=2.0), abs=1e-6)

@@ -28,7 +28,9 @@ from gbrank._queries import check_declared_queries
 def metric_key(name: str) -> str:
     """The name under which a booster logs the gbrank metric ``name`` (in
     ``evals_result``, ``lgb.cv``'s result and early-stopping messages):
-    ``"gbrank_" + canonical name``, never the name of one of LightGBM's own metrics.
+    ``"gbrank_" + canonical name`` with ``:`` written ``_`` (the key is the same for
+    XGBoost, whose evaluation log splits at ``:``), never the name of one of LightGBM's
+    own metrics.
 
     Parameters
     ----------
@@ -43,7 +45,7 @@ def metric_key(name: str) -> str:
     --------
     >>> from gbrank.lightgbm import metric_key
     >>> metric_key("NDCG@10"), metric_key("fbeta:2")
-    ('gbrank_ndcg@10', 'gbrank_fbeta:2')
+    ('gbrank_ndcg@10', 'gbrank_fbeta_2')
 
     ``lgb.cv`` logs it with a ``"valid "`` prefix and ``"-mean"`` / ``"-stdv"`` suffixes:
     ``result["valid " + metric_key("ndcg@10") + "-mean"]``.

@@ -94,10 +94,11 @@ class Metric:
 
     @property
     def key(self) -> str:
-        """The name boosters log the metric under: ``"gbrank_" + name``. LightGBM and
-        XGBoost have metrics called ``ndcg@10`` or ``map@5`` of their own, whose values
-        would otherwise share one key in ``evals_result`` and early stopping."""
-        return "gbrank_" + self.name
+        """The name boosters log the metric under: ``"gbrank_" + name``, a ``:`` written
+        ``_`` (``gbrank_fbeta_2``; XGBoost splits its evaluation log at ``:``). LightGBM
+        and XGBoost have metrics called ``ndcg@10`` or ``map@5`` of their own, whose
+        values would otherwise share one key in ``evals_result`` and early stopping."""
+        return "gbrank_" + self.name.replace(":", "_")
 
     def __call__(self, y: Any, s: Any, group: Any = None, weight: Any = None, *,
                  qid: Any = None, position: Any = None) -> float:

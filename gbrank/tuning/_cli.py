@@ -386,6 +386,11 @@ def main(argv: list[str] | None = None) -> int:
                          data_remark=remark, baselines=cfg.baselines)
     if not args.quiet:
         print(f"[tune] wrote {path} in {time.perf_counter() - t_start:.0f} s", flush=True)
+    failed = [r for r in results if r.status == "no trials" and r.n_fail]
+    if failed and not any(r.status == "done" for r in results):  # a run that did nothing
+        print(f"{PROG}: error: {failed[0].task} / {failed[0].key}: {failed[0].message}",
+              file=sys.stderr, flush=True)
+        return 1
     return code
 
 

@@ -47,8 +47,12 @@ def _objective_fn(cand: Candidate, cfg: TuneConfig, data: FoldData):
                 raise optuna.TrialPruned()
 
         max_rounds, patience = cfg.rounds(data.task.clicks)
-        res = run_cv(data, bp, obj, cand.target, max_rounds=max_rounds,
-                     patience=patience, report=report)
+        try:
+            res = run_cv(data, bp, obj, cand.target, max_rounds=max_rounds,
+                         patience=patience, report=report)
+        except (ValueError, FloatingPointError) as exc:  # failed, and why (the report)
+            trial.set_user_attr("error", f"{type(exc).__name__}: {exc}"[:500])
+            raise
         trial.set_user_attr("folds", res.folds)
         trial.set_user_attr("best_iters", res.best_iters)
         return res.value
@@ -189,8 +193,11 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
     res.seconds = _trial_seconds(study)
     complete = study.get_trials(deepcopy=False, states=(S.COMPLETE,))
     if not complete:
-        res.status, res.message = "no trials", "no trial completed"
-        progress.line(f"{label}: no trial completed")
+        errors = [t.user_attrs["error"] for t in study.get_trials(
+            deepcopy=False, states=(S.FAIL,)) if "error" in t.user_attrs]
+        res.status, res.message = "no trials", "no trial completed" + (
+            f"; every trial failed, the first with {errors[0]}" if errors else "")
+        progress.line(f"{label}: {res.message}")
         return res
     res.values = [float(t.value) for t in complete]
     best = study.best_trial

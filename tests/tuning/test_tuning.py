@@ -911,3 +911,20 @@ def test_f1_of_rare_positives_is_judged_at_each_models_own_held_out_cut(tmp_path
     assert res.test["f1"] == pytest.approx(f1_score(task.y_test, prob > p), abs=1e-12)
     meta = json.loads((Path(res.model_path).parent / "params.json").read_text())
     assert meta["threshold"]["probability"] == p and meta["threshold"]["best_for"] == "f1"
+
+
+def test_a_run_whose_every_trial_failed_says_why_and_exits_1(tmp_path, monkeypatch, capsys):
+    """Every trial raising (as an XGBoost metric named with ":" once did) left
+    "nothing to recommend" with exit code 0 and the cause only in Optuna's log."""
+    import gbrank.tuning._study as study_mod
+    from gbrank.tuning import _cli as cli
+
+    def broken(*args, **kwargs):
+        raise ValueError("too many values to unpack (expected 2)")
+
+    monkeypatch.setattr(study_mod, "run_cv", broken)
+    code = cli.main(["--quick", "--objectives", "native:binary", "--trials", "2", "--quiet",
+                     "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 1 and "every trial failed, the first with ValueError: too many" in err
+    assert "every trial failed" in (tmp_path / "SUMMARY.md").read_text()
