@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["CASCADE_MIN_EXPECTED", "CASCADE_RATIO", "feature_rows", "held_out_blocks",
-           "linked_sessions", "looks_cascade", "multi_click_shares"]
+           "linked_sessions", "looks_cascade", "multi_click_shares", "session_columns"]
 
 # A cascade-like log: sessions with two or more clicks below this share of what
 # independent examination gives, once that model expects this many such sessions. On the
@@ -75,23 +75,43 @@ def looks_cascade(seen: float, independent: float, expected_count: float) -> boo
     return expected_count >= CASCADE_MIN_EXPECTED and seen < CASCADE_RATIO * independent
 
 
-def feature_rows(X: Any) -> np.ndarray:
+def session_columns(X: Any, group: np.ndarray) -> np.ndarray:
+    """Which columns of ``X`` hold one value on every row of each list (``group``: the
+    lists' sizes, rows contiguous): a session's own features (its hour, device), not the
+    document's, so a document shown in two sessions differs there."""
+    V = X.to_numpy() if hasattr(X, "iloc") else (
+        X.toarray() if hasattr(X, "toarray") else np.asarray(X))
+    V = V.reshape(V.shape[0], -1)
+    if V.shape[0] == 0:
+        return np.zeros(V.shape[1], dtype=bool)
+    first = np.repeat(V[np.r_[0, np.cumsum(group)[:-1]]], group, axis=0)
+    with np.errstate(invalid="ignore"):
+        same = (V == first) | ((V != V) & (first != first))  # NaN as NaN
+    return np.asarray(same, dtype=bool).all(axis=0)
+
+
+def feature_rows(X: Any, drop: np.ndarray | None = None) -> np.ndarray:
     """One id per distinct feature row of ``X`` (an array, a sparse matrix or a
-    DataFrame): equal rows, equal ids (+0.0 and -0.0 alike, as the trees see them)."""
+    DataFrame) less the columns ``drop`` marks: equal rows, equal ids (+0.0 and -0.0
+    alike, as the trees see them). With every column marked, every column is read."""
+    keep = None if drop is None or drop.all() or not drop.any() else ~np.asarray(drop)
     if hasattr(X, "iloc"):  # a DataFrame, whatever its column types
         import pandas as pd
 
-        h = pd.util.hash_pandas_object(X, index=False).to_numpy()
+        h = pd.util.hash_pandas_object(X if keep is None else X.iloc[:, keep],
+                                       index=False).to_numpy()
         return np.unique(h, return_inverse=True)[1].ravel()
     X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
-    X = np.ascontiguousarray(X, dtype=np.float64).reshape(X.shape[0], -1) + 0.0
+    X = np.ascontiguousarray(X, dtype=np.float64).reshape(X.shape[0], -1)
+    X = (X if keep is None else X[:, keep]) + 0.0
     return np.unique(X, axis=0, return_inverse=True)[1].ravel()
 
 
 def linked_sessions(rows: np.ndarray, group: np.ndarray) -> np.ndarray:
     """Block id of each session (``group``: sessions' sizes, rows contiguous; ``rows``:
-    each row's :func:`feature_rows` id): sessions that share a feature row, directly or
-    through others, get one id (0, 1, … in order of first session)."""
+    each row's document, :func:`feature_rows` less the :func:`session_columns`):
+    sessions that share a document, directly or through others, get one id (0, 1, … in
+    order of first session)."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 

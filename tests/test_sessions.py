@@ -57,3 +57,16 @@ def test_held_out_blocks_are_whole_and_near_the_share(share):
         assert held[blocks == b].all() or not held[blocks == b].any()
     assert share * 120 <= held.sum() < share * 120 + 4
     assert not held_out_blocks(np.array([0, 0, 1]), 0.9, np.random.default_rng(0)).all()
+
+
+def test_session_columns_are_those_constant_within_every_list():
+    from gbrank._sessions import session_columns
+
+    X = np.array([[1.0, 5.0, np.nan, 0.0], [2.0, 5.0, np.nan, 0.0],
+                  [3.0, 7.0, 1.0, 0.0], [4.0, 7.0, 1.0, 1.0]])
+    assert session_columns(X, np.array([2, 2])).tolist() == [False, True, True, False]
+    df = pd.DataFrame({"doc": ["a", "b", "a", "b"], "device": ["m", "m", "d", "d"]})
+    assert session_columns(df, np.array([2, 2])).tolist() == [False, True]
+    # sessions of one query at two hours: one document each, read without the hour
+    ids = feature_rows(np.c_[X[:, :1], [9.0, 9.0, 3.0, 3.0]], np.array([False, True]))
+    assert ids.tolist() == feature_rows(X[:, :1]).tolist()

@@ -473,13 +473,15 @@ class GBRanker(_RankingInput, _GBBase):
 def _linked(X: Any, order: np.ndarray, offsets: np.ndarray,
             position: np.ndarray | None) -> np.ndarray | None:
     """A click log's blocks of sessions that show the same documents (identical feature
-    rows), which the validation split keeps together; None when the data are not a
+    rows less the columns constant within each session), which the validation split
+    keeps together; None when the data are not a
     click log (no positions) or no two sessions share a row."""
     if position is None or offsets.size < 3:
         return None
-    from gbrank._sessions import feature_rows, linked_sessions
+    from gbrank._sessions import feature_rows, linked_sessions, session_columns
 
-    blocks = linked_sessions(feature_rows(_safe_indexing(X, order)), np.diff(offsets))
+    X, sizes = _safe_indexing(X, order), np.diff(offsets)
+    blocks = linked_sessions(feature_rows(X, session_columns(X, sizes)), sizes)
     return blocks if int(blocks.max()) + 1 < offsets.size - 1 else None
 
 

@@ -137,7 +137,6 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
             from gbrank.tuning._blocks import session_blocks
 
             blocks, note = session_blocks(name, X, group, blocks)
-            blocks = None if note is None else blocks  # each list its own block
         if blocks is None:
             test_q = np.zeros(nq, bool)
             test_q[rng.choice(nq, size=max(1, int(round(test_size * nq))), replace=False)] = True

@@ -169,12 +169,15 @@ def test_the_validation_split_of_a_click_log_keeps_a_querys_sessions_together(mo
 
     monkeypatch.setattr(cls, "_train", spy)
     qid = np.repeat(np.arange(log.group.size), log.group)
+    # each session's own hour of day: a document's rows differ between its sessions there
+    hour = np.repeat(np.random.default_rng(0).integers(0, 24, log.group.size), log.group)
     GBRanker(LambdaRank(position_bias="ipw", propensity=log.examination), n_estimators=5,
              early_stopping_rounds=2, validation_fraction=0.25, random_state=0,
-             scoring="ips_dcg@10", n_jobs=1).fit(X[log.rows], log.clicks, qid=qid,
-                                                 position=log.position)
-    trained = {r.tobytes() for r in np.ascontiguousarray(seen["train"])}
-    assert not any(r.tobytes() in trained for r in np.ascontiguousarray(seen["valid"]))
+             scoring="ips_dcg@10", n_jobs=1).fit(np.column_stack([X[log.rows], hour]),
+                                                 log.clicks, qid=qid, position=log.position)
+    trained = {r.tobytes() for r in np.ascontiguousarray(seen["train"][:, :-1])}
+    assert not any(r.tobytes() in trained
+                   for r in np.ascontiguousarray(seen["valid"][:, :-1]))
     assert 0.2 <= len(seen["valid"]) / len(log.rows) <= 0.32
 
 

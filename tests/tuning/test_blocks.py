@@ -111,3 +111,37 @@ def test_sessions_merged_under_one_id_are_refused_naming_the_session_column(tmp_
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "shows position 1 on 4 rows" in err
     assert "--qid-col SESSION, with --query-col QUERY" in err
+
+
+def test_a_sessions_own_feature_does_not_hide_its_documents():
+    """An hour-of-day column, constant within each session, makes a document's rows
+    differ between sessions: documents are read without it."""
+    X, log, _ = _log()
+    hour = np.random.default_rng(0).integers(0, 24, size=log.group.size)
+    X = np.column_stack([X, np.repeat(hour, log.group)])
+    task = task_from_arrays("log", X, log.clicks, log.group, position=log.position,
+                            propensity=log.examination)
+    assert "40 blocks" in task.notes[0] and "less the 1 column constant" in task.notes[0]
+    assert _shared(task.X[:, :-1], task.X_test[:, :-1]) == 0.0
+    for f in make_folds(task, 3, seed=2):
+        assert _shared(task.X[f.train, :-1], task.X[f.valid, :-1]) == 0.0
+
+
+def test_a_log_of_one_session_per_query_says_how_it_is_split():
+    X, log, _ = _log(n_sessions=1)
+    task = task_from_arrays("log", X, log.clicks, log.group, position=log.position,
+                            propensity=log.examination)
+    assert task.blocks is None and "no two of the log's 40 sessions share" in task.notes[0]
+
+
+def test_a_held_out_log_of_the_same_queries_is_said(tmp_path, capsys):
+    X, log, query = _log()
+    path, df = _csv(tmp_path, X, log, query)
+    late = df.session % 4 == 3  # each query's last session held out: the same documents
+    df[~late].to_csv(tmp_path / "early.csv", index=False)
+    df[late].to_csv(tmp_path / "late.csv", index=False)
+    _run(tmp_path / "early.csv", tmp_path / "o", "--query-col", "query", "--test-data",
+         str(tmp_path / "late.csv"))
+    summary = (tmp_path / "o" / "SUMMARY.md").read_text()
+    assert "the folds split whole queries; 100.0% of the rows of --test-data late.csv show " \
+        "a document of --data (its test is not of unseen queries)" in summary
