@@ -69,6 +69,7 @@ def load_tasks(args: argparse.Namespace):
             X, names, qcol = _take_column(args, args.data, X, names, args.query_col,
                                           "--query-col")
             blocks = None if qcol is None else _session_queries(args, qcol, g)
+            _refuse_list_ids(args, args.data, X, names, g)
         else:
             X, y, g = load_data(args.data)
             pos = blocks = None
@@ -182,6 +183,26 @@ def _refuse_id_column(path: Path, kind: str, names: list[str] | None) -> None:
              f"name the column with --qid-col {col}; if the rows are not grouped in "
              f"queries, say so with --task {kind} and leave the ids out with "
              f"--drop-cols {col}")
+
+
+def _refuse_list_ids(args: argparse.Namespace, path: Path, X, names: list[str],
+                     g) -> None:
+    """End the run when a feature column is named like ids and holds one value per
+    ``--qid-col`` list (a click log's query column, a copy of the ids): the model would
+    learn which list a row is in."""
+    from gbrank._queries import id_like_names
+    from gbrank._sessions import session_columns
+
+    if g is None:
+        return
+    for col in id_like_names(names):
+        at = names.index(col)
+        if session_columns(X[:, at:at + 1], g)[0]:
+            also = (f"--query-col {col} if it names each session's query, or "
+                    if args.position_col else "")
+            fail(f"--data: column {col!r} of {path} is named like ids and holds one value "
+                 f"per {args.qid_col!r} list, so it would be learned as a feature: "
+                 f"{also}--drop-cols {col}")
 
 
 def _groupless(args: argparse.Namespace, path: Path, table: bool, kind: str, group,

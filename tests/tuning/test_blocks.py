@@ -145,3 +145,14 @@ def test_a_held_out_log_of_the_same_queries_is_said(tmp_path, capsys):
     summary = (tmp_path / "o" / "SUMMARY.md").read_text()
     assert "the folds split whole queries; 100.0% of the rows of --test-data late.csv show " \
         "a document of --data (its test is not of unseen queries)" in summary
+
+
+def test_a_query_column_left_among_the_features_is_refused(tmp_path, capsys):
+    X, log, query = _log()
+    path, _ = _csv(tmp_path, X, log, query)
+    with pytest.raises(SystemExit) as exc:
+        _run(path, tmp_path / "o")
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "column 'query'" in err
+    assert "holds one value per 'session' list" in err
+    assert "--query-col query if it names each session's query, or --drop-cols query" in err
