@@ -100,7 +100,7 @@ def test_binary_metrics_on_probabilities(binary_data):
     p = booster.predict(d["X_test"])  # built-in objective: feval sees probabilities
     y = d["y_test"]
     assert res["test"]["gbrank_f1"][-1] == metrics.f1(y, p)  # read at 0.5
-    assert res["test"]["gbrank_fbeta:2"][-1] == metrics.fbeta(y, p, 2.0)
+    assert res["test"]["gbrank_fbeta_2"][-1] == metrics.fbeta(y, p, 2.0)
     assert res["test"]["gbrank_balanced"][-1] == metrics.balanced_measure(y, p)
     # group-less ranking metric, declared: all 500 rows are one query
     assert res["test"]["gbrank_pair_accuracy"][-1] == metrics.pair_accuracy(y, p)
