@@ -73,8 +73,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "(default: 20%% of the queries of --data); with --position-col, a table "
                    "without that column holds true grades (in its --label-col column), "
                    "and the held-out test is judged by ndcg@10 on them")
-    p.add_argument("--fold", type=int, default=1, help="the fold (1-5) of a LETOR 4.0 "
-                   "folder of parts: fold k holds out part S<k+4 mod 5> (fold 1: S5)")
+    p.add_argument("--fold", type=int, help="the fold (1-5) of a LETOR 4.0 folder of "
+                   "parts: fold k holds out part S<k+4 mod 5> (default fold 1: S5); refused "
+                   "for other data, which have no folds")
     p.add_argument("--label-col", help="label column of a CSV/Parquet table")
     p.add_argument("--qid-col", help="query-id column of a CSV/Parquet table (ranking "
                    "data need query ids, or --groupless)")
@@ -121,9 +122,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     _fill_defaults(args)
     if args.data is None and (args.test_data or args.label_col or args.qid_col
-                              or args.drop_cols or args.groupless):
-        _fail("--test-data, --label-col, --qid-col, --drop-cols and --groupless need --data "
-              "(the embedded group-less task declares itself)")
+                              or args.drop_cols or args.groupless or args.fold is not None):
+        _fail("--test-data, --label-col, --qid-col, --drop-cols, --groupless and --fold need "
+              "--data (the embedded group-less task declares itself)")
     if args.groupless and args.qid_col is not None:
         _fail(f"--groupless declares all rows one query, and --qid-col {args.qid_col} names "
               "query ids: drop --groupless to rank within each query, or --qid-col")
@@ -154,7 +155,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         except ValueError:
             _fail(f"--propensity: {args.propensity!r} is not a comma-separated list of "
                   "numbers")
-    if not 1 <= args.fold <= 5:
+    if args.fold is not None and not 1 <= args.fold <= 5:
         _fail(f"--fold: must be an integer from 1 to 5, got {args.fold}")
     if args.workers < 1:
         _fail(f"--workers: must be an integer >= 1, got {args.workers}")

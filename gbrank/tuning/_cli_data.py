@@ -36,10 +36,20 @@ def load_tasks(args: argparse.Namespace):
     if letor is not None:
         from gbrank.tuning._sources import letor_task
 
+        if args.fold is not None and not (isinstance(letor, Path)
+                                          and (letor / "S1.txt").is_file()):
+            fail(f"--fold chooses a fold of a LETOR 4.0 folder of parts (S1.txt … S5.txt); "
+                 f"{args.data} holds one split already (train, vali, test)")
+
         try:
-            return [letor_task(letor, args.fold, test=args.test_data, seed=args.seed)]
+            return [letor_task(letor, args.fold or 1, test=args.test_data,
+                               seed=args.seed)]
         except (OSError, ValueError) as exc:
             fail(f"--data: {' '.join(str(exc).split()) or type(exc).__name__}")
+    if args.fold is not None:
+        fail(f"--fold chooses a fold of a LETOR 4.0 folder of parts (S1.txt … S5.txt); "
+             f"{args.data} is a single file or table, whose held-out part is 20% of its "
+             "queries (or rows), or --test-data")
     table = args.data.suffix.lower() in TABLE_SUFFIXES
     drop = [c.strip() for c in (args.drop_cols or "").split(",") if c.strip()] or None
     if table and not args.label_col:

@@ -817,7 +817,10 @@ def _graded_files(tmp_path):
      "--groupless declares all rows one query, and q.txt has 12 queries"),
     (["--data", "flat.csv", "--label-col", "rel", "--groupless", "--task", "binary"],
      "--groupless declares group-less ranking (all rows one query), not --task binary"),
-    (["--groupless"], "--groupless need --data"),
+    (["--groupless"], "--groupless and --fold need --data"),
+    (["--fold", "2"], "--groupless and --fold need --data"),
+    (["--data", "q.txt", "--fold", "2"], "--fold chooses a fold of a LETOR 4.0 folder of "
+     "parts (S1.txt … S5.txt); q.txt is a single file or table"),
     (["--data", ".", "--groupless"], "is a LETOR folder, tuned over its queries"),
     (["--data", "flat.txt", "--groupless", "--test-data", "q.txt"],
      "--test-data: q.txt has 12 queries and --data is one query (group-less)"),
