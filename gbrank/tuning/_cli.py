@@ -345,6 +345,13 @@ def main(argv: list[str] | None = None) -> int:
                 _fail(f"--objectives: {k!r} is a {candidate(k, args.booster).kind} objective; "
                       f"the data are {'/'.join(sorted(kinds))}")
     _check_storage(cfg)
+    from gbrank.tuning._folds import make_folds
+
+    for task in tasks:  # data too small for the folds: said before any study starts
+        try:
+            make_folds(task, cfg.n_folds, cfg.seed)
+        except ValueError as exc:
+            _fail(f"--data: {task.name}: {exc}")
     argv = list(sys.argv[1:] if argv is None else argv)
     code = 0
     if args.workers > 1:
@@ -355,6 +362,11 @@ def main(argv: list[str] | None = None) -> int:
         _fail(str(exc))
     if not cfg.report:
         return code
+    if not cfg.run_trials and not any(r.status == "done" for r in results):
+        # Nothing stored under these settings: keep the SUMMARY.md a run wrote before.
+        missing = next((r for r in results if r.message.startswith("no study")), None)
+        if missing is not None:
+            _fail(f"--report-only: {missing.message}")
     from gbrank.tuning._report import write_summary
 
     config_line = (f"`{' '.join([PROG, *argv])}`: "

@@ -49,6 +49,10 @@ def make_folds(task: Task, n_folds: int = 3, seed: int = 0) -> list[Fold]:
         perm = np.random.default_rng(seed).permutation(nb)
         qid = np.repeat(perm[block], task.group)  # shuffled: GroupKFold splits by size
         splits = GroupKFold(n_splits=n_folds).split(np.zeros(n), groups=qid)
+    elif n < 2 * n_folds:
+        raise ValueError(f"n_folds={n_folds} is invalid: the tuning part has only {n} rows "
+                         f"(at least {2 * n_folds} needed to split them into {n_folds} "
+                         "folds); give more rows or fewer --folds")
     elif task.kind in ("binary", "multiclass"):
         splits = StratifiedKFold(n_folds, shuffle=True, random_state=seed).split(
             np.zeros(n), task.y)

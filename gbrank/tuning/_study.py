@@ -53,6 +53,13 @@ def _objective_fn(cand: Candidate, cfg: TuneConfig, data: FoldData):
         except (ValueError, FloatingPointError) as exc:  # failed, and why (the report)
             trial.set_user_attr("error", f"{type(exc).__name__}: {exc}"[:500])
             raise
+        except Exception as exc:
+            # A booster's own error (LightGBMError, XGBoostError) fails the trial like a
+            # ValueError, instead of ending the whole run.
+            if type(exc).__module__.split(".")[0] not in ("lightgbm", "xgboost"):
+                raise
+            trial.set_user_attr("error", f"{type(exc).__name__}: {exc}"[:500])
+            raise ValueError(f"{type(exc).__name__}: {exc}") from exc
         trial.set_user_attr("folds", res.folds)
         trial.set_user_attr("best_iters", res.best_iters)
         return res.value
@@ -131,6 +138,11 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
     hib = get_metric(cand.target).higher_is_better
     res = StudyResult(task.name, cand.key, cand.target, cand.is_native, "done",
                       own_target=cand.own_target, higher_is_better=hib)
+    too_long = _list_too_long(task, cand, cfg.booster)
+    if too_long:
+        progress.line(f"{label}: {too_long}")
+        res.status, res.message = "no trials", too_long
+        return res
     if not cand.is_native:
         g = gate(cand.base, task, cand.key, seed=cfg.seed)
         if not g.ok:
@@ -252,6 +264,24 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
             study, Path(cfg.out_dir) / "tune" / task.name, slug, cand.target,
             title=f"{task.name} / {cand.key}", finalists=res.finalists)]
     return res
+
+
+# LightGBM's lambdarank refuses a query of more rows than this (its position table).
+LIGHTGBM_MAX_QUERY = 10_000
+
+
+def _list_too_long(task: Task, cand: Candidate, booster: str) -> str:
+    """Why LightGBM's own lambdarank cannot train on ``task`` (a list, or the one list of
+    group-less ranking, over its limit), or "" when it can."""
+    if not (booster == "lightgbm" and cand.key == "native:lambdarank"):
+        return ""
+    longest = int(task.y.size if task.group is None else np.max(task.group))
+    if longest <= LIGHTGBM_MAX_QUERY:
+        return ""
+    return (f"LightGBM's lambdarank refuses a query of more than {LIGHTGBM_MAX_QUERY:,} "
+            f"rows, and this task's {'one list' if task.group is None else 'longest'} "
+            f"holds {longest:,}: not tuned (gbrank's objectives and native:rank_xendcg "
+            "have no such limit)")
 
 
 def _trial_seconds(study: Any) -> float:

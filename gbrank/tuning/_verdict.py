@@ -204,6 +204,16 @@ def recommend(rows: list[StudyResult], metric: str, n_folds: int) -> Recommendat
 FEW_UNITS = 10
 
 
+def _no_native(rows: list[StudyResult], use: StudyResult) -> str:
+    """The recommendation's standing when no native study has a pick."""
+    others = [r.key for r in rows if r.status == "done" and r.units and r is not use
+              and not r.key.startswith((ANCHOR, CATBOOST))]
+    if not others:
+        return "the only objective with a pick (no native baseline ran)."
+    return (f"the best rescored mean of the objectives with a pick (also "
+            f"{', '.join(f'`{k}`' for k in others)}; no native baseline ran).")
+
+
 def _few_units(vs: Comparison, n_folds: int) -> str:
     """A hint to add units when a lead within noise rests on few of them."""
     n = vs.diff.n
@@ -289,7 +299,7 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
         lines.append(f"**Use `{use.key}`**: on {metric}{direction} it is "
                      + (vs.describe() + f" against the best native objective, "
                         f"`{rec.best_native.key}`." if vs is not None
-                        else "the only objective with a pick (no native baseline ran)."))
+                        else _no_native(rows, use)))
     if rec.catboost is not None and not rec.catboost_wins:
         lines += ["", f"Against `{use.key}` on {metric}, CatBoost's best, "
                   f"`{rec.catboost.key}` (`--baselines catboost`), is "

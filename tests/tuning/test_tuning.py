@@ -931,3 +931,40 @@ def test_a_run_whose_every_trial_failed_says_why_and_exits_1(tmp_path, monkeypat
     err = capsys.readouterr().err
     assert code == 1 and "every trial failed, the first with ValueError: too many" in err
     assert "every trial failed" in (tmp_path / "SUMMARY.md").read_text()
+
+
+def test_lightgbms_lambdarank_is_not_tuned_on_a_list_over_its_limit(tmp_path):
+    """LightGBM's lambdarank refuses a query of more than 10,000 rows (LightGBMError):
+    a group-less task of one longer list ended the whole run with a traceback."""
+    import lightgbm as lgb
+
+    from gbrank.datasets import make_demand_levels
+
+    X, y = make_demand_levels(n_rows=12_600)
+    with pytest.raises(lgb.basic.LightGBMError, match="exceeds upper limit of 10000"):
+        lgb.train({"objective": "lambdarank", "verbose": -1, "num_threads": 1},
+                  lgb.Dataset(X[:10_001], y[:10_001], group=[10_001]), 1)
+    task = task_from_arrays("long", X, y, groupless=True, seed=0)  # 10,080 tuning rows
+    cfg = TuneConfig(trials=1, max_rounds=3, patience=2, n_folds=2, finalists=1, repeats=1,
+                     out_dir=tmp_path, objectives=["native:lambdarank"], plots=False,
+                     progress=False, save_models=False)
+    (res,) = tune_task(task, cfg)
+    assert res.status == "no trials" and "holds 10,080" in res.message
+
+
+def test_report_only_without_a_stored_study_keeps_the_summary(tmp_path, capsys):
+    argv = ["--quick", "--quiet", "--objectives", "native:binary", "--trials", "1",
+            "--out", str(tmp_path)]
+    tune = _tune_module()
+    assert tune.main(argv) in (0, None)
+    before = (tmp_path / "SUMMARY.md").read_text()
+    code, err = _main([*argv, "--report-only", "--seed", "1"], capsys)
+    assert code == 2 and "--report-only: no study" in err and "--seed" in err
+    assert (tmp_path / "SUMMARY.md").read_text() == before
+
+
+def test_data_too_small_for_the_folds_is_refused_before_any_study(tmp_path, capsys):
+    (tmp_path / "tiny.txt").write_text("2 qid:1 1:0.5\n0 qid:1 1:0.1\n1 qid:1 1:0.3\n")
+    code, err = _main(["--data", str(tmp_path / "tiny.txt"), "--quick", "--out",
+                       str(tmp_path / "o")], capsys)
+    assert code == 2 and "the tuning part has only 2 rows" in err

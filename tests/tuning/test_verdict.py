@@ -477,3 +477,22 @@ def test_the_data_hint_names_the_position_column_only_when_the_code_trains_on_it
     assert with_positions.endswith(f"{hint}{where}{remark}:"), with_positions
     without = train_line([nat])  # LightGBM's lambdarank without positions
     assert "'pos'" not in without and without.endswith(f"{hint}{remark}:"), without
+
+
+def test_without_a_native_pick_the_verdict_names_the_other_picks():
+    """No native study ran (LightGBM's lambdarank refuses a list over 10,000 rows): the
+    recommendation is the best of several picks, not "the only objective with a pick"."""
+    from gbrank.tuning._verdict import verdict_lines
+
+    a = StudyResult("t", "ranknet", "ndcg", False, "done", values=[0.9, 0.95],
+                    units={"ndcg": [0.98, 0.99, 0.985]})
+    b = StudyResult("t", "lambdarank:ndcg", "ndcg", False, "done", values=[0.9, 0.93],
+                    units={"ndcg": [0.96, 0.97, 0.975]})
+    nat = StudyResult("t", "native:lambdarank", "ndcg", True, "no trials")
+    text = "\n".join(verdict_lines("t", [a, b, nat], "ndcg", 3, kind="ranking",
+                                   booster="lightgbm", groupless=True, metric_chosen=True))
+    assert ("**Use `ranknet`**: on ndcg it is the best rescored mean of the objectives with "
+            "a pick (also `lambdarank:ndcg`; no native baseline ran).") in text
+    text = "\n".join(verdict_lines("t", [a, nat], "ndcg", 3, kind="ranking",
+                                   booster="lightgbm", groupless=True, metric_chosen=True))
+    assert "it is the only objective with a pick (no native baseline ran)." in text
