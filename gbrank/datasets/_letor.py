@@ -13,7 +13,7 @@ from gbrank.datasets._tables import _group_rows
 
 def load_letor(path: str | Path, query_path: str | Path | None = None,
                n_features: int | None = None, *, return_order: bool = False,
-               ) -> tuple[Any, ...]:
+               zero_based: Any = "auto") -> tuple[Any, ...]:
     """Load an SVMlight/LETOR file and its query sizes.
 
     Parameters
@@ -29,6 +29,12 @@ def load_letor(path: str | Path, query_path: str | Path | None = None,
         Width of the feature matrix (to align train and test files).
     return_order : bool, default False
         Also return ``order`` (see below).
+    zero_based : bool or "auto", default "auto"
+        Whether feature index ``i`` is column ``i`` (True) or ``i - 1`` (False, LETOR's
+        indices from 1); ``"auto"``: zero-based exactly when index 0 occurs in the file,
+        as scikit-learn's ``load_svmlight_file``. A training and a test file read apart
+        can then disagree (one lacks feature 0): read them together
+        (:func:`load_letor_files`) or pass the same value to both.
 
     Returns
     -------
@@ -72,7 +78,7 @@ def load_letor(path: str | Path, query_path: str | Path | None = None,
     >>> X.toarray().tolist()
     [[0.5, 1.0], [0.1, 0.0], [0.2, 0.2], [0.0, 0.3]]
     """
-    X, y, group, order = _read_letor(path, query_path, n_features)
+    X, y, group, order = _read_letor(path, query_path, n_features, zero_based)
     if group is None:
         group = np.array([X.shape[0]], dtype=np.int64)
     return (X, y, group, order) if return_order else (X, y, group)
@@ -106,7 +112,8 @@ def load_letor_folds(folder: str | Path) -> dict[str, tuple[Any, np.ndarray, np.
     if missing:
         raise FileNotFoundError(f"{folder}: no {', '.join(m + '.txt' for m in missing)} "
                                 "(a LETOR 4.0 folder holds S1.txt … S5.txt)")
-    loaded = [_queries(folder / f"{p}.txt") for p in LETOR_PARTS]
+    files = [folder / f"{p}.txt" for p in LETOR_PARTS]
+    loaded = _together([_queries(f) for f in files], files)
     width = max(X.shape[1] for X, _, _ in loaded)
     return {p: _widen(part, width) for p, part in zip(LETOR_PARTS, loaded, strict=True)}
 
@@ -174,14 +181,16 @@ def _stack(sets: list[tuple[Any, np.ndarray, np.ndarray]], n_features: int | Non
             np.concatenate([y for _, y, _ in sets]), np.concatenate([g for _, _, g in sets]))
 
 
-def load_letor_files(paths: list[str | Path], n_features: int | None = None,
-                     ) -> tuple[Any, np.ndarray, np.ndarray]:
+def load_letor_files(paths: list[str | Path], n_features: int | None = None, *,
+                     zero_based: Any = "auto") -> tuple[Any, np.ndarray, np.ndarray]:
     """LETOR/SVMlight files as one set of queries, in order, each file as
     :func:`load_letor` reads it and widened to a common width: the training and
     validation files of a fold tuned on together, or a test file at their width
     (``n_features``). A file without query ids
     (``qid:`` fields or a ``.query`` file) is refused: a LETOR set is ranked within its
-    queries.
+    queries. ``zero_based`` as in :func:`load_letor`, decided for all the files at once
+    (``"auto"``: zero-based when any of them holds feature index 0), so a file that
+    lacks feature 0 is not shifted against the others.
 
     Examples
     --------
@@ -196,12 +205,18 @@ def load_letor_files(paths: list[str | Path], n_features: int | None = None,
     >>> X.shape, group.tolist()
     ((5, 2), [2, 2, 1])
     """
-    return _stack([_queries(Path(p), n_features) for p in paths], n_features)
+    paths = [Path(p) for p in paths]
+    parts = _together([_queries(p) for p in paths], paths, zero_based)
+    if n_features is not None:
+        parts = [(_based(X, p, True, n_features), y, g) for (X, y, g), p in zip(
+            parts, paths, strict=True)]
+    return _stack(parts, n_features)
 
 
-def _queries(path: Path, n_features: int | None = None):
-    """``(X, y, group)`` of a LETOR file that has query ids, else a ValueError."""
-    X, y, group, _ = _read_letor(path, None, n_features)
+def _queries(path: Path):
+    """Raw ``(X, y, group)`` (indices as columns) of a LETOR file that has query ids,
+    else a ValueError."""
+    X, y, group, _ = _read_raw(path, None)
     if group is None:
         raise ValueError(f"{path}: no query structure (no qid: fields, no {path.name}.query "
                          "file of query sizes beside it); a LETOR set is ranked within its "
@@ -219,9 +234,53 @@ def _widen(part: tuple[Any, np.ndarray, np.ndarray], width: int):
 
 
 def _read_letor(path: str | Path, query_path: str | Path | None = None,
-                n_features: int | None = None):
+                n_features: int | None = None, zero_based: Any = "auto"):
     """``X, y, group, order`` of :func:`load_letor`, ``group=None`` without query
     structure. A file sklearn cannot parse raises a ValueError naming it."""
+    X, y, group, order = _read_raw(path, query_path)
+    return _based(X, path, zero_based, n_features), y, group, order
+
+
+def _uses_index_0(X: Any) -> bool:
+    """Whether a raw (zero-based) CSR matrix holds an entry of feature index 0."""
+    return bool(np.any(X.indices == 0))
+
+
+def _based(X: Any, path: Any, zero_based: Any, n_features: int | None) -> Any:
+    """Raw features (column ``i`` = index ``i``) as the file's indices mean them:
+    zero-based (as written), or one-based (index ``i`` is column ``i - 1``); ``"auto"``:
+    zero-based exactly when index 0 occurs. Widened to ``n_features``."""
+    from scipy.sparse import csr_matrix
+
+    uses0 = _uses_index_0(X)
+    if zero_based == "auto":
+        zero_based = uses0
+    if not zero_based:
+        if uses0:
+            raise ValueError(f"{path}: feature index 0 in a file read one-based (LETOR's "
+                             "indices start at 1); read it zero_based=True")
+        X = X[:, 1:] if X.shape[1] else X
+    if n_features is not None:
+        if X.shape[1] > n_features:
+            raise ValueError(f"{path}: {X.shape[1]} features, more than n_features="
+                             f"{n_features}")
+        X = csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+    return X
+
+
+def _together(raws: list, paths: list, zero_based: Any = "auto") -> list:
+    """Raw parts read as one set: ``"auto"`` decides for all of them at once (zero-based
+    when any holds index 0), so a part that lacks feature 0 is not shifted against the
+    others."""
+    if zero_based == "auto":
+        zero_based = any(_uses_index_0(r[0]) for r in raws)
+    return [(_based(r[0], p, zero_based, None), *r[1:]) for r, p in zip(raws, paths,
+                                                                       strict=True)]
+
+
+def _read_raw(path: str | Path, query_path: str | Path | None = None):
+    """``X, y, group, order`` with the file's indices as columns (zero-based, as
+    written)."""
     from sklearn.datasets import load_svmlight_file
 
     path = Path(path)
@@ -230,10 +289,10 @@ def _read_letor(path: str | Path, query_path: str | Path | None = None,
     qp = Path(query_path) if query_path is not None else Path(str(path) + ".query")
     try:
         if qp.exists():
-            X, y = load_svmlight_file(str(path), n_features=n_features)
+            X, y = load_svmlight_file(str(path), zero_based=True)
             qid = None
         else:
-            X, y, qid = load_svmlight_file(str(path), n_features=n_features, query_id=True)
+            X, y, qid = load_svmlight_file(str(path), zero_based=True, query_id=True)
     except ValueError as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ValueError(

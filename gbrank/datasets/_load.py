@@ -14,12 +14,13 @@ __all__ = ["load_data"]
 def load_data(path: str | Path, *, label_col: str | None = None, qid_col: str | None = None,
               query_path: str | Path | None = None, feature_cols: list[str] | None = None,
               drop_cols: list[str] | None = None, return_order: bool = False,
-              n_features: int | None = None) -> tuple[Any, ...]:
+              n_features: int | None = None, zero_based: Any = "auto",
+              ) -> tuple[Any, ...]:
     """Load any supported file by its extension: CSV/TSV/Parquet tables
     (:func:`load_table`, ``label_col`` required; ``feature_cols`` and ``drop_cols`` as
     there) or LETOR/SVMlight text (:func:`load_letor`: a ``.query`` file beside it, or
-    ``qid:`` fields, or neither; ``n_features`` as there, to align a test file's width
-    with its training file's).
+    ``qid:`` fields, or neither; ``n_features`` and ``zero_based`` as there, to align a
+    test file's width and feature numbering with its training file's).
 
     Rows of one query id are gathered as the two loaders describe (queries in ascending
     order of their ids, rows of a query in file order); ``return_order=True`` also
@@ -62,5 +63,5 @@ def load_data(path: str | Path, *, label_col: str | None = None, qid_col: str | 
         if feature_cols is not None or drop_cols:
             raise ValueError(f"{path}: feature_cols and drop_cols choose columns of a table "
                              "(CSV/Parquet); this is read as LETOR/SVMlight")
-        X, y, group, order = _read_letor(path, query_path, n_features)
+        X, y, group, order = _read_letor(path, query_path, n_features, zero_based)
     return (X, y, group, order) if return_order else (X, y, group)

@@ -177,6 +177,32 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
                 feature_names=feature_names, groupless=groupless, **clicks)
 
 
+def letor_parts(tuning: list, test: list) -> tuple[tuple, tuple]:
+    """LETOR/SVMlight files of the tuning part and of the test part, read with one
+    feature numbering (:func:`one_numbering`) and one width."""
+    from gbrank.datasets import load_letor_files
+
+    (X, y, g), (Xt, yt, gt) = (load_letor_files(tuning, zero_based=True),
+                               load_letor_files(test, zero_based=True))
+    X, Xt = one_numbering(X, Xt)
+    return (X, y, g), (Xt, yt, gt)
+
+
+def one_numbering(*parts: Any) -> list:
+    """Sparse parts read with their indices as columns (``zero_based=True``), numbered
+    alike: zero-based when any of them holds feature index 0, else LETOR's one-based
+    (decided apart, a part that lacks feature 0 would be shifted against the other);
+    all at the widest part's width."""
+    from scipy.sparse import csr_matrix
+
+    parts = [P.tocsr() for P in parts]
+    if not any(P[:, 0].nnz for P in parts if P.shape[1]):  # no index 0 anywhere
+        parts = [P[:, 1:] if P.shape[1] else P for P in parts]
+    width = max(P.shape[1] for P in parts)
+    return [csr_matrix((P.data, P.indices, P.indptr), shape=(P.shape[0], width))
+            for P in parts]
+
+
 def default_tasks(quick: bool = False) -> list[Task]:
     """The embedded default data (no downloads), deterministic:
 
@@ -308,13 +334,13 @@ def letor_task(source: Any, fold: int = 1, *, test: Any = None, seed: int = 0,
         paths = [Path(p) for p in source]
         if not paths:
             raise ValueError("letor_task: no files given")
-        X, y, g = load_letor_files(paths)
         label = name or paths[0].parent.name or paths[0].stem
         if test is None:
+            X, y, g = load_letor_files(paths)
             return task_from_arrays(label, X, y, g, kind="ranking", seed=seed, description=(
                 f"{', '.join(p.name for p in paths)} in {paths[0].parent}; 20% of the "
                 "queries held out"))
-        Xt, yt, gt = load_letor_files([test], n_features=X.shape[1])
+        (X, y, g), (Xt, yt, gt) = letor_parts(paths, [test])
         return Task(label, "ranking", X, y, g, Xt, yt, gt, description=(
             f"{', '.join(p.name for p in paths)} in {paths[0].parent} tuned on; "
             f"{Path(test).name} held out"))
@@ -324,8 +350,8 @@ def letor_task(source: Any, fold: int = 1, *, test: Any = None, seed: int = 0,
         raise FileNotFoundError(f"{folder}: no such folder")
     label = name or folder.name
     if all((folder / f"{p}.txt").exists() for p in LETOR_PARTS):
-        X, y, g = load_letor_files([folder / f"{p}.txt" for p in names[:4]])
-        Xt, yt, gt = load_letor_files([folder / f"{names[4]}.txt"], n_features=X.shape[1])
+        (X, y, g), (Xt, yt, gt) = letor_parts([folder / f"{p}.txt" for p in names[:4]],
+                                              [folder / f"{names[4]}.txt"])
         return Task(label, "ranking", X, y, g, Xt, yt, gt, description=(
             f"LETOR 4.0 fold {fold} of {folder}: tuned on {'+'.join(names[:3])} (training) "
             f"and {names[3]} (validation), cross-validated over queries; {names[4]} (the "
@@ -333,8 +359,7 @@ def letor_task(source: Any, fold: int = 1, *, test: Any = None, seed: int = 0,
     found = [next((folder / n for n in files if (folder / n).exists()), None)
              for files in _FOLD_FILES]
     if all(found):
-        X, y, g = load_letor_files(found[:2])
-        Xt, yt, gt = load_letor_files(found[2:], n_features=X.shape[1])
+        (X, y, g), (Xt, yt, gt) = letor_parts(found[:2], found[2:])
         return Task(label, "ranking", X, y, g, Xt, yt, gt, description=(
             f"LETOR fold folder {folder}: tuned on {found[0].name} + {found[1].name}, "
             f"cross-validated over queries; {found[2].name} held out"))

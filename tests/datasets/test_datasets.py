@@ -276,3 +276,46 @@ def test_a_headerless_table_without_extension_names_the_table_route(tmp_path):
     with pytest.raises(ValueError, match=r"cannot parse as LETOR/SVMlight .*header row.*"
                                          r"\.csv, \.tsv or \.parquet"):
         load_letor(path)
+
+
+def test_files_read_together_share_one_feature_numbering(tmp_path):
+    """scikit-learn's dump_svmlight_file writes zero-based indices; a test file where
+    feature 0 happens to be all zero has no index 0, and read on its own ("auto") it is
+    taken as one-based: every column shifted left against the training file's."""
+    from sklearn.datasets import dump_svmlight_file, load_svmlight_files
+
+    from gbrank.datasets import load_letor, load_letor_files
+    from gbrank.tuning._sources import letor_parts
+
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 4))
+    X[:, 0] = (rng.random(40) < 0.3)  # a rare indicator: present in train ...
+    Xt = rng.random((20, 4))
+    Xt[:, 0] = 0.0  # ... absent in test
+    q, qt = np.repeat(np.arange(4), 10), np.repeat(np.arange(2), 10)
+    dump_svmlight_file(X, rng.integers(0, 3, 40), str(tmp_path / "train.txt"), query_id=q)
+    dump_svmlight_file(Xt, rng.integers(0, 3, 20), str(tmp_path / "test.txt"), query_id=qt)
+    want = load_svmlight_files([str(tmp_path / "train.txt"), str(tmp_path / "test.txt")],
+                               query_id=True)
+    (A, _, _), (B, _, _) = letor_parts([tmp_path / "train.txt"], [tmp_path / "test.txt"])
+    np.testing.assert_allclose(A.toarray(), want[0].toarray())
+    np.testing.assert_allclose(B.toarray(), want[3].toarray())
+    np.testing.assert_allclose(B.toarray(), Xt)
+    both = load_letor_files([tmp_path / "train.txt", tmp_path / "test.txt"])[0].toarray()
+    np.testing.assert_allclose(both[40:], Xt)
+    # apart, "auto" decides per file (as scikit-learn's load_svmlight_file): say which
+    alone = load_letor(tmp_path / "test.txt", n_features=4)[0].toarray()
+    assert not np.allclose(alone, Xt)
+    np.testing.assert_allclose(load_letor(tmp_path / "test.txt", n_features=4,
+                                          zero_based=True)[0].toarray(), Xt)
+    with pytest.raises(ValueError, match="feature index 0 in a file read one-based"):
+        load_letor(tmp_path / "train.txt", zero_based=False)
+    # gbrank tune --data train.txt --test-data test.txt reads them alike
+    pytest.importorskip("optuna")
+    from gbrank.tuning._cli import parse_args
+    from gbrank.tuning._cli_data import load_tasks
+
+    (task,) = load_tasks(parse_args(["--data", str(tmp_path / "train.txt"), "--test-data",
+                                     str(tmp_path / "test.txt")]))
+    np.testing.assert_allclose(task.X_test.toarray(), Xt)
+    np.testing.assert_allclose(task.X.toarray(), X)
