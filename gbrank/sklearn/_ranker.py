@@ -330,6 +330,9 @@ class GBRanker(_RankingInput, _GBBase):
                                    for_metric=clicks and holdout and not own_valid,
                                    judged=clicks)
         _check_positions_have_queries(position, qid)
+        # The training's queries (ids given, not sizes): scoring rows of them is a cut split.
+        self._fit_queries = (None if qid is None or group is not None else
+                             _id_counts(qid))
         y = _checked_grades(y, n)
         w = check_row_weights(sample_weight, n, "sample_weight")
         # The one gathering rule (gbrank.datasets' loaders follow it too): ascending ids.
@@ -397,6 +400,29 @@ class GBRanker(_RankingInput, _GBBase):
             self.__dict__.pop("classes_", None)
         return self
 
+    def _warn_if_split_queries(self, qid: Any) -> None:
+        """Warn when scored queries also had other rows in training: a split that cut
+        queries in two (scikit-learn's KFold on rows, ``cross_val_score`` without
+        ``groups=``), whose scores judge short lists of half-seen queries."""
+        fit = self.__dict__.get("_fit_queries")
+        if fit is None or qid is None:
+            return
+        try:
+            ids, counts = np.unique(np.asarray(qid).ravel(), return_counts=True)
+            common, a, b = np.intersect1d(ids, fit[0], return_indices=True)
+        except TypeError:  # ids of mixed types
+            return
+        cut = int(np.sum(counts[a] != fit[1][b]))
+        if cut:
+            import warnings
+
+            warnings.warn(
+                f"{cut} of the {ids.size} scored queries also had other rows in training: "
+                "the split cut queries in two, and their scores judge the rest of lists "
+                "the model partly learned. Split whole queries: GroupKFold with "
+                "groups= the query ids (cross_val_score(..., groups=ids)), or "
+                "GroupShuffleSplit", UserWarning, stacklevel=3)
+
     def _booster_features(self, X: Any) -> Any:
         X, full = self._checked_columns(X)
         return self._features(X)[0] if full else X
@@ -457,6 +483,7 @@ class GBRanker(_RankingInput, _GBBase):
             feats = Xv
         qid = self._one_query_source(X, feats, qid, group, feats.shape[0],
                                      check_bool(self.groupless, "groupless"), "score")
+        self._warn_if_split_queries(qid)
         metric = get_metric(self.scoring).with_margin(True)  # predict gives margins
         metric = metric.with_targets(getattr(self, "calibration_targets_", None))
         if metric.kind != "clicks":
@@ -500,3 +527,10 @@ def _warn_if_merged_sessions(position: np.ndarray, sizes: np.ndarray) -> None:
             "sessions under one id, while position_bias and ips_dcg read each list as one "
             "session (each position once); give each session its own qid",
             UserWarning, stacklevel=3)
+
+
+def _id_counts(qid: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    try:
+        return np.unique(np.asarray(qid).ravel(), return_counts=True)
+    except TypeError:  # ids of mixed types
+        return None

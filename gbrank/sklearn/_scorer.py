@@ -120,6 +120,9 @@ class _RankingScorer(_SklearnScorer):
             if need_position and position is not None:
                 kwargs["position"] = position
         self._check_queries(estimator, X, kwargs.get("qid"))
+        warn_split = getattr(_final_step(estimator), "_warn_if_split_queries", None)
+        if warn_split is not None and kwargs.get("qid") is not None:
+            warn_split(kwargs["qid"])
         return super()._score(method_caller, estimator, X, y_true, **kwargs)
 
     def _check_queries(self, estimator: Any, X: Any, qid: Any) -> None:
