@@ -43,7 +43,7 @@ def load_letor(path: str | Path, query_path: str | Path | None = None,
     group : ndarray of int64
         Query sizes in row order. A file with neither a ``.query`` file nor ``qid:``
         fields, or with ``qid:0`` on every row, has no query structure: one query of
-        all rows.
+        all rows, with a ``UserWarning`` (:func:`load_data` returns ``None`` there).
     order : ndarray of int64, only with ``return_order=True``
         The file row (0-based, data lines only) of each returned row.
 
@@ -80,6 +80,13 @@ def load_letor(path: str | Path, query_path: str | Path | None = None,
     """
     X, y, group, order = _read_letor(path, query_path, n_features, zero_based)
     if group is None:
+        import warnings
+
+        # Said, not silent: a .query file left behind reads as one list of every row.
+        warnings.warn(f"{path}: no query structure (no qid: fields, no {Path(path).name}"
+                      f".query file beside it): read as one query of all {X.shape[0]} "
+                      "rows; give a query-size file elsewhere as query_path=",
+                      UserWarning, stacklevel=2)
         group = np.array([X.shape[0]], dtype=np.int64)
     return (X, y, group, order) if return_order else (X, y, group)
 
