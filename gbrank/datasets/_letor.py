@@ -295,11 +295,7 @@ def _read_raw(path: str | Path, query_path: str | Path | None = None):
         raise FileNotFoundError(f"{path}: no such file")
     qp = Path(query_path) if query_path is not None else Path(str(path) + ".query")
     try:
-        if qp.exists():
-            X, y = load_svmlight_file(str(path), zero_based=True)
-            qid = None
-        else:
-            X, y, qid = load_svmlight_file(str(path), zero_based=True, query_id=True)
+        X, y, qid = load_svmlight_file(str(path), zero_based=True, query_id=True)
     except ValueError as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ValueError(
@@ -311,10 +307,17 @@ def _read_raw(path: str | Path, query_path: str | Path | None = None):
         raise ValueError(f"{path}: no rows")
     y = np.asarray(y, dtype=np.float64)
     order = np.arange(n, dtype=np.int64)
-    if qid is None:
+    if qp.exists():
         group = np.loadtxt(qp, dtype=np.int64, ndmin=1)
         if int(group.sum()) != n:
             raise ValueError(f"{qp}: query sizes sum to {int(group.sum())}, file has {n} rows")
+        if qid.size == n and np.any(qid):  # both sources: they must agree
+            runs = np.diff(np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True]))
+            if not np.array_equal(runs, group):
+                raise ValueError(
+                    f"{qp} gives {group.size} queries and the qid: fields of {path} "
+                    f"{runs.size} runs of equal ids: they disagree (a stale .query file?); "
+                    "remove one of them")
         return X, y, group, order
     if qid.size not in (0, n):
         # sklearn keeps a qid only for the rows that have one.

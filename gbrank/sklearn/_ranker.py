@@ -358,6 +358,12 @@ class GBRanker(_RankingInput, _GBBase):
                     None if w is None else w[rows])
 
         Xt, yt, gt, wt = part(tr)
+        if p["booster"] == "lightgbm" and obj == "lambdarank" and gt.max() > 10_000:
+            raise ValueError(
+                f"LightGBM's lambdarank refuses a query of more than 10,000 rows, and "
+                f"{'this one list' if gt.size == 1 else 'the longest query'} holds "
+                f"{int(gt.max()):,}: use a gbrank objective (\"lambdarank\", "
+                "\"ranknet\": no such limit), \"native:rank_xendcg\", or booster=\"xgboost\"")
         if isinstance(obj, str):
             trains_on_positions = p["booster"] == "lightgbm" and obj == "lambdarank"
         else:

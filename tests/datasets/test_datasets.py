@@ -320,3 +320,13 @@ def test_files_read_together_share_one_feature_numbering(tmp_path):
                                      str(tmp_path / "test.txt")]))
     np.testing.assert_allclose(task.X_test.toarray(), Xt)
     np.testing.assert_allclose(task.X.toarray(), X)
+
+
+def test_a_query_file_that_disagrees_with_the_qid_fields_is_refused(tmp_path):
+    path = tmp_path / "b.txt"
+    path.write_text("".join(f"{i % 2} qid:{q} 1:{i}\n" for i, q in enumerate([1, 1, 2, 2, 3, 3])))
+    (tmp_path / "b.txt.query").write_text("3\n3\n")  # stale: merges queries 1 and 2
+    with pytest.raises(ValueError, match=r"gives 2 queries and the qid: fields .* 3 runs"):
+        load_letor(path)
+    (tmp_path / "b.txt.query").write_text("2\n2\n2\n")  # agrees
+    assert load_letor(path)[2].tolist() == [2, 2, 2]

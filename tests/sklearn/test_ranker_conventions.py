@@ -281,3 +281,14 @@ def test_a_split_that_cuts_queries_in_two_is_warned():
         fitted.score(df, y)  # the training rows, whole queries
     with pytest.warns(UserWarning, match="split cut queries in two"):
         fitted.score(df.iloc[:100], y[:100])
+
+
+def test_lightgbms_lambdarank_on_a_list_over_its_limit_names_the_alternatives():
+    from gbrank.datasets import make_demand_levels
+
+    X, y = make_demand_levels(n_rows=10_050)
+    with pytest.raises(ValueError, match="holds 10,050: use a gbrank objective"):
+        GBRanker("native:lambdarank", groupless=True, n_estimators=2, n_jobs=1).fit(X, y)
+    # the training part is what LightGBM sees: a validation split can bring it under
+    GBRanker("native:lambdarank", groupless=True, n_estimators=2, n_jobs=1,
+             early_stopping_rounds=2, validation_fraction=0.1).fit(X, y)
