@@ -55,6 +55,12 @@ class GradCheckReport:
         Flat index of the largest error (``None`` for an unchecked Hessian).
     objective : str
         What was checked (the objective's repr, or the function's name).
+    grad_values, hess_values : tuple of float, optional
+        ``(analytic, numeric)`` at the worst index.
+    grad_ratio, hess_ratio : float, optional
+        The median of analytic / numeric over the scores where both are resolved
+        (``nan``: none): −1 points to a sign error, 2 or 0.5 to a factor of 2, a value
+        near 1 to an error at a few scores only.
 
     Examples
     --------
@@ -76,6 +82,10 @@ class GradCheckReport:
     worst_grad_index: int
     worst_hess_index: int | None
     objective: str
+    grad_values: tuple[float, float] | None = None
+    hess_values: tuple[float, float] | None = None
+    grad_ratio: float | None = None
+    hess_ratio: float | None = None
 
     def __str__(self) -> str:
         verdict = "OK" if self.ok else "FAILED"
@@ -84,6 +94,8 @@ class GradCheckReport:
             f"  gradient  max rel. error {self.grad_error:.3e} (tol {self.grad_tol:.0e}, "
             f"worst at index {self.worst_grad_index})",
         ]
+        if self.grad_error > self.grad_tol:
+            lines.append(_where_wrong(self.grad_values, self.grad_ratio))
         if self.hess_error is None:
             lines.append("  Hessian   not checked")
         else:
@@ -91,7 +103,24 @@ class GradCheckReport:
                 f"  Hessian   max rel. error {self.hess_error:.3e} (tol {self.hess_tol:.0e}, "
                 f"worst at index {self.worst_hess_index})"
             )
+            if self.hess_error > self.hess_tol:
+                lines.append(_where_wrong(self.hess_values, self.hess_ratio))
         return "\n".join(lines)
+
+
+def _where_wrong(values: tuple[float, float] | None, ratio: float | None) -> str:
+    """The failed check's values at its worst score, and what their typical ratio hints."""
+    if values is None:
+        return ""
+    text = f"            there analytic {values[0]:.6g}, numeric {values[1]:.6g}"
+    if ratio is not None and np.isfinite(ratio):
+        text += f"; analytic/numeric {ratio:.3g} (median over the scores)"
+        hint = next((h for r, h in ((-1.0, "a sign error"), (2.0, "a factor of 2"),
+                                    (0.5, "a factor of 1/2"))
+                     if abs(ratio - r) < 0.02 * abs(r)), None)
+        if hint:
+            text += f": {hint}?"
+    return text
 
 
 def _error(a: np.ndarray, b: np.ndarray, floor: float) -> tuple[float, int]:
@@ -99,6 +128,13 @@ def _error(a: np.ndarray, b: np.ndarray, floor: float) -> tuple[float, int]:
     scale = max(float(np.max(np.abs(a))), float(np.max(np.abs(b))), floor)
     worst = int(np.argmax(diff))
     return float(diff[worst] / scale), worst
+
+
+def _ratio(a: np.ndarray, b: np.ndarray, floor: float) -> float:
+    """Median of analytic / numeric where both are above ``floor`` (else ``nan``)."""
+    a, b = a.ravel(), b.ravel()
+    ok = (np.abs(a) > floor) & (np.abs(b) > floor)
+    return float(np.median(a[ok] / b[ok])) if ok.any() else float("nan")
 
 
 def _function_name(fn: Any) -> str:
@@ -340,12 +376,18 @@ def check(obj: Any, y: Any, s: Any, group: Any = None, *, qid: Any = None, weigh
 
     # Rounding of a loss of size |L| limits what differences can resolve.
     unit = np.finfo(np.float64).eps * max(1.0, loss_scale)
-    g_err, g_at = _error(grad, fd_g, 10 * unit / eps / grad_tol)
-    h_err = h_at = None
+    g_floor = 10 * unit / eps / grad_tol
+    g_err, g_at = _error(grad, fd_g, g_floor)
+    h_err = h_at = h_vals = h_ratio = None
     if hessian:
-        h_err, h_at = _error(hess, fd_h, 10 * unit / hess_eps**2 / hess_tol)
+        h_floor = 10 * unit / hess_eps**2 / hess_tol
+        h_err, h_at = _error(hess, fd_h, h_floor)
+        h_vals = (float(hess.ravel()[h_at]), float(fd_h.ravel()[h_at]))
+        h_ratio = _ratio(hess, fd_h, h_floor)
     ok = g_err <= grad_tol and (h_err is None or h_err <= hess_tol)
     return GradCheckReport(
         ok=bool(ok), grad_error=g_err, hess_error=h_err, grad_tol=grad_tol, hess_tol=hess_tol,
         n=int(s.size), worst_grad_index=g_at, worst_hess_index=h_at, objective=name,
+        grad_values=(float(grad.ravel()[g_at]), float(fd_g.ravel()[g_at])),
+        hess_values=h_vals, grad_ratio=_ratio(grad, fd_g, g_floor), hess_ratio=h_ratio,
     )

@@ -271,3 +271,29 @@ def test_lightgbm_style_function_is_refused_with_the_wrapper():
                                    params={"verbose": -1}).construct())
 
     assert check(wrapped, y, s, loss=_logistic_loss, per_row=True).ok
+
+
+def test_a_failed_check_shows_the_values_and_hints_sign_or_factor():
+    """A sign error and a factor of 2 read 2.0 and 0.5 as relative errors; the report
+    also gives the two values at the worst score and their typical ratio."""
+    from gbrank.gradcheck import check
+
+    def sig(s):
+        return 1.0 / (1.0 + np.exp(-s))
+
+    def loss(y, s):
+        return float(np.sum(np.logaddexp(0.0, s) - y * s))
+
+    rng = np.random.default_rng(0)
+    y, s = (rng.random(50) < 0.4).astype(float), rng.standard_normal(50)
+    r = check(lambda y, s: (sig(s) - y, -sig(s) * (1 - sig(s))), y, s, loss=loss,
+              per_row=True)
+    assert not r.ok and r.hess_ratio == pytest.approx(-1.0, abs=1e-4)
+    assert r.hess_values[0] == pytest.approx(-r.hess_values[1], rel=1e-4)
+    assert "a sign error?" in str(r)
+    r = check(lambda y, s: (2 * (sig(s) - y), sig(s) * (1 - sig(s))), y, s, loss=loss,
+              per_row=True)
+    assert r.grad_ratio == pytest.approx(2.0, abs=1e-6) and "a factor of 2?" in str(r)
+    ok = check(lambda y, s: (sig(s) - y, sig(s) * (1 - sig(s))), y, s, loss=loss,
+               per_row=True)
+    assert ok.ok and "analytic/numeric" not in str(ok)
