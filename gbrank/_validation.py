@@ -355,7 +355,8 @@ def prepare_binary(y: Any, s: Any, weight: Any = None, *, allow_2d_scores: bool 
 # Attribute names a LightGBM-style ``fobj(preds, train_set)`` reads from its second
 # argument; handed an array there instead, it fails with an AttributeError naming one.
 _DATASET_READERS = ("get_label", "get_weight", "get_group", "get_init_score", "get_field",
-                    "get_data")
+                    "get_data", "get_base_margin", "get_float_info", "get_uint_info",
+                    "'label'", "'weight'", "'group'")
 
 
 def call_function_objective(fn: Any, y: np.ndarray, s: np.ndarray, group: Any = None,
@@ -373,11 +374,13 @@ def call_function_objective(fn: Any, y: np.ndarray, s: np.ndarray, group: Any = 
     except AttributeError as exc:
         if any(attr in str(exc) for attr in _DATASET_READERS):
             raise ValueError(
-                f"{name} {getattr(fn, '__qualname__', fn)!r} reads a LightGBM Dataset "
+                f"{name} {getattr(fn, '__qualname__', fn)!r} reads a booster's data object "
                 f"({exc}); gbrank calls a plain function as fn(y, s) -> (grad, hess), "
                 "labels first. Wrap a LightGBM-style fobj(preds, train_set), e.g. "
                 "lambda y, s: fobj(s, lightgbm.Dataset(np.zeros((len(y), 1)), label=y, "
-                "params={'verbose': -1}).construct())"
+                "params={'verbose': -1}).construct()), or an XGBoost-style "
+                "obj(predt, dtrain): lambda y, s: obj(s, xgboost.DMatrix("
+                "np.zeros((len(y), 1)), label=y))"
             ) from exc
         raise
     try:

@@ -262,7 +262,7 @@ def test_lightgbm_style_function_is_refused_with_the_wrapper():
     def fobj(preds, train_set):
         return _logistic(train_set.get_label(), preds)
 
-    with pytest.raises(ValueError, match=r"reads a LightGBM Dataset .*labels first"):
+    with pytest.raises(ValueError, match=r"reads a booster's data object .*labels first"):
         check(fobj, y, s, loss=_logistic_loss)
 
     # the wrapper the message proposes works
@@ -297,3 +297,23 @@ def test_a_failed_check_shows_the_values_and_hints_sign_or_factor():
     ok = check(lambda y, s: (sig(s) - y, sig(s) * (1 - sig(s))), y, s, loss=loss,
                per_row=True)
     assert ok.ok and "analytic/numeric" not in str(ok)
+
+
+def test_xgboost_style_and_attribute_reading_functions_are_refused_with_wrappers():
+    xgb = pytest.importorskip("xgboost")
+    y, s = _binary_data(30)
+
+    def obj(predt, dtrain):
+        return _logistic(dtrain.get_label(), predt)
+
+    def by_attribute(preds, ds):  # a LightGBM Dataset's .label
+        return _logistic(ds.label, preds)
+
+    for fn in (obj, by_attribute):
+        with pytest.raises(ValueError, match=r"XGBoost-style obj\(predt, dtrain\)"):
+            check(fn, y, s, loss=_logistic_loss)
+
+    def wrapped(y, s):  # the wrapper the message proposes works
+        return obj(s, xgb.DMatrix(np.zeros((len(y), 1)), label=y))
+
+    assert check(wrapped, y, s, loss=_logistic_loss, per_row=True).ok
