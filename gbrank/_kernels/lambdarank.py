@@ -41,7 +41,7 @@ thus compiles its metric's loop once and its own sweep, nothing of the other opt
 """
 
 import numpy as np
-from numba import cfunc, njit, prange, types
+from numba import njit, prange, types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
@@ -51,6 +51,7 @@ from gbrank._kernels._pair import ndcg_pairs, ndcg_weight, pair_update, rho_rows
 from gbrank._kernels._sigmoid import row_exponentials_into, softplus
 from gbrank._kernels._threads import N_CHUNKS, chunk_bounds, dispatch
 from gbrank._kernels._topk import BUFFER_MAX_K
+from gbrank._kernels._variant import compile_variant
 from gbrank._kernels.delta import (
     ERR,
     LAMBDARANK,
@@ -212,7 +213,8 @@ def _sweep_form(metric, scheme, smooth):
     form = _FORMS.get(key)
     if form is None:
         code = _ndcg_sweep_code(key[2]) if metric == NDCG else _sweep_code(key[1], key[3])
-        form = _FORMS[key] = cfunc(_SWEEP_SIGNATURE, cache=True, **_LOOP_OPTIONS)(code)
+        form = _FORMS[key] = compile_variant(code, key[1:], _SWEEP_SIGNATURE,
+                                             **_LOOP_OPTIONS)
     return form
 
 
@@ -531,11 +533,11 @@ def _make_forms(metric, big):
     ``loss``. Each is a closure over these constants, which numba caches per value of
     them; all but ``parallel`` take the arguments of :func:`_chunk_queries` from ``y``
     on, ``parallel`` those without ``at``, ``q0``, ``q1`` and ``only`` (all queries)."""
-    serial = njit(cache=True, nogil=True)(_queries_code(metric, big, False, False))
-    pairwise = njit(cache=True, nogil=True)(_queries_code(metric, big, False, True))
-    loss = njit(cache=True, nogil=True)(_queries_code(metric, big, True, True))
+    key = (metric, big)
+    serial = compile_variant(_queries_code(metric, big, False, False), (*key, 0, 0))
+    pairwise = compile_variant(_queries_code(metric, big, False, True), (*key, 0, 1))
+    loss = compile_variant(_queries_code(metric, big, True, True), (*key, 1, 1))
 
-    @njit(cache=True, nogil=True, parallel=True)
     def parallel(y, s, offsets, qweights, k, sigma, gain_tab, threshold, norm,
                  lgb_discount, scheme, mu, smooth, max_step, disc, sweep, wide, grad, hess):
         bounds = chunk_bounds(offsets)
@@ -544,7 +546,7 @@ def _make_forms(metric, big):
                            threshold, norm, lgb_discount, scheme, mu, smooth, max_step, disc,
                            sweep, bounds[c], bounds[c + 1], wide[:0], wide, grad, hess)
 
-    return serial, parallel, pairwise, loss
+    return serial, compile_variant(parallel, key, parallel=True), pairwise, loss
 
 
 def _forms(metric, big):
@@ -564,7 +566,6 @@ def _make_long_forms(metric, deep, smoothed, fast):
     ``fast`` (constants there, as in :func:`_make_forms`); a query the fast form leaves
     (its scores too spread for row exponentials) is flagged in ``left``."""
 
-    @njit(cache=True, nogil=True)
     def serial(y, s, offsets, qweights, k, sigma, gain_tab, threshold, norm, smooth,
                max_step, disc, which, left, grad, hess):
         for t in range(which.size):
@@ -579,7 +580,6 @@ def _make_long_forms(metric, deep, smoothed, fast):
             else:
                 left[t] = True
 
-    @njit(cache=True, nogil=True, parallel=True)
     def parallel(y, s, offsets, qweights, k, sigma, gain_tab, threshold, norm, smooth,
                  max_step, disc, which, left, grad, hess):
         for t in prange(which.size):
@@ -594,7 +594,9 @@ def _make_long_forms(metric, deep, smoothed, fast):
             else:
                 left[t] = True
 
-    return serial, parallel
+    key = (metric, deep, smoothed, fast)
+    return (compile_variant(serial, key),
+            compile_variant(parallel, key, parallel=True))
 
 
 def _make_ranked_forms(scheme, fast):
@@ -602,7 +604,6 @@ def _make_ranked_forms(scheme, fast):
     :func:`~gbrank._kernels.lambdarank_ranked.ranked_query_grad_hess` (NDCG only), those
     the fast form leaves flagged in ``left`` (as :func:`_make_long_forms`)."""
 
-    @njit(cache=True, nogil=True)
     def serial(y, s, offsets, qweights, k, sigma, gain_tab, norm, lgb_discount, mu,
                max_step, which, left, grad, hess):
         for t in range(which.size):
@@ -616,7 +617,6 @@ def _make_ranked_forms(scheme, fast):
             else:
                 left[t] = True
 
-    @njit(cache=True, nogil=True, parallel=True)
     def parallel(y, s, offsets, qweights, k, sigma, gain_tab, norm, lgb_discount, mu,
                  max_step, which, left, grad, hess):
         for t in prange(which.size):
@@ -630,7 +630,9 @@ def _make_ranked_forms(scheme, fast):
             else:
                 left[t] = True
 
-    return serial, parallel
+    key = (scheme, fast)
+    return (compile_variant(serial, key),
+            compile_variant(parallel, key, parallel=True))
 
 
 def _long_forms(metric, k, smooth, fast=True):

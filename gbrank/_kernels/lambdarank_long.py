@@ -41,6 +41,7 @@ from gbrank._kernels._pair import pair_update, rho_rows, rho_spread
 from gbrank._kernels._radix import descending_order_into
 from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into
 from gbrank._kernels._topk import top_k_into_long
+from gbrank._kernels._variant import compile_variant
 from gbrank._kernels.delta import (
     ERR,
     LGB_NORM_EPS,
@@ -408,8 +409,8 @@ def long_query_kernel(metric, deep, smoothed, threads, fast=True):
     key = (int(metric), bool(deep), bool(smoothed), bool(threads), bool(fast))
     kernel = _ONE_QUERY.get(key)
     if kernel is None:
-        kernel = _ONE_QUERY[key] = njit(cache=True, nogil=True, parallel=key[3])(
-            _long_code(*key))
+        kernel = _ONE_QUERY[key] = compile_variant(_long_code(*key), key,
+                                                   parallel=key[3])
     return kernel
 
 

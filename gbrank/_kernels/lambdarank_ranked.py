@@ -29,6 +29,7 @@ from numba.extending import overload
 from gbrank._kernels._pair import ndcg_pairs
 from gbrank._kernels._radix import descending_order_into
 from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into
+from gbrank._kernels._variant import compile_variant
 from gbrank._kernels.delta import discounts, ideal_dcg
 
 # Blocks of BLOCK positions (the block's labels, scores, exponentials, gains, truncated
@@ -200,8 +201,8 @@ def ranked_query_kernel(scheme, threads, fast=True):
     key = (int(scheme), bool(threads), bool(fast))
     kernel = _ONE_QUERY.get(key)
     if kernel is None:
-        kernel = _ONE_QUERY[key] = njit(cache=True, nogil=True, parallel=key[1])(
-            _ranked_code(*key))
+        kernel = _ONE_QUERY[key] = compile_variant(_ranked_code(*key), key,
+                                                   parallel=key[1])
     return kernel
 
 

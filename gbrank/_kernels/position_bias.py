@@ -32,10 +32,10 @@ only the code of its own option.
 """
 
 import numpy as np
-from numba import njit
 
 from gbrank._kernels._order import descending_order
 from gbrank._kernels._sigmoid import rho_pair, softplus
+from gbrank._kernels._variant import compile_variant
 from gbrank._kernels.delta import (
     LGB_NORM_EPS,
     LOSS1,
@@ -195,7 +195,7 @@ def kernels(kind: int, mix: int, loss: bool):
     key = (int(kind), int(mix) if kind != RANKNET else PLAIN, bool(loss))
     form = _FORMS.get(key)
     if form is None:
-        form = _FORMS[key] = njit(cache=True, nogil=True)(_code(*key))
+        form = _FORMS[key] = compile_variant(_code(*key), key)
     return form
 
 
