@@ -8,7 +8,16 @@ import numpy as np
 
 from gbrank._validation import as_float_array, check_finite
 
-__all__ = ["predict_proba"]
+__all__ = ["logit", "predict_proba"]
+
+
+def logit(p: Any) -> Any:
+    """The margin of probability ``p``, ``log(p) − log(1 − p)`` (the inverse of the
+    sigmoid; ±inf at 1 and 0): one formula wherever a probability becomes a margin, so
+    a threshold printed as a probability decides where its margin does."""
+    with np.errstate(divide="ignore"):
+        out = np.log(p) - np.log1p(-np.asarray(p, dtype=np.float64))
+    return float(out) if np.ndim(out) == 0 else out
 
 
 def predict_proba(margins: Any) -> np.ndarray:

@@ -28,6 +28,7 @@ import numpy as np
 
 from gbrank._deps import require
 from gbrank._fields import LOG, LOGIT, SOFTMAX, SOFTPLUS, native_link, native_objective_name
+from gbrank._proba import logit
 
 __all__ = ["Trained", "Validation", "start_data", "start_rows", "train"]
 
@@ -86,11 +87,9 @@ def _to_margins(booster: str, name: str | None) -> Callable[[np.ndarray], np.nda
                          "scores; use 'multi:softprob' to validate on a gbrank metric")
     link = native_link(booster, name)
     if link == LOGIT:
-        def logit(preds: np.ndarray) -> np.ndarray:
-            p = np.asarray(preds, dtype=np.float64)
-            with np.errstate(divide="ignore"):
-                return np.log(p) - np.log1p(-p)
-        return logit
+        def from_probabilities(preds: np.ndarray) -> np.ndarray:
+            return logit(np.asarray(preds, dtype=np.float64))
+        return from_probabilities
     if link in (SOFTMAX, LOG):  # log-probabilities serve as margins of a softmax
         def log(preds: np.ndarray) -> np.ndarray:
             with np.errstate(divide="ignore"):

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from gbrank._kernels import cross_entropy as _k
+from gbrank._proba import logit
 from gbrank._targets import TARGET_MAPPINGS, relevance_targets
 from gbrank._validation import (
     as_float_array,
@@ -140,4 +141,4 @@ class CrossEntropy(Objective):
         t, _, w = self._inputs(y, np.zeros(np.size(y)), weight)
         mean = float(np.average(t, weights=None if w.size == 0 else w))
         mean = min(max(mean, 1e-12), 1.0 - 1e-12)
-        return float(np.log(mean) - np.log1p(-mean))
+        return logit(mean)

@@ -9,6 +9,7 @@ import numpy as np
 
 from gbrank._kernels import focal as _k
 from gbrank._kernels._step import inverse_step
+from gbrank._proba import logit
 from gbrank._validation import (
     as_float_array,
     check_choice,
@@ -327,7 +328,7 @@ class FocalLoss(Objective):
         eps = 1e-12
         rate = min(max(w1 / (w1 + w0), eps), 1 - eps)
         if p.gamma == 0 and p.alpha < 0:
-            return float(np.log(rate) - np.log1p(-rate))
+            return logit(rate)
         if p.alpha >= 0:
             w1, w0 = w1 * p.alpha, w0 * (1 - p.alpha)
         # Clip as above so that a one-class sample still has a finite optimum.

@@ -12,7 +12,7 @@ from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
-from gbrank._proba import log_softmax
+from gbrank._proba import log_softmax, logit
 from gbrank._proba import predict_proba as _link
 from gbrank._validation import (
     check_beta,
@@ -386,7 +386,7 @@ feature_names_in_, feature_importances_
         self.init_score_ = init
         self._train(p, obj, Xt, yt, None, wt, init, Xv, yv, None, wv, metric, seed)
         if fixed is not None:
-            self._margin_threshold = float(np.log(fixed) - np.log1p(-fixed))
+            self._margin_threshold = logit(fixed)
         else:
             from gbrank.metrics import best_threshold
 

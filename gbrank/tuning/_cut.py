@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from gbrank._proba import logit
 from gbrank.metrics import best_threshold, get_metric
 
 __all__ = ["as_probability", "best_cut", "cross_fitted", "decision_metric", "margin_of",
@@ -124,7 +125,7 @@ def as_probability(cut: float) -> float:
 def margin_of(p: float) -> float:
     """The margin cut of probability threshold ``p``, as ``GBClassifier`` computes it
     (``log(p) - log1p(-p)``): the cut the test split is judged at."""
-    return float(np.log(p) - np.log1p(-p))
+    return logit(p)
 
 
 def score_at(name: str, y: Any, s: Any, margin_cut: float) -> float:
