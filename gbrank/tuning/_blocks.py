@@ -16,18 +16,19 @@ import numpy as np
 
 from gbrank._sessions import feature_rows, linked_sessions, session_columns
 
-__all__ = ["session_blocks", "shared_documents"]
+__all__ = ["session_blocks"]
 
 # A block larger than this share of the sessions leaves no honest split: refused.
 MAX_SHARE = 0.5
 
 
 def session_blocks(name: str, X: Any, group: np.ndarray, blocks: Any, *,
-                   held_out: bool = True) -> tuple[np.ndarray | None, str]:
+                   X_test: Any = None, test_name: str = "") -> tuple[np.ndarray | None, str]:
     """The block of each session (``blocks`` as given, the query of each; else the
     sessions linked by a shared document: :func:`~gbrank._sessions.linked_sessions`),
-    None when each session is its own block, and a note saying which. ``held_out``:
-    the task's held-out part is split from these sessions too (else only its folds).
+    None when each session is its own block, and a note saying which. ``X_test``: a
+    held-out log read apart (``--test-data`` ``test_name``; only the folds split these
+    sessions); the note then gives the share of its rows that show a document of ``X``.
 
     Refuses a block that holds more than half the sessions: no split of it is honest.
     """
@@ -51,19 +52,25 @@ def session_blocks(name: str, X: Any, group: np.ndarray, blocks: Any, *,
             "split keeps the held-out part apart from the tuning part; give each session's "
             "query (--query-col, task_from_arrays(blocks=)) or a held-out log of other "
             "queries (--test-data)")
-    parts = "the held-out part and the folds split" if held_out else "the folds split"
+    parts = "the folds split" if X_test is not None else \
+        "the held-out part and the folds split"
     if given:
-        return (blocks if nb < ns else None), (
-            f"the log's {ns} sessions form {nb} blocks by their queries (--query-col): "
-            f"{parts} whole queries")
-    doc = _document(drop)
-    if nb == ns:
-        return None, (f"no two of the log's {ns} sessions share a document ({doc}), so "
-                      f"{parts} single sessions; if sessions of one query show the same "
-                      "documents with other feature values, name the queries (--query-col)")
-    return blocks, (f"the log's {ns} sessions form {nb} blocks that share documents ({doc}): "
-                    f"{parts} whole blocks, so no document they judge was trained on in "
-                    "another session; --query-col names the queries instead")
+        note = (f"the log's {ns} sessions form {nb} blocks by their queries (--query-col): "
+                f"{parts} whole queries")
+    elif nb == ns:
+        note = (f"no two of the log's {ns} sessions share a document ({_document(drop)}), "
+                f"so {parts} single sessions; if sessions of one query show the same "
+                "documents with other feature values, name the queries (--query-col)")
+    else:
+        note = (f"the log's {ns} sessions form {nb} blocks that share documents "
+                f"({_document(drop)}): {parts} whole blocks, so no document they judge "
+                "was trained on in another session; --query-col names the queries instead")
+    if X_test is not None:
+        share = _shared(X, X_test, drop)
+        if share > 0:
+            note += (f"; {share:.1%} of the rows of --test-data {test_name} show a document "
+                     "of --data (its test is not of unseen queries)")
+    return (blocks if nb < ns else None), note
 
 
 def _document(drop: np.ndarray) -> str:
@@ -74,13 +81,11 @@ def _document(drop: np.ndarray) -> str:
             "each session")
 
 
-def shared_documents(X: Any, group: np.ndarray, X_test: Any) -> float:
+def _shared(X: Any, X_test: Any, drop: np.ndarray) -> float:
     """The share of ``X_test``'s rows whose document (feature row less the columns
-    constant within each session of ``X``) is also a row of ``X``."""
-    drop = session_columns(X, group)
+    ``drop``) is also a row of ``X``."""
     n = X.shape[0]
-    both = np.vstack([_dense(X), _dense(X_test)])
-    ids = feature_rows(both, drop)
+    ids = feature_rows(np.vstack([_dense(X), _dense(X_test)]), drop)
     return float(np.isin(ids[n:], ids[:n]).mean()) if ids.size > n else 0.0
 
 

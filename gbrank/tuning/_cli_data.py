@@ -146,13 +146,10 @@ def load_tasks(args: argparse.Namespace):
                   "test is judged by ndcg@10 on them (the tuning still by ips_dcg@10 on "
                   "the clicks)", flush=True)
         if g is not None and (pos is not None or blocks is not None):  # the folds' blocks
-            from gbrank.tuning._blocks import session_blocks, shared_documents
+            from gbrank.tuning._blocks import session_blocks
 
-            blocks, note = session_blocks(args.data.name, X, g, blocks, held_out=False)
-            share = shared_documents(X, g, Xt)
-            if share > 0:
-                note += (f"; {share:.1%} of the rows of --test-data {args.test_data.name} "
-                         f"show a document of --data (its test is not of unseen queries)")
+            blocks, note = session_blocks(args.data.name, X, g, blocks, X_test=Xt,
+                                          test_name=args.test_data.name)
             notes.append(note)
             _say(args, [note])
         return [Task(args.data.name, kind, X, np.asarray(y, float), g, Xt,
