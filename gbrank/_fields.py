@@ -41,6 +41,10 @@ NATIVE_LINKS = {
 }
 _LGB_OBJECTIVE_KEYS = ("objective", "objective_type", "app", "application", "loss")
 
+# LightGBM's own lambdarank refuses a query of more rows than this (its position table);
+# rank_xendcg and gbrank's objectives have no such limit.
+LIGHTGBM_MAX_QUERY = 10_000
+
 
 def native_objective_name(booster: str, params: dict[str, Any]) -> str | None:
     """The booster objective a parameter dict names (LightGBM: under any alias), or

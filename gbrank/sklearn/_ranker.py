@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.metaestimators import available_if
 
+from gbrank._fields import LIGHTGBM_MAX_QUERY
 from gbrank._proba import predict_proba as _sigmoid
 from gbrank._queries import query_order, query_structure
 from gbrank._validation import (
@@ -358,9 +359,10 @@ class GBRanker(_RankingInput, _GBBase):
                     None if w is None else w[rows])
 
         Xt, yt, gt, wt = part(tr)
-        if p["booster"] == "lightgbm" and obj == "lambdarank" and gt.max() > 10_000:
+        if p["booster"] == "lightgbm" and obj == "lambdarank" and gt.max() > LIGHTGBM_MAX_QUERY:
             raise ValueError(
-                f"LightGBM's lambdarank refuses a query of more than 10,000 rows, and "
+                f"LightGBM's lambdarank refuses a query of more than {LIGHTGBM_MAX_QUERY:,} "
+                f"rows, and "
                 f"{'this one list' if gt.size == 1 else 'the longest query'} holds "
                 f"{int(gt.max()):,}: use a gbrank objective (\"lambdarank\", "
                 "\"ranknet\": no such limit), \"native:rank_xendcg\", or booster=\"xgboost\"")

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from gbrank._deps import require
+from gbrank._fields import LIGHTGBM_MAX_QUERY
 from gbrank.metrics import get_metric
 from gbrank.tuning._booster_spaces import starting_points
 from gbrank.tuning._budget import ADMITTED, run_budget, state_counts
@@ -264,10 +265,6 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
             study, Path(cfg.out_dir) / "tune" / task.name, slug, cand.target,
             title=f"{task.name} / {cand.key}", finalists=res.finalists)]
     return res
-
-
-# LightGBM's lambdarank refuses a query of more rows than this (its position table).
-LIGHTGBM_MAX_QUERY = 10_000
 
 
 def _list_too_long(task: Task, cand: Candidate, booster: str) -> str:
