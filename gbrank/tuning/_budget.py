@@ -42,6 +42,10 @@ class _BudgetFull(Exception):
     """The trial was asked after the study's total had been taken by other workers."""
 
 
+class _FailedElsewhere(Exception):
+    """This process's trial was failed by another worker (its heartbeat went stale)."""
+
+
 class _QuietSurplus(logging.Filter):
     """Drop Optuna's "Trial n failed" warnings (with traceback) for surplus trials."""
 
@@ -52,6 +56,16 @@ class _QuietSurplus(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         msg = record.getMessage()
         return not any(msg.startswith(f"Trial {n} failed") for n in self.numbers)
+
+
+def _warn_failed_elsewhere(number: int, storage: Any) -> None:
+    grace = getattr(storage, "grace_period", None)
+    warnings.warn(
+        f"trial {number} was failed by another worker while this process still ran it: "
+        f"its heartbeat was older than the grace period"
+        f"{f' of {grace} s' if grace else ''} (a stalled or overloaded process). Its "
+        "result is dropped and its parameters are retried; if this recurs, raise "
+        "--heartbeat (or grace)", RuntimeWarning, stacklevel=3)
 
 
 def run_budget(study: Any, objective: Callable[[Any], float], total: int, *,
@@ -84,6 +98,10 @@ def run_budget(study: Any, objective: Callable[[Any], float], total: int, *,
       Therefore a worker with nothing to start does not leave while admitted trials
       still run elsewhere: it polls (failing stale trials) and takes a freed slot.
       Trials killed before admission claim nothing and are simply never counted.
+    * A worker that was alive but stalled past the grace period (an overloaded machine, a
+      suspended process) finds its trial failed by another worker and retried there;
+      Optuna cannot record the result of a finished trial, so the worker warns, drops
+      the result and carries on.
 
     ``timeout`` (seconds) stops starting new trials; the wait for other workers' running
     trials continues past it (each ends, or is failed after the grace period).
@@ -114,10 +132,27 @@ def run_budget(study: Any, objective: Callable[[Any], float], total: int, *,
         return sum(t.state in (S.COMPLETE, S.PRUNED) or admitted_running(t)
                    for t in trials())
 
+    # The trial this process runs, and whether another worker finished it meanwhile.
+    running: dict[str, Any] = {"trial": None, "elsewhere": False}
+
+    def failed_elsewhere(trial: Any) -> bool:
+        tid = getattr(trial, "_trial_id", None)
+        return (heartbeats and tid is not None
+                and storage.get_trial(tid).state != S.RUNNING)
+
     def gated(trial: Any) -> float:
+        running.update(trial=trial, elsewhere=False)
+        try:
+            return admitted(trial)
+        finally:
+            running["elsewhere"] = failed_elsewhere(trial)
+
+    def admitted(trial: Any) -> float:
         nonlocal started
         with (study_lock(storage, study.study_name) if storage is not None
               else contextlib.nullcontext()):
+            if failed_elsewhere(trial):
+                raise _FailedElsewhere
             free = claimed() < total  # this trial is RUNNING but not admitted yet
             if free:
                 tid = getattr(trial, "_trial_id", None)
@@ -146,10 +181,17 @@ def run_budget(study: Any, objective: Callable[[Any], float], total: int, *,
             can_start = ((left is None or left > 0)
                          and (max_trials is None or started < max_trials))
             if can_start and claimed() < total:
-                study.optimize(
-                    gated, n_trials=None if max_trials is None else max_trials - started,
-                    timeout=left, catch=(*catch, _BudgetFull), gc_after_trial=False,
-                    callbacks=[stop_when_full, *callbacks])
+                try:
+                    study.optimize(
+                        gated, n_trials=None if max_trials is None else max_trials - started,
+                        timeout=left, catch=(*catch, _BudgetFull, _FailedElsewhere),
+                        gc_after_trial=False, callbacks=[stop_when_full, *callbacks])
+                except Exception:
+                    # Optuna refuses to record a trial another worker has finished (a
+                    # ValueError or, in some versions, an AssertionError): carry on.
+                    if not running["elsewhere"]:
+                        raise
+                    _warn_failed_elsewhere(running["trial"].number, storage)
                 continue
             # Nothing to start here; stay while admitted trials run elsewhere, since
             # one may die and free its slot (see above).
