@@ -94,6 +94,11 @@ def export_model(res: StudyResult, task: Task, cfg: TuneConfig, model: Any, obj:
     mdir = Path(cfg.out_dir) / "tune" / "models" / res.study.replace(":", "_")
     mdir.mkdir(parents=True, exist_ok=True)
     mpath = mdir / ("model.txt" if cfg.booster == "lightgbm" else "model.json")
+    threshold = _threshold(res, task)
+    usage = _SERVING_USAGE[cfg.booster][task.kind]
+    if threshold is None:
+        # No threshold metric was judged: the study decided at probability 0.5.
+        usage = usage.replace("threshold['probability']", "0.5")
     served = save_native(model, cfg.booster, obj, init, mpath, task.X_test,
                          s_test, task.kind, task.feature_names)
     meta = {
@@ -106,9 +111,9 @@ def export_model(res: StudyResult, task: Task, cfg: TuneConfig, model: Any, obj:
                  "finalists": res.finalists},
         "cv_best_trial": {"trial": res.best_trial, "mean": res.best_value,
                           "folds": res.folds},
-        "test": res.test, "threshold": _threshold(res, task),
+        "test": res.test, "threshold": threshold,
         "train_with": _code(res, task, cfg.booster),
-        "usage": _SERVING_USAGE[cfg.booster][task.kind],
+        "usage": usage,
         "served_max_abs_diff": served,
     }
     (mdir / "params.json").write_text(json.dumps(_jsonable(meta), indent=2))

@@ -3,6 +3,7 @@ the pieces (folds, spaces, gate, storage names, loaders)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -733,13 +734,24 @@ def test_saved_best_model_is_served_by_the_booster_alone(booster, kind, key, tmp
     from gbrank.tuning._cv import fit_full
 
     pytest.importorskip(booster)
-    task = _binary_task(n=800) if kind == "binary" else _ranking_task(nq=30, rows=10)
+    if kind == "binary":  # judged on AP alone: no decision threshold is chosen
+        from gbrank.datasets import make_imbalanced
+
+        X, y = make_imbalanced(n_rows=800, n_features=8, n_informative=4,
+                               positive_rate=0.1, seed=0)
+        task = dataclasses.replace(task_from_arrays("tiny_binary", X, y, kind="binary"),
+                                   metrics=("ap",))
+    else:
+        task = _ranking_task(nq=30, rows=10)
     cfg = TuneConfig(booster=booster, trials=1, max_rounds=8, patience=4, n_folds=2,
                      out_dir=tmp_path, objectives=[key], plots=False, progress=False)
     res = {r.key: r for r in tune_task(task, cfg)}[key]  # (the native baseline too)
     meta = json.loads((Path(res.model_path).parent / "params.json").read_text())
     assert meta["served_max_abs_diff"] <= 1e-6
     assert "start (init_score) is in the trees" in meta["usage"] or kind == "ranking"
+    if kind == "binary":
+        # No threshold was chosen, so the usage decides at 0.5, not at a missing one.
+        assert meta["threshold"] is None and "positive when probability > 0.5" in meta["usage"]
     obj = get_objective(key).set_params(**meta["objective_params"])
     _, init, s_test = fit_full(task, booster, meta["booster_params"], obj,
                                meta["num_boost_round"])
@@ -914,6 +926,7 @@ def test_f1_of_rare_positives_is_judged_at_each_models_own_held_out_cut(tmp_path
     assert res.test["f1"] == pytest.approx(f1_score(task.y_test, prob > p), abs=1e-12)
     meta = json.loads((Path(res.model_path).parent / "params.json").read_text())
     assert meta["threshold"]["probability"] == p and meta["threshold"]["best_for"] == "f1"
+    assert "positive when probability > threshold['probability']" in meta["usage"]
 
 
 def test_a_run_whose_every_trial_failed_says_why_and_exits_1(tmp_path, monkeypatch, capsys):
