@@ -33,8 +33,10 @@ def load_letor(path: str | Path, query_path: str | Path | None = None,
         Whether feature index ``i`` is column ``i`` (True) or ``i - 1`` (False, LETOR's
         indices from 1); ``"auto"``: zero-based exactly when index 0 occurs in the file,
         as scikit-learn's ``load_svmlight_file``. A training and a test file read apart
-        can then disagree (one lacks feature 0): read them together
-        (:func:`load_letor_files`) or pass the same value to both.
+        can then disagree (one lacks feature 0, and every column of it is shifted): pass
+        the same value to both (``True`` is always safe: a one-based file then has an
+        empty column 0) and the same ``n_features``. :func:`load_letor_files` decides
+        for several files at once.
 
     Returns
     -------
