@@ -470,6 +470,8 @@ class GBRanker(_RankingInput, _GBBase):
             As scikit-learn's classifiers give it, columns ``classes_`` = [0, 1]: the
             probability that each row is not relevant and that it is (clicked, or its
             target as ``calibration_target`` maps grades), comparable across queries.
+            On grades with the default mapping this is not P(grade ≥ 1): grade 1 of
+            0–2 has target 1/3 (``calibration_target="binary"`` gives P(grade ≥ 1)).
         """
         p = _sigmoid(self._margins(X))
         return np.column_stack([1.0 - p, p])
