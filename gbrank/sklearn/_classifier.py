@@ -103,11 +103,13 @@ class GBClassifier(ClassifierMixin, _GBBase):
         Two classes: probability above which ``predict`` says the positive class.
         ``"auto"``: the threshold maximising F_β (``beta``) on held-out predictions
         (see above). K classes: only ``"auto"`` (the rule is ``decision``).
-    decision : {"auto", "argmax"}, default "auto"
+    decision : {"auto", "argmax"} or array-like of K floats, default "auto"
         ``"argmax"``: predict the most probable class (K classes: offsets 0; two
         classes: threshold 0.5, refused beside a numeric ``threshold``). ``"auto"``:
         K classes, the macro-F_β offsets (see above); two classes, as ``threshold``
-        says.
+        says. K numbers: K classes decided at these offsets :math:`b_k` (columns as
+        ``classes_``; the K-class counterpart of a numeric ``threshold``, e.g. the
+        offsets ``gbrank tune`` judged a model at).
     decision_cv : int >= 2 or None, default 4
         K classes with ``decision="auto"``: the number of stratified folds whose
         out-of-fold predictions choose the offsets (see above); ``None``: one held-out
@@ -269,7 +271,9 @@ feature_names_in_, feature_importances_
             raise ValueError("GBClassifier requires y to be passed, but the target y is None")
         p = self._check_params()
         fixed = self._check_threshold_param()
-        decision = check_choice(self.decision, "decision", ("auto", "argmax"))
+        given = _given_offsets(self.decision)
+        decision = "given" if given is not None else check_choice(
+            self.decision, "decision", ("auto", "argmax"))
         cv = check_integer(self.decision_cv, "decision_cv", 2, allow_none=True)
         beta = check_beta(self.beta)
         X = self._validate_X(X, reset=True)
@@ -297,6 +301,13 @@ feature_names_in_, feature_importances_
                 raise ValueError(f"threshold={self.threshold!r} is a probability cut for two "
                                  "classes; K classes are decided by decision='auto' "
                                  "(macro-F_β offsets) or 'argmax'")
+            if given is not None and given.size != classes.size:
+                raise ValueError(f"decision holds {given.size} class offsets; y has "
+                                 f"{classes.size} classes {classes[:10].tolist()} (one offset "
+                                 "per class, in the order of classes_)")
+        elif given is not None:
+            raise ValueError("decision given as class offsets decides K classes; two classes "
+                             "are decided by threshold= (a probability)")
         elif decision == "argmax":
             if fixed is not None:
                 raise ValueError(f"decision='argmax' is threshold 0.5 for two classes; pass "
@@ -311,6 +322,8 @@ feature_names_in_, feature_importances_
         if multiclass:
             self._fit_multiclass(p, obj, X, y, w, decision == "auto", cv, beta, rng, seed,
                                  own)
+            if given is not None:
+                self.class_offsets_ = given.copy()
         else:
             self._fit_binary(p, obj, X, y, w, fixed, beta, rng, seed, own)
         return self
@@ -569,6 +582,20 @@ feature_names_in_, feature_importances_
         if d.ndim == 2:
             return self.classes_[np.argmax(d, axis=1)]
         return self.classes_[(d > 0).astype(np.intp)]
+
+
+def _given_offsets(decision: Any) -> np.ndarray | None:
+    """``decision`` as K class offsets (float64), or None for a rule's name."""
+    if isinstance(decision, str):
+        return None
+    try:
+        b = np.asarray(decision, dtype=np.float64)
+    except (TypeError, ValueError):
+        b = None
+    if b is None or b.ndim != 1 or b.size < 2 or not np.all(np.isfinite(b)):
+        raise ValueError(f"decision={decision!r}: expected 'auto', 'argmax' or one finite "
+                         "offset per class (K numbers, in the order of classes_)")
+    return b
 
 
 def _json_label(label: Any) -> Any:

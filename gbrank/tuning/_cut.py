@@ -15,6 +15,18 @@ never on the rows it is scored on:
   cut the recommended code (``GBClassifier(threshold=...)``) decides at.
 
 Cuts are on the margin scale (log-odds, the tuner's raw scores).
+
+K classes decide likewise when the study's metric is a macro F_β (``macro_f1``): at
+per-class offsets of the log-probabilities (:func:`gbrank.metrics.best_class_offsets`,
+``GBClassifier``'s default rule), chosen on rows they do not judge: on each validation
+fold, the offsets best on the other folds' validation rows pooled (cross-fold:
+:func:`gbrank.tuning._cv.score_folds`; halves of the rows, :func:`cross_fitted_decisions`,
+where there is one fold); on the test split, those best on the pick's out-of-fold
+predictions, which the code carries as ``GBClassifier(decision=[...])``. Early stopping
+reads the argmax (a search per round would cost more than the round). Every metric that
+reads the decisions (macro, weighted and micro F_β, balanced accuracy) reads those;
+``mlogloss`` reads the probabilities. A study on another metric decides at the argmax,
+as the metric does.
 """
 
 from __future__ import annotations
@@ -24,10 +36,11 @@ from typing import Any
 import numpy as np
 
 from gbrank._proba import logit
-from gbrank.metrics import best_threshold, get_metric
+from gbrank.metrics import best_class_offsets, best_threshold, get_metric
 
-__all__ = ["as_probability", "best_cut", "cross_fitted", "decision_metric", "margin_of",
-           "reads_cut", "score_at"]
+__all__ = ["as_offsets", "as_probability", "best_cut", "best_offsets", "cross_fitted",
+           "cross_fitted_decisions", "decides_by_offsets", "decision_metric", "margin_of",
+           "reads_cut", "reads_decision", "score_at"]
 
 # Significant digits of a printed probability threshold (the code in SUMMARY.md); the
 # test split is judged at the printed value.
@@ -78,7 +91,7 @@ def _halves(y: np.ndarray) -> np.ndarray:
     the labels, so every trial of a fold is judged on the same halves."""
     rng = np.random.default_rng(0)
     first = np.zeros(y.size, dtype=bool)
-    for c in (0.0, 1.0):
+    for c in np.union1d((0.0, 1.0), y):  # binary: 0 then 1, as always
         rows = np.flatnonzero(y == c)
         rows = rows[rng.permutation(rows.size)]
         first[rows[::2]] = True
@@ -131,3 +144,49 @@ def margin_of(p: float) -> float:
 def score_at(name: str, y: Any, s: Any, margin_cut: float) -> float:
     """Threshold metric ``name`` of margins ``s`` decided at ``margin_cut``."""
     return float(get_metric(name).with_margin(True).with_threshold(margin_cut)(y, s))
+
+
+# ---- K classes: class offsets -------------------------------------------------------------
+
+def decides_by_offsets(target: str) -> bool:
+    """Whether a multiclass study judged on ``target`` decides at class offsets: a macro
+    F_β, which the offsets maximise."""
+    m = get_metric(target)
+    return m.kind == "multiclass" and m.params.get("average") == "macro"
+
+
+def reads_decision(name: str) -> bool:
+    """Whether multiclass metric ``name`` reads each row's decided class (F_β, balanced
+    accuracy), not the probabilities (``mlogloss``)."""
+    m = get_metric(name)
+    return m.kind == "multiclass" and not m.reads_scale
+
+
+def best_offsets(target: str, y: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """The class offsets at which macro F_β ``target`` is best on classes ``y`` and raw
+    scores ``s`` (n, K)."""
+    beta = float(get_metric(target).params.get("beta", 1.0))
+    return best_class_offsets(y, s, beta, margin=True)[0]
+
+
+def cross_fitted_decisions(target: str, y: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Raw scores ``s`` (n, K) plus class offsets, each half of the rows (stratified by
+    class) at the offsets best on the other half for ``target``: scores whose argmax is
+    the decision, never chosen on the rows judged."""
+    y = np.asarray(y, np.float64)
+    s = np.asarray(s, np.float64)
+    first = _halves(y)
+    out = s.copy()
+    if first.all() or not first.any():
+        return out
+    out[~first] += best_offsets(target, y[first], s[first])
+    out[first] += best_offsets(target, y[~first], s[~first])
+    return out
+
+
+def as_offsets(offsets: Any) -> list[float]:
+    """Class offsets as the code prints them: less the first class's (a shift shared by
+    every class changes no decision), 6 significant digits; the test split is judged at
+    the printed values."""
+    b = np.asarray(offsets, np.float64)
+    return [float(f"{float(v):.{_DIGITS}g}") for v in b - b[0]]

@@ -12,7 +12,15 @@ import numpy as np
 from gbrank._deps import require
 from gbrank._train import Validation, start_data, start_rows, train
 from gbrank.metrics import get_metric
-from gbrank.tuning._cut import cross_fitted, reads_cut, score_at
+from gbrank.tuning._cut import (
+    best_offsets,
+    cross_fitted,
+    cross_fitted_decisions,
+    decides_by_offsets,
+    reads_cut,
+    reads_decision,
+    score_at,
+)
 from gbrank.tuning._folds import Fold
 from gbrank.tuning._tasks import Task, native_learns_positions
 
@@ -71,6 +79,51 @@ def score(name: str, y: np.ndarray, s: np.ndarray, group: np.ndarray | None,
                              "... --propensity ...)")
         return float(metric.with_propensity(propensity)(y, s, group, position=position))
     return float(metric(y, s, group))
+
+
+def score_all(names: Any, target: str, y: np.ndarray, s: np.ndarray,
+           group: np.ndarray | None, position: np.ndarray | None = None,
+           propensity: Any = None, cuts: dict[str, Any] | None = None) -> dict[str, float]:
+    """Every metric of ``names`` of raw scores ``s``, as a study judged on ``target``
+    reads them (:func:`score`). K classes of a study deciding at class offsets
+    (``target`` a macro F_β): every metric that reads the decided class reads ``s`` plus
+    the offsets ``cuts[target]``, or without them each half of the rows at the offsets
+    best on the other half (:func:`gbrank.tuning._cut.cross_fitted_decisions`). Binary
+    threshold metrics: at their margin cut in ``cuts``, else cross-fitted."""
+    cuts = cuts or {}
+    decided = None
+    if np.ndim(s) == 2 and decides_by_offsets(target):
+        decided = (s + np.asarray(cuts[target], np.float64) if target in cuts
+                   else cross_fitted_decisions(target, y, s))
+    out = {}
+    for m in dict.fromkeys(names):
+        if decided is not None and reads_decision(m):
+            out[m] = float(get_metric(m).with_margin(True)(y, decided))
+        else:
+            out[m] = score(m, y, s, group, position, propensity,
+                           cut=None if np.ndim(s) == 2 else cuts.get(m))
+    return out
+
+
+def score_folds(names: Any, target: str, folds: list[tuple], propensity: Any = None,
+                ) -> dict[str, list[float]]:
+    """:func:`score_all` of each fold's ``(labels, raw scores, group, positions)``, per
+    metric a list over the folds. K classes of a study deciding at class offsets: fold
+    k's decisions at the offsets best on the other folds' rows pooled (cross-fold, as
+    ``GBClassifier`` chooses them from out-of-fold predictions; never on the rows
+    judged), which is more rows to choose on than half of one fold."""
+    cuts: list[dict | None] = [None] * len(folds)
+    if len(folds) > 1 and np.ndim(folds[0][1]) == 2 and decides_by_offsets(target):
+        for k in range(len(folds)):
+            rest = [f for j, f in enumerate(folds) if j != k]
+            cuts[k] = {target: best_offsets(target, np.concatenate([f[0] for f in rest]),
+                                            np.concatenate([f[1] for f in rest]))}
+    out: dict[str, list[float]] = {}
+    for (y, s, group, position), at in zip(folds, cuts, strict=True):
+        for m, v in score_all(names, target, y, s, group, position, propensity,
+                              cuts=at).items():
+            out.setdefault(m, []).append(v)
+    return out
 
 
 class FoldData:
@@ -211,7 +264,7 @@ def run_cv(data: FoldData, booster_params: dict, obj: Any, target: str, *,
     """
     t0 = time.perf_counter()
     task = data.task
-    folds: dict[str, list[float]] = {m: [] for m in task.metrics}
+    held: list[tuple] = []  # each fold's validation labels, scores, queries, positions
     iters = []
     for f in range(len(data.folds)):
         dt, dv, init, params = _fold_setup(data, f, booster_params, obj)
@@ -231,10 +284,8 @@ def run_cv(data: FoldData, booster_params: dict, obj: Any, target: str, *,
         best = trained.best_iteration
         s = _predict(data.booster, trained.model, task.X[fold.valid], dv, best, init)
         iters.append(best)
-        for m in task.metrics:
-            folds[m].append(score(m, yv, s, gv, pv, rho))
-        if target not in folds:
-            folds.setdefault(target, []).append(score(target, yv, s, gv, pv, rho))
+        held.append((yv, s, gv, pv))
+    folds = score_folds((*task.metrics, target), target, held, task.propensity)
     value = float(np.mean(folds[target]))
     return TrialResult(value, folds, iters, time.perf_counter() - t0)
 
@@ -281,14 +332,16 @@ def _fold_setup(data: FoldData, f: int, booster_params: dict, obj: Any):
 
 def run_fixed(data: FoldData, booster_params: dict, obj: Any, rounds: int,
               metrics: tuple[str, ...] | list[str], oof: list | None = None,
-              ) -> dict[str, list[float]]:
+              target: str | None = None) -> dict[str, list[float]]:
     """Train every fold for exactly ``rounds`` rounds (no early stopping: nothing is
     chosen on the validation rows) and score ``metrics`` on each fold's validation
-    rows: an estimate of what a refit with ``rounds`` rounds does on unseen queries.
-    ``oof`` (a list) receives each fold's ``(labels, raw scores)`` of its validation
-    rows: the out-of-fold predictions a decision cut is chosen on."""
+    rows, as a study judged on ``target`` (default: the first metric) reads them
+    (:func:`scores`): an estimate of what a refit with ``rounds`` rounds does on unseen
+    queries. ``oof`` (a list) receives each fold's ``(labels, raw scores)`` of its
+    validation rows: the out-of-fold predictions a decision cut is chosen on."""
+    target = target or metrics[0]
     task = data.task
-    out: dict[str, list[float]] = {m: [] for m in metrics}
+    held: list[tuple] = []
     for f in range(len(data.folds)):
         dt, dv, init, params = _fold_setup(data, f, booster_params, obj)
         fold = data.folds[f]
@@ -298,10 +351,8 @@ def run_fixed(data: FoldData, booster_params: dict, obj: Any, rounds: int,
         s = _predict(data.booster, model, task.X[fold.valid], dv, rounds, init)
         if oof is not None:
             oof.append((task.y[fold.valid], s))
-        for m in metrics:
-            out[m].append(score(m, task.y[fold.valid], s, fold.group_valid, pv,
-                                task.propensity))
-    return out
+        held.append((task.y[fold.valid], s, fold.group_valid, pv))
+    return score_folds(metrics, target, held, task.propensity)
 
 
 def fit_full(task: Task, booster: str, booster_params: dict, obj: Any, rounds: int,

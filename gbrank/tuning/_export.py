@@ -87,7 +87,8 @@ def export_model(res: StudyResult, task: Task, cfg: TuneConfig, model: Any, obj:
     ``s_test``). ``params.json`` beside it records the objective and booster
     parameters, the rounds, the start ``init``, the pick (its trial, rescored scores and
     the finalists), the best trial's CV scores, the test scores, a binary model's
-    decision ``threshold`` (:attr:`StudyResult.cuts`), the ``gbrank.sklearn``
+    decision ``threshold`` or a multiclass model's ``class_offsets``
+    (:attr:`StudyResult.cuts`), the ``gbrank.sklearn``
     code that trains the same model, how to serve the model and the largest served
     difference.
     """
@@ -95,10 +96,15 @@ def export_model(res: StudyResult, task: Task, cfg: TuneConfig, model: Any, obj:
     mdir.mkdir(parents=True, exist_ok=True)
     mpath = mdir / ("model.txt" if cfg.booster == "lightgbm" else "model.json")
     threshold = _threshold(res, task)
+    offsets = res.cuts.get(res.target) if task.kind == "multiclass" else None
     usage = _SERVING_USAGE[cfg.booster][task.kind]
     if threshold is None:
         # No threshold metric was judged: the study decided at probability 0.5.
         usage = usage.replace("threshold['probability']", "0.5")
+    if offsets is not None:  # decided at the class offsets the test split was judged at
+        usage = usage.replace("class = probabilities.argmax(axis=1)",
+                              "class = (numpy.log(probabilities) + class_offsets['offsets'])"
+                              ".argmax(axis=1)")
     served = save_native(model, cfg.booster, obj, init, mpath, task.X_test,
                          s_test, task.kind, task.feature_names)
     meta = {
@@ -112,6 +118,8 @@ def export_model(res: StudyResult, task: Task, cfg: TuneConfig, model: Any, obj:
         "cv_best_trial": {"trial": res.best_trial, "mean": res.best_value,
                           "folds": res.folds},
         "test": res.test, "threshold": threshold,
+        "class_offsets": None if offsets is None else {"offsets": offsets,
+                                                       "best_for": res.target},
         "train_with": _code(res, task, cfg.booster),
         "usage": usage,
         "served_max_abs_diff": served,

@@ -26,7 +26,7 @@ import numpy as np
 
 from gbrank._deps import require
 from gbrank.metrics import get_metric
-from gbrank.tuning._cut import best_cut, reads_cut
+from gbrank.tuning._cut import best_cut, best_offsets, decides_by_offsets, reads_cut
 from gbrank.tuning._cv import FoldData, run_fixed
 from gbrank.tuning._folds import make_folds
 from gbrank.tuning._spaces import Candidate, build_objective, suggest_params
@@ -102,18 +102,36 @@ class Finalist:
         return float(np.mean(self.units[metric]))
 
 
+def decided(metrics: tuple[str, ...]) -> list[str]:
+    """The metrics (``metrics[0]`` the study's target) whose decision rule the pick's
+    out-of-fold predictions choose: each binary threshold metric (a margin cut), or a
+    multiclass target that is a macro F_β (class offsets)."""
+    return ([m for m in metrics if reads_cut(m)]
+            or [m for m in metrics[:1] if decides_by_offsets(m)])
+
+
+def _decision(m: str, y: np.ndarray, s: np.ndarray) -> float | list[float]:
+    return best_cut(m, y, s) if reads_cut(m) else best_offsets(m, y, s).tolist()
+
+
+def _stored_decision(v: Any) -> float | list[float]:
+    return [float(b) for b in v] if isinstance(v, list) else float(v)
+
+
 def rescore_params(repeats: RepeatFolds, booster_params: dict, obj: Any, rounds: int,
-                   metrics: tuple[str, ...], cuts: dict[str, float] | None = None,
+                   metrics: tuple[str, ...], cuts: dict[str, Any] | None = None,
                    ) -> dict[str, list[float]]:
-    """Every metric of one fixed configuration over ``repeats``' units; repeat ``r``
-    trains with booster seed ``booster_params["seed"] + r`` (LightGBM's ``seed`` derives
-    its bagging, feature-fraction and extra-trees seeds; XGBoost's its sampling seed).
-    ``cuts`` (a dict) receives, for each threshold metric of ``metrics``, the margin cut
-    best on the out-of-fold predictions of every unit pooled: where the refit model
-    decides (:mod:`gbrank.tuning._cut`)."""
+    """Every metric of one fixed configuration over ``repeats``' units (judged as a
+    study on ``metrics[0]`` judges them); repeat ``r`` trains with booster seed
+    ``booster_params["seed"] + r`` (LightGBM's ``seed`` derives its bagging,
+    feature-fraction and extra-trees seeds; XGBoost's its sampling seed). ``cuts`` (a
+    dict) receives, for each metric of :func:`decided`, the decision rule best on the
+    out-of-fold predictions of every unit pooled — a margin cut, or K class offsets:
+    where the refit model decides (:mod:`gbrank.tuning._cut`)."""
     units: dict[str, list[float]] = {m: [] for m in metrics}
     base = int(booster_params.get("seed", 0))
-    oof: list | None = [] if cuts is not None and any(map(reads_cut, metrics)) else None
+    wanted = decided(metrics)
+    oof: list | None = [] if cuts is not None and wanted else None
     for r, data in enumerate(repeats.data):
         params = dict(booster_params, seed=base + r)
         for m, values in run_fixed(data, params, obj, rounds, metrics, oof=oof).items():
@@ -121,7 +139,7 @@ def rescore_params(repeats: RepeatFolds, booster_params: dict, obj: Any, rounds:
     if oof:
         y = np.concatenate([o[0] for o in oof])
         s = np.concatenate([o[1] for o in oof])
-        cuts.update({m: best_cut(m, y, s) for m in metrics if reads_cut(m)})
+        cuts.update({m: _decision(m, y, s) for m in wanted})
     return units
 
 
@@ -149,16 +167,16 @@ def rescore(study: Any, fin: Finalist, cand: Candidate, repeats: RepeatFolds,
     key = f"{RESCORED}:{fin.number}"
     spec = f"{repeats.spec}:rounds{fin.rounds}:seed{seed}"
     stored = study.user_attrs.get(key)
-    wanted = [m for m in metrics if reads_cut(m)]
+    wanted = decided(metrics)
     if (stored and stored.get("spec") == spec and all(m in stored["units"] for m in metrics)
             and all(m in stored.get("cuts", {}) for m in wanted)):
         fin.units = {m: list(map(float, stored["units"][m])) for m in metrics}
-        fin.cuts = {m: float(stored["cuts"][m]) for m in wanted}
+        fin.cuts = {m: _stored_decision(stored["cuts"][m]) for m in wanted}
         return float(stored.get("seconds", 0.0))
     t0 = time.perf_counter()
     bp, op = configuration(fin.params, cand, booster, repeats.task.y, seed)
     obj = None if cand.is_native else build_objective(cand, op, seed)
-    cuts: dict[str, float] = {}
+    cuts: dict[str, Any] = {}
     units = rescore_params(repeats, bp, obj, fin.rounds, metrics, cuts)
     fin.units, fin.cuts = units, cuts
     seconds = time.perf_counter() - t0

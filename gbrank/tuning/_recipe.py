@@ -78,9 +78,10 @@ def training_code(res: StudyResult, kind: str, booster: str, *,
     :class:`gbrank.sklearn.GBRanker`
     or :class:`~gbrank.sklearn.GBClassifier`: the same objective, booster parameters,
     seed and rounds as the tuner's refit (on the same rows, LightGBM trains the same
-    model). A multiclass configuration trains ``GBClassifier(..., decision="argmax")``
-    (the class of the largest score, as the tuner judged it; ``num_class`` follows
-    ``y``); a binary one ``GBClassifier(threshold=p, ...)``, ``p`` the probability
+    model). A multiclass configuration trains ``GBClassifier(..., decision=[...])``
+    with the class offsets its test split was judged at (``res.cuts`` of a macro-F_β
+    target), else ``decision="argmax"`` (``num_class`` follows ``y``); a binary one
+    ``GBClassifier(threshold=p, ...)``, ``p`` the probability
     threshold its test split was judged at (``res.cuts`` of ``res.target``, or of the
     first threshold metric recorded; none recorded: the estimator's default); with
     balanced class weights
@@ -139,7 +140,8 @@ def training_code(res: StudyResult, kind: str, booster: str, *,
     if booster != "lightgbm":
         args.insert(0, 'booster="xgboost"')
     if kind == "multiclass":
-        args.insert(0, 'decision="argmax"')
+        offsets = res.cuts.get(res.target)  # the offsets the test split was judged at
+        args.insert(0, 'decision="argmax"' if offsets is None else f"decision={offsets!r}")
     decides = decision_metric(tuple(res.cuts), res.target) if kind == "binary" else None
     if decides is not None:  # the cut the test split was judged at
         args.insert(0, f"threshold={res.cuts[decides]!r}")

@@ -164,10 +164,25 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
 
 
 def _cut_lines(done: list[StudyResult]) -> list[str]:
-    """How the threshold metrics of a binary task were judged, and each pick's cut."""
+    """How the threshold metrics of a binary task (the decisions of a multiclass one)
+    were judged, and each pick's cut (class offsets)."""
     cut = [r for r in done if r.cuts]
     if not cut:
         return []
+    if any(isinstance(c, list) for r in cut for c in r.cuts.values()):
+        target = cut[0].target
+        return ["", f"Multiclass decisions are judged as `GBClassifier` decides by default: "
+                "at class offsets added to the log-probabilities (threshold moving for K "
+                f"classes), the offsets best for {target} on rows the model is not scored on "
+                "(a plain argmax would compare how each objective happens to suit it, not "
+                "the models): on a validation fold, at the offsets best on the other folds' "
+                "validation rows; on the held-out split, at the offsets best on the "
+                "pick's out-of-fold predictions (every rescored unit pooled), which the "
+                "recommendation's code decides at (`decision=[...]`). Every metric of the "
+                "decided class reads them; `mlogloss` reads the probabilities. The picks' "
+                "offsets (columns as the sorted classes):", "",
+                *(f"- {r.key}: [" + ", ".join(f"{b:.4g}" for b in r.cuts[target]) + "]"
+                  for r in cut if target in r.cuts)]
     names = ", ".join(dict.fromkeys(m for r in cut for m in r.cuts))
     return ["", f"Threshold metrics ({names}) read the scores at a cut; each model is judged "
             "at a cut chosen "

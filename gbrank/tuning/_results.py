@@ -90,12 +90,15 @@ class StudyResult:
     rescore_seconds : float, default 0.0
         Seconds the rescoring of the finalists took (for values read back from the
         study, the time recorded when they were computed).
-    cuts : dict of str to float, default {}
+    cuts : dict of str to float or list of float, default {}
         Binary tasks: for each threshold metric (``f1``, ``fbeta:2``, ``balanced``), the
         probability threshold best on the pick's out-of-fold predictions (every rescored
         unit's validation rows pooled), 6 significant digits; the test part is judged
         at it, and the code decides at the threshold of ``target`` (or of the first
-        threshold metric recorded).
+        threshold metric recorded). Multiclass tasks whose ``target`` is a macro F_β:
+        under ``target``, the K class offsets best there (added to the
+        log-probabilities), at which every metric reading the decided class is judged
+        on the test part and the code decides (``GBClassifier(decision=[...])``).
     test : dict of str to float, default {}
         The refit model's scores on the held-out test part, by metric (threshold
         metrics at their ``cuts``).
@@ -142,7 +145,7 @@ class StudyResult:
     booster_params: dict[str, Any] = field(default_factory=dict)
     objective_params: dict[str, Any] = field(default_factory=dict)
     rescore_seconds: float = 0.0
-    cuts: dict[str, float] = field(default_factory=dict)
+    cuts: dict[str, Any] = field(default_factory=dict)
     test: dict[str, float] = field(default_factory=dict)
     model_path: str = ""
     plots: list[str] = field(default_factory=list)

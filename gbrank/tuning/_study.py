@@ -17,8 +17,14 @@ from gbrank.metrics import get_metric
 from gbrank.tuning._booster_spaces import starting_points
 from gbrank.tuning._budget import ADMITTED, run_budget, state_counts
 from gbrank.tuning._config import TuneConfig
-from gbrank.tuning._cut import as_probability, margin_of, reads_cut
-from gbrank.tuning._cv import FoldData, fit_full, run_cv, score
+from gbrank.tuning._cut import (
+    as_offsets,
+    as_probability,
+    decides_by_offsets,
+    margin_of,
+    reads_cut,
+)
+from gbrank.tuning._cv import FoldData, fit_full, run_cv, score, score_all
 from gbrank.tuning._export import export_model
 from gbrank.tuning._gate import gate
 from gbrank.tuning._pick import RepeatFolds, configuration, pick
@@ -152,7 +158,8 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
             return res
     name = study_name(task.name, fp, cfg.booster, cand.key,
                       None if cand.target == cand.own_target else cand.target,
-                      cfg.budget(task.clicks), held_out_cut=reads_cut(cand.target))
+                      cfg.budget(task.clicks), held_out_cut=reads_cut(cand.target)
+                      or decides_by_offsets(cand.target))
     res.study = name
     S = optuna.trial.TrialState
     if cfg.run_trials:
@@ -231,7 +238,8 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
     chosen = fins[0]
     res.pick_trial, res.rounds, res.best_params = chosen.number, chosen.rounds, chosen.params
     res.units = chosen.units
-    res.cuts = {m: as_probability(c) for m, c in chosen.cuts.items()}
+    res.cuts = {m: as_probability(c) if reads_cut(m) else as_offsets(c)
+                for m, c in chosen.cuts.items()}
     res.finalists = [{"trial": f.number, "cv": f.cv, "rescored": f.estimate(cand.target),
                       "rounds": f.rounds} for f in fins]
     progress.line(f"{label}: pick: trial {chosen.number}, the best of {len(fins)} "
@@ -251,10 +259,10 @@ def run_study(task: Task, cand: Candidate, cfg: TuneConfig, data: FoldData, stor
     # A click log's held-out part of true grades is judged by the ranking metrics on
     # them; held-out clicks by the click metric.
     names = task.test_metrics if task.graded_test else (*task.metrics, cand.target)
-    for m in dict.fromkeys(names):
-        cut = margin_of(res.cuts[m]) if m in res.cuts else None
-        res.test[m] = score(m, task.y_test, s_test, gte, task.position_test, task.propensity,
-                            cut=cut)
+    # Judged where the code decides: the printed thresholds (as margins) or offsets.
+    at = {m: margin_of(c) if reads_cut(m) else c for m, c in res.cuts.items()}
+    res.test.update(score_all(names, cand.target, task.y_test, s_test, gte,
+                              task.position_test, task.propensity, cuts=at))
     slug = cand.key.replace(":", "_")
     if cfg.save_models:
         res.model_path = export_model(res, task, cfg, model, obj, init, s_test, bp)

@@ -809,6 +809,20 @@ def test_multiclass_and_decision_parameter_errors():
         GBClassifier(decision="argmax", threshold=0.3, **FAST).fit(Xb, yb)
     with pytest.raises(ValueError, match="decision_cv must be an integer"):  # checked
         GBClassifier(decision_cv=1, **FAST).fit(Xb, yb)
+    # K classes decided at given offsets (the tuner's printed decision=[...]).
+    b = [0.0, 0.8, -0.3]
+    given = GBClassifier(decision=b, **FAST).fit(X, y)
+    np.testing.assert_array_equal(given.class_offsets_, b)
+    plain = GBClassifier(decision="argmax", **FAST).fit(X, y)
+    np.testing.assert_allclose(given.predict_proba(X), plain.predict_proba(X), atol=0)
+    np.testing.assert_array_equal(
+        given.predict(X), given.classes_[np.argmax(np.log(plain.predict_proba(X)) + b, 1)])
+    with pytest.raises(ValueError, match="decision holds 2 class offsets; y has 3 classes"):
+        GBClassifier(decision=[0.0, 1.0], **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="one finite offset per class"):
+        GBClassifier(decision=[0.0, np.inf, 1.0], **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="two classes are decided by threshold="):
+        GBClassifier(decision=[0.0, 1.0], **FAST).fit(Xb, yb)
     # A multiclass objective on two classes: the softmax model, K = 2.
     two = GBClassifier(FocalLoss(num_class=2), **FAST).fit(Xb, yb)
     assert two.class_offsets_.shape == (2,) and two.init_score_.shape == (2,)

@@ -1,5 +1,6 @@
 """gbrank.tuning._cut: binary threshold metrics judged at a cut chosen on rows they are
-not scored on; the cut the recommended code decides at."""
+not scored on; the cut the recommended code decides at; K classes at class offsets
+chosen likewise."""
 
 from __future__ import annotations
 
@@ -8,12 +9,16 @@ import pytest
 
 from gbrank.tuning._cut import (
     _halves,
+    as_offsets,
     as_probability,
     best_cut,
     cross_fitted,
+    cross_fitted_decisions,
+    decides_by_offsets,
     decision_metric,
     margin_of,
     reads_cut,
+    reads_decision,
 )
 
 
@@ -103,3 +108,83 @@ def test_the_code_decides_at_the_target_or_the_first_threshold_metric():
     assert decision_metric(("f1", "fbeta:2"), "fbeta:2") == "fbeta:2"
     assert decision_metric(("ap", "f1"), "ap") == "f1"
     assert decision_metric(("ap", "logloss"), "ap") is None
+
+
+def _multiclass(n=400, seed=5):
+    rng = np.random.default_rng(seed)
+    y = rng.choice(4, n, p=[0.8, 0.12, 0.06, 0.02]).astype(float)
+    s = rng.standard_normal((n, 4))
+    s[np.arange(n), y.astype(int)] += 1.2  # informative, but the argmax favours class 0
+    s[:, 0] += 1.0
+    return y, s
+
+
+def test_multiclass_studies_on_a_macro_f_beta_decide_at_offsets():
+    assert decides_by_offsets("macro_f1") and decides_by_offsets("macro_fbeta:2")
+    for name in ("weighted_f1", "micro_f1", "balanced_accuracy", "mlogloss", "f1", "ap"):
+        assert not decides_by_offsets(name)
+    assert reads_decision("weighted_f1") and reads_decision("balanced_accuracy")
+    assert not reads_decision("mlogloss") and not reads_decision("f1")
+
+
+def test_cross_fitted_decisions_judge_each_half_at_the_other_halfs_offsets():
+    """Defined by hand: the halves stratified over the K classes; offsets from
+    best_class_offsets on one half (macro-F1), decisions on the other."""
+    from gbrank.metrics import best_class_offsets
+
+    y, s = _multiclass()
+    first = _halves(y)
+    for c in range(4):  # stratified by class
+        assert abs(2 * first[y == c].sum() - (y == c).sum()) <= 1
+    pred = np.empty(y.size, dtype=int)
+    for here, other in ((first, ~first), (~first, first)):
+        b = best_class_offsets(y[other], s[other], 1.0, margin=True)[0]
+        pred[here] = np.argmax(s[here] + b, axis=1)
+    d = cross_fitted_decisions("macro_f1", y, s)
+    np.testing.assert_array_equal(np.argmax(d, axis=1), pred)
+
+
+def test_folds_are_decided_at_the_offsets_best_on_the_other_folds():
+    """Fold k of a macro-F1 study: offsets from best_class_offsets on the other folds'
+    rows pooled; every decision metric by scikit-learn from those decisions."""
+    from sklearn.metrics import balanced_accuracy_score, f1_score
+
+    from gbrank.metrics import best_class_offsets
+    from gbrank.tuning._cv import score_folds
+
+    parts = [_multiclass(n=300, seed=k) for k in range(3)]
+    got = score_folds(("macro_f1", "balanced_accuracy"), "macro_f1",
+                      [(y, s, None, None) for y, s in parts])
+    for k, (y, s) in enumerate(parts):
+        ys = np.concatenate([p[0] for j, p in enumerate(parts) if j != k])
+        ss = np.concatenate([p[1] for j, p in enumerate(parts) if j != k])
+        pred = np.argmax(s + best_class_offsets(ys, ss, 1.0, margin=True)[0], axis=1)
+        assert got["macro_f1"][k] == pytest.approx(f1_score(y, pred, average="macro"),
+                                                   abs=1e-12)
+        assert got["balanced_accuracy"][k] == pytest.approx(
+            balanced_accuracy_score(y, pred), abs=1e-12)
+
+
+def test_score_all_reads_the_decisions_at_given_offsets():
+    from sklearn.metrics import balanced_accuracy_score, f1_score
+
+    from gbrank.metrics import get_metric
+    from gbrank.tuning._cv import score_all
+
+    y, s = _multiclass()
+    b = [0.0, 0.9, 1.4, 2.0]
+    got = score_all(("macro_f1", "weighted_f1", "balanced_accuracy", "mlogloss"),
+                    "macro_f1", y, s, None, cuts={"macro_f1": b})
+    pred = np.argmax(s + np.array(b), axis=1)
+    assert got["macro_f1"] == pytest.approx(f1_score(y, pred, average="macro"), abs=1e-12)
+    assert got["weighted_f1"] == pytest.approx(f1_score(y, pred, average="weighted"),
+                                               abs=1e-12)
+    assert got["balanced_accuracy"] == pytest.approx(balanced_accuracy_score(y, pred),
+                                                     abs=1e-12)
+    # probabilities, not decisions
+    assert got["mlogloss"] == get_metric("mlogloss").with_margin(True)(y, s)
+    # a study on another metric decides at the argmax, as the metric does
+    plain = score_all(("macro_f1",), "weighted_f1", y, s, None, cuts={"macro_f1": b})
+    assert plain["macro_f1"] == pytest.approx(f1_score(y, s.argmax(axis=1), average="macro"),
+                                              abs=1e-12)
+    assert as_offsets([1.0, 1.123456789, -1.0]) == [0.0, 0.123457, -2.0]

@@ -129,11 +129,12 @@ def _write_csv(path: Path, n=700, seed=0) -> tuple[Path, np.ndarray, np.ndarray]
 
 def test_tiny_multiclass_run_end_to_end(tmp_path):
     """`gbrank tune` on a CSV whose label column holds 4 classes: inferred multiclass,
-    judged on macro-F1; the pick's reported test macro-F1 is the macro-F1 of the saved
-    model's predictions (plain LightGBM) on the held-out rows; those are the softmax of
-    the tuner's refit scores; the code shown trains the same model (argmax decision)."""
+    judged on macro-F1 at held-out class offsets; the pick's reported test macro-F1 is the
+    macro-F1 of the saved model's predictions (plain LightGBM) on the held-out rows at
+    the printed offsets; those are the softmax of the tuner's refit scores; the code
+    shown trains the same model and decides at those offsets."""
     import lightgbm as lgb
-    from sklearn.metrics import f1_score
+    from sklearn.metrics import balanced_accuracy_score, f1_score
 
     from gbrank import predict_proba
     from gbrank.metrics import get_metric
@@ -149,7 +150,7 @@ def test_tiny_multiclass_run_end_to_end(tmp_path):
     summary = (out / "SUMMARY.md").read_text()
     assert "### d.csv: macro_f1" in summary
     assert "| focal | macro_f1 |" in summary and "| native:multiclass | macro_f1 |" in summary
-    assert 'decision="argmax"' in summary
+    assert "decision=[" in summary and "Multiclass decisions are judged" in summary
     assert ("Judged on macro_f1, the task's headline metric, which every study was tuned "
             "for" in summary)
     # the held-out rows: the tuner's stratified split of the same rows (seed 0)
@@ -164,18 +165,23 @@ def test_tiny_multiclass_run_end_to_end(tmp_path):
         proba = lgb.Booster(model_file=str(model)).predict(task.X_test)
         assert proba.shape == (task.y_test.size, 4)
         np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-12)
-        recomputed = get_metric("macro_f1")(task.y_test, proba)
-        assert meta["test"]["macro_f1"] == pytest.approx(recomputed, abs=1e-12)
-        sk = f1_score(task.y_test, proba.argmax(axis=1), average="macro")
-        assert recomputed == pytest.approx(sk, abs=1e-12)
-        assert f"{recomputed:.4f}" in summary
+        b = np.asarray(meta["class_offsets"]["offsets"])
+        assert b.shape == (4,) and meta["class_offsets"]["best_for"] == "macro_f1"
+        decided = np.argmax(np.log(proba) + b, axis=1)
+        sk = f1_score(task.y_test, decided, average="macro")
+        assert meta["test"]["macro_f1"] == pytest.approx(sk, abs=1e-12)
+        assert meta["test"]["balanced_accuracy"] == pytest.approx(
+            balanced_accuracy_score(task.y_test, decided), abs=1e-12)
+        assert meta["test"]["mlogloss"] == pytest.approx(
+            get_metric("mlogloss")(task.y_test, proba), abs=1e-9)
+        assert f"{sk:.4f}" in summary
         assert meta["booster_params"]["num_class"] == 4
         # the code shown trains the saved model again (GBClassifier, argmax decision)
         scope = {"X": task.X, "y": task.y}
         exec("\n".join(meta["train_with"]), scope)
         clf = scope["model"]
         np.testing.assert_allclose(clf.predict_proba(task.X_test), proba, rtol=0, atol=1e-9)
-        np.testing.assert_array_equal(clf.predict(task.X_test), proba.argmax(axis=1))
+        np.testing.assert_array_equal(clf.predict(task.X_test), decided)
         if key == "focal":  # exported: the start and the softmax inside the trees
             assert meta["booster_params"].get("class_weight") is None
             obj = FocalLoss(num_class=4).set_params(**meta["objective_params"])
@@ -190,8 +196,8 @@ def test_tiny_multiclass_run_end_to_end(tmp_path):
 
 def test_xgboost_multiclass_model_is_saved_as_multi_softprob(tmp_path):
     """XGBoost: both candidates of a tiny multiclass task are saved so that the plain
-    booster predicts K probabilities per row, whose argmax gives the reported test
-    macro-F1."""
+    booster predicts K probabilities per row, which decided at the printed class offsets
+    give the reported test macro-F1."""
     xgb = pytest.importorskip("xgboost")
     from sklearn.datasets import make_classification
     from sklearn.metrics import f1_score
@@ -211,5 +217,6 @@ def test_xgboost_multiclass_model_is_saved_as_multi_softprob(tmp_path):
             "multi:softprob"
         proba = model.predict(xgb.DMatrix(task.X_test))
         assert proba.shape == (task.y_test.size, 3)
-        sk = f1_score(task.y_test, proba.argmax(axis=1), average="macro")
+        decided = np.log(proba) + np.asarray(res.cuts["macro_f1"])  # the printed offsets
+        sk = f1_score(task.y_test, decided.argmax(axis=1), average="macro")
         assert res.test["macro_f1"] == pytest.approx(sk, abs=1e-12)
