@@ -57,16 +57,18 @@ def _objective_fn(cand: Candidate, cfg: TuneConfig, data: FoldData):
         try:
             res = run_cv(data, bp, obj, cand.target, max_rounds=max_rounds,
                          patience=patience, report=report)
-        except (ValueError, FloatingPointError) as exc:  # failed, and why (the report)
-            trial.set_user_attr("error", f"{type(exc).__name__}: {exc}"[:500])
-            raise
         except Exception as exc:
-            # A booster's own error (LightGBMError, XGBoostError) fails the trial like a
-            # ValueError, instead of ending the whole run.
-            if type(exc).__module__.split(".")[0] not in ("lightgbm", "xgboost"):
+            # A failed trial, and why (for the report). A booster's own error
+            # (LightGBMError, XGBoostError) fails the trial like a ValueError, instead of
+            # ending the whole run; any other error ends it.
+            own = isinstance(exc, (ValueError, FloatingPointError))
+            if not own and type(exc).__module__.split(".")[0] not in ("lightgbm", "xgboost"):
                 raise
-            trial.set_user_attr("error", f"{type(exc).__name__}: {exc}"[:500])
-            raise ValueError(f"{type(exc).__name__}: {exc}") from exc
+            why = f"{type(exc).__name__}: {exc}"
+            trial.set_user_attr("error", why[:500])
+            if own:
+                raise
+            raise ValueError(why) from exc
         trial.set_user_attr("folds", res.folds)
         trial.set_user_attr("best_iters", res.best_iters)
         return res.value

@@ -929,21 +929,38 @@ def test_f1_of_rare_positives_is_judged_at_each_models_own_held_out_cut(tmp_path
     assert "positive when probability > threshold['probability']" in meta["usage"]
 
 
-def test_a_run_whose_every_trial_failed_says_why_and_exits_1(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("error", ["ValueError", "LightGBMError"])
+def test_a_run_whose_every_trial_failed_says_why_and_exits_1(tmp_path, monkeypatch, capsys,
+                                                             error):
     """Every trial raising (as an XGBoost metric named with ":" once did) left
-    "nothing to recommend" with exit code 0 and the cause only in Optuna's log."""
+    "nothing to recommend" with exit code 0 and the cause only in Optuna's log. A
+    booster's own error fails the trial as a ValueError does; another error ends the
+    run with it."""
+    import lightgbm as lgb
+
     import gbrank.tuning._study as study_mod
     from gbrank.tuning import _cli as cli
 
+    cls = ValueError if error == "ValueError" else lgb.basic.LightGBMError
+
     def broken(*args, **kwargs):
-        raise ValueError("too many values to unpack (expected 2)")
+        raise cls("too many values to unpack (expected 2)")
 
     monkeypatch.setattr(study_mod, "run_cv", broken)
     code = cli.main(["--quick", "--objectives", "native:binary", "--trials", "2", "--quiet",
                      "--out", str(tmp_path)])
     err = capsys.readouterr().err
-    assert code == 1 and "every trial failed, the first with ValueError: too many" in err
+    assert code == 1 and f"every trial failed, the first with {error}: too many" in err
     assert "every trial failed" in (tmp_path / "SUMMARY.md").read_text()
+    if error == "LightGBMError":
+
+        def other(*args, **kwargs):
+            raise RuntimeError("not a trial's failure")
+
+        monkeypatch.setattr(study_mod, "run_cv", other)
+        with pytest.raises(RuntimeError, match="not a trial's failure"):
+            cli.main(["--quick", "--objectives", "native:binary", "--trials", "2", "--quiet",
+                      "--out", str(tmp_path / "b")])
 
 
 def test_lightgbms_lambdarank_is_not_tuned_on_a_list_over_its_limit(tmp_path):
