@@ -415,10 +415,13 @@ class GBRanker(_RankingInput, _GBBase):
         fit = self.__dict__.get("_fit_queries")
         if fit is None or qid is None:
             return
+        seen = _id_counts(qid)
+        if seen is None:
+            return
+        ids, counts = seen
         try:
-            ids, counts = np.unique(np.asarray(qid).ravel(), return_counts=True)
             common, a, b = np.intersect1d(ids, fit[0], return_indices=True)
-        except TypeError:  # ids of mixed types
+        except TypeError:  # scored ids of another type than the training ids
             return
         cut = int(np.sum(counts[a] != fit[1][b]))
         if cut:
@@ -540,6 +543,7 @@ def _warn_if_merged_sessions(position: np.ndarray, sizes: np.ndarray) -> None:
 
 
 def _id_counts(qid: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """The distinct query ids and their row counts (None for ids of mixed types)."""
     try:
         return np.unique(np.asarray(qid).ravel(), return_counts=True)
     except TypeError:  # ids of mixed types
