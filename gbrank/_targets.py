@@ -20,6 +20,20 @@ def relevance_targets(y: np.ndarray, target: str, max_grade: float | None,
                       threshold: float) -> np.ndarray:
     """Labels as probabilities of relevance in [0, 1] (see
     :class:`gbrank.objectives.CrossEntropy`)."""
+    if target == "auto" and max_grade is None and y.size and not (
+            y.min() >= 0.0 and y.max() <= 1.0):
+        values = np.unique(y)
+        if values.size == 2 and values[0] == -1.0 and values[1] == 1.0:
+            return (y == 1.0).astype(np.float64)  # binary labels ±1, as the binary metrics
+        if values.size == 2 and values[0] >= 1.0:
+            import warnings
+
+            shown = np.expm1(values * np.log(2.0)) / np.expm1(values[1] * np.log(2.0))
+            warnings.warn(
+                f"labels take only the values {values.tolist()}: read as grades (targets "
+                f"{shown.round(3).tolist()}). If they are two classes, pass 0/1 labels "
+                "(y == the positive class); if grades, pass max_grade= to say so",
+                UserWarning, stacklevel=4)
     if target == "auto":  # a max_grade says the labels are grades, whatever their range
         target = "identity" if max_grade is None and (
             y.size == 0 or (y.min() >= 0.0 and y.max() <= 1.0)) else "exponential"

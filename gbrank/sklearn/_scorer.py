@@ -155,6 +155,33 @@ def _hands_raw_scores(estimator: Any) -> bool:
             and callable(getattr(final, "objective_", None)))
 
 
+def _class_codes(estimator: Any, y_true: Any, metric: Any) -> Any:
+    """A classifier's labels as its predictions index them: K classes as their column
+    in ``classes_`` (0 … K−1), two as 1 for ``classes_[1]`` (the class a positive
+    ``decision_function`` and ``predict_proba[:, 1]`` are about) and 0 for the other —
+    so labels {1, 2, 3}, {1, 2} or strings are judged as scikit-learn's scorers judge
+    them. Other estimators' labels (a ranker's grades and clicks) as given."""
+    from sklearn.base import is_classifier
+
+    classes = getattr(_final_step(estimator), "classes_", None)
+    if classes is None or not is_classifier(estimator):
+        return y_true
+    column = {c: i for i, c in enumerate(np.asarray(classes).tolist())}
+    y = np.asarray(y_true.to_numpy() if hasattr(y_true, "to_numpy") else y_true).ravel()
+    found = [column.get(v, -1) for v in y.tolist()]  # 1 and 1.0 are one key
+    codes = np.asarray(found, dtype=np.intp)
+    if np.any(codes < 0):
+        bad = list(dict.fromkeys(v for v, c in zip(y.tolist(), found, strict=True) if c < 0))
+        raise ValueError(f"{metric.name}: {int(np.sum(codes < 0))} scored labels are not "
+                         f"classes of the fitted classifier (first: {bad[:5]}; classes_ "
+                         f"{list(column)[:10]})")
+    if metric.kind == "multiclass":
+        return codes.astype(np.float64)
+    if len(column) != 2:
+        return y_true  # a binary metric of K classes: the metric's own error
+    return (codes == 1).astype(np.float64)
+
+
 class _ScaledScorer(_SklearnScorer):
     """scikit-learn scorer of a metric that reads the scale of the predictions (binary,
     calibration, multiclass): it asks the estimator for the prediction that metric
@@ -163,6 +190,7 @@ class _ScaledScorer(_SklearnScorer):
     def _score(self, method_caller: Any, estimator: Any, X: Any, y_true: Any,
                **kwargs: Any) -> float:
         y_score, margin = self._predictions(estimator, X)
+        y_true = _class_codes(estimator, y_true, get_metric(self._score_func.name))
         # A calibrated GBRanker's targets are those its training labels mapped to (not
         # the judged rows' own: 0/1 grades of a 0-4 scale are not clicks); a mapping
         # given to make_scorer wins.

@@ -115,3 +115,27 @@ def test_a_max_grade_maps_labels_of_0_and_1_as_grades():
     bound = CrossEntropy().bind_data_defaults(np.array([0.0, 4.0, 1.0]))
     z = np.log(p / (1 - p))
     assert bound.loss(y, z) / y.size == pytest.approx(expected, rel=1e-12)
+
+
+def test_labels_plus_minus_one_are_binary_and_two_grades_from_one_are_warned_about():
+    """Labels ±1 are the binary metrics' other convention: read as 0/1. Two labels
+    {1, 2} are read as grades (targets 1/3 and 1), which a classifier's two classes are
+    not: warned, naming the fix (scikit-learn's log_loss of the same: 0.2124 against
+    0.78 read as grades, fifth probe)."""
+    from sklearn.metrics import log_loss as sk_log_loss
+
+    from gbrank.metrics import expected_calibration_error, log_loss
+
+    rng = np.random.default_rng(0)
+    y = (rng.random(300) < 0.3).astype(float)
+    p = np.clip(0.3 + 0.4 * (y - 0.3) + 0.1 * rng.standard_normal(300), 0.01, 0.99)
+    assert log_loss(2 * y - 1, p) == pytest.approx(sk_log_loss(y, p), abs=1e-12)
+    assert expected_calibration_error(2 * y - 1, p) == expected_calibration_error(y, p)
+    with pytest.warns(UserWarning, match=r"only the values \[1.0, 2.0\]: read as grades "
+                      r"\(targets \[0.333, 1.0\]\).*pass 0/1 labels"):
+        log_loss(y + 1, p)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        log_loss(y + 1, p, max_grade=2)  # grades declared: no warning

@@ -215,3 +215,44 @@ def test_a_calibrated_rankers_early_stopping_logloss_uses_the_training_targets()
     p = est.predict_proba(X[low])[:, 1]  # at best_iteration_
     assert curve[est.best_iteration_ - 1] == pytest.approx(_hand_log_loss(y[low], p, 4),
                                                            rel=1e-9)
+
+
+def test_scaled_scorers_read_a_classifiers_labels_as_its_classes():
+    """GBClassifier takes any labels; its scorer's metrics read them as the classifier's
+    columns: {1, 2, 3} scored on a part without the rare class gave macro-F1 0.0014
+    against scikit-learn's 0.6349 (the labels read as column indices), {1, 2} a log
+    loss of 0.78 against 0.2124 (read as grades); strings were refused. Now each equals
+    scikit-learn's scorer; a label that is no class is refused."""
+    from sklearn.datasets import make_classification
+    from sklearn.metrics import get_scorer
+
+    from gbrank.datasets import make_imbalanced
+    from gbrank.sklearn import GBClassifier, make_scorer
+
+    X, y0 = make_classification(900, 8, n_informative=5, n_classes=3, n_clusters_per_class=1,
+                                weights=[0.8, 0.15, 0.05], random_state=0)
+    y = y0 + 1  # classes 1, 2, 3
+    clf = GBClassifier("focal", n_estimators=15, n_jobs=1, random_state=0).fit(X[:600], y[:600])
+    Xt, yt = X[600:], y[600:]
+    keep = yt != 3  # the rare class absent from the scored part
+    for name, sk in (("macro_f1", "f1_macro"), ("balanced_accuracy", "balanced_accuracy")):
+        assert make_scorer(name)(clf, Xt[keep], yt[keep]) == pytest.approx(
+            get_scorer(sk)(clf, Xt[keep], yt[keep]), abs=1e-12)
+    from sklearn.metrics import log_loss as sk_log_loss
+
+    assert make_scorer("mlogloss")(clf, Xt, yt) == pytest.approx(
+        -sk_log_loss(yt, clf.predict_proba(Xt), labels=clf.classes_), abs=1e-9)
+    with pytest.raises(ValueError, match=r"macro_f1: 1 scored labels are not classes of the "
+                       r"fitted classifier \(first: \[7\]"):
+        make_scorer("macro_f1")(clf, Xt[:5], np.r_[yt[:4], 7])
+    Xb, yb = make_imbalanced(n_rows=1500, positive_rate=0.1, seed=0)
+    for labels in ((1, 2), ("ok", "fraud")):
+        yl = np.where(yb == 1, labels[1], labels[0])  # "fraud" sorts first
+        b = GBClassifier(n_estimators=15, n_jobs=1, random_state=0).fit(Xb[:1000], yl[:1000])
+        assert make_scorer("logloss")(b, Xb[1000:], yl[1000:]) == pytest.approx(
+            get_scorer("neg_log_loss")(b, Xb[1000:], yl[1000:]), abs=1e-9)
+        pred = b.predict(Xb[1000:])
+        from sklearn.metrics import f1_score
+
+        assert make_scorer("f1")(b, Xb[1000:], yl[1000:]) == pytest.approx(
+            f1_score(yl[1000:], pred, pos_label=b.classes_[1]), abs=1e-12)
