@@ -9,6 +9,31 @@ from gbrank._deps import require
 _XGB_RANKER: Any = None
 
 
+def _qid_column(X: Any, qid: Any, where: str) -> tuple[Any, Any]:
+    """XGBoost's convention: a DataFrame's column ``"qid"`` holds the query ids (its
+    ``predict`` drops it); taken out of the features, refused beside ``qid=``."""
+    columns = getattr(X, "columns", None)
+    if columns is None or "qid" not in list(columns):
+        return X, qid
+    if qid is not None:
+        raise ValueError(f"{where} has a column 'qid' and query ids are passed too: give "
+                         "one of them (XGBoost reads the column as the query ids)")
+    return X.drop(columns="qid"), X["qid"].to_numpy()
+
+
+def _check_sorted(qid: Any, name: str) -> None:
+    import numpy as np
+
+    if qid is None:
+        return
+    q = np.asarray(qid).ravel()
+    if q.size > 1 and np.any(q[1:] < q[:-1]):
+        raise ValueError(f"{name} is not sorted: XGBoost reads a query as a run of rows "
+                         "with ascending ids. Sort the rows by id (order = "
+                         "np.argsort(qid, kind='stable'), applied to X, y and qid), or use "
+                         "gbrank.sklearn.GBRanker(booster='xgboost'), which sorts them")
+
+
 def xgb_ranker_class() -> type:
     """``xgboost.XGBRanker`` subclass accepting gbrank objectives, built on first use (it
     subclasses XGBoost's class, so defining it imports XGBoost)."""
@@ -29,11 +54,13 @@ def xgb_ranker_class() -> type:
         objectives (``"rank:ndcg"``, ...) go to XGBoost's ``fit`` unchanged.
 
         With a gbrank objective, ``fit`` builds the ``DMatrix`` from ``X, y`` and
-        ``group`` (query sizes) or ``qid`` (per-row ids; rows of a query must be
-        contiguous, as XGBoost requires), ``sample_weight`` (one weight per query, as in
-        XGBoost), and the same for ``eval_set`` / ``eval_group`` / ``eval_qid`` /
-        ``sample_weight_eval_set``. ``eval_metric`` may be an XGBoost metric name, a list
-        of them, or :func:`gbrank.xgboost.metric` (called as ``f(preds, dmatrix)``).
+        ``group`` (query sizes) or ``qid`` (per-row ids, sorted, as XGBoost requires;
+        or, XGBoost's other convention, a DataFrame column ``"qid"`` of ``X``, taken out
+        of the features here as ``predict`` takes it out), ``sample_weight`` (one weight
+        per query, as in XGBoost), and the same for ``eval_set`` / ``eval_group`` /
+        ``eval_qid`` / ``sample_weight_eval_set``. ``eval_metric`` may be an XGBoost
+        metric name, a list of them, or :func:`gbrank.xgboost.metric` (called as
+        ``f(preds, dmatrix)``).
         ``base_score`` defaults to 0 (gbrank ranking objectives start at 0, as LightGBM
         does). The booster's ``objective`` parameter is set to ``"rank:pairwise"`` only
         so that XGBoost treats the model as a ranker (raw-margin predictions); the
@@ -93,8 +120,11 @@ def xgb_ranker_class() -> type:
             if kwargs:
                 raise ValueError(f"XGBRanker.fit with a gbrank objective does not take "
                                  f"{sorted(kwargs)}")
+            X, qid = _qid_column(X, qid, "X")
             if group is None and qid is None:
-                raise ValueError("Either `group` or `qid` is required for ranking task")
+                raise ValueError("XGBRanker needs the rows' queries: qid= (per-row ids), "
+                                 "group= (query sizes) or a DataFrame column 'qid' of X")
+            _check_sorted(qid, "qid")
 
             def dmat(Xi: Any, yi: Any, gi: Any, qi: Any, wi: Any) -> Any:
                 return _xgb.DMatrix(Xi, yi, group=gi, qid=qi, weight=wi,
@@ -107,6 +137,8 @@ def xgb_ranker_class() -> type:
             for i, (Xe, ye) in enumerate(eval_set or []):
                 ge = None if eval_group is None else eval_group[i]
                 qe = None if eval_qid is None else eval_qid[i]
+                Xe, qe = _qid_column(Xe, qe, f"eval_set[{i}]")
+                _check_sorted(qe, f"eval_qid[{i}]")
                 if ge is None and qe is None:  # as XGBoost's own XGBRanker refuses it
                     raise ValueError(
                         f"eval_set[{i}] has no query ids: every row would be one query "
