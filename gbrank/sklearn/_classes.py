@@ -16,6 +16,10 @@ from gbrank.sklearn._base import _NATIVE_PREFIX, _resolve_objective
 # The boosters' own objectives whose K raw scores become probabilities by the softmax.
 _NATIVE_SOFTMAX = {"lightgbm": ("multiclass", "softmax"),
                    "xgboost": ("multi:softprob", "multi:softmax")}
+# The boosters' two-class objectives whose raw score is a log-odds, so that
+# predict_proba = σ(raw score) is a probability (not regression, hinge or Poisson).
+_NATIVE_LOGISTIC = {"lightgbm": ("binary", "cross_entropy", "xentropy"),
+                    "xgboost": ("binary:logistic", "binary:logitraw", "reg:logistic")}
 
 
 def _warn_if_class_balancing(y: np.ndarray, w: np.ndarray, multiclass: bool) -> None:
@@ -51,6 +55,13 @@ def _classifier_objective(objective: Any, k: int, booster: str) -> tuple[Any, bo
                 f"objective={objective!r} is not {booster}'s softmax objective, and y has "
                 f"{k} classes: predict_proba is the softmax of K raw scores; use "
                 + " or ".join(f"'native:{x}'" for x in _NATIVE_SOFTMAX.get(booster, ())))
+        if not softmax and name not in _NATIVE_LOGISTIC.get(booster, ()):
+            raise ValueError(
+                f"objective={objective!r} is not a logistic objective of {booster}: "
+                "predict_proba is σ(raw score), a probability only when the raw score is "
+                "a log-odds; use "
+                + " or ".join(f"'native:{x}'" for x in _NATIVE_LOGISTIC.get(booster, ()))
+                + " (for a regression or ranking objective, a regressor or GBRanker)")
         return name, softmax
     if isinstance(objective, Objective) and objective.task == "multiclass":
         obj = clone(objective)

@@ -823,6 +823,12 @@ def test_multiclass_and_decision_parameter_errors():
         GBClassifier(decision=[0.0, np.inf, 1.0], **FAST).fit(X, y)
     with pytest.raises(ValueError, match="two classes are decided by threshold="):
         GBClassifier(decision=[0.0, 1.0], **FAST).fit(Xb, yb)
+    # A booster objective whose raw score is no log-odds gives no probability (σ of a
+    # regression output: mean 0.52 on an 8.5 % base rate, sixth probe): refused.
+    for name in ("regression", "poisson", "xentlambda"):
+        with pytest.raises(ValueError, match=f"'native:{name}' is not a logistic objective "
+                           "of lightgbm.*use 'native:binary' or 'native:cross_entropy'"):
+            GBClassifier(f"native:{name}", **FAST).fit(Xb, yb)
     # A multiclass objective on two classes: the softmax model, K = 2.
     two = GBClassifier(FocalLoss(num_class=2), **FAST).fit(Xb, yb)
     assert two.class_offsets_.shape == (2,) and two.init_score_.shape == (2,)
