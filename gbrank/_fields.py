@@ -20,7 +20,7 @@ __all__ = ["is_lightgbm_dataset", "lightgbm_dataset_fields", "dmatrix_fields", "
            "warn_lightgbm_builtin_metrics", "lightgbm_positions", "renumbered_like_lightgbm",
            "warn_ignored_lightgbm_positions", "lightgbm_learning_rate", "learning_rate_in",
            "dmatrix_positions", "lightgbm_subset_rows", "NATIVE_LINKS", "LOGIT", "SOFTMAX",
-           "LOG", "SOFTPLUS", "native_objective_name", "native_link", "lightgbm_objective",
+           "LOG", "SOFTPLUS", "VALUE", "native_objective_name", "native_link", "lightgbm_objective",
            "margins_by_values"]
 
 
@@ -28,16 +28,25 @@ __all__ = ["is_lightgbm_dataset", "lightgbm_dataset_fields", "dmatrix_fields", "
 # A native objective hands a custom metric (lgb.train's feval, XGBoost's custom_metric)
 # its transformed predictions: the link maps raw margins s to them. Probabilities of a
 # logistic link (σ(s), per class for one-vs-rest) or a softmax; rates e^s; LightGBM's
-# cross_entropy_lambda hands log(1 + e^s). Objectives not listed (regression, ranking,
+# cross_entropy_lambda hands log(1 + e^s). Regression objectives hand estimates of the
+# label (VALUE: raw scores, but no log-odds). Objectives not listed (ranking,
 # binary:logitraw) and custom objectives hand raw margins. The one table of it.
-LOGIT, SOFTMAX, LOG, SOFTPLUS = "logit", "softmax", "log", "softplus"
+LOGIT, SOFTMAX, LOG, SOFTPLUS, VALUE = "logit", "softmax", "log", "softplus", "value"
+_LGB_REGRESSION = ("regression", "regression_l2", "l2", "mean_squared_error", "mse",
+                   "l2_root", "root_mean_squared_error", "rmse", "regression_l1", "l1",
+                   "mean_absolute_error", "mae", "huber", "fair", "quantile", "mape",
+                   "mean_absolute_percentage_error")
 NATIVE_LINKS = {
     "lightgbm": {"binary": LOGIT, "cross_entropy": LOGIT, "xentropy": LOGIT,
                  "multiclassova": LOGIT, "multiclass_ova": LOGIT, "ova": LOGIT, "ovr": LOGIT,
                  "multiclass": SOFTMAX, "softmax": SOFTMAX, "poisson": LOG, "gamma": LOG,
-                 "tweedie": LOG, "cross_entropy_lambda": SOFTPLUS, "xentlambda": SOFTPLUS},
+                 "tweedie": LOG, "cross_entropy_lambda": SOFTPLUS, "xentlambda": SOFTPLUS,
+                 **dict.fromkeys(_LGB_REGRESSION, VALUE)},
     "xgboost": {"binary:logistic": LOGIT, "reg:logistic": LOGIT, "multi:softprob": SOFTMAX,
-                "count:poisson": LOG, "reg:gamma": LOG, "reg:tweedie": LOG},
+                "count:poisson": LOG, "reg:gamma": LOG, "reg:tweedie": LOG,
+                **dict.fromkeys(("reg:squarederror", "reg:squaredlogerror",
+                                 "reg:absoluteerror", "reg:pseudohubererror",
+                                 "reg:quantileerror"), VALUE)},
 }
 _LGB_OBJECTIVE_KEYS = ("objective", "objective_type", "app", "application", "loss")
 

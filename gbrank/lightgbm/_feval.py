@@ -9,6 +9,7 @@ import numpy as np
 from gbrank._fields import (
     LOGIT,
     SOFTMAX,
+    VALUE,
     check_fold_keeps_queries,
     is_lightgbm_dataset,
     lightgbm_dataset_fields,
@@ -193,6 +194,14 @@ class _FEval:
                 return True
             if link in (LOGIT, SOFTMAX):
                 return False
+            if link == VALUE:
+                raise ValueError(
+                    f"LightGBM's objective {name!r} hands feval estimates of the label, "
+                    f"neither log-odds margins nor probabilities, so {scaled[0]} cannot "
+                    "read them unasked (as margins, it would cut them at 0): pass "
+                    "feval(..., margin=True, threshold=0.5) to cut the values at 0.5, "
+                    "margin=True to read them as log-odds, or train a classification "
+                    "objective")
             raise ValueError(
                 f"LightGBM's objective {name!r} hands feval its predictions through a "
                 f"{link!r} link, neither raw margins nor probabilities, so {scaled[0]} "

@@ -360,3 +360,32 @@ def test_lightgbm_estimators_warn_when_a_builtin_metric_leads(rank_data):
         lgb.train({"objective": obj, "metric": "binary_logloss", "verbose": -1,
                    "num_threads": 1},
                   lgb.Dataset(Xb, yb, init_score=np.full(yb.size, obj.init_score(yb))), 3)
+
+
+def test_feval_refuses_to_read_a_regression_objectives_values_as_margins():
+    """LightGBM's regression objective hands feval estimates of the label: read as
+    log-odds margins and cut at 0 they logged F1 0.27 where the 0.5 cut gives 0.81 (sixth
+    probe). Refused, naming margin=True with threshold=0.5, which then logs scikit-learn's
+    F1 at 0.5; a link neither logistic nor a value (cross_entropy_lambda) as before."""
+    from sklearn.metrics import f1_score
+
+    from gbrank.datasets import make_imbalanced
+    from gbrank.lightgbm import feval
+
+    X, y = make_imbalanced(n_rows=1500, positive_rate=0.1, seed=0)
+    dtr = lgb.Dataset(X[:1000], y[:1000])
+    dv = lgb.Dataset(X[1000:], y[1000:], reference=dtr)
+    params = {"objective": "regression", "verbose": -1, "num_threads": 1, "metric": "None"}
+    with pytest.raises(ValueError, match="'regression' hands feval estimates of the label.*"
+                       r"margin=True, threshold=0.5"):
+        lgb.train(params, dtr, 5, valid_sets=[dv], feval=feval("f1"))
+    log: dict = {}
+    b = lgb.train(params, dtr, 20, valid_sets=[dv], callbacks=[lgb.record_evaluation(log)],
+                  feval=feval("f1", margin=True, threshold=0.5))
+    assert log["valid_0"]["gbrank_f1"][-1] == pytest.approx(
+        f1_score(y[1000:], b.predict(X[1000:]) > 0.5), abs=1e-12)
+    dtr = lgb.Dataset(X[:1000], y[:1000])
+    dv = lgb.Dataset(X[1000:], y[1000:], reference=dtr)
+    with pytest.raises(ValueError, match="through a 'softplus' link"):
+        lgb.train({**params, "objective": "cross_entropy_lambda"}, dtr, 2, valid_sets=[dv],
+                  feval=feval("f1"))
