@@ -103,7 +103,14 @@ def _cases(tmp) -> dict:
                 clf.fit(X, Y_BIN)
             column = list(clf.classes_).index(clf.pos_label_)
             name = f"{booster}-GBClassifier-{clf.objective_.__class__.__name__}"
-            add(name, booster, "binary", clf.save_model, clf.predict_proba(X_NEW)[:, column])
+            save = clf.save_model
+            if column == 0:  # the file's probability is predict_proba's column 0: said
+
+                def save(path, clf=clf):
+                    with pytest.warns(UserWarning, match=r"probability of pos_label_ "
+                                      r"'churn', which is predict_proba\(X\)\[:, 0\]"):
+                        clf.save_model(path)
+            add(name, booster, "binary", save, clf.predict_proba(X_NEW)[:, column])
             if objective == "focal":  # the control: the booster's own file
                 add(f"{booster}-control-unexported", booster, "binary",
                     clf.booster_.save_model, clf.predict_proba(X_NEW)[:, column])
@@ -458,12 +465,13 @@ def test_export_refuses_what_it_cannot_write_truthfully():
 
 
 def test_estimator_refuses_to_save_a_native_objective_with_another_link(tmp_path):
-    clf = GBClassifier("native:regression", n_estimators=3, validation_fraction=None,
-                       threshold=0.5).fit(X, Y_BIN)
-    with pytest.raises(ValueError, match=r"predict with its objective 'regression', not the "
-                                         r"sigmoid of the raw score"):
-        clf.save_model(tmp_path / "m.txt")
-    assert not (tmp_path / "m.txt").exists()
+    # (GBClassifier refuses to train on an objective whose raw score is no log-odds.)
+    clf = GBClassifier("native:binary:logitraw", booster="xgboost", n_estimators=3,
+                       max_depth=2, validation_fraction=None, threshold=0.5).fit(X, Y_BIN)
+    with pytest.raises(ValueError, match=r"predict with its objective 'binary:logitraw', "
+                                         r"not the sigmoid of the raw score"):
+        clf.save_model(tmp_path / "m.json")
+    assert not (tmp_path / "m.json").exists()
     # XGBoost's multi:softmax predicts labels, not the probabilities predict_proba gives.
     clf = GBClassifier("native:multi:softmax", booster="xgboost", n_estimators=3,
                        max_depth=2, decision="argmax").fit(X, Y_MULTI)

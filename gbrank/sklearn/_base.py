@@ -415,9 +415,13 @@ class _GBBase(BaseEstimator):
         True
         """
         booster = self._native_booster()
+        self._warn_about_export()
         if self.booster == "xgboost":
             booster.set_attr(**self._export_attributes())
         booster.save_model(str(path))
+
+    def _warn_about_export(self) -> None:
+        """Say what a reader of the saved file could take for something else."""
 
     def _export_attributes(self) -> dict[str, str]:
         """What an XGBoost model file carries beyond the model, as its attributes."""

@@ -543,6 +543,17 @@ feature_names_in_, feature_importances_
     def _fitted_task(self) -> str:
         return "multiclass" if np.ndim(self.init_score_) == 1 else "binary"
 
+    def _warn_about_export(self) -> None:
+        if self._fitted_task() == "binary" and self.pos_label_ != self.classes_[1]:
+            import warnings
+
+            pos = _json_label(self.pos_label_)
+            warnings.warn(
+                f"the saved model predicts the probability of pos_label_ {pos!r}, which is "
+                f"predict_proba(X)[:, 0] here (classes_ "
+                f"{[_json_label(c) for c in self.classes_]}), and a booster's classifier "
+                f"reading the file says class 1 for {pos!r}", UserWarning, stacklevel=3)
+
     def _export_attributes(self) -> dict[str, str]:
         import json
 
