@@ -47,6 +47,14 @@ def _training_container() -> Any:
     return None
 
 
+def _handed_every_row() -> bool:
+    """Whether XGBoost's scikit-learn wrapper called the metric with every evaluation
+    row (its caller holds the evaluation ``DMatrix``: XGBRegressor, XGBClassifier), not
+    one query at a time (XGBRanker's per-query loop). Read from the caller's frame."""
+    frame = sys._getframe(2)
+    return frame is not None and any(_is_dmatrix(v) for v in frame.f_locals.values())
+
+
 # Per training (its callback container): each evaluated DMatrix's kind of start
 # (gbrank._fields.start_kind), by the DMatrix's id.
 _STARTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -125,6 +133,14 @@ class _XGBMetric:
                 "XGBoost's scikit-learn API takes one metric per callable; got "
                 f"{[m.name for m in self.metrics]}: use metric(name) for a single name"
             )
+        if self.metrics[0].kind in ("ranking", "clicks") and _handed_every_row():
+            # XGBRegressor/XGBClassifier: every evaluation row, no query reaches here
+            # (XGBRanker calls once per query instead).
+            check_declared_queries(
+                None, self.groupless, self.metrics[0].name,
+                "the rows XGBoost's scikit-learn model hands it (every evaluation row)",
+                "rank with XGBRanker(qid=...) or xgb.train with xgb.DMatrix(X, y, qid=ids)",
+                "metric(..., groupless=True)")
         return self._scaled(b)[0](a, b, None, sample_weight)
 
     def _check_starts(self, container: Any, dmat: Any) -> None:
@@ -257,7 +273,8 @@ def metric(*names: str, threshold: float | None = None, propensity: Any = None,
           giving single-row queries 1.0, so the logged value differs from the gbrank
           mean (and pair accuracy is averaged per query, not pooled).
           ``XGBClassifier(eval_metric=f)`` calls ``f(y, s, sample_weight=w)`` on all rows
-          (no query structure reaches it there: a ranking metric judges one list).
+          (no query structure reaches it there: a ranking metric is refused unless
+          ``groupless=True`` declares the rows one list).
 
     Raises
     ------

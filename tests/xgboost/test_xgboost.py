@@ -203,3 +203,21 @@ def test_gbrank_xgbranker_takes_the_qid_column_of_a_dataframe():
         XGBRanker(**kw).fit(df, y, qid=shuffled)
     with pytest.raises(ValueError, match="needs the rows' queries: qid="):
         XGBRanker(**kw).fit(df, y)
+
+
+def test_a_ranking_metric_handed_every_row_by_xgboosts_sklearn_api_is_refused(rank_data):
+    """XGBRegressor(eval_metric=metric("ndcg@10")) hands the metric every evaluation row
+    without queries: it logged the NDCG of one list of them (0.929 against 0.981 per
+    query, sixth probe). Refused unless declared group-less; XGBRanker still calls it
+    once per query."""
+    d = rank_data
+    kw = dict(n_estimators=3, n_jobs=1, max_depth=2)
+    with pytest.raises(ValueError, match="ndcg@10 judges rankings per query, and the rows "
+                       "XGBoost's scikit-learn model hands it"):
+        xgb.XGBRegressor(eval_metric=metric("ndcg@10"), **kw).fit(
+            d["X_train"], d["y_train"], eval_set=[(d["X_test"], d["y_test"])], verbose=False)
+    model = xgb.XGBRegressor(eval_metric=metric("ndcg@10", groupless=True), **kw).fit(
+        d["X_train"], d["y_train"], eval_set=[(d["X_test"], d["y_test"])], verbose=False)
+    logged = model.evals_result()["validation_0"]["gbrank_ndcg@10"][-1]
+    assert logged == pytest.approx(
+        metrics.ndcg(d["y_test"], model.predict(d["X_test"]), None, 10), abs=5e-7)
