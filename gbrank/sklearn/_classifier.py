@@ -40,7 +40,11 @@ class GBClassifier(ClassifierMixin, _GBBase):
     (``init_score_ = objective.init_score(y)``), which is added back at prediction,
     so ``predict_proba`` is :math:`\sigma(z)` of the full margin :math:`z` (two
     classes) or the softmax of the K margins :math:`z_k` (K classes) — calibrated as far
-    as the loss allows (focal loss with γ > 0 is not a proper scoring rule).
+    as the loss allows (focal loss with γ > 0 is not a proper scoring rule;
+    ``"fbeta_surrogate"``'s margins have no probability scale at all: its
+    ``predict_proba`` orders rows and its decisions are F_β-best, but its values are no
+    probabilities — calibrate them, e.g. with ``CalibratedClassifierCV``, where one is
+    needed).
 
     Two classes: ``predict`` thresholds the probability of ``pos_label_``:
     ``threshold="auto"`` picks the F_β-best cut (threshold moving); a number is a
