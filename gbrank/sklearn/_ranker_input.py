@@ -262,6 +262,15 @@ class _RankingInput:
                 return check_array(X, accept_sparse=["csr", "csc"],
                                    dtype=[np.float64, np.float32],
                                    ensure_all_finite="allow-nan"), False
+            elif (not _is_frame(X) and np.ndim(X) == 2 and X.shape[1] == self.n_features_in_
+                  and hasattr(self, "feature_names_in_")):
+                # Its id column can be found only by name, which an array has not.
+                names = [str(self.feature_names_in_[i]) for i in dropped]
+                raise ValueError(
+                    f"X is an array of the {X.shape[1]} columns fit read from a DataFrame, "
+                    f"with its column(s) {names} (at {list(dropped)}), which an array has no "
+                    f"names to find by: pass the DataFrame, or the array of the "
+                    f"{X.shape[1] - len(dropped)} feature columns alone")
         return self._validate_X(X, reset=False), True
 
 

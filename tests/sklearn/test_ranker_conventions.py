@@ -292,3 +292,20 @@ def test_lightgbms_lambdarank_on_a_list_over_its_limit_names_the_alternatives():
     # the training part is what LightGBM sees: a validation split can bring it under
     GBRanker("native:lambdarank", groupless=True, n_estimators=2, n_jobs=1,
              early_stopping_rounds=2, validation_fraction=0.1).fit(X, y)
+
+
+def test_an_array_of_a_dataframes_columns_with_its_id_column_is_refused_by_name():
+    """Fit on a DataFrame with a qid column, predict on df.to_numpy(): the id column
+    cannot be found by name in an array, and the booster failed with its own width
+    error (sixth probe). Refused naming the column; the features alone still predict."""
+    pd = pytest.importorskip("pandas")
+    from gbrank.datasets import make_ranking
+    from gbrank.sklearn import GBRanker
+
+    X, y, group = make_ranking(n_queries=10, rows_per_query=6, n_features=3, seed=0)
+    df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(qid=np.repeat(np.arange(10), group))
+    ranker = GBRanker(n_estimators=3, n_jobs=1).fit(df, y)
+    with pytest.raises(ValueError, match=r"with its column\(s\) \['qid'\] \(at \[3\]\).*"
+                       "the array of the 3 feature columns alone"):
+        ranker.predict(df.to_numpy())
+    np.testing.assert_array_equal(ranker.predict(X), ranker.predict(df))
