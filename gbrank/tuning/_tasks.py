@@ -470,8 +470,9 @@ class Task:
         return np.asarray([n], dtype=np.int64) if self.groupless else group
 
     def fingerprint(self) -> str:
-        """Short hash of the data (labels, query sizes, shape, a sample of X), so study
-        names change when the data change and stay the same when they do not."""
+        """Short hash of the data (labels, query sizes, every feature value of both
+        parts), so study names change when the data change and stay the same when they
+        do not."""
         h = hashlib.sha1()
         for a in (self.y, self.group, self.y_test, self.group_test):
             h.update(b"-" if a is None else np.ascontiguousarray(a, dtype=np.float64).tobytes())
@@ -484,10 +485,26 @@ class Task:
                 self.propensity, dict) else sorted(self.propensity.items()))).encode())
         if self.blocks is not None:  # the folds split whole blocks
             h.update(b"blocks" + np.ascontiguousarray(self.blocks, np.float64).tobytes())
-        rows = self.X[: min(50, self.X.shape[0])]
-        rows = rows.toarray() if hasattr(rows, "toarray") else np.asarray(rows)
-        h.update(np.ascontiguousarray(rows, dtype=np.float64).tobytes())
+        # Every value: a sample of rows let a corrected column past it resume the old
+        # data's studies (their CV reported as the new data's).
+        for X in (self.X, self.X_test):
+            _hash_matrix(h, X)
         return h.hexdigest()[:8]
+
+
+def _hash_matrix(h: Any, X: Any, rows: int = 8192) -> None:
+    """Feed every value of ``X`` (dense or sparse) to hash ``h``, a block of rows at a
+    time (no float64 copy of the whole matrix)."""
+    if hasattr(X, "tocsr"):
+        X = X.tocsr()
+        X.sum_duplicates()
+        for a in (X.indptr, X.indices):
+            h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
+        h.update(np.ascontiguousarray(X.data, dtype=np.float64).tobytes())
+        return
+    X = np.asarray(X)
+    for start in range(0, X.shape[0], rows):
+        h.update(np.ascontiguousarray(X[start:start + rows], dtype=np.float64).tobytes())
 
 
 def native_learns_positions(booster_params: dict) -> bool:

@@ -157,6 +157,18 @@ def test_study_name_is_stable_and_data_dependent():
     a, b = _binary_task(seed=0), _binary_task(seed=1)
     assert a.fingerprint() == _binary_task(seed=0).fingerprint()
     assert a.fingerprint() != b.fingerprint()
+    # A value changed anywhere (past the first rows, or in the held-out part) is other
+    # data: a corrected column once resumed the old data's studies (seventh probe).
+    from scipy.sparse import csr_matrix
+
+    for part in ("X", "X_test"):
+        c = dataclasses.replace(a, **{part: getattr(a, part).copy()})
+        getattr(c, part)[-1, 0] += 1.0
+        assert c.fingerprint() != a.fingerprint()
+    sparse = dataclasses.replace(a, X=csr_matrix(a.X))
+    assert sparse.fingerprint() == dataclasses.replace(a, X=csr_matrix(a.X)).fingerprint()
+    sparse.X[sparse.X.shape[0] - 1, 1] += 1.0
+    assert sparse.fingerprint() != dataclasses.replace(a, X=csr_matrix(a.X)).fingerprint()
     from gbrank.tuning._booster_spaces import SPACE_VERSION
 
     assert study_name("x", a.fingerprint(), "lightgbm", "focal") == (
