@@ -372,7 +372,11 @@ def test_on_a_cascade_users_log_the_summarys_code_names_no_position_column(tmp_p
     summary = (out / "SUMMARY.md").read_text()
     assert "cascade users" in summary  # the run says why no correction was searched
     train = next(line for line in summary.splitlines() if line.startswith("Train it"))
-    assert "'clicked' column" in train and "shown_at" not in train, train
+    assert "'clicked' column" in train and "position = " not in train, train
+    # X is named by what it leaves out: read as "every other column", the position
+    # column became a feature (seventh probe)
+    assert ("X = its 5 feature columns (every column but 'clicked', 'session', "
+            "'shown_at')") in train, train
     assert "svmlight" not in train.lower()  # a CSV's columns are named instead
     assert "position=" not in summary.split(train, 1)[1].split("```", 2)[1]
 
