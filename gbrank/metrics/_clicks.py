@@ -15,6 +15,7 @@ from gbrank._validation import (
     check_positions,
     check_propensity,
     propensity_per_row,
+    repeated_position,
 )
 
 __all__ = ["ips_dcg"]
@@ -79,6 +80,7 @@ def ips_dcg(clicks: Any, s: Any, position: Any, propensity: Any, group: Any = No
     c, s, rho = queries.apply(c), queries.apply(s), queries.apply(rho)
     offsets = queries.offsets
     sizes = np.diff(offsets)
+    _check_one_session_per_list(queries.apply(p), sizes, group is None and qid is None)
     query = np.repeat(np.arange(sizes.size), sizes)
     order = np.lexsort((np.arange(c.size), -s, query))  # by query, score desc, row order
     rank = np.arange(c.size) - np.repeat(offsets[:-1], sizes)  # 0-based within the query
@@ -89,3 +91,26 @@ def ips_dcg(clicks: Any, s: Any, position: Any, propensity: Any, group: Any = No
     if queries.weights is None:
         return float(np.mean(per_query))
     return float(np.dot(queries.weights, per_query) / np.sum(queries.weights))
+
+
+def _check_one_session_per_list(position: np.ndarray, sizes: np.ndarray, none_given: bool,
+                                ) -> None:
+    """A list shows each position once: a position on several rows of one list means
+    sessions read as one list — all of them when no query structure was given (refused:
+    the value would be of one list of the whole log), or several merged under one id
+    (warned)."""
+    found = repeated_position(position, sizes)
+    if found is None:
+        return
+    at, pos, rows = found
+    if none_given:
+        raise ValueError(
+            f"ips_dcg got no query structure, and position {pos} is on {rows} rows: every "
+            "session would be read as one list. Pass each session's rows with group= "
+            "(sizes) or qid= (ids), e.g. group=log.group of a simulated ClickLog")
+    import warnings
+
+    warnings.warn(
+        f"list {at} (in ascending id order) shows position {pos} on {rows} rows: several "
+        "sessions under one id, which ips_dcg reads as one list; give each session its "
+        "own id", UserWarning, stacklevel=3)
