@@ -155,11 +155,13 @@ def partition_by_query(X: Any, y: Any, qid: Any, *, weight: Any = None,
     X : dask DataFrame, dask Array, pandas DataFrame or ndarray
         Features. In-memory data is split into ``npartitions`` Dask partitions.
     y : str, dask Series/Array, or array-like
-        Labels: a column name of a Dask DataFrame ``X`` (dropped from the features),
-        or a collection partitioned like ``X`` (array-like for in-memory ``X``).
+        Labels: a column name of a DataFrame ``X`` (Dask or pandas; dropped from the
+        features), or a collection partitioned like ``X`` (array-like for in-memory
+        ``X``).
     qid : str, dask Series/Array, or array-like
         Per-row query ids, given like ``y`` (any sortable dtype). ``None`` is refused:
-        see :func:`partition_pseudo_queries` for group-less data.
+        see :func:`partition_pseudo_queries` for group-less data. A column ``"qid"`` of
+        ``X`` is never a feature: ids given otherwise beside it are refused.
     weight : str, dask Series/Array, or array-like, optional
         Row weights, given like ``y``.
     position : str, dask Series/Array, or array-like, optional
@@ -207,6 +209,12 @@ def partition_by_query(X: Any, y: Any, qid: Any, *, weight: Any = None,
         raise ValueError(_GROUPLESS)
     if y is None:
         raise ValueError("y is required (labels, or the name of the label column)")
+    columns = [str(c) for c in getattr(X, "columns", [])]
+    if "qid" in columns and not (isinstance(qid, str) and qid == "qid"):
+        # The library's convention: a column named qid holds ids and is never a feature.
+        raise ValueError("X has a column 'qid', which would stay a feature while qid= gives "
+                         "the ids: pass qid='qid' to take the ids from it (and out of the "
+                         "features), or rename the column if it is a feature")
     if npartitions is not None:
         npartitions = check_integer(npartitions, "npartitions", 1)
     if is_dask(X):
@@ -230,6 +238,18 @@ def _partition_local(X: Any, y: Any, qid: Any, weight: Any, npartitions: int,
     import pandas as pd
 
     frame = isinstance(X, pd.DataFrame)
+    named = {k: v for k, v in (("y", y), ("qid", qid), ("weight", weight),
+                               ("position", position)) if isinstance(v, str)}
+    if named:  # columns of X, taken out of the features (as for a Dask DataFrame)
+        if not frame:
+            raise ValueError(f"column names {named} need X to be a DataFrame")
+        missing = [v for v in named.values() if v not in X.columns]
+        if missing:
+            raise ValueError(f"{missing} are not columns of X")
+        taken = {k: X[v].to_numpy() for k, v in named.items()}
+        X = X.drop(columns=list(named.values()))
+        y, qid = taken.get("y", y), taken.get("qid", qid)
+        weight, position = taken.get("weight", weight), taken.get("position", position)
     n = len(X)
     q = as_numpy(qid).ravel()
     yy = as_float_array(y, "labels")

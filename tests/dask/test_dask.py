@@ -113,6 +113,16 @@ def test_partition_by_query_pandas_without_cluster():
     frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
     parts = gd.partition_by_query(frame, y, qid, npartitions=2, persist=False)
     _assert_whole_queries(parts, X, y, qid)
+    # Columns by name, as with a Dask DataFrame: taken out of the features. A column
+    # named qid beside ids given otherwise stayed a feature (seventh probe): refused.
+    full = frame.assign(qid=qid, label=y)
+    named = gd.partition_by_query(full, "label", "qid", npartitions=2, persist=False)
+    assert list(named.X.columns) == ["a", "b", "c", "d"]
+    _assert_whole_queries(named, X, y, qid)
+    with pytest.raises(ValueError, match="X has a column 'qid', which would stay a feature"):
+        gd.partition_by_query(full.drop(columns="label"), y, qid, persist=False)
+    with pytest.raises(ValueError, match="need X to be a DataFrame"):
+        gd.partition_by_query(X, y, "qid", persist=False)
 
 def test_partition_by_query_in_memory(client):
     X, y, qid, _ = _data()
