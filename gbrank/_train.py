@@ -92,8 +92,10 @@ def _to_margins(booster: str, name: str | None) -> Callable[[np.ndarray], np.nda
         return from_probabilities
     if link in (SOFTMAX, LOG):  # log-probabilities serve as margins of a softmax
         def log(preds: np.ndarray) -> np.ndarray:
-            with np.errstate(divide="ignore"):
-                return np.log(np.asarray(preds, dtype=np.float64))
+            # A probability that underflowed to 0 (a confident model) is the log of the
+            # smallest positive double, not -inf, which the metrics refuse as no score.
+            tiny = np.finfo(np.float64).tiny
+            return np.log(np.maximum(np.asarray(preds, dtype=np.float64), tiny))
         return log
     if link == SOFTPLUS:
         def inverse_softplus(preds: np.ndarray) -> np.ndarray:

@@ -120,3 +120,17 @@ def test_xgboosts_metric_logs_a_name_with_a_colon():
                     evals_result=log, verbose_eval=False)
     assert log["train"]["gbrank_fbeta_2"][-1] == pytest.approx(  # logged to 6 digits
         metrics.fbeta(y, bst.predict(d), beta=2.0), abs=1e-6)
+
+
+def test_a_probability_that_underflowed_is_a_finite_margin():
+    """A confident softmax model hands probabilities of exactly 0; their log was -inf,
+    which the multiclass metrics refuse, and a tuner trial failed on its early stopping
+    (seen on a 5-class synthetic set). The margin is now the log of the smallest
+    positive double; the argmax and every other value are unchanged."""
+    from gbrank._train import _to_margins
+
+    p = np.array([[1.0, 0.0, 0.0], [0.2, 0.5, 0.3]])
+    s = _to_margins("lightgbm", "multiclass")(p)
+    assert np.all(np.isfinite(s)) and s[0, 1] == np.log(np.finfo(np.float64).tiny)
+    np.testing.assert_array_equal(s[1], np.log(p[1]))
+    assert metrics.get_metric("macro_f1")(np.array([0, 1]), s) == 1.0
