@@ -261,6 +261,17 @@ def _run_workers(args: argparse.Namespace, argv: list[str], cfg) -> int:
         child += ["--storage", url]
     if not args.quiet:
         print(f"[tune] {args.workers} worker processes on {_redact(url)}", flush=True)
+    import signal
+
+    def terminated(signum: int, frame: object) -> None:
+        # SIGTERM (kill, timeout, a batch scheduler) ends the parent without an
+        # exception, and the workers went on tuning on every core: make it one.
+        raise SystemExit(128 + signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminated)
+    except ValueError:  # not the main thread: no handler to install
+        previous = None
     procs = [subprocess.Popen([*child, "--worker-id", str(i)]) for i in range(args.workers)]
     try:
         codes = [p.wait() for p in procs]
@@ -271,6 +282,9 @@ def _run_workers(args: argparse.Namespace, argv: list[str], cfg) -> int:
         for p in procs:
             p.wait()
         raise
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     bad = [(i, c) for i, c in enumerate(codes) if c != 0]
     for i, c in bad:
         print(f"{PROG}: error: worker {i} (pid {procs[i].pid}) exited with code {c}",

@@ -75,3 +75,42 @@ def test_a_refused_value_names_the_flag(tmp_path, capsys):
         with pytest.raises(SystemExit):
             _config(args, None)
         assert capsys.readouterr().err.startswith(f"gbrank tune: error: {flag}: ")
+
+
+def test_terminating_the_parent_of_workers_ends_the_workers(tmp_path):
+    """SIGTERM (kill, timeout, a batch scheduler) to `gbrank tune --workers 2` ended the
+    parent only; both workers went on tuning on every core (seventh probe)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gbrank.tuning", "--quick", "--workers", "2", "--quiet",
+         "--trials", "50", "--out", str(tmp_path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children_file = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    if not children_file.exists():
+        proc.kill()
+        pytest.skip("needs Linux's /proc to list a process's children")
+    workers: list[int] = []
+    deadline = time.monotonic() + 120
+    while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+        workers = [int(p) for p in children_file.read_text().split()]
+    try:
+        assert len(workers) == 2, "the workers never started"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) != 0
+        for pid in workers:  # reaped by the parent: gone
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
+    finally:  # never leave a worker behind, whatever failed
+        for pid in workers:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if proc.poll() is None:
+            proc.kill()
