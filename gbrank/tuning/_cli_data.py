@@ -95,6 +95,11 @@ def load_tasks(args: argparse.Namespace):
         notes = [guessed] if guessed else []
         if guessed and not args.quiet:
             print(f"[tune] {guessed}", flush=True)
+        weights = _weight_columns(names) if table else None
+        if weights:
+            notes.append(weights)
+            if not args.quiet:
+                print(f"[tune] {weights}", flush=True)
         if args.test_data is None:
             task = task_from_arrays(args.data.name, X, y, None if groupless else g,
                                     kind=kind, seed=args.seed,
@@ -285,6 +290,23 @@ def _session_queries(args: argparse.Namespace, query, g):
              f"{args.query_col!r} values (row {int(mixed[0])}): each list (session) belongs "
              "to one query")
     return first
+
+
+# Column names that usually hold row weights, not features (compared case-blind).
+_WEIGHT_NAMES = ("weight", "weights", "sample_weight", "sample_weights", "row_weight",
+                 "instance_weight")
+
+
+def _weight_columns(names: list[str] | None) -> str | None:
+    """A note when feature columns are named like row weights: the tuner weights no row,
+    so such a column is learned as a feature (the model unweighted)."""
+    found = [n for n in (names or []) if str(n).lower() in _WEIGHT_NAMES]
+    if not found:
+        return None
+    cols = ", ".join(repr(str(n)) for n in found)
+    return (f"column(s) {cols} are learned as features: the tuner weights no rows. If they "
+            f"hold row weights, leave them out with --drop-cols {','.join(map(str, found))} "
+            "(GBRanker and GBClassifier take them as sample_weight=)")
 
 
 def _say(args: argparse.Namespace, notes: list[str]) -> None:

@@ -1010,3 +1010,25 @@ def test_data_too_small_for_the_folds_is_refused_before_any_study(tmp_path, caps
     code, err = _main(["--data", str(tmp_path / "tiny.txt"), "--quick", "--out",
                        str(tmp_path / "o")], capsys)
     assert code == 2 and "the tuning part has only 2 rows" in err
+
+
+def test_a_column_named_like_row_weights_is_said_to_be_a_feature(tmp_path):
+    """The tuner weights no rows: a table's `weight` column was learned as a feature
+    without a word (seventh probe). Said in the SUMMARY, naming --drop-cols; with it
+    dropped, nothing is said."""
+    import pandas as pd
+
+    from gbrank.tuning import _cli as cli
+
+    csv = _write_csv(tmp_path / "d.csv", n=400)
+    df = pd.read_csv(csv)
+    df.assign(Weight=1.0 + df["f0"].abs()).to_csv(csv, index=False)
+    common = ["--data", str(csv), "--label-col", "label", "--objectives", "native:binary",
+              "--trials", "1", "--max-rounds", "5", "--folds", "2", "--finalists", "1",
+              "--repeats", "1", "--quiet"]
+    assert cli.main([*common, "--out", str(tmp_path / "a")]) == 0
+    said = "olumn(s) 'Weight' are learned as features: the tuner weights no rows"
+    assert said in (tmp_path / "a" / "SUMMARY.md").read_text()
+    assert "--drop-cols Weight" in (tmp_path / "a" / "SUMMARY.md").read_text()
+    assert cli.main([*common, "--drop-cols", "Weight", "--out", str(tmp_path / "b")]) == 0
+    assert "learned as features" not in (tmp_path / "b" / "SUMMARY.md").read_text()
