@@ -292,6 +292,19 @@ def _run_workers(args: argparse.Namespace, argv: list[str], cfg) -> int:
     return 1 if bad else 0
 
 
+def _keep_other_summary(path: Path, config_line: str, quiet: bool) -> None:
+    """A SUMMARY.md of another command (other data, other --objectives) in the same
+    --out is kept under its time, not overwritten: its verdict may be the one to keep."""
+    if not path.exists() or config_line in path.read_text(errors="replace"):
+        return
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(path.stat().st_mtime))
+    kept = path.with_name(f"SUMMARY-{stamp}.md")
+    path.rename(kept)
+    if not quiet:
+        print(f"[tune] the SUMMARY.md of another command is kept as {kept.name}",
+              flush=True)
+
+
 def _check_storage(cfg) -> None:
     """Open the storage once (creating its tables): a wrong URL, a server that does not
     answer or a missing driver ends the run here, in one line."""
@@ -412,6 +425,7 @@ def main(argv: list[str] | None = None) -> int:
         remark = (f" (the saved model learnt from the rows the tuner tuned on: "
                  f"{args.data.name} less the 20% of its {part} held out for the test; on "
                  "every row of the file this code learns from those too)")
+    _keep_other_summary(cfg.out_dir / "SUMMARY.md", config_line, args.quiet)
     path = write_summary(cfg.out_dir / "SUMMARY.md", tasks, results,
                          config_line=config_line, wall_seconds=time.perf_counter() - t_start,
                          plot_dir=cfg.out_dir / "tune", metric=cfg.metric,

@@ -283,7 +283,8 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
             lines.append(f"{head}: no gbrank objective's study has a signal to compare "
                          "with it.")
         elif rec.best_gbrank is None:
-            lines.append(f"{head}: no gbrank objective was tuned on this task.")
+            lines.append(f"{head}: no gbrank objective is among this run's studies "
+                         "(`--objectives`).")
         elif vs is None:
             lines.append(f"{head}: gbrank's objectives have no units to compare with it.")
         else:

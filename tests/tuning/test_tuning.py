@@ -1032,3 +1032,23 @@ def test_a_column_named_like_row_weights_is_said_to_be_a_feature(tmp_path):
     assert "--drop-cols Weight" in (tmp_path / "a" / "SUMMARY.md").read_text()
     assert cli.main([*common, "--drop-cols", "Weight", "--out", str(tmp_path / "b")]) == 0
     assert "learned as features" not in (tmp_path / "b" / "SUMMARY.md").read_text()
+
+
+def test_another_commands_summary_in_the_same_out_is_kept(tmp_path):
+    """--report-only with fewer --objectives (or other data) in the same --out replaced
+    SUMMARY.md and its verdict (seventh probe): the earlier one is kept under its time;
+    the same command again overwrites its own."""
+    from gbrank.tuning import _cli as cli
+
+    csv = _write_csv(tmp_path / "d.csv", n=400)
+    common = ["--data", str(csv), "--label-col", "label", "--trials", "1", "--max-rounds",
+              "5", "--folds", "2", "--finalists", "1", "--repeats", "1", "--quiet",
+              "--out", str(tmp_path / "o")]
+    assert cli.main([*common, "--objectives", "focal,native:binary"]) == 0
+    assert cli.main([*common, "--objectives", "focal,native:binary"]) == 0
+    assert not list((tmp_path / "o").glob("SUMMARY-*.md"))  # the same command: replaced
+    assert cli.main([*common, "--objectives", "native:binary", "--report-only"]) == 0
+    kept = list((tmp_path / "o").glob("SUMMARY-*.md"))
+    assert len(kept) == 1 and "focal" in kept[0].read_text()
+    now = (tmp_path / "o" / "SUMMARY.md").read_text()
+    assert "no gbrank objective is among this run's studies (`--objectives`)" in now
