@@ -325,6 +325,17 @@ def _redact(url: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        # Optuna's and the boosters' frames say nothing a user can act on.
+        print(f"{PROG}: interrupted. Every finished trial is stored (--out's studies.db, "
+              "or --storage): the same command resumes the studies up to their totals "
+              "(a trial cut short is not counted)", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     t_start = time.perf_counter()
     try:

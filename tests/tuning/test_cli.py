@@ -114,3 +114,18 @@ def test_terminating_the_parent_of_workers_ends_the_workers(tmp_path):
                 pass
         if proc.poll() is None:
             proc.kill()
+
+
+def test_an_interrupted_run_says_it_resumes(monkeypatch, capsys):
+    """Ctrl-C printed Optuna's and the boosters' traceback (91 lines) and nothing about
+    resuming (seventh probe)."""
+    from gbrank.tuning import _cli as cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_main", interrupted)
+    assert cli.main(["--quick"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted. Every finished trial is stored" in err
+    assert "the same command resumes the studies" in err
