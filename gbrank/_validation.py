@@ -411,7 +411,12 @@ def check_positions(position: Any, n: int, name: str = "position", *, low: int =
     p = as_float_array(position, name)
     if p.size != n:
         raise ValueError(f"{name} has {p.size} entries but there are {n} rows")
-    check_finite(p, name)
+    missing = ~np.isfinite(p)
+    if missing.any():
+        raise ValueError(
+            f"{name} is missing (NaN/inf) on {int(missing.sum())} rows (first at index "
+            f"{int(np.flatnonzero(missing)[0])}): every row of a click log was shown at a "
+            "position; leave out rows that were not displayed")
     bad = np.flatnonzero((p < low) | (p != np.floor(p)))
     if bad.size:
         what = ("1-based display ranks or slot ids" if low >= 1 else

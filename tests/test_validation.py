@@ -277,3 +277,11 @@ def test_repeated_position_finds_merged_sessions():
     assert repeated_position(pos, np.array([3, 2, 3])) == (2, 1, 2)  # list 2: 1, 2, 1
     assert repeated_position(pos, np.array([3, 2, 2, 1])) is None
     assert repeated_position(pos, None) is None
+
+
+def test_missing_positions_name_the_fix():
+    from gbrank._validation import check_positions
+
+    with pytest.raises(ValueError, match=r"position is missing \(NaN/inf\) on 2 rows \(first "
+                       r"at index 1\).*leave out rows that were not displayed"):
+        check_positions([1, np.nan, 3, np.inf], 4, low=1)

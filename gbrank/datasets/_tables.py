@@ -200,8 +200,11 @@ def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
     y = pd.to_numeric(df[label_col], errors="coerce").to_numpy(np.float64)
     if not np.all(np.isfinite(y)):
         bad = int(np.flatnonzero(~np.isfinite(y))[0])
+        value = df[label_col].iloc[bad]
         raise ValueError(f"{path}: label column {label_col!r} has a non-numeric or missing "
-                         f"value (first at row {bad})")
+                         f"value (first at row {bad}: {value!r}); labels are numbers: "
+                         "grades or 0/1, classes as 0 … K−1 (encode text classes, e.g. "
+                         "with pandas' factorize), and rows without a label left out")
     X = df[feature_cols].to_numpy(dtype=np.float64, na_value=np.nan)
     group = None
     order = np.arange(len(df), dtype=np.int64)

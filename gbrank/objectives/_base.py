@@ -227,7 +227,8 @@ class Objective:
             "objective no start of their own. Pass it with the data — LightGBM: "
             "lgb.Dataset(X, y, init_score=np.full(len(y), obj.init_score(y))) (an (n, K) "
             "array for K classes); XGBoost: DMatrix(..., base_margin=...) — and add it to "
-            "the raw predictions; or use gbrank.sklearn.GBClassifier, which does both",
+            "the raw predictions; or use gbrank.sklearn."
+            f"{'GBRanker' if self.task == 'ranking' else 'GBClassifier'}, which does both",
             UserWarning, stacklevel=4)
 
     @staticmethod

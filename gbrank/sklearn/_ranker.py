@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 from sklearn.utils import _safe_indexing, check_random_state
-from sklearn.utils.metaestimators import available_if
 
 from gbrank._fields import LIGHTGBM_MAX_QUERY
 from gbrank._proba import predict_proba as _sigmoid
@@ -30,6 +29,24 @@ from gbrank.sklearn._ranker_input import (
 )
 
 __all__ = ["GBRanker"]
+
+
+class _when_calibrated:  # noqa: N801 (a decorator)
+    """Like scikit-learn's ``available_if(GBRanker._has_probabilities)`` (``hasattr`` is
+    False for an uncalibrated objective), but the AttributeError is the check's own,
+    naming the fix, not "has no attribute" with the fix in its ``__cause__``."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self.fn
+        obj._has_probabilities()
+        import types
+
+        return types.MethodType(self.fn, obj)
 
 
 class GBRanker(_RankingInput, _GBBase):
@@ -459,7 +476,7 @@ class GBRanker(_RankingInput, _GBBase):
                 "GBRanker(objective=LambdaRank(calibration=0.1))")
         return True
 
-    @available_if(_has_probabilities)
+    @_when_calibrated
     def predict_proba(self, X: Any) -> np.ndarray:
         r"""Probability of relevance per row, :math:`\sigma(\text{score})`, for a calibrated
         objective (``RankNet(calibration=α)``, ``LambdaRank(calibration=α)`` with α > 0,

@@ -103,8 +103,13 @@ def check_metric(name: str, kind: str, *, clicks: bool = False) -> str:
                              "their logged positions), e.g. ips_dcg@10")
         return key
     if metric_kind not in METRIC_KINDS[kind]:
+        examples = {"multiclass": ("macro_f1, weighted_f1, micro_f1, macro_fbeta:β, "
+                                   "balanced_accuracy or mlogloss"),
+                    "binary": "ap, f1, fbeta:β, balanced, logloss or ece",
+                    "ranking": "ndcg@k, err@k, map@k, mrr or pair_accuracy"}[kind]
         raise ValueError(f"metric {key!r} is a {metric_kind} metric; a {kind} task is "
-                         f"judged by {' or '.join(METRIC_KINDS[kind])} metrics")
+                         f"judged by {' or '.join(METRIC_KINDS[kind])} metrics: "
+                         f"{examples}")
     return key
 
 
