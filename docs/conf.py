@@ -238,6 +238,12 @@ intersphinx_mapping = {
 }
 
 # -- Gallery: every example runs during the build, on embedded data, in seconds ------
+# The examples run in this process: gbrank's notice that a kernel is compiling (with the
+# builder's cache path, and only on a cold cache) is not part of their output.
+import logging as _stdlib_logging  # noqa: E402
+
+_stdlib_logging.getLogger("gbrank").addHandler(_stdlib_logging.NullHandler())
+
 sphinx_gallery_conf = {
     "examples_dirs": "examples",
     "gallery_dirs": "auto_examples",
