@@ -415,6 +415,19 @@ def _main(argv: list[str] | None = None) -> int:
                    f"the pick: {cfg.finalists} finalists per study rescored on "
                    f"{cfg.repeats} fresh shuffle(s) of the folds, each with its own booster "
                    f"seed ({cfg.repeats * cfg.n_folds} units).")
+    short = [r for r in results if r.status == "done" and r.n_complete + r.n_pruned
+             < cfg.trials]
+    if short:  # a budget the header states but the studies did not run
+        counts = ", ".join(f"{r.key} {r.n_complete + r.n_pruned}" for r in short[:6])
+        why = (f"--timeout {cfg.timeout:g} s" if cfg.timeout is not None
+               else "their failed trials")
+        config_line += (f" **{len(short)} of the studies ran fewer trials than that**, "
+                        f"stopped by {why} ({counts}{', …' if len(short) > 6 else ''}): "
+                        "their picks are barely tuned.")
+    if cfg.trials < 3:
+        config_line += (f" With {cfg.trials} trial(s) per study nothing is tuned: each "
+                        "pick is a starting point (the booster's defaults) or a random "
+                        "draw.")
     hint = remark = ""
     if args.label_col:
         # Name what X leaves out: read as "every other column", a click log's position

@@ -1052,3 +1052,22 @@ def test_another_commands_summary_in_the_same_out_is_kept(tmp_path):
     assert len(kept) == 1 and "focal" in kept[0].read_text()
     now = (tmp_path / "o" / "SUMMARY.md").read_text()
     assert "no gbrank objective is among this run's studies (`--objectives`)" in now
+
+
+def test_the_summary_says_when_studies_ran_fewer_trials_than_the_budget(tmp_path):
+    """--timeout stopped every study after a few trials while the header said "100
+    trials per study"; --trials 1 recommended untuned defaults as "settings" (seventh
+    probe). Both are said in the header."""
+    from gbrank.tuning import _cli as cli
+
+    csv = _write_csv(tmp_path / "d.csv", n=400)
+    common = ["--data", str(csv), "--label-col", "label", "--objectives", "native:binary",
+              "--max-rounds", "5", "--folds", "2", "--finalists", "1", "--repeats", "1",
+              "--quiet"]
+    assert cli.main([*common, "--trials", "40", "--timeout", "0.01",
+                     "--out", str(tmp_path / "a")]) == 0
+    head = (tmp_path / "a" / "SUMMARY.md").read_text()
+    assert "studies ran fewer trials than that**, stopped by --timeout 0.01 s" in head
+    assert cli.main([*common, "--trials", "1", "--out", str(tmp_path / "b")]) == 0
+    assert "With 1 trial(s) per study nothing is tuned" in (
+        tmp_path / "b" / "SUMMARY.md").read_text()
