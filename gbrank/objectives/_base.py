@@ -247,6 +247,18 @@ class Objective:
                 "row-major (init_score=np.tile(c, n)), which LightGBM reads class by "
                 "class: every row starts from another permutation. Pass the start as an "
                 "(n, K) array: init_score=np.tile(obj.init_score(y), (n, 1))")
+        # The mirror: LightGBM's class-major flat start (np.repeat(c, n)) given to
+        # XGBoost, which reads a flat base_margin row by row: each row starts from one
+        # class's constant in every class, which the softmax cancels (no start at all).
+        c = rows.reshape(-1)[::n]
+        if (np.all(rows == rows[:, :1]) and not np.all(c == c[0])
+                and np.array_equal(rows.reshape(-1), np.repeat(c, n))):
+            raise ValueError(
+                f"the first round's scores are a constant start of {k} classes laid out "
+                "class by class (LightGBM's flat form, np.repeat(c, n)), which XGBoost "
+                "reads row by row: every row starts from one class's value in all "
+                f"classes, which the softmax cancels. Pass base_margin as an (n, K) "
+                "array: np.tile(obj.init_score(y), (n, 1))")
 
     # LightGBM's protocol: 2 arguments from lgb.train, 4 from the sklearn API (which
     # picks the form by counting parameters, so exactly four are declared here).

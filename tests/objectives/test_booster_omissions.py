@@ -191,3 +191,26 @@ def test_multiclass_start_laid_out_row_major_is_refused():
             warnings.simplefilter("error")
             lgb.train({**LGB, "objective": obj, "num_class": 3},
                       lgb.Dataset(X, y, init_score=good), 3)
+
+
+def test_multiclass_start_laid_out_class_major_for_xgboost_is_refused():
+    """The mirror for XGBoost, which reads a flat base_margin row by row: LightGBM's
+    class-major np.repeat(c, n) gave each row one class's value in every class, which
+    the softmax cancels (the start silently lost, sixth probe)."""
+    from sklearn.datasets import make_classification
+
+    from gbrank.xgboost import objective
+
+    X, y = make_classification(600, 8, n_informative=5, n_classes=3,
+                               weights=[0.8, 0.15, 0.05], random_state=0)
+    obj = FocalLoss(num_class=3)
+    c, n = obj.init_score(y), y.size
+    params = {"num_class": 3, "nthread": 1, "disable_default_eval_metric": 1}
+    with pytest.raises(ValueError, match=r"laid out class by class \(LightGBM's flat form, "
+                       r"np.repeat\(c, n\)\), which XGBoost reads row by row"):
+        xgb.train(params, xgb.DMatrix(X, y, base_margin=np.repeat(c, n)), 2,
+                  obj=objective(obj))
+    for good in (np.tile(c, (n, 1)), np.tile(c, n)):  # (n, K), and row-major flat
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            xgb.train(params, xgb.DMatrix(X, y, base_margin=good), 3, obj=objective(obj))
