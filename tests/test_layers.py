@@ -190,7 +190,7 @@ def test_no_module_outside_the_kernels_is_over_600_lines():
 # would keep the worst round. And the module names of the frames above a warning raised
 # inside a training round, to attribute it to the user's line (warnings.warn's
 # skip_file_prefixes needs Python 3.12). Nothing else in gbrank may read frames.
-FRAME_READERS = {"gbrank.xgboost._metric": "_training_container",
+FRAME_READERS = {"gbrank.xgboost._metric": "_from_the_stack",
                  "gbrank._warnings": "warn_user"}
 
 

@@ -1,6 +1,7 @@
 """What GBClassifier makes of its classes: the objective for K classes (a booster's own
 softmax, or a gbrank objective with ``num_class`` set), the validation loss of the
-boosters' own objectives, and the warning on weights that re-balance the classes."""
+boosters' own objectives, the warning on weights that re-balance the classes, class
+offsets given as the decision, and labels as JSON holds them."""
 
 from __future__ import annotations
 
@@ -98,3 +99,29 @@ class _LogLoss:
             return multiclass_log_loss(y, np.asarray(s, dtype=np.float64), weight=weight,
                                        margin=True)
         return FocalLoss(gamma=0.0).loss(y, s, weight=weight)
+
+
+def _given_offsets(decision: Any) -> np.ndarray | None:
+    """``decision`` as K class offsets (float64), or None for a rule's name."""
+    if isinstance(decision, str):
+        return None
+    try:
+        b = np.asarray(decision, dtype=np.float64)
+    except (TypeError, ValueError):
+        b = None
+    if b is None or b.ndim != 1 or b.size < 2 or not np.all(np.isfinite(b)):
+        raise ValueError(f"decision={decision!r}: expected 'auto', 'argmax' or one finite "
+                         "offset per class (K numbers, in the order of classes_)")
+    return b
+
+
+def _json_label(label: Any) -> Any:
+    """A label as JSON can hold it (NumPy scalars as Python ones; others as text)."""
+    import json
+
+    label = label.item() if isinstance(label, np.generic) else label
+    try:
+        json.dumps(label)
+    except TypeError:
+        return str(label)
+    return label

@@ -28,7 +28,13 @@ from gbrank.sklearn._base import (
     _refuse_booster_data,
     _ValidMetric,
 )
-from gbrank.sklearn._classes import _classifier_objective, _LogLoss, _warn_if_class_balancing
+from gbrank.sklearn._classes import (
+    _classifier_objective,
+    _given_offsets,
+    _json_label,
+    _LogLoss,
+    _warn_if_class_balancing,
+)
 
 __all__ = ["GBClassifier"]
 
@@ -41,10 +47,7 @@ class GBClassifier(ClassifierMixin, _GBBase):
     so ``predict_proba`` is :math:`\sigma(z)` of the full margin :math:`z` (two
     classes) or the softmax of the K margins :math:`z_k` (K classes) — calibrated as far
     as the loss allows (focal loss with γ > 0 is not a proper scoring rule;
-    ``"fbeta_surrogate"``'s margins have no probability scale at all: its
-    ``predict_proba`` orders rows and its decisions are F_β-best, but its values are no
-    probabilities — calibrate them, e.g. with ``CalibratedClassifierCV``, where one is
-    needed).
+    ``"fbeta_surrogate"``'s ``predict_proba`` orders rows but is no probability at all).
 
     Two classes: ``predict`` thresholds the probability of ``pos_label_``:
     ``threshold="auto"`` picks the F_β-best cut (threshold moving); a number is a
@@ -111,9 +114,8 @@ class GBClassifier(ClassifierMixin, _GBBase):
         ``"argmax"``: predict the most probable class (K classes: offsets 0; two
         classes: threshold 0.5, refused beside a numeric ``threshold``). ``"auto"``:
         K classes, the macro-F_β offsets (see above); two classes, as ``threshold``
-        says. K numbers: K classes decided at these offsets :math:`b_k` (columns as
-        ``classes_``; the K-class counterpart of a numeric ``threshold``, e.g. the
-        offsets ``gbrank tune`` judged a model at).
+        says. K numbers: K classes decided at these offsets :math:`b_k` (as
+        ``classes_``; e.g. the offsets ``gbrank tune`` prints).
     decision_cv : int >= 2 or None, default 4
         K classes with ``decision="auto"``: the number of stratified folds whose
         out-of-fold predictions choose the offsets (see above); ``None``: one held-out
@@ -549,8 +551,6 @@ feature_names_in_, feature_importances_
 
     def _warn_about_export(self) -> None:
         if self._fitted_task() == "binary" and self.pos_label_ != self.classes_[1]:
-            import warnings
-
             pos = _json_label(self.pos_label_)
             warnings.warn(
                 f"the saved model predicts the probability of pos_label_ {pos!r}, which is "
@@ -598,28 +598,3 @@ feature_names_in_, feature_importances_
             return self.classes_[np.argmax(d, axis=1)]
         return self.classes_[(d > 0).astype(np.intp)]
 
-
-def _given_offsets(decision: Any) -> np.ndarray | None:
-    """``decision`` as K class offsets (float64), or None for a rule's name."""
-    if isinstance(decision, str):
-        return None
-    try:
-        b = np.asarray(decision, dtype=np.float64)
-    except (TypeError, ValueError):
-        b = None
-    if b is None or b.ndim != 1 or b.size < 2 or not np.all(np.isfinite(b)):
-        raise ValueError(f"decision={decision!r}: expected 'auto', 'argmax' or one finite "
-                         "offset per class (K numbers, in the order of classes_)")
-    return b
-
-
-def _json_label(label: Any) -> Any:
-    """A label as JSON can hold it (NumPy scalars as Python ones; others as text)."""
-    import json
-
-    label = label.item() if isinstance(label, np.generic) else label
-    try:
-        json.dumps(label)
-    except TypeError:
-        return str(label)
-    return label

@@ -31,28 +31,25 @@ def _is_dmatrix(x: Any) -> bool:
 _DIRECTION_SET: weakref.WeakSet = weakref.WeakSet()
 
 
-def _training_container() -> Any:
-    """The ``CallbackContainer`` of the XGBoost training whose evaluation called the
-    metric calling this (XGBoost's container calls ``Booster.eval_set``, which calls the
-    metric), found through the call stack, or ``None`` when the layout differs. The one
-    place that reads the stack."""
-    frame = sys._getframe(2)
+def _from_the_stack() -> tuple[Any, bool]:
+    """What the call stack says about the call of the metric calling this: the
+    ``CallbackContainer`` of the XGBoost training whose evaluation called it (XGBoost's
+    container calls ``Booster.eval_set``, which calls the metric; ``None`` when the
+    layout differs), and whether XGBoost's scikit-learn wrapper handed it every
+    evaluation row at once (its caller holds the evaluation ``DMatrix``: XGBRegressor,
+    XGBClassifier), not one query at a time (XGBRanker's per-query loop). The one place
+    that reads the stack."""
+    caller = sys._getframe(2)
+    every_row = caller is not None and any(_is_dmatrix(v) for v in caller.f_locals.values())
+    frame = caller
     for _ in range(8):
         if frame is None:
-            return None
+            return None, every_row
         owner = frame.f_locals.get("self")
         if isinstance(getattr(owner, "callbacks", None), list) and hasattr(owner, "history"):
-            return owner
+            return owner, every_row
         frame = frame.f_back
-    return None
-
-
-def _handed_every_row() -> bool:
-    """Whether XGBoost's scikit-learn wrapper called the metric with every evaluation
-    row (its caller holds the evaluation ``DMatrix``: XGBRegressor, XGBClassifier), not
-    one query at a time (XGBRanker's per-query loop). Read from the caller's frame."""
-    frame = sys._getframe(2)
-    return frame is not None and any(_is_dmatrix(v) for v in frame.f_locals.values())
+    return None, every_row
 
 
 # Per training (its callback container): each evaluated DMatrix's kind of start
@@ -115,7 +112,7 @@ class _XGBMetric:
         self.__name__ = ",".join(self.keys)
 
     def __call__(self, a: Any, b: Any, sample_weight: Any = None) -> Any:
-        container = _training_container()
+        container, every_row = _from_the_stack()
         _direction_in_early_stopping(
             {k: m.higher_is_better for k, m in zip(self.keys, self.metrics, strict=True)},
             container)
@@ -133,7 +130,7 @@ class _XGBMetric:
                 "XGBoost's scikit-learn API takes one metric per callable; got "
                 f"{[m.name for m in self.metrics]}: use metric(name) for a single name"
             )
-        if self.metrics[0].kind in ("ranking", "clicks") and _handed_every_row():
+        if self.metrics[0].kind in ("ranking", "clicks") and every_row:
             # XGBRegressor/XGBClassifier: every evaluation row, no query reaches here
             # (XGBRanker calls once per query instead).
             check_declared_queries(
