@@ -57,8 +57,9 @@ def to_native(booster: Any, objective: Any, *, init_score: Any = None,
         The objective it was trained with (an instance, or a registry name such as
         ``"focal"``); its task gives the link.
     init_score : float or array-like of shape (K,), optional
-        The raw score training started from: the constant of the training
-        ``Dataset``'s ``init_score``, e.g. ``FocalLoss.init_score(y_train)``
+        The raw score training started from — what training used, not what it should
+        have used (another value shifts every exported prediction): the constant of the
+        training ``Dataset``'s ``init_score``, e.g. ``FocalLoss.init_score(y_train)``
         (:class:`gbrank.sklearn.GBClassifier` keeps it in ``init_score_``); one per
         class for multiclass. Required for binary and multiclass objectives (0 if the
         Dataset had no ``init_score``); ranking objectives default to 0. A per-row

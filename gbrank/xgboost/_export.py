@@ -123,13 +123,14 @@ def to_native(booster: Any, objective: Any, *, init_score: Any = None,
         The objective it was trained with (an instance, a registry name such as
         ``"focal"``, or the :func:`objective` wrapper); its task gives the link.
     init_score : float, array-like of shape (K,) or "base_score", optional
-        The constant ``base_margin`` of the training ``DMatrix``, e.g.
-        ``FocalLoss.init_score(y_train)`` (:class:`gbrank.sklearn.GBClassifier` keeps
-        it in ``init_score_``); one per class for multiclass. ``"base_score"``: the
-        DMatrix had no ``base_margin``, so training started from the model's
-        ``base_score``. Required for binary and multiclass objectives; ranking
-        objectives default to ``"base_score"``. A per-row start cannot be part of a
-        model and is refused.
+        The constant ``base_margin`` the training ``DMatrix`` had — what training
+        used, not what it should have used: e.g. ``FocalLoss.init_score(y_train)`` when
+        it was passed (:class:`gbrank.sklearn.GBClassifier` keeps it in
+        ``init_score_``); one per class for multiclass. ``"base_score"``: the DMatrix
+        had no ``base_margin``, so training started from the model's ``base_score``
+        (another value would shift every exported prediction). Required for binary and
+        multiclass objectives; ranking objectives default to ``"base_score"``. A
+        per-row start cannot be part of a model and is refused.
     num_iteration : int, optional
         Rounds to keep (``booster[:num_iteration]``); ``None`` keeps every round, as
         ``Booster.predict`` uses them (after early stopping, pass
