@@ -222,11 +222,17 @@ def _first_bad(a: np.ndarray, bad: np.ndarray) -> tuple[int, Any, float]:
     return flat.size, where, float(a[first])
 
 
-def refuse_flat_multiclass(size: int, shape: str) -> None:
+def refuse_flat_multiclass(size: int, shape: str, n: int | None = None) -> None:
     """Refuse a flat vector of ``size`` K-class scores (``shape``: the one wanted, as
     the message says it): class-major (LightGBM 3) and row-major (NumPy's ravel, old
     XGBoost) readings each give a plausible number, so neither is guessed; both boosters
-    this library supports hand (n, K) arrays."""
+    this library supports hand (n, K) arrays. One value per row (``n`` rows) is a class
+    label, not scores (XGBoost's ``multi:softmax``)."""
+    if n is not None and size == n:
+        raise ValueError(f"multiclass scores must have shape {shape}; got one value per "
+                         "row: predicted classes, not scores (XGBoost's multi:softmax "
+                         "hands its metrics those). Use multi:softprob, or pass the "
+                         "(n, K) probabilities")
     raise ValueError(f"multiclass scores must have shape {shape}; got a flat vector of "
                      f"{size}. A flat n·K vector has two layouts (class-major: "
                      "s.reshape(K, n).T; row-major: s.reshape(n, K)): pass the (n, K) array")

@@ -37,7 +37,7 @@ def _inputs(y: Any, s: Any, weight: Any) -> tuple[np.ndarray, np.ndarray, np.nda
     s = as_float_array(s, "scores", allow_2d=True)
     n = y.size
     if s.ndim == 1:
-        refuse_flat_multiclass(s.size, f"(n, K) = ({n}, K), K ≥ 2")
+        refuse_flat_multiclass(s.size, f"(n, K) = ({n}, K), K ≥ 2", n)
     if s.shape[0] != n or s.shape[1] < 2:
         raise ValueError(f"multiclass scores must have shape ({n}, K) with K ≥ 2, got "
                          f"{s.shape}")

@@ -187,3 +187,13 @@ def test_argmax_metrics_read_any_scale_and_offsets_read_probabilities():
     np.testing.assert_array_equal(b, b_log)
     with pytest.raises(ValueError, match="best_class_offsets reads probabilities.*margin=True"):
         best_class_offsets(y, s)
+
+
+def test_one_value_per_row_is_predicted_classes_not_scores():
+    """XGBoost's multi:softmax hands a metric n predicted classes; the message said to
+    reshape a flat n·K vector, which n labels are not (sixth probe)."""
+    from gbrank.metrics import fbeta_multiclass
+
+    with pytest.raises(ValueError, match="one value per row: predicted classes, not scores"
+                       ".*multi:softprob"):
+        fbeta_multiclass([0, 1, 2, 1], [0.0, 1.0, 2.0, 1.0])
