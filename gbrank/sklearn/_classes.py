@@ -125,3 +125,15 @@ def _json_label(label: Any) -> Any:
     except TypeError:
         return str(label)
     return label
+
+
+def _refuse_missing_labels(y: np.ndarray) -> None:
+    """Labels of object dtype holding None/NaN (np.unique would raise a TypeError)."""
+    if y.dtype.kind != "O":
+        return
+    import pandas as pd
+
+    gone = np.flatnonzero(pd.isna(y))
+    if gone.size:
+        raise ValueError(f"y has {gone.size} missing labels (None/NaN; first at row "
+                         f"{gone[0]}): leave those rows out")

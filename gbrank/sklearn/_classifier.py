@@ -33,21 +33,22 @@ from gbrank.sklearn._classes import (
     _given_offsets,
     _json_label,
     _LogLoss,
+    _refuse_missing_labels,
     _warn_if_class_balancing,
 )
 
 __all__ = ["GBClassifier"]
 
+
 class GBClassifier(ClassifierMixin, _GBBase):
     r"""Imbalanced classification with a gbrank objective (focal loss, the F_β
     surrogate), two classes or K, as a scikit-learn classifier.
 
-    The booster starts from the objective's loss-optimal constant
-    (``init_score_ = objective.init_score(y)``), which is added back at prediction,
-    so ``predict_proba`` is :math:`\sigma(z)` of the full margin :math:`z` (two
-    classes) or the softmax of the K margins :math:`z_k` (K classes) — calibrated as far
-    as the loss allows (focal loss with γ > 0 is not a proper scoring rule;
-    ``"fbeta_surrogate"``'s ``predict_proba`` orders rows but is no probability at all).
+    The booster starts from the objective's loss-optimal constant (``init_score_ =
+    objective.init_score(y)``), added back at prediction, so ``predict_proba`` is
+    :math:`\sigma(z)` of the full margin :math:`z` (two classes) or the softmax of the K
+    margins :math:`z_k` (K classes), calibrated as far as the loss allows (focal loss with
+    γ > 0 is no proper scoring rule; ``"fbeta_surrogate"``'s is no probability at all).
 
     Two classes: ``predict`` thresholds the probability of ``pos_label_``:
     ``threshold="auto"`` picks the F_β-best cut (threshold moving); a number is a
@@ -88,11 +89,10 @@ class GBClassifier(ClassifierMixin, _GBBase):
     final model is the one trained without it. With ``validation_fraction=None`` the
     choice is made on the training predictions.
 
-    ``sample_weight`` weights the rows of that F_β (macro-F_β) too. Weights that
-    re-balance the classes therefore make the threshold (offsets) maximise the
-    re-balanced F_β, not the F_β of the data as it comes (a ``UserWarning`` says so
-    when ``sample_weight`` is one value per class). To re-weight the classes in
-    training only, fit without them and give the objective class weights:
+    ``sample_weight`` weights the rows of that F_β (macro-F_β) too, so weights that
+    re-balance the classes make the threshold (offsets) maximise the re-balanced F_β,
+    not the data's (a ``UserWarning`` says so when ``sample_weight`` is one value per
+    class). To re-weight the classes in training only, give the objective class weights:
     ``FocalLoss(alpha="balanced")`` for K classes (with ``gamma=0``, the softmax
     cross-entropy with scikit-learn's balanced class weights), ``FocalLoss(alpha=a)``
     (the positive class's weight) for two.
@@ -111,11 +111,10 @@ class GBClassifier(ClassifierMixin, _GBBase):
         ``"auto"``: the threshold maximising F_β (``beta``) on held-out predictions
         (see above). K classes: only ``"auto"`` (the rule is ``decision``).
     decision : {"auto", "argmax"} or array-like of K floats, default "auto"
-        ``"argmax"``: predict the most probable class (K classes: offsets 0; two
-        classes: threshold 0.5, refused beside a numeric ``threshold``). ``"auto"``:
-        K classes, the macro-F_β offsets (see above); two classes, as ``threshold``
-        says. K numbers: K classes decided at these offsets :math:`b_k` (as
-        ``classes_``; e.g. the offsets ``gbrank tune`` prints).
+        ``"argmax"``: the most probable class (K classes: offsets 0; two: threshold
+        0.5, refused beside a numeric ``threshold``). ``"auto"``: K classes, the
+        macro-F_β offsets (above); two, as ``threshold`` says. K numbers: the offsets
+        :math:`b_k` of K classes (as ``classes_``; e.g. printed by ``gbrank tune``).
     decision_cv : int >= 2 or None, default 4
         K classes with ``decision="auto"``: the number of stratified folds whose
         out-of-fold predictions choose the offsets (see above); ``None``: one held-out
@@ -289,6 +288,7 @@ feature_names_in_, feature_importances_
             raise ValueError(f"y has {y.size} entries but X has {n} rows")
         if y.dtype.kind == "f":
             check_finite(y, "y")
+        _refuse_missing_labels(y)
         check_classification_targets(y)
         w = check_row_weights(sample_weight, n, "sample_weight")
         classes = np.unique(y if w is None else y[w > 0])

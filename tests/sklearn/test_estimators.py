@@ -1000,3 +1000,13 @@ def test_classifier_auto_threshold_is_chosen_on_a_split_holding_positives(monkey
             "there. Give more rows of each class")):
         GBClassifier(**FAST).fit(X, y1)
     assert GBClassifier(threshold=0.5, **FAST).fit(X, y1).threshold_ == 0.5
+
+
+def test_missing_labels_among_text_labels_are_refused_by_name():
+    """None among string labels reached np.unique's TypeError (sixth probe)."""
+    X, _ = _binary()
+    y = np.where(np.arange(len(X)) % 3 == 0, "a", "b").astype(object)
+    y[4] = None
+    with pytest.raises(ValueError, match=r"y has 1 missing labels \(None/NaN; first at row "
+                       r"4\): leave those rows out"):
+        GBClassifier(**FAST).fit(X, y)
