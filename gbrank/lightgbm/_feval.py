@@ -195,13 +195,16 @@ class _FEval:
             if link in (LOGIT, SOFTMAX):
                 return False
             if link == VALUE:
+                cut = [m for m in scaled if m in ("f1", "balanced") or m.startswith("fbeta")]
+                advice = ("feval(..., margin=True, threshold=0.5) to cut the values at 0.5"
+                          if len(cut) == len(scaled) else
+                          "feval(..., margin=False) to read values in [0, 1] as "
+                          "probabilities")
                 raise ValueError(
                     f"LightGBM's objective {name!r} hands feval estimates of the label, "
                     f"neither log-odds margins nor probabilities, so {scaled[0]} cannot "
-                    "read them unasked (as margins, it would cut them at 0): pass "
-                    "feval(..., margin=True, threshold=0.5) to cut the values at 0.5, "
-                    "margin=True to read them as log-odds, or train a classification "
-                    "objective")
+                    f"read them unasked (as margins, it would take σ of them): pass "
+                    f"{advice}, or train a classification objective")
             raise ValueError(
                 f"LightGBM's objective {name!r} hands feval its predictions through a "
                 f"{link!r} link, neither raw margins nor probabilities, so {scaled[0]} "

@@ -251,8 +251,7 @@ class Objective:
         # XGBoost, which reads a flat base_margin row by row: each row starts from one
         # class's constant in every class, which the softmax cancels (no start at all).
         c = rows.reshape(-1)[::n]
-        if (np.all(rows == rows[:, :1]) and not np.all(c == c[0])
-                and np.array_equal(rows.reshape(-1), np.repeat(c, n))):
+        if not np.all(c == c[0]) and np.array_equal(rows.reshape(-1), np.repeat(c, n)):
             raise ValueError(
                 f"the first round's scores are a constant start of {k} classes laid out "
                 "class by class (LightGBM's flat form, np.repeat(c, n)), which XGBoost "

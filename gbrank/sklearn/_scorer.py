@@ -182,6 +182,38 @@ def _class_codes(estimator: Any, y_true: Any, metric: Any) -> Any:
     return (codes == 1).astype(np.float64)
 
 
+def _about_the_positive_class(estimator: Any, y_true: Any, y_score: Any,
+                              margin: bool | None, metric: Any) -> tuple[Any, Any]:
+    """Labels (codes: 1 for ``classes_[1]``) and scores turned to be about the
+    classifier's positive class, which F_β and AP are asymmetric in: ``GBClassifier``'s
+    ``pos_label_`` (by default the rarer of two text labels, which may sort first), else
+    ``classes_[1]`` when the labels say which (0/1, ±1, booleans); other labels ({1, 2},
+    text) of another classifier are refused rather than guessed."""
+    from sklearn.base import is_classifier
+
+    final = _final_step(estimator)
+    classes = getattr(final, "classes_", None)
+    if classes is None or not is_classifier(estimator) or len(classes) != 2:
+        return y_true, y_score
+    pos = getattr(final, "pos_label_", None)
+    if pos is None:
+        if set(np.asarray(classes).tolist()) not in ({0, 1}, {-1, 1}):
+            raise ValueError(
+                f"{metric.name} is about a positive class, and {type(final).__name__}'s "
+                f"classes {np.asarray(classes).tolist()} do not say which: encode the "
+                "labels as 0/1 (1 positive), or use gbrank.sklearn.GBClassifier, whose "
+                "pos_label names it")
+        return y_true, y_score
+    if pos == classes[1]:
+        return y_true, y_score
+    s = np.asarray(y_score, dtype=np.float64)
+    if margin:  # > 0 said classes_[1]; 0 itself said classes_[0], the positive class
+        s = np.where(s == 0.0, np.finfo(np.float64).tiny, -s)
+    else:  # probabilities or 0/1 decisions of classes_[1]
+        s = 1.0 - s
+    return 1.0 - np.asarray(y_true, dtype=np.float64), s
+
+
 class _ScaledScorer(_SklearnScorer):
     """scikit-learn scorer of a metric that reads the scale of the predictions (binary,
     calibration, multiclass): it asks the estimator for the prediction that metric
@@ -190,7 +222,11 @@ class _ScaledScorer(_SklearnScorer):
     def _score(self, method_caller: Any, estimator: Any, X: Any, y_true: Any,
                **kwargs: Any) -> float:
         y_score, margin = self._predictions(estimator, X)
-        y_true = _class_codes(estimator, y_true, get_metric(self._score_func.name))
+        metric = get_metric(self._score_func.name)
+        y_true = _class_codes(estimator, y_true, metric)
+        if metric.kind == "binary":
+            y_true, y_score = _about_the_positive_class(estimator, y_true, y_score, margin,
+                                                        metric)
         # A calibrated GBRanker's targets are those its training labels mapped to (not
         # the judged rows' own: 0/1 grades of a 0-4 scale are not clicks); a mapping
         # given to make_scorer wins.
@@ -210,6 +246,7 @@ class _ScaledScorer(_SklearnScorer):
             s = np.asarray(estimator.predict(X))
             if raw:
                 return s, True
+            s = np.asarray(_class_codes(estimator, s, metric))  # a classifier's classes
             _check_probabilities_or_labels(s, type(estimator).__name__, metric)
             return s, None
         if metric.kind == "multiclass" and not metric.reads_scale:

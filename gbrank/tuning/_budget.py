@@ -181,6 +181,7 @@ def run_budget(study: Any, objective: Callable[[Any], float], total: int, *,
             can_start = ((left is None or left > 0)
                          and (max_trials is None or started < max_trials))
             if can_start and claimed() < total:
+                running.update(trial=None, elsewhere=False)  # this call's trials only
                 try:
                     study.optimize(
                         gated, n_trials=None if max_trials is None else max_trials - started,

@@ -272,8 +272,10 @@ def _run_workers(args: argparse.Namespace, argv: list[str], cfg) -> int:
         previous = signal.signal(signal.SIGTERM, terminated)
     except ValueError:  # not the main thread: no handler to install
         previous = None
-    procs = [subprocess.Popen([*child, "--worker-id", str(i)]) for i in range(args.workers)]
+    procs: list[subprocess.Popen] = []
     try:
+        for i in range(args.workers):
+            procs.append(subprocess.Popen([*child, "--worker-id", str(i)]))
         codes = [p.wait() for p in procs]
     except BaseException:  # Ctrl-C or a kill of the parent: take the workers along
         for p in procs:
@@ -295,7 +297,8 @@ def _run_workers(args: argparse.Namespace, argv: list[str], cfg) -> int:
 def _keep_other_summary(path: Path, config_line: str, quiet: bool) -> None:
     """A SUMMARY.md of another command (other data, other --objectives) in the same
     --out is kept under its time, not overwritten: its verdict may be the one to keep."""
-    if not path.exists() or config_line in path.read_text(errors="replace"):
+    command = config_line.split("`:", 1)[0] + "`:"  # the line varies with the run
+    if not path.exists() or command in path.read_text(errors="replace"):
         return
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(path.stat().st_mtime))
     kept = path.with_name(f"SUMMARY-{stamp}.md")
@@ -419,10 +422,10 @@ def _main(argv: list[str] | None = None) -> int:
              < cfg.trials]
     if short:  # a budget the header states but the studies did not run
         counts = ", ".join(f"{r.key} {r.n_complete + r.n_pruned}" for r in short[:6])
-        why = (f"--timeout {cfg.timeout:g} s" if cfg.timeout is not None
-               else "their failed trials")
+        why = (f"stopped by --timeout {cfg.timeout:g} s" if cfg.timeout is not None
+               else "their trials ended early (failed trials count against a cap)")
         config_line += (f" **{len(short)} of the studies ran fewer trials than that**, "
-                        f"stopped by {why} ({counts}{', …' if len(short) > 6 else ''}): "
+                        f"{why} ({counts}{', …' if len(short) > 6 else ''}): "
                         "their picks are barely tuned.")
     if cfg.trials < 3:
         config_line += (f" With {cfg.trials} trial(s) per study nothing is tuned: each "

@@ -502,10 +502,14 @@ def _hash_matrix(h: Any, X: Any, rows: int = 8192) -> None:
     time (no float64 copy of the whole matrix)."""
     if hasattr(X, "tocsr"):
         X = X.tocsr()
-        X.sum_duplicates()
-        for a in (X.indptr, X.indices):
+        if not X.has_canonical_format:  # on a copy: the task's matrix is not changed
+            X = X.copy()
+            X.sum_duplicates()
+        kept = X.data != 0  # a stored zero is the same data as an absent one
+        rows = np.repeat(np.arange(X.shape[0], dtype=np.int64), np.diff(X.indptr))
+        for a in (rows[kept], X.indices[kept]):
             h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
-        h.update(np.ascontiguousarray(X.data, dtype=np.float64).tobytes())
+        h.update(np.ascontiguousarray(X.data[kept], dtype=np.float64).tobytes())
         return
     X = np.asarray(X)
     for start in range(0, X.shape[0], rows):

@@ -40,7 +40,9 @@ def _from_the_stack() -> tuple[Any, bool]:
     XGBClassifier), not one query at a time (XGBRanker's per-query loop). The one place
     that reads the stack."""
     caller = sys._getframe(2)
-    every_row = caller is not None and any(_is_dmatrix(v) for v in caller.f_locals.values())
+    every_row = (caller is not None
+                 and str(caller.f_globals.get("__name__", "")).startswith("xgboost")
+                 and any(_is_dmatrix(v) for v in caller.f_locals.values()))
     frame = caller
     for _ in range(8):
         if frame is None:

@@ -9,15 +9,17 @@ from gbrank._deps import require
 _XGB_RANKER: Any = None
 
 
-def _qid_column(X: Any, qid: Any, where: str) -> tuple[Any, Any]:
+def _qid_column(X: Any, qid: Any, where: str, group: Any = None) -> tuple[Any, Any]:
     """XGBoost's convention: a DataFrame's column ``"qid"`` holds the query ids (its
-    ``predict`` drops it); taken out of the features, refused beside ``qid=``."""
+    ``predict`` drops it); taken out of the features, refused beside ``qid=`` or
+    ``group=``."""
     columns = getattr(X, "columns", None)
     if columns is None or "qid" not in list(columns):
         return X, qid
-    if qid is not None:
-        raise ValueError(f"{where} has a column 'qid' and query ids are passed too: give "
-                         "one of them (XGBoost reads the column as the query ids)")
+    if qid is not None or group is not None:
+        raise ValueError(f"{where} has a column 'qid' and its queries are passed too "
+                         f"({'qid' if qid is not None else 'group'}=): give one of them "
+                         "(XGBoost reads the column as the query ids)")
     return X.drop(columns="qid"), X["qid"].to_numpy()
 
 
@@ -120,7 +122,7 @@ def xgb_ranker_class() -> type:
             if kwargs:
                 raise ValueError(f"XGBRanker.fit with a gbrank objective does not take "
                                  f"{sorted(kwargs)}")
-            X, qid = _qid_column(X, qid, "X")
+            X, qid = _qid_column(X, qid, "X", group)
             if group is None and qid is None:
                 raise ValueError("XGBRanker needs the rows' queries: qid= (per-row ids), "
                                  "group= (query sizes) or a DataFrame column 'qid' of X")
@@ -137,7 +139,7 @@ def xgb_ranker_class() -> type:
             for i, (Xe, ye) in enumerate(eval_set or []):
                 ge = None if eval_group is None else eval_group[i]
                 qe = None if eval_qid is None else eval_qid[i]
-                Xe, qe = _qid_column(Xe, qe, f"eval_set[{i}]")
+                Xe, qe = _qid_column(Xe, qe, f"eval_set[{i}]", ge)
                 _check_sorted(qe, f"eval_qid[{i}]")
                 if ge is None and qe is None:  # as XGBoost's own XGBRanker refuses it
                     raise ValueError(

@@ -386,6 +386,11 @@ def test_feval_refuses_to_read_a_regression_objectives_values_as_margins():
         f1_score(y[1000:], b.predict(X[1000:]) > 0.5), abs=1e-12)
     dtr = lgb.Dataset(X[:1000], y[:1000])
     dv = lgb.Dataset(X[1000:], y[1000:], reference=dtr)
+    with pytest.raises(ValueError, match=r"margin=False\) to read values in \[0, 1\] as "
+                       "probabilities"):  # a calibration metric: no cut to advise
+        lgb.train(params, dtr, 2, valid_sets=[dv], feval=feval("logloss"))
+    dtr = lgb.Dataset(X[:1000], y[:1000])
+    dv = lgb.Dataset(X[1000:], y[1000:], reference=dtr)
     with pytest.raises(ValueError, match="through a 'softplus' link"):
         lgb.train({**params, "objective": "cross_entropy_lambda"}, dtr, 2, valid_sets=[dv],
                   feval=feval("f1"))

@@ -201,15 +201,17 @@ def test_multiclass_start_laid_out_class_major_for_xgboost_is_refused():
 
     from gbrank.xgboost import objective
 
-    X, y = make_classification(600, 8, n_informative=5, n_classes=3,
+    X, y = make_classification(601, 8, n_informative=5, n_classes=3,
                                weights=[0.8, 0.15, 0.05], random_state=0)
     obj = FocalLoss(num_class=3)
-    c, n = obj.init_score(y), y.size
     params = {"num_class": 3, "nthread": 1, "disable_default_eval_metric": 1}
-    with pytest.raises(ValueError, match=r"laid out class by class \(LightGBM's flat form, "
-                       r"np.repeat\(c, n\)\), which XGBoost reads row by row"):
-        xgb.train(params, xgb.DMatrix(X, y, base_margin=np.repeat(c, n)), 2,
-                  obj=objective(obj))
+    for n in (600, 601):  # rows a multiple of the classes or not
+        c = obj.init_score(y[:n])
+        with pytest.raises(ValueError, match=r"laid out class by class \(LightGBM's flat "
+                           r"form, np.repeat\(c, n\)\), which XGBoost reads row by row"):
+            xgb.train(params, xgb.DMatrix(X[:n], y[:n], base_margin=np.repeat(c, n)), 2,
+                      obj=objective(obj))
+    c, n = obj.init_score(y), y.size
     for good in (np.tile(c, (n, 1)), np.tile(c, n)):  # (n, K), and row-major flat
         with warnings.catch_warnings():
             warnings.simplefilter("error")

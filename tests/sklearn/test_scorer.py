@@ -245,14 +245,27 @@ def test_scaled_scorers_read_a_classifiers_labels_as_its_classes():
     with pytest.raises(ValueError, match=r"macro_f1: 1 scored labels are not classes of the "
                        r"fitted classifier \(first: \[7\]"):
         make_scorer("macro_f1")(clf, Xt[:5], np.r_[yt[:4], 7])
+    from sklearn.metrics import average_precision_score, f1_score
+
     Xb, yb = make_imbalanced(n_rows=1500, positive_rate=0.1, seed=0)
     for labels in ((1, 2), ("ok", "fraud")):
         yl = np.where(yb == 1, labels[1], labels[0])  # "fraud" sorts first
         b = GBClassifier(n_estimators=15, n_jobs=1, random_state=0).fit(Xb[:1000], yl[:1000])
+        assert b.pos_label_ == labels[1]  # the larger number; the rarer text label
         assert make_scorer("logloss")(b, Xb[1000:], yl[1000:]) == pytest.approx(
             get_scorer("neg_log_loss")(b, Xb[1000:], yl[1000:]), abs=1e-9)
+        # F_β and AP are about the classifier's positive class, whichever sorts first
         pred = b.predict(Xb[1000:])
-        from sklearn.metrics import f1_score
-
         assert make_scorer("f1")(b, Xb[1000:], yl[1000:]) == pytest.approx(
-            f1_score(yl[1000:], pred, pos_label=b.classes_[1]), abs=1e-12)
+            f1_score(yl[1000:], pred, pos_label=b.pos_label_), abs=1e-12)
+        column = list(b.classes_).index(b.pos_label_)
+        assert make_scorer("ap")(b, Xb[1000:], yl[1000:]) == pytest.approx(
+            average_precision_score(yl[1000:] == b.pos_label_,
+                                    b.predict_proba(Xb[1000:])[:, column]), abs=1e-12)
+    # Another classifier's labels that do not say which class is positive: refused.
+    from sklearn.ensemble import RandomForestClassifier
+
+    forest = RandomForestClassifier(n_estimators=5, random_state=0).fit(
+        Xb[:1000], np.where(yb[:1000] == 1, "fraud", "ok"))
+    with pytest.raises(ValueError, match="do not say which: encode the labels as 0/1"):
+        make_scorer("f1")(forest, Xb[1000:], np.where(yb[1000:] == 1, "fraud", "ok"))

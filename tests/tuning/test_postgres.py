@@ -224,6 +224,34 @@ def test_a_trial_failed_by_another_worker_is_retried_and_the_worker_carries_on(a
         _drop(any_url, [name])
 
 
+def test_an_error_after_a_trial_failed_elsewhere_is_not_taken_for_one(any_url):
+    """After a trial failed by another worker, a later error out of Optuna (a lost
+    connection) was swallowed as another such failure, in a loop (review)."""
+    name = _unique("stale-then-error")
+    storage = open_storage(any_url, heartbeat_interval=1)
+    study = optuna.create_study(study_name=name, storage=storage, direction="maximize")
+    other = open_storage(any_url, heartbeat_interval=1)
+    real, calls = study.ask, []
+
+    def ask(*a, **k):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("the storage went away")
+        trial = real(*a, **k)
+        assert other.set_trial_state_values(trial._trial_id, S.FAIL)
+        return trial
+
+    study.ask = ask
+    try:
+        with pytest.warns(RuntimeWarning, match="failed by another worker"), \
+                pytest.raises(RuntimeError, match="the storage went away"):
+            run_budget(study, lambda t: t.suggest_float("x", 0, 1), 3, storage=storage,
+                       max_trials=10)
+        assert len(calls) == 2
+    finally:
+        _drop(any_url, [name])
+
+
 def test_seeded_tpe_is_reproducible_and_differs_by_trial():
     def run():
         study = optuna.create_study(sampler=seeded_tpe(7, n_startup_trials=3))

@@ -169,6 +169,14 @@ def test_study_name_is_stable_and_data_dependent():
     assert sparse.fingerprint() == dataclasses.replace(a, X=csr_matrix(a.X)).fingerprint()
     sparse.X[sparse.X.shape[0] - 1, 1] += 1.0
     assert sparse.fingerprint() != dataclasses.replace(a, X=csr_matrix(a.X)).fingerprint()
+    # A stored zero is the same data as an absent one; hashing changes no matrix.
+    stored = csr_matrix(a.X)
+    stored.data[0] = 0.0  # an explicit zero
+    plain = csr_matrix(stored.toarray())
+    before = stored.copy()
+    assert (dataclasses.replace(a, X=stored).fingerprint()
+            == dataclasses.replace(a, X=plain).fingerprint())
+    assert (stored != before).nnz == 0 and stored.nnz == before.nnz
     from gbrank.tuning._booster_spaces import SPACE_VERSION
 
     assert study_name("x", a.fingerprint(), "lightgbm", "focal") == (

@@ -196,8 +196,11 @@ def test_gbrank_xgbranker_takes_the_qid_column_of_a_dataframe():
     column = XGBRanker(**kw).fit(df.assign(qid=qid), y)
     assert column.get_booster().feature_names == [f"f{i}" for i in range(4)]
     np.testing.assert_array_equal(column.predict(df.assign(qid=qid)), plain.predict(df))
-    with pytest.raises(ValueError, match="has a column 'qid' and query ids are passed too"):
+    with pytest.raises(ValueError, match=r"has a column 'qid' and its queries are passed "
+                       r"too \(qid=\)"):
         XGBRanker(**kw).fit(df.assign(qid=qid), y, qid=qid)
+    with pytest.raises(ValueError, match=r"its queries are passed too \(group=\)"):
+        XGBRanker(**kw).fit(df.assign(qid=qid), y, group=group)
     shuffled = np.r_[qid[8:], qid[:8]]  # contiguous, not ascending
     with pytest.raises(ValueError, match="qid is not sorted: XGBoost reads a query"):
         XGBRanker(**kw).fit(df, y, qid=shuffled)
@@ -221,3 +224,13 @@ def test_a_ranking_metric_handed_every_row_by_xgboosts_sklearn_api_is_refused(ra
     logged = model.evals_result()["validation_0"]["gbrank_ndcg@10"][-1]
     assert logged == pytest.approx(
         metrics.ndcg(d["y_test"], model.predict(d["X_test"]), None, 10), abs=5e-7)
+
+
+def test_a_metric_called_directly_beside_a_dmatrix_is_not_taken_for_xgboosts_wrapper():
+    """Only XGBoost's own scikit-learn wrapper hands every row: a plain call from code
+    that merely holds a DMatrix judges its one list, as every plain metric call does."""
+    y = np.array([2.0, 0.0, 1.0, 0.0])
+    s = np.array([0.1, 0.4, 0.3, 0.2])
+    held = xgb.DMatrix(np.zeros((4, 1)), y)  # in this frame's locals
+    assert held.num_row() == 4
+    assert metric("ndcg@10")(y, s) == pytest.approx(metrics.ndcg(y, s, None, 10), abs=1e-12)
