@@ -108,7 +108,7 @@ def check_metric(name: str, kind: str, *, clicks: bool = False) -> str:
                     "binary": "ap, f1, fbeta:β, balanced, logloss or ece",
                     "ranking": "ndcg@k, err@k, map@k, mrr or pair_accuracy"}[kind]
         raise ValueError(f"metric {key!r} is a {metric_kind} metric; a {kind} task is "
-                         f"judged by {' or '.join(METRIC_KINDS[kind])} metrics: "
+                         f"judged by {' or '.join(METRIC_KINDS[kind])} metrics, e.g. "
                          f"{examples}")
     return key
 
