@@ -18,7 +18,8 @@ import numpy as np
 __all__ = ["is_lightgbm_dataset", "lightgbm_dataset_fields", "dmatrix_fields", "per_row_weights",
            "check_fold_keeps_queries", "lightgbm_builtin_metrics",
            "warn_lightgbm_builtin_metrics", "lightgbm_positions", "renumbered_like_lightgbm",
-           "warn_ignored_lightgbm_positions", "lightgbm_learning_rate", "learning_rate_in",
+           "warn_ignored_lightgbm_positions", "warn_ignored_lightgbm_ranking_params",
+           "lightgbm_learning_rate", "learning_rate_in",
            "dmatrix_positions", "lightgbm_subset_rows", "NATIVE_LINKS", "LOGIT", "SOFTMAX",
            "LOG", "SOFTPLUS", "VALUE", "native_objective_name", "native_link", "lightgbm_objective",
            "margins_by_values"]
@@ -151,6 +152,38 @@ def warn_ignored_lightgbm_positions(ds: Any, objective: str) -> None:
         f"them): to learn from clicks, use {objective}(position_bias=...) through "
         "gbrank.lightgbm.objective(obj, position=positions); or build the Dataset without "
         "position= to silence this", UserWarning, stacklevel=4)
+
+
+# LightGBM's own ranking objectives' parameters, which configure nothing beside a custom
+# objective, and what a gbrank ranking objective calls them.
+_LGB_RANKING_PARAMS = {"lambdarank_truncation_level": "truncation", "label_gain": "label_gain",
+                       "sigmoid": "sigma", "lambdarank_norm": "norm"}
+_RANKING_PARAMS_WARNED: weakref.WeakSet = weakref.WeakSet()
+
+
+def warn_ignored_lightgbm_ranking_params(ds: Any, objective: str) -> None:
+    """Warn once per Dataset when the training's parameters set LightGBM's own ranking
+    objective's knobs (``lambdarank_truncation_level=3``, ``label_gain``, ``sigmoid``,
+    ``lambdarank_norm``): beside a custom objective LightGBM ignores them, and the model
+    is the default one's."""
+    try:
+        if ds in _RANKING_PARAMS_WARNED:
+            return
+        _RANKING_PARAMS_WARNED.add(ds)
+    except TypeError:
+        pass
+    params = getattr(ds, "params", None) or {}
+    found = [k for k in _LGB_RANKING_PARAMS if k in params]
+    if not found:
+        return
+    given = ", ".join(f"{k}={params[k]!r}" for k in found)
+    ours = ", ".join(f"{_LGB_RANKING_PARAMS[k]}=..." for k in found)
+    warnings.warn(
+        f"LightGBM's parameter(s) {given} configure its own lambdarank, which a custom "
+        f"objective replaces: LightGBM ignores them and {objective} trains with its own "
+        f"settings. Give them "
+        f"to the objective ({objective}({ours}); see its parameters)", UserWarning,
+        stacklevel=4)
 
 
 def lightgbm_subset_rows(ds: Any) -> np.ndarray | None:

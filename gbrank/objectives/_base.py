@@ -27,6 +27,7 @@ from gbrank._fields import (
     is_lightgbm_dataset,
     lightgbm_dataset_fields,
     warn_ignored_lightgbm_positions,
+    warn_ignored_lightgbm_ranking_params,
     warn_lightgbm_builtin_metrics,
 )
 
@@ -307,6 +308,8 @@ class Objective:
         warn_lightgbm_builtin_metrics(ds)
         if self.task == "ranking" and not self._uses_positions():
             warn_ignored_lightgbm_positions(ds, type(self).__name__)
+        if self.task == "ranking":
+            warn_ignored_lightgbm_ranking_params(ds, type(self).__name__)
 
     def booster_grad_hess_reusing(self, y: Any, preds: Any, group: Any = None,
                                   weight: Any = None) -> tuple[np.ndarray, np.ndarray]:

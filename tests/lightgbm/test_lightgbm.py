@@ -394,3 +394,22 @@ def test_feval_refuses_to_read_a_regression_objectives_values_as_margins():
     with pytest.raises(ValueError, match="through a 'softplus' link"):
         lgb.train({**params, "objective": "cross_entropy_lambda"}, dtr, 2, valid_sets=[dv],
                   feval=feval("f1"))
+
+
+def test_lightgbms_own_ranking_parameters_beside_a_gbrank_objective_are_warned_about():
+    """lambdarank_truncation_level=3 in lgb.train's parameters (or GBRanker's
+    booster_params) beside LambdaRank() changed nothing, silently (the model of
+    truncation 30; eighth probe). Warned, naming the objective's own parameter."""
+    from gbrank.datasets import make_ranking
+    from gbrank.objectives import LambdaRank
+    from gbrank.sklearn import GBRanker
+
+    X, y, g = make_ranking(n_queries=20, rows_per_query=10, n_features=4, seed=0)
+    params = {"objective": LambdaRank(), "verbose": -1, "num_threads": 1,
+              "lambdarank_truncation_level": 3}
+    with pytest.warns(UserWarning, match=r"parameter\(s\) lambdarank_truncation_level=3 "
+                      r"configure its own lambdarank.*LambdaRank\(truncation=\.\.\.\)"):
+        lgb.train(params, lgb.Dataset(X, y, group=g), 2)
+    with pytest.warns(UserWarning, match=r"sigmoid=2.0 configure its own lambdarank"):
+        GBRanker(LambdaRank(), n_estimators=2, n_jobs=1,
+                 booster_params={"sigmoid": 2.0}).fit(X, y, group=g)
