@@ -445,11 +445,13 @@ class GBRanker(_RankingInput, _GBBase):
             import warnings
 
             warnings.warn(
-                f"{cut} of the {ids.size} scored queries also had other rows in training: "
-                "the split cut queries in two, and their scores judge the rest of lists "
-                "the model partly learned. Split whole queries: GroupKFold with "
-                "groups= the query ids (cross_val_score(..., groups=ids)), or "
-                "GroupShuffleSplit", UserWarning, stacklevel=3)
+                f"{cut} of the {ids.size} scored query ids also name queries that had "
+                "other rows in training. If they are the same queries, the split cut them "
+                "in two, and their scores judge the rest of lists the model partly "
+                "learned: split whole queries (GroupKFold with groups= the query ids, "
+                "cross_val_score(..., groups=ids), or GroupShuffleSplit). If the scored "
+                "data numbers queries of its own (ids restarting at 0), they are other "
+                "queries: give them ids unused in training", UserWarning, stacklevel=3)
 
     def _booster_features(self, X: Any) -> Any:
         X, full = self._checked_columns(X)
