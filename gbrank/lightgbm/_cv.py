@@ -95,6 +95,13 @@ class _QueryFolds:
                                  "of train_set; each fold needs at least one whole query")
             return GroupKFold(n_splits=self.n_splits).split(X, groups=groups)
         if self.stratified:
+            from sklearn.utils.multiclass import type_of_target
+
+            kind = type_of_target(np.asarray(y))
+            if kind not in ("binary", "multiclass"):
+                raise ValueError(
+                    f"stratified=True folds keep each label's share, and these labels are "
+                    f"{kind} (a rate or score, not classes): pass stratified=False")
             return StratifiedKFold(n_splits=self.n_splits, shuffle=self.shuffle,
                                    random_state=self.seed if self.shuffle else None,
                                    ).split(X, y)

@@ -413,3 +413,21 @@ def test_lightgbms_own_ranking_parameters_beside_a_gbrank_objective_are_warned_a
     with pytest.warns(UserWarning, match=r"sigmoid=2.0 configure its own lambdarank"):
         GBRanker(LambdaRank(), n_estimators=2, n_jobs=1,
                  booster_params={"sigmoid": 2.0}).fit(X, y, group=g)
+
+
+def test_cv_of_one_list_with_real_valued_labels_names_stratified_false():
+    """Group-less folds are stratified by label by default, which scikit-learn refuses
+    for rates ("Got 'continuous'") without naming the fix (eighth probe)."""
+    from gbrank.lightgbm import cv
+    from gbrank.objectives import RankNet
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 3))
+    y = np.exp(X[:, 0])  # demand rates
+    params = {"objective": RankNet(groupless=True), "metric": "None", "verbose": -1,
+              "num_threads": 1}
+    with pytest.raises(ValueError, match=r"labels are continuous.*pass stratified=False"):
+        cv(params, lgb.Dataset(X, y), 2, nfold=3)
+    out = cv(params, lgb.Dataset(X, y), 2, nfold=3, stratified=False,
+             feval=feval("pair_accuracy", groupless=True))
+    assert len(out["valid gbrank_pair_accuracy-mean"]) == 2
