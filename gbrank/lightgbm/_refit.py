@@ -80,6 +80,27 @@ def _gradients(objective: Any, y: np.ndarray, group: Any, weight: Any, k: int) -
                      f"fn(y, s) -> (grad, hess), got {objective!r}")
 
 
+def _by_query_id(objective: Any, y: np.ndarray, qid: Any, weight: Any, k: int) -> Any:
+    """:func:`_gradients` for rows whose queries are given by per-row ids in any order:
+    computed on the rows sorted by id (stable), handed back in the rows' order."""
+    q = np.asarray(qid).ravel()
+    if q.size != y.size:
+        raise ValueError(f"qid has {q.size} entries but y has {y.size}")
+    order = np.argsort(q, kind="stable")
+    sizes = np.unique(q[order], return_counts=True)[1]
+    w = None if weight is None else np.asarray(weight, dtype=np.float64)
+    if w is not None and w.size == y.size:
+        w = w[order]
+    sorted_fn = _gradients(objective, y[order], sizes, w, k)
+
+    def fn(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        g, h = sorted_fn(s[order])
+        grad, hess = np.empty_like(np.asarray(g)), np.empty_like(np.asarray(h))
+        grad[order], hess[order] = g, h
+        return grad, hess
+    return fn
+
+
 def _start_scores(init_score: Any, n: int, k: int) -> np.ndarray:
     shape = (n,) if k == 1 else (n, k)
     if init_score is None:
@@ -113,8 +134,8 @@ def _refit_tree(model: Any, tree: int, info: dict[str, Any], leaf: np.ndarray,
 
 
 def refit(booster: Any, X: Any, y: Any, objective: Any, *, group: Any = None,
-          weight: Any = None, init_score: Any = None, decay_rate: float = 0.9,
-          params: dict[str, float] | None = None) -> Any:
+          qid: Any = None, weight: Any = None, init_score: Any = None,
+          decay_rate: float = 0.9, params: dict[str, float] | None = None) -> Any:
     r"""Refit a LightGBM model's leaf values to new data with a custom objective.
 
     LightGBM's ``Booster.refit`` refuses models trained with a custom objective. This
@@ -151,6 +172,8 @@ def refit(booster: Any, X: Any, y: Any, objective: Any, *, group: Any = None,
         is given; shape (n, K) for multiclass models).
     group : array-like, optional
         Query sizes of the new data for ranking objectives (``None``: group-less).
+    qid : array-like, optional
+        Or each row's query id (any order), instead of ``group``.
     weight : array-like, optional
         Weights, as the gbrank objective takes them (not with a plain function, which
         applies its own).
@@ -207,7 +230,12 @@ def refit(booster: Any, X: Any, y: Any, objective: Any, *, group: Any = None,
     model = lgb.Booster(model_str=booster.model_to_string(num_iteration=-1))
     rule = _leaf_rule(model.params, params)
     k = model.num_model_per_iteration()
-    gradients = _gradients(objective, y, group, weight, k)
+    if qid is not None:
+        if group is not None:
+            raise ValueError("pass the queries once: group= (sizes) or qid= (per-row ids)")
+        gradients = _by_query_id(objective, y, qid, weight, k)
+    else:
+        gradients = _gradients(objective, y, group, weight, k)
     scores = _start_scores(init_score, y.size, k)
     trees = model.dump_model(num_iteration=-1)["tree_info"]
     if not trees:

@@ -182,6 +182,28 @@ def test_ranking_refit_equals_numpy_reference(rank_data, obj):
         assert np.abs(scores - booster.predict(X, raw_score=True)).max() > 0.01
 
 
+def test_ranking_refit_takes_per_row_query_ids_in_any_order(rank_data):
+    """refit's query error advised qid=, which it did not take (eighth probe): per-row
+    ids in any row order refit the leaves exactly as sizes of the sorted rows do."""
+    d = rank_data
+    obj = LambdaRank()
+    booster = lgb.train({**BASE, "objective": obj, "learning_rate": 0.1},
+                        lgb.Dataset(d["X_train"], d["y_train"], group=d["g_train"]), 4)
+    X, y, g = d["X_test"], d["y_test"], d["g_test"]
+    qid = np.repeat(np.arange(g.size), g)
+    # Queries interleaved, each query's rows in their order (which breaks score ties).
+    perm = np.random.default_rng(0).permutation(y.size)
+    for q in range(g.size):
+        at = np.flatnonzero(qid[perm] == q)
+        perm[at] = np.sort(perm[at])
+    by_sizes = refit(booster, X, y, obj, group=g)
+    by_ids = refit(booster, X[perm], y[perm], obj, qid=qid[perm])
+    np.testing.assert_allclose(np.concatenate(_leaf_values(by_ids)),
+                               np.concatenate(_leaf_values(by_sizes)), rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="pass the queries once"):
+        refit(booster, X, y, obj, group=g, qid=qid)
+
+
 def test_lambdarank_norm_near_native_lambdarank_refit(rank_data):
     # LambdaRank(norm=True) has native lambdarank's gradients, up to LightGBM's tabulated
     # sigmoid: the refits agree to that precision, not exactly.
