@@ -352,6 +352,14 @@ class GBRanker(_RankingInput, _GBBase):
         self._fit_queries = (None if qid is None or group is not None else
                              _id_counts(qid))
         y = _checked_grades(y, n)
+        counts = None if qid is None else _id_counts(qid)
+        if (sample_weight is not None and counts is not None
+                and np.size(sample_weight) == counts[0].size != n):
+            raise ValueError(
+                f"sample_weight has one entry per query ({counts[0].size}), XGBRanker's "
+                f"convention; GBRanker takes one per row ({n} rows), the same within a "
+                "query: w_rows = w[np.unique(qid, return_inverse=True)[1]] (w in "
+                "ascending id order)")
         w = check_row_weights(sample_weight, n, "sample_weight")
         # The one gathering rule (gbrank.datasets' loaders follow it too): ascending ids.
         order = np.arange(n) if qid is None else query_order(qid)

@@ -310,3 +310,16 @@ def test_an_array_of_a_dataframes_columns_with_its_id_column_is_refused_by_name(
                        "the array of the 3 feature columns alone"):
         ranker.predict(df.to_numpy())
     np.testing.assert_array_equal(ranker.predict(X), ranker.predict(df))
+
+
+def test_one_weight_per_query_names_the_per_row_form():
+    """XGBRanker's convention (a weight per query) gave "201 entries but there are 3005
+    rows" without the fix (eighth probe); the fix it names trains the per-row model."""
+    X, y, g = make_ranking(n_queries=8, rows_per_query=5, n_features=3, seed=0)
+    qid = np.repeat(np.arange(8), g)[::-1].copy()  # ids descending: any order
+    w = np.linspace(0.5, 2.0, 8)  # one per query, ascending ids
+    with pytest.raises(ValueError, match=r"one entry per query \(8\).*"
+                       r"w\[np.unique\(qid, return_inverse=True\)\[1\]\]"):
+        GBRanker(n_estimators=2, n_jobs=1).fit(X, y, qid=qid, sample_weight=w)
+    rows = w[np.unique(qid, return_inverse=True)[1]]
+    GBRanker(n_estimators=2, n_jobs=1).fit(X, y, qid=qid, sample_weight=rows)
