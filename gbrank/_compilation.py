@@ -178,6 +178,7 @@ def _steps() -> list[tuple[str, Any]]:
         obj.grad_hess(y, s, g)
         obj.grad_hess(yl, sl)
         obj.loss(y, s, g)
+        obj.loss(yl, sl)  # a list longer than 512 rows selects another loss kernel
 
     steps: list[tuple[str, Any]] = []
     for metric in ("ndcg", "err", "map", "mrr"):
@@ -220,6 +221,32 @@ def _steps() -> list[tuple[str, Any]]:
 
     steps += [("FocalLoss (binary, multiclass)", focal), ("FBetaSurrogate", fbeta)]
 
+    # Click logs: each correction of both pairwise objectives, on sessions whose rows
+    # are shown at positions 1 … size; and the calibrated ranking losses.
+    position = np.concatenate([np.arange(1, n + 1) for n in g]).astype(np.float64)
+    clicks = (rng.random(position.size) < 0.3).astype(np.float64)
+    rho = 1.0 / np.arange(1, g.max() + 1)
+
+    def click_corrections() -> None:
+        import warnings
+
+        with warnings.catch_warnings():  # (a random log identifies no position effect)
+            warnings.simplefilter("ignore")
+            for cls in (LambdaRank, RankNet):
+                for bias in ("ipw", "unbiased", "additive"):
+                    obj = cls(position_bias=bias, propensity=rho if bias == "ipw" else None)
+                    obj.grad_hess(clicks, s, g, position=position)
+                    obj.loss(clicks, s, g, position=position)
+            metrics.ips_dcg(clicks, s, position, rho, g, k=10)
+
+    def calibrated() -> None:
+        for obj in (LambdaRank(calibration=0.5), RankNet(calibration=0.5)):
+            obj.grad_hess(y, s, g)
+            obj.loss(y, s, g)
+
+    steps += [("click corrections (position_bias)", click_corrections),
+              ("calibrated ranking", calibrated)]
+
     def ranking_metrics() -> None:
         for yy, ss, gg in ((y, s, g), (yl, sl, None)):
             metrics.ndcg(yy, ss, gg, k=10)
@@ -237,8 +264,16 @@ def _steps() -> list[tuple[str, Any]]:
         metrics.f1(yb, s, margin=True)
         metrics.balanced_measure(yb, s, margin=True)
         metrics.best_threshold(yb, s, margin=True)
+        metrics.log_loss(yb, s, margin=True)
+        metrics.expected_calibration_error(yb, s, margin=True)
+        metrics.average_precision(yb, s)
+        metrics.fbeta_multiclass(ym, sm)
+        metrics.balanced_accuracy(ym, sm)
+        metrics.multiclass_log_loss(ym, sm, margin=True)
+        metrics.best_class_offsets(ym, sm, margin=True)
 
-    steps += [("ranking metrics", ranking_metrics), ("binary metrics", binary_metrics)]
+    steps += [("ranking metrics", ranking_metrics),
+              ("binary and multiclass metrics", binary_metrics)]
     return steps
 
 
@@ -285,6 +320,10 @@ def warmup(threads: bool = True, verbose: bool = True) -> dict[str, Any]:
     notice = _INSTALLED[0].notice if _INSTALLED else None
     if notice is not None:
         notice.quiet = True
+    if verbose:  # the first step alone can take ten seconds on an empty cache
+        print(f"gbrank warmup: {len(steps) * len(passes)} steps, each compiling what is not "
+              f"in numba's cache ({cache_location()}); on an empty cache a minute or two",
+              flush=True)
     try:
         with event.install_listener("numba:compile", counter):
             for suffix, min_rows in passes:

@@ -158,3 +158,15 @@ RankNet(ties="pull").grad_hess(y, s, g)  # another form of the same kernel
     chunk = [ln for ln in lines if "ranknet kernels (_chunk)" in ln]
     assert len(chunk) == 2 and "again" not in chunk[0]
     assert chunk[1].endswith("again, for another option or argument type (form 2) ...")
+
+
+def test_warmup_reaches_the_click_corrections_and_calibrated_losses():
+    """Warmup left the position-bias kernels, long lists' losses and the calibration
+    metrics to compile at first use (eighth probe); its steps now call them (here on
+    the test run's cache: the calls must work, not compile)."""
+    from gbrank._compilation import _steps
+
+    steps = dict(_steps())
+    for label in ("click corrections (position_bias)", "calibrated ranking",
+                  "binary and multiclass metrics"):
+        steps[label]()
