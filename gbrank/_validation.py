@@ -311,8 +311,9 @@ def check_grades(y: np.ndarray, *, integer: bool, max_grade: int | None = MAX_EX
         if frac.size:
             raise ValueError(
                 f"{name} must be integer grades for gain 2**l - 1; {frac.size} non-integer "
-                f"(first at index {frac[0]}: {float(y[frac[0]])!r}); use integer grades "
-                "(metrics.ndcg also offers gain='linear' for real-valued labels)"
+                f"(first at index {frac[0]}: {float(y[frac[0]])!r}); use integer grades, "
+                "or for real-valued labels the metric metrics.ndcg(..., gain='linear') "
+                "and the objective RankNet (it reads any non-negative labels)"
             )
     if max_grade is not None:
         big = np.flatnonzero(y > max_grade)

@@ -55,7 +55,9 @@ def to_native(booster: Any, objective: Any, *, init_score: Any = None,
         Trained with ``objective`` (not modified).
     objective : gbrank objective or str
         The objective it was trained with (an instance, or a registry name such as
-        ``"focal"``); its task gives the link.
+        ``"focal"``); its task gives the link. A calibrated ranking objective
+        (``calibration > 0``) must be the instance: its name says nothing of the
+        calibration, and the raw scores would be exported.
     init_score : float or array-like of shape (K,), optional
         The raw score training started from — what training used, not what it should
         have used (another value shifts every exported prediction): the constant of the

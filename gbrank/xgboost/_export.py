@@ -121,7 +121,9 @@ def to_native(booster: Any, objective: Any, *, init_score: Any = None,
         Trained with ``objective`` (not modified).
     objective : gbrank objective, str or callable
         The objective it was trained with (an instance, a registry name such as
-        ``"focal"``, or the :func:`objective` wrapper); its task gives the link.
+        ``"focal"``, or the :func:`objective` wrapper); its task gives the link. A
+        calibrated ranking objective (``calibration > 0``) must be the instance: its
+        name says nothing of the calibration, and the raw scores would be exported.
     init_score : float, array-like of shape (K,) or "base_score", optional
         The constant ``base_margin`` the training ``DMatrix`` had — what training
         used, not what it should have used: e.g. ``FocalLoss.init_score(y_train)`` when
