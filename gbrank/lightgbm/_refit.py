@@ -230,6 +230,12 @@ def refit(booster: Any, X: Any, y: Any, objective: Any, *, group: Any = None,
     model = lgb.Booster(model_str=booster.model_to_string(num_iteration=-1))
     rule = _leaf_rule(model.params, params)
     k = model.num_model_per_iteration()
+    if (isinstance(objective, Objective) and objective.task == "ranking" and group is None
+            and qid is None and not getattr(objective, "groupless", False)):
+        name = type(objective).__name__
+        raise ValueError(f"{name} ranks within queries, and refit got none: pass the new "
+                         "data's queries, refit(..., group=sizes) or refit(..., qid=ids); "
+                         f"if all rows are one list, {name}(groupless=True)")
     if qid is not None:
         if group is not None:
             raise ValueError("pass the queries once: group= (sizes) or qid= (per-row ids)")

@@ -202,6 +202,9 @@ def test_ranking_refit_takes_per_row_query_ids_in_any_order(rank_data):
                                np.concatenate(_leaf_values(by_sizes)), rtol=1e-12, atol=1e-15)
     with pytest.raises(ValueError, match="pass the queries once"):
         refit(booster, X, y, obj, group=g, qid=qid)
+    with pytest.raises(ValueError, match=r"LambdaRank ranks within queries, and refit got "
+                       r"none: pass the new data's queries, refit\(\.\.\., group=sizes\)"):
+        refit(booster, X, y, obj)
 
 
 def test_lambdarank_norm_near_native_lambdarank_refit(rank_data):
