@@ -101,6 +101,26 @@ def _by_query_id(objective: Any, y: np.ndarray, qid: Any, weight: Any, k: int) -
     return fn
 
 
+def _first_gradients(gradients: Any, scores: np.ndarray) -> Any:
+    """The first round's gradients from start 0 (no ``init_score``). The objective warns
+    when 0 is far from its best start, naming the boosters' ``Dataset(init_score=)``;
+    here the fix is refit's own ``init_score``, so the warning says that."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        out = gradients(scores)
+    for w in seen:
+        message = str(w.message)
+        if "starts from raw score" in message and ": the boosters give" in message:
+            message = (message.split(": the boosters give", 1)[0] + ": pass "
+                       "refit(..., init_score=...) with the start the model was trained "
+                       "from (e.g. obj.init_score(y_train)), or leave it out if training "
+                       "had none")
+        warnings.warn(message, w.category, stacklevel=3)
+    return out
+
+
 def _start_scores(init_score: Any, n: int, k: int) -> np.ndarray:
     shape = (n,) if k == 1 else (n, k)
     if init_score is None:
@@ -254,7 +274,8 @@ def refit(booster: Any, X: Any, y: Any, objective: Any, *, group: Any = None,
     if leaves.shape[1] != len(trees):  # pragma: no cover - LightGBM's own invariant
         raise ValueError(f"pred_leaf gave {leaves.shape[1]} trees, the model has {len(trees)}")
     for start in range(0, len(trees), k):
-        grad, hess = gradients(scores)
+        grad, hess = (_first_gradients(gradients, scores) if start == 0 and init_score is None
+                      else gradients(scores))
         # LightGBM keeps gradients as float32 (score_t) and sums them in float64.
         grad = np.asarray(grad, dtype=np.float64).reshape(scores.shape)
         hess = np.asarray(hess, dtype=np.float64).reshape(scores.shape)
