@@ -35,6 +35,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from gbrank.tuning._cli_data import PROG
 from gbrank.tuning._cli_data import fail as _fail
@@ -263,9 +264,15 @@ def _run_workers(args: argparse.Namespace, argv: list[str], cfg) -> int:
         print(f"[tune] {args.workers} worker processes on {_redact(url)}", flush=True)
     import signal
 
+    # SIGTERM (kill, timeout, a batch scheduler) ends the parent without an exception,
+    # and the workers went on tuning on every core: make it one. While a worker is being
+    # started it waits (raised inside Popen, it would lose that worker's handle).
+    state: dict[str, Any] = {"starting": True, "signal": None}
+
     def terminated(signum: int, frame: object) -> None:
-        # SIGTERM (kill, timeout, a batch scheduler) ends the parent without an
-        # exception, and the workers went on tuning on every core: make it one.
+        if state["starting"]:
+            state["signal"] = signum
+            return
         raise SystemExit(128 + signum)
 
     try:
@@ -276,6 +283,9 @@ def _run_workers(args: argparse.Namespace, argv: list[str], cfg) -> int:
     try:
         for i in range(args.workers):
             procs.append(subprocess.Popen([*child, "--worker-id", str(i)]))
+        state["starting"] = False
+        if state["signal"] is not None:
+            raise SystemExit(128 + state["signal"])
         codes = [p.wait() for p in procs]
     except BaseException:  # Ctrl-C or a kill of the parent: take the workers along
         for p in procs:

@@ -94,11 +94,17 @@ def test_terminating_the_parent_of_workers_ends_the_workers(tmp_path):
     if not children_file.exists():
         proc.kill()
         pytest.skip("needs Linux's /proc to list a process's children")
+    def is_worker(pid: str) -> bool:  # not another child (multiprocessing's tracker)
+        try:
+            return b"--trials-only" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+
     workers: list[int] = []
     deadline = time.monotonic() + 120
     while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
-        workers = [int(p) for p in children_file.read_text().split()]
+        workers = [int(p) for p in children_file.read_text().split() if is_worker(p)]
     try:
         assert len(workers) == 2, "the workers never started"
         proc.send_signal(signal.SIGTERM)
