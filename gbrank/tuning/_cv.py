@@ -82,8 +82,9 @@ def score(name: str, y: np.ndarray, s: np.ndarray, group: np.ndarray | None,
 
 
 def score_all(names: Any, target: str, y: np.ndarray, s: np.ndarray,
-           group: np.ndarray | None, position: np.ndarray | None = None,
-           propensity: Any = None, cuts: dict[str, Any] | None = None) -> dict[str, float]:
+              group: np.ndarray | None, position: np.ndarray | None = None,
+              propensity: Any = None, cuts: dict[str, Any] | None = None,
+              ) -> dict[str, float]:
     """Every metric of ``names`` of raw scores ``s``, as a study judged on ``target``
     reads them (:func:`score`). K classes of a study deciding at class offsets
     (``target`` a macro F_β): every metric that reads the decided class reads ``s`` plus
