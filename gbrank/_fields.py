@@ -15,10 +15,13 @@ from typing import Any
 
 import numpy as np
 
+from gbrank._warnings import warn_user
+
 __all__ = ["is_lightgbm_dataset", "lightgbm_dataset_fields", "dmatrix_fields", "per_row_weights",
            "check_fold_keeps_queries", "lightgbm_builtin_metrics",
            "warn_lightgbm_builtin_metrics", "lightgbm_positions", "renumbered_like_lightgbm",
            "warn_ignored_lightgbm_positions", "warn_ignored_lightgbm_ranking_params",
+           "warn_ignored_xgboost_ranking_params",
            "lightgbm_learning_rate", "learning_rate_in",
            "dmatrix_positions", "lightgbm_subset_rows", "NATIVE_LINKS", "LOGIT", "SOFTMAX",
            "LOG", "SOFTPLUS", "VALUE", "native_objective_name", "native_link", "lightgbm_objective",
@@ -184,6 +187,35 @@ def warn_ignored_lightgbm_ranking_params(ds: Any, objective: str) -> None:
         f"settings. Give them "
         f"to the objective ({objective}({ours}); see its parameters)", UserWarning,
         stacklevel=4)
+
+
+# XGBoost's own ranking objectives' parameters (rank:ndcg, rank:map, rank:pairwise),
+# which configure nothing beside a custom objective, and the gbrank parameter closest to
+# each (None: none; lambdarank_normalization is one half of LightGBM's norm).
+_XGB_RANKING_PARAMS = {"lambdarank_pair_method": "truncation",
+                       "lambdarank_num_pair_per_sample": "truncation",
+                       "ndcg_exp_gain": "label_gain",
+                       "lambdarank_normalization": "norm",
+                       "lambdarank_score_normalization": "norm",
+                       "lambdarank_unbiased": "position_bias",
+                       "lambdarank_bias_norm": "bias_norm"}
+
+
+def warn_ignored_xgboost_ranking_params(params: dict[str, Any], objective: str) -> None:
+    """Warn when the parameters of an XGBoost training with a gbrank objective set
+    XGBoost's own ranking objectives' knobs (``lambdarank_pair_method="mean"``,
+    ``ndcg_exp_gain=False``, ``lambdarank_unbiased=True``, ...): the custom objective's
+    gradients replace those objectives', so they change nothing."""
+    found = [k for k in _XGB_RANKING_PARAMS if params.get(k) is not None]
+    if not found:
+        return
+    given = ", ".join(f"{k}={params[k]!r}" for k in found)
+    ours = ", ".join(dict.fromkeys(f"{_XGB_RANKING_PARAMS[k]}=..." for k in found))
+    warn_user(
+        f"XGBoost's parameter(s) {given} configure its own rank:* objectives, which a "
+        f"custom objective replaces: XGBoost ignores them and {objective} trains with its "
+        f"own settings. Give the objective its counterparts ({objective}({ours}); see its "
+        "parameters)")
 
 
 def lightgbm_subset_rows(ds: Any) -> np.ndarray | None:

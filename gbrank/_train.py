@@ -27,7 +27,15 @@ from typing import Any
 import numpy as np
 
 from gbrank._deps import require
-from gbrank._fields import LOG, LOGIT, SOFTMAX, SOFTPLUS, native_link, native_objective_name
+from gbrank._fields import (
+    LOG,
+    LOGIT,
+    SOFTMAX,
+    SOFTPLUS,
+    native_link,
+    native_objective_name,
+    warn_ignored_xgboost_ranking_params,
+)
 from gbrank._proba import logit
 
 __all__ = ["Trained", "Validation", "start_data", "start_rows", "train"]
@@ -205,6 +213,8 @@ def train(booster: str, params: dict[str, Any], objective: Any, dtrain: Any,
         else:
             fobj = xgb_objective(objective)
         p.pop("objective", None)
+        if objective.task == "ranking":
+            warn_ignored_xgboost_ranking_params(p, type(objective).__name__)
     elif objective is not None:
         p["objective"] = objective
     callbacks = []

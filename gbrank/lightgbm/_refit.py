@@ -69,13 +69,14 @@ def _gradients(objective: Any, y: np.ndarray, group: Any, weight: Any, k: int) -
                    else "one tree per round")
             raise ValueError(f"the model has {has}, but the objective {obj!r} is "
                              f"{obj.task if classes is None else f'num_class={classes}'}")
-        return lambda s: obj.booster_grad_hess(y, s, group, weight)
+        return lambda s, start_fix=None: obj.booster_grad_hess(y, s, group, weight,
+                                                               start_fix=start_fix)
     if callable(objective):
         if weight is not None:
             raise ValueError("weight= is for gbrank objectives; a plain function applies "
                              "its own weights (bind them in the function, e.g. a closure)")
         sizes = None if group is None else query_structure(y.size, group=group).sizes
-        return lambda s: call_function_objective(objective, y, s, sizes)
+        return lambda s, start_fix=None: call_function_objective(objective, y, s, sizes)
     raise ValueError(f"objective must be a gbrank objective or a function "
                      f"fn(y, s) -> (grad, hess), got {objective!r}")
 
@@ -93,32 +94,19 @@ def _by_query_id(objective: Any, y: np.ndarray, qid: Any, weight: Any, k: int) -
         w = w[order]
     sorted_fn = _gradients(objective, y[order], sizes, w, k)
 
-    def fn(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        g, h = sorted_fn(s[order])
+    def fn(s: np.ndarray, start_fix: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        g, h = sorted_fn(s[order], start_fix)
         grad, hess = np.empty_like(np.asarray(g)), np.empty_like(np.asarray(h))
         grad[order], hess[order] = g, h
         return grad, hess
     return fn
 
 
-def _first_gradients(gradients: Any, scores: np.ndarray) -> Any:
-    """The first round's gradients from start 0 (no ``init_score``). The objective warns
-    when 0 is far from its best start, naming the boosters' ``Dataset(init_score=)``;
-    here the fix is refit's own ``init_score``, so the warning says that."""
-    import warnings
-
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        out = gradients(scores)
-    for w in seen:
-        message = str(w.message)
-        if "starts from raw score" in message and ": the boosters give" in message:
-            message = (message.split(": the boosters give", 1)[0] + ": pass "
-                       "refit(..., init_score=...) with the start the model was trained "
-                       "from (e.g. obj.init_score(y_train)), or leave it out if training "
-                       "had none")
-        warnings.warn(message, w.category, stacklevel=3)
-    return out
+# What the objective's warning about a first round far from its best start names as
+# the fix: here refit's own init_score, not the boosters' Dataset(init_score=).
+_REFIT_START_FIX = ("pass refit(..., init_score=...) with the start the model was trained "
+                    "from (e.g. obj.init_score(y_train)), or leave it out if training had "
+                    "none")
 
 
 def _start_scores(init_score: Any, n: int, k: int) -> np.ndarray:
@@ -274,8 +262,7 @@ def refit(booster: Any, X: Any, y: Any, objective: Any, *, group: Any = None,
     if leaves.shape[1] != len(trees):  # pragma: no cover - LightGBM's own invariant
         raise ValueError(f"pred_leaf gave {leaves.shape[1]} trees, the model has {len(trees)}")
     for start in range(0, len(trees), k):
-        grad, hess = (_first_gradients(gradients, scores) if start == 0 and init_score is None
-                      else gradients(scores))
+        grad, hess = gradients(scores, _REFIT_START_FIX)
         # LightGBM keeps gradients as float32 (score_t) and sums them in float64.
         grad = np.asarray(grad, dtype=np.float64).reshape(scores.shape)
         hess = np.asarray(hess, dtype=np.float64).reshape(scores.shape)

@@ -16,7 +16,6 @@ adapter is imported.
 from __future__ import annotations
 
 import inspect
-import warnings
 from types import SimpleNamespace
 from typing import Any, ClassVar
 
@@ -30,6 +29,7 @@ from gbrank._fields import (
     warn_ignored_lightgbm_ranking_params,
     warn_lightgbm_builtin_metrics,
 )
+from gbrank._warnings import warn_user
 
 __all__ = ["Objective"]
 
@@ -139,9 +139,12 @@ class Objective:
 
     # -- boosters ---------------------------------------------------------------------
     def booster_grad_hess(self, y: Any, preds: Any, group: Any = None,
-                          weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
+                          weight: Any = None, *,
+                          start_fix: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`grad_hess` as a booster asks for it, with the query structure the
-        booster holds (``group``: query sizes or ``None``).
+        booster holds (``group``: query sizes or ``None``). ``start_fix``: how the
+        caller's user passes a start, named by the warning a first round far from the
+        loss-optimal start gives (default: the boosters' ``init_score``/``base_margin``).
 
         The one place of the rule "per-row objectives ignore the query structure":
         a loss that is a sum over rows (``loss_blocks == "row"``) gets ``group=None``
@@ -151,7 +154,7 @@ class Objective:
             group = None
         else:
             self._check_booster_queries(group)
-        self._warn_if_no_start(y, preds, weight)
+        self._warn_if_no_start(y, preds, weight, start_fix)
         return self.grad_hess(y, preds, group, weight=weight)
 
     def _groupless(self) -> bool:
@@ -180,7 +183,8 @@ class Objective:
                 f"has {np.size(group)} queries: drop groupless=True to rank within each "
                 "query, or drop the query structure")
 
-    def _warn_if_no_start(self, y: Any, preds: Any, weight: Any) -> None:
+    def _warn_if_no_start(self, y: Any, preds: Any, weight: Any,
+                          fix: str | None = None) -> None:
         """Warn when a booster starts this objective from a constant far from its
         loss-optimal one (:meth:`init_score`): LightGBM starts every custom objective
         at raw score 0 and XGBoost at ``base_score``, unless the data carry a start
@@ -221,16 +225,18 @@ class Objective:
             return
         shown = (f"{float(best[0]):.6g}" if best.size == 1
                  else "[" + ", ".join(f"{b:.4g}" for b in best) + "]")
-        warnings.warn(
+        if fix is None:
+            fix = ("the boosters give a custom objective no start of their own. Pass it "
+                   "with the data — LightGBM: lgb.Dataset(X, y, init_score=np.full(len(y), "
+                   "obj.init_score(y))) (an (n, K) array for K classes); XGBoost: "
+                   "DMatrix(..., base_margin=...) — and add it to the raw predictions; or "
+                   "use gbrank.sklearn."
+                   f"{'GBRanker' if self.task == 'ranking' else 'GBClassifier'}, which "
+                   "does both")
+        warn_user(
             f"{type(self).__name__} starts from raw score {float(start[0]):.6g}"
             f"{'' if start.size == 1 else ' (class 0; one per class)'}, and its "
-            f"loss-optimal constant start is {shown}{cost}: the boosters give a custom "
-            "objective no start of their own. Pass it with the data — LightGBM: "
-            "lgb.Dataset(X, y, init_score=np.full(len(y), obj.init_score(y))) (an (n, K) "
-            "array for K classes); XGBoost: DMatrix(..., base_margin=...) — and add it to "
-            "the raw predictions; or use gbrank.sklearn."
-            f"{'GBRanker' if self.task == 'ranking' else 'GBClassifier'}, which does both",
-            UserWarning, stacklevel=4)
+            f"loss-optimal constant start is {shown}{cost}: {fix}")
 
     @staticmethod
     def _refuse_scrambled_start(rows: np.ndarray) -> None:

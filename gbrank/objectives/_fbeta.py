@@ -238,12 +238,13 @@ class FBetaSurrogate(Objective):
         return perm, np.asarray(starts, dtype=np.int64), np.asarray(parent, dtype=np.int64)
 
     def booster_grad_hess(self, y: Any, preds: Any, group: Any = None,
-                          weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
+                          weight: Any = None, *,
+                          start_fix: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`grad_hess` for a booster; with ``batch_size``, each call (one boosting
         round) draws new random examples."""
         if self._params().batch_size is not None:
             self._round = getattr(self, "_round", 0) + 1
-        return super().booster_grad_hess(y, preds, group, weight)
+        return super().booster_grad_hess(y, preds, group, weight, start_fix=start_fix)
 
     # -- protocol --------------------------------------------------------------------------
 

@@ -347,13 +347,14 @@ class PositionBiasMixin:
 
     # -- boosters -------------------------------------------------------------------------
     def booster_grad_hess(self, y: Any, preds: Any, group: Any = None,
-                          weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
+                          weight: Any = None, *,
+                          start_fix: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         if self._uses_positions():
             raise ValueError(f"{type(self).__name__}(position_bias="
                              f"{self.position_bias!r}) learns from the rows' display "
                              f"positions during training, and this booster call has none: "
                              f"{NEEDS_POSITIONS}")
-        return super().booster_grad_hess(y, preds, group, weight)
+        return super().booster_grad_hess(y, preds, group, weight, start_fix=start_fix)
 
     def _lightgbm_grad_hess(self, y: Any, preds: Any, group: Any, weight: Any,
                             ds: Any) -> tuple[np.ndarray, np.ndarray]:

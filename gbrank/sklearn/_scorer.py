@@ -155,18 +155,28 @@ def _hands_raw_scores(estimator: Any) -> bool:
             and callable(getattr(final, "objective_", None)))
 
 
+def _fitted_classes(estimator: Any) -> tuple[Any, list | None]:
+    """The estimator's final step and its ``classes_`` as a list; ``None`` for classes
+    when it is not a fitted classifier (a ranker's labels are grades or clicks)."""
+    from sklearn.base import is_classifier
+
+    final = _final_step(estimator)
+    classes = getattr(final, "classes_", None)
+    if classes is None or not is_classifier(estimator):
+        return final, None
+    return final, np.asarray(classes).tolist()
+
+
 def _class_codes(estimator: Any, y_true: Any, metric: Any) -> Any:
     """A classifier's labels as its predictions index them: K classes as their column
     in ``classes_`` (0 … K−1), two as 1 for ``classes_[1]`` (the class a positive
     ``decision_function`` and ``predict_proba[:, 1]`` are about) and 0 for the other —
     so labels {1, 2, 3}, {1, 2} or strings are judged as scikit-learn's scorers judge
     them. Other estimators' labels (a ranker's grades and clicks) as given."""
-    from sklearn.base import is_classifier
-
-    classes = getattr(_final_step(estimator), "classes_", None)
-    if classes is None or not is_classifier(estimator):
+    classes = _fitted_classes(estimator)[1]
+    if classes is None:
         return y_true
-    column = {c: i for i, c in enumerate(np.asarray(classes).tolist())}
+    column = {c: i for i, c in enumerate(classes)}
     y = np.asarray(y_true.to_numpy() if hasattr(y_true, "to_numpy") else y_true).ravel()
     found = [column.get(v, -1) for v in y.tolist()]  # 1 and 1.0 are one key
     codes = np.asarray(found, dtype=np.intp)
@@ -189,18 +199,15 @@ def _about_the_positive_class(estimator: Any, y_true: Any, y_score: Any,
     ``pos_label_`` (by default the rarer of two text labels, which may sort first), else
     ``classes_[1]`` when the labels say which (0/1, ±1, booleans); other labels ({1, 2},
     text) of another classifier are refused rather than guessed."""
-    from sklearn.base import is_classifier
-
-    final = _final_step(estimator)
-    classes = getattr(final, "classes_", None)
-    if classes is None or not is_classifier(estimator) or len(classes) != 2:
+    final, classes = _fitted_classes(estimator)
+    if classes is None or len(classes) != 2:
         return y_true, y_score
     pos = getattr(final, "pos_label_", None)
     if pos is None:
-        if set(np.asarray(classes).tolist()) not in ({0, 1}, {-1, 1}):
+        if set(classes) not in ({0, 1}, {-1, 1}):
             raise ValueError(
                 f"{metric.name} is about a positive class, and {type(final).__name__}'s "
-                f"classes {np.asarray(classes).tolist()} do not say which: encode the "
+                f"classes {classes} do not say which: encode the "
                 "labels as 0/1 (1 positive), or use gbrank.sklearn.GBClassifier, whose "
                 "pos_label names it")
         return y_true, y_score

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gbrank._deps import require
+from gbrank._fields import warn_ignored_xgboost_ranking_params
 
 _XGB_RANKER: Any = None
 
@@ -149,6 +150,7 @@ def xgb_ranker_class() -> type:
                 we = None if sample_weight_eval_set is None else sample_weight_eval_set[i]
                 evals.append((dmat(Xe, ye, ge, qe, we), f"validation_{i}"))
             params = self.get_xgb_params()
+            warn_ignored_xgboost_ranking_params(params, type(obj).__name__)
             params["objective"] = "rank:pairwise"
             if params.get("base_score") is None:
                 params["base_score"] = 0.0

@@ -333,8 +333,10 @@ def test_a_refit_without_the_start_names_refits_init_score():
                         lgb.Dataset(X[:1000], y[:1000], init_score=np.full(1000, start)), 5)
     d = {"X_test": X[1000:], "y_test": y[1000:]}
     with pytest.warns(UserWarning, match=r"pass refit\(\.\.\., init_score=\.\.\.\) with the "
-                      "start the model was trained from"):
+                      "start the model was trained from") as seen:
         refit(booster, d["X_test"], d["y_test"], obj)
+    assert "boosters" not in str(seen[0].message)  # the boosters' fix is not refit's
+    assert seen[0].filename == __file__  # attributed to the line that called refit
     import warnings
 
     with warnings.catch_warnings():

@@ -234,3 +234,37 @@ def test_a_metric_called_directly_beside_a_dmatrix_is_not_taken_for_xgboosts_wra
     held = xgb.DMatrix(np.zeros((4, 1)), y)  # in this frame's locals
     assert held.num_row() == 4
     assert metric("ndcg@10")(y, s) == pytest.approx(metrics.ndcg(y, s, None, 10), abs=1e-12)
+
+
+def test_xgboosts_own_ranking_parameters_beside_a_gbrank_objective_are_warned_about():
+    """lambdarank_pair_method="mean" (or ndcg_exp_gain, lambdarank_unbiased, ...) beside
+    LambdaRank() changes nothing — the model's trees equal those trained without it —
+    and was silent; warned, naming the objective's counterparts. XGBoost's own
+    rank:ndcg, which reads them, is not warned about."""
+    import warnings
+
+    from gbrank.datasets import make_ranking
+    from gbrank.objectives import LambdaRank
+    from gbrank.sklearn import GBRanker
+    from gbrank.xgboost import XGBRanker
+
+    X, y, g = make_ranking(n_queries=20, rows_per_query=10, n_features=4, seed=0)
+    qid = np.repeat(np.arange(g.size), g)
+    base = {"n_estimators": 3, "n_jobs": 1, "tree_method": "hist"}
+    plain = XGBRanker(objective=LambdaRank(), **base).fit(X, y, qid=qid)
+    with pytest.warns(UserWarning, match=r"lambdarank_pair_method='mean', ndcg_exp_gain=False "
+                      r"configure its own rank:\* objectives.*LambdaRank\(truncation=\.\.\., "
+                      r"label_gain=\.\.\.\)") as seen:
+        given = XGBRanker(objective=LambdaRank(), lambdarank_pair_method="mean",
+                          ndcg_exp_gain=False, **base).fit(X, y, qid=qid)
+    assert seen[0].filename == __file__
+    dump = given.get_booster().get_dump()
+    assert dump == plain.get_booster().get_dump()
+    with pytest.warns(UserWarning, match=r"lambdarank_unbiased=True configure.*"
+                      r"LambdaRank\(position_bias=\.\.\.\)"):
+        GBRanker(LambdaRank(), booster="xgboost", n_estimators=2, n_jobs=1,
+                 booster_params={"lambdarank_unbiased": True}).fit(X, y, qid=qid)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        XGBRanker(objective="rank:ndcg", lambdarank_pair_method="mean", **base).fit(X, y,
+                                                                                  qid=qid)
