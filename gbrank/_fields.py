@@ -21,7 +21,7 @@ __all__ = ["is_lightgbm_dataset", "lightgbm_dataset_fields", "dmatrix_fields", "
            "check_fold_keeps_queries", "lightgbm_builtin_metrics",
            "warn_lightgbm_builtin_metrics", "lightgbm_positions", "renumbered_like_lightgbm",
            "warn_ignored_lightgbm_positions", "warn_ignored_lightgbm_ranking_params",
-           "warn_ignored_xgboost_ranking_params",
+           "warn_ignored_xgboost_ranking_params", "note_custom_round", "custom_rounds",
            "lightgbm_learning_rate", "learning_rate_in",
            "dmatrix_positions", "lightgbm_subset_rows", "NATIVE_LINKS", "LOGIT", "SOFTMAX",
            "LOG", "SOFTPLUS", "VALUE", "native_objective_name", "native_link", "lightgbm_objective",
@@ -84,6 +84,41 @@ def lightgbm_objective(ds: Any) -> str | None:
         return None
     name = native_objective_name("lightgbm", params)
     return "regression" if name is None else name
+
+
+# Rounds of a gbrank objective trained on each LightGBM training Dataset (keyed by the
+# root of its reference chain, which its validation Datasets and lgb.cv's folds share):
+# a Dataset reused by another lgb.train keeps the objective its first training copied
+# into its parameters, and a count that stops moving tells feval that the current
+# training no longer calls a gbrank objective.
+_CUSTOM_ROUNDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _reference_root(ds: Any) -> Any:
+    for _ in range(64):  # a reference chain is short; never loop on a cycle
+        parent = getattr(ds, "reference", None)
+        if parent is None:
+            break
+        ds = parent
+    return ds
+
+
+def note_custom_round(ds: Any) -> None:
+    """Count one round of a gbrank objective trained on the LightGBM Dataset ``ds``."""
+    try:
+        root = _reference_root(ds)
+        _CUSTOM_ROUNDS[root] = _CUSTOM_ROUNDS.get(root, 0) + 1
+    except TypeError:  # not weakly referenceable: no count
+        pass
+
+
+def custom_rounds(ds: Any) -> int | None:
+    """Rounds of gbrank objectives trained so far on the training data of the LightGBM
+    Dataset ``ds`` (itself, or the Dataset it references); ``None``: none ever."""
+    try:
+        return _CUSTOM_ROUNDS.get(_reference_root(ds))
+    except TypeError:
+        return None
 
 
 def margins_by_values(preds: Any) -> bool | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ from gbrank._fields import (
     SOFTMAX,
     VALUE,
     check_fold_keeps_queries,
+    custom_rounds,
     is_lightgbm_dataset,
     lightgbm_dataset_fields,
     lightgbm_objective,
@@ -188,11 +190,22 @@ class _FEval:
         if self.margin is not None:
             return self.margin
         name = None if ds is None else lightgbm_objective(ds)
+        moved = None if ds is None else self._custom_rounds_moved(ds)
         if name is not None:
             link = native_link("lightgbm", name)
+            by_values = margins_by_values(preds)
+            if name == "none" and moved is False and by_values is None:
+                raise ValueError(self._reused(
+                    name, scaled[0], "no gbrank objective has been called since its last "
+                    "evaluation and every prediction lies in [0, 1], as a native "
+                    "objective's probabilities do"))
             if link is None:  # "none" (a custom objective) or a raw-score one
                 return True
             if link in (LOGIT, SOFTMAX):
+                if by_values:
+                    raise ValueError(self._reused(
+                        name, scaled[0], "some predictions lie outside [0, 1], where no "
+                        "probability lies, as a custom objective's raw margins do"))
                 return False
             if link == VALUE:
                 cut = [m for m in scaled if m in ("f1", "balanced") or m.startswith("fbeta")]
@@ -220,6 +233,36 @@ class _FEval:
                 "be meant: pass feval(..., margin=False) for probabilities or "
                 "feval(..., margin=True) for raw margins")
         return by_values
+
+    def _custom_rounds_moved(self, ds: Any) -> bool | None:
+        """Whether a gbrank objective has trained a round on ``ds``'s training data since
+        this feval last evaluated ``ds`` (``None``: no gbrank objective ever trained on
+        it, or the first look)."""
+        rounds = custom_rounds(ds)
+        if rounds is None:
+            return None
+        seen = self.__dict__.setdefault("_rounds_seen", weakref.WeakKeyDictionary())
+        try:
+            last = seen.get(ds)
+            seen[ds] = rounds
+        except TypeError:
+            return None
+        return None if last is None else rounds != last
+
+    @staticmethod
+    def _reused(name: str, metric: str, evidence: str) -> str:
+        return (f"{metric} reads probabilities or raw margins, and this Dataset's "
+                f"parameters say objective {name!r}, but {evidence}: LightGBM keeps the "
+                "objective of the first lgb.train that used a Dataset in its parameters "
+                "when another training reuses it, so they may not describe this training. "
+                "Say which: feval(..., margin=False) for a native objective's "
+                "probabilities, feval(..., margin=True) for raw margins; or build new "
+                "Datasets for each training")
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_rounds_seen", None)  # per-process training state, not picklable
+        return state
 
     def __repr__(self) -> str:
         return f"feval({', '.join(repr(m.name) for m in self.metrics)})"

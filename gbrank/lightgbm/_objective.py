@@ -14,6 +14,7 @@ from gbrank._fields import (
     lightgbm_learning_rate,
     lightgbm_positions,
     lightgbm_subset_rows,
+    note_custom_round,
     renumbered_like_lightgbm,
 )
 from gbrank._validation import check_number, check_positions
@@ -54,6 +55,7 @@ class LightGBMObjective:
             ds, preds = b, a
             y, weight, group = lightgbm_dataset_fields(b)
             obj._inspect_lightgbm_dataset(ds)
+            note_custom_round(ds)
         else:
             ds, y, preds = None, a, b
         run = self._run(ds, int(np.size(preds)))

@@ -25,6 +25,7 @@ from gbrank._fields import (
     check_fold_keeps_queries,
     is_lightgbm_dataset,
     lightgbm_dataset_fields,
+    note_custom_round,
     warn_ignored_lightgbm_positions,
     warn_ignored_lightgbm_ranking_params,
     warn_lightgbm_builtin_metrics,
@@ -289,6 +290,8 @@ class Objective:
             ds = None
             y, preds = a, b
         self._inspect_lightgbm_dataset(ds)
+        if ds is not None:
+            note_custom_round(ds)
         return self._lightgbm_grad_hess(y, preds, group, weight, ds)
 
     def _lightgbm_grad_hess(self, y: Any, preds: Any, group: Any, weight: Any,

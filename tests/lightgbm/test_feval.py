@@ -241,3 +241,66 @@ def test_logloss_on_a_validation_part_maps_grades_as_the_training_did():
         assert log[part]["gbrank_logloss"][-1] == pytest.approx(expected, rel=1e-9), name
     assert log["valid_1"]["gbrank_ece"][-1] == metrics.expected_calibration_error(
         yv, booster.predict(Xv, raw_score=True), margin=True, max_grade=4)
+
+
+def test_datasets_reused_by_another_training_do_not_set_the_scale_silently():
+    """LightGBM keeps the objective of a Dataset's first lgb.train in its parameters when
+    another training reuses it: after FocalLoss, a native 'binary' training's
+    probabilities were read as margins (log loss 0.7225 against 0.4522; ninth probe);
+    after 'binary', FocalLoss's margins were refused as out-of-range probabilities
+    without saying why. Both are refused naming the reuse and both fixes; with the
+    scale given, the values are the direct functions'."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((2000, 5))
+    y = (X[:, 0] + rng.standard_normal(2000) > 1).astype(float)
+    params = {"verbose": -1, "num_threads": 1, "metric": "None"}
+
+    def datasets() -> tuple[lgb.Dataset, lgb.Dataset]:
+        tr = lgb.Dataset(X[:1500], y[:1500], free_raw_data=False)
+        return tr, lgb.Dataset(X[1500:], y[1500:], reference=tr, free_raw_data=False)
+
+    tr, va = datasets()
+    fe = feval("logloss", "f1")
+    lgb.train({**params, "objective": FocalLoss(gamma=0.0)}, tr, 3, valid_sets=[va],
+              feval=fe)
+    with pytest.raises(ValueError, match=r"parameters say objective 'none'.*keeps the "
+                       r"objective of the first lgb.train.*margin=False.*margin=True"):
+        lgb.train({**params, "objective": "binary"}, tr, 3, valid_sets=[va], feval=fe)
+    ev: dict = {}
+    booster = lgb.train({**params, "objective": "binary"}, tr, 3, valid_sets=[va],
+                        valid_names=["v"], feval=feval("logloss", margin=False),
+                        callbacks=[lgb.record_evaluation(ev)])
+    p = booster.predict(X[1500:])
+    assert ev["v"]["gbrank_logloss"][-1] == pytest.approx(
+        float(np.mean(-(y[1500:] * np.log(p) + (1 - y[1500:]) * np.log(1 - p)))), rel=1e-6)
+
+    tr, va = datasets()
+    lgb.train({**params, "objective": "binary"}, tr, 3, valid_sets=[va], feval=fe)
+    with pytest.raises(ValueError, match=r"parameters say objective 'binary'.*outside "
+                       r"\[0, 1\].*margin=True"):
+        lgb.train({**params, "objective": FocalLoss(gamma=0.0)}, tr, 3, valid_sets=[va],
+                  feval=fe)
+
+
+def test_a_gbrank_objective_whose_margins_lie_in_0_1_is_not_taken_for_a_reused_dataset():
+    """A FocalLoss start above 0 (most rows positive) keeps every margin in [0, 1] for
+    the first rounds; evaluated every round beside its training (two fevals), it is read
+    as margins, as the training's own objective says."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((2000, 5))
+    y = (X[:, 0] + rng.standard_normal(2000) > -0.5).astype(float)
+    obj = FocalLoss(gamma=0.0)
+    start = obj.init_score(y[:1500])
+    assert 0.3 < start < 1.0
+    tr = lgb.Dataset(X[:1500], y[:1500], init_score=np.full(1500, start))
+    va = lgb.Dataset(X[1500:], y[1500:], reference=tr, init_score=np.full(500, start))
+    ev: dict = {}
+    booster = lgb.train({"objective": obj, "verbose": -1, "num_threads": 1,
+                         "learning_rate": 0.01, "metric": "None"}, tr, 5,
+                        valid_sets=[va], valid_names=["v"],
+                        feval=[feval("logloss"), feval("f1")],
+                        callbacks=[lgb.record_evaluation(ev)])
+    margins = booster.predict(X[1500:], raw_score=True) + start
+    assert margins.min() >= 0.0 and margins.max() <= 1.0
+    assert ev["v"]["gbrank_logloss"][-1] == pytest.approx(
+        float(np.mean(np.logaddexp(0.0, margins) - y[1500:] * margins)), rel=1e-6)
