@@ -89,9 +89,11 @@ def _group_offsets(group: Any, n: int) -> np.ndarray:
         if np.all(g == 1):  # sizes of n one-row queries, or the ids of one query
             raise ValueError(
                 f"group is {n} ones: as query sizes (LightGBM's group) every row is a "
-                "query of its own, with nothing to rank (every ranking metric 1, every "
-                "gradient 0). If they are per-row query ids, pass them as qid=; if all "
-                "rows are one query, pass group=[n_rows] (or declare group-less ranking)")
+                "query of its own, with no pair to rank (every pairwise gradient 0; NDCG "
+                "and MAP 1 by their rule), which more often means per-row ids of one "
+                "query. If they are per-row query ids, pass them as qid=; if all rows are "
+                "one query, pass group=[n_rows] (or declare group-less ranking); if every "
+                "row really is its own query, pass qid=np.arange(n_rows)")
         raise ValueError(
             f"group has one entry per row ({n}): group takes query sizes (LightGBM's "
             "group), so these look like per-row query ids — pass them as qid= instead")

@@ -23,8 +23,10 @@ def relevance_targets(y: np.ndarray, target: str, max_grade: float | None,
     if target == "auto" and max_grade is None and y.size and not (
             y.min() >= 0.0 and y.max() <= 1.0):
         values = np.unique(y)
-        if values.size == 2 and values[0] == -1.0 and values[1] == 1.0:
-            return (y == 1.0).astype(np.float64)  # binary labels ±1, as the binary metrics
+        if values[0] == -1.0 and set(values.tolist()) <= {-1.0, 1.0}:
+            # binary labels ±1, as the binary metrics read them (all −1 too: a batch
+            # of one class)
+            return (y == 1.0).astype(np.float64)
         if values.size == 2 and values[0] >= 1.0:
             import warnings
 

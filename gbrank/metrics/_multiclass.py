@@ -120,7 +120,8 @@ def fbeta_multiclass(y: Any, s: Any, beta: float = 1.0, average: str = "macro", 
     average = check_choice(average, "average", ("macro", "weighted", "micro"))
     y, s, w = _inputs(y, s, weight)
     k = s.shape[1]
-    m = _confusion_matrix(y, np.argmax(s, axis=1), k, w)
+    pred = np.argmax(s, axis=1)
+    m = _confusion_matrix(y, pred, k, w)
     tp = np.diag(m)
     fp = m.sum(axis=0) - tp
     fn = m.sum(axis=1) - tp
@@ -130,7 +131,7 @@ def fbeta_multiclass(y: Any, s: Any, beta: float = 1.0, average: str = "macro", 
     if average == "weighted":
         support = m.sum(axis=1)
         return float(np.dot(f, support) / support.sum())
-    return _macro(m, f)
+    return _macro(f, y, pred)
 
 
 def _fbeta_per_class(m: np.ndarray, b2: float) -> np.ndarray:
@@ -142,9 +143,12 @@ def _fbeta_per_class(m: np.ndarray, b2: float) -> np.ndarray:
     return np.divide((1 + b2) * tp, den, out=np.zeros(m.shape[0]), where=den > 0)
 
 
-def _macro(m: np.ndarray, f: np.ndarray) -> float:
-    """The mean of per-class values over the classes in the labels or the predictions."""
-    present = (m.sum(axis=1) + m.sum(axis=0)) > 0
+def _macro(f: np.ndarray, y: np.ndarray, pred: np.ndarray) -> float:
+    """The mean of per-class values over the classes in the labels or the predictions,
+    on any row, whatever its weight (scikit-learn's ``unique_labels``: a class seen only
+    on rows of weight 0 is present, with F_β 0)."""
+    k = f.size
+    present = (np.bincount(y, minlength=k) + np.bincount(pred, minlength=k)) > 0
     return float(np.mean(f[present]))
 
 
@@ -240,7 +244,7 @@ def _macro_fbeta_of(y: np.ndarray, pred: np.ndarray, k: int, w: np.ndarray | Non
                     b2: float) -> float:
     """Macro F_β of given predictions (as :func:`fbeta_multiclass` computes it)."""
     m = _confusion_matrix(y, pred, k, w)
-    return _macro(m, _fbeta_per_class(m, b2))
+    return _macro(_fbeta_per_class(m, b2), y, pred)
 
 
 def _best_offset_of_class(y: np.ndarray, t: np.ndarray, s_k: np.ndarray, k: int,
@@ -272,7 +276,14 @@ def _best_offset_of_class(y: np.ndarray, t: np.ndarray, s_k: np.ndarray, k: int,
     tp[:, k] = np.concatenate(([0.0], np.cumsum(onehot_y[:, k])))
     den = b2 * support + pred
     f = np.divide((1 + b2) * tp, den, out=np.zeros_like(den), where=den > 0)
-    present = (support + pred) > 0
+    # Present classes as _macro counts them: on any row, whatever its weight.
+    shown = np.zeros((n + 1, kk), dtype=np.int64)
+    shown[0] = np.bincount(o, minlength=kk)
+    onehot_count = np.zeros((n, kk), dtype=np.int64)
+    onehot_count[np.arange(n), o] = 1
+    shown[1:] = shown[0] - np.cumsum(onehot_count, axis=0)
+    shown[:, k] = np.arange(n + 1)
+    present = (np.bincount(ys, minlength=kk) > 0) | (shown > 0)
     macro = (f * present).sum(axis=1) / np.maximum(present.sum(axis=1), 1)
     # Only cuts between distinct thresholds can be realised (equal ones switch together).
     valid = np.ones(n + 1, dtype=bool)

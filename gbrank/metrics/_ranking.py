@@ -95,7 +95,8 @@ def ndcg(y: Any, s: Any, group: Any = None, k: int | None = 10, label_gain: Any 
 
     with :math:`l_r` the label at rank :math:`r` of the scores sorted descending (ties
     by row order) and IDCG the DCG of the labels sorted descending. A query whose
-    IDCG is 0 (no relevant row) scores 1, as in LightGBM.
+    IDCG is 0 (no relevant row) scores 1, as in LightGBM, and counts with its weight
+    (LightGBM's weighted ``ndcg@k`` adds it unweighted: ``docs/contract.md`` §3).
 
     Parameters
     ----------

@@ -131,6 +131,12 @@ def test_labels_plus_minus_one_are_binary_and_two_grades_from_one_are_warned_abo
     p = np.clip(0.3 + 0.4 * (y - 0.3) + 0.1 * rng.standard_normal(300), 0.01, 0.99)
     assert log_loss(2 * y - 1, p) == pytest.approx(sk_log_loss(y, p), abs=1e-12)
     assert expected_calibration_error(2 * y - 1, p) == expected_calibration_error(y, p)
+    # A batch of one class, -1 only, is the same convention (was refused as grades).
+    neg = y == 0
+    assert log_loss(-np.ones(int(neg.sum())), p[neg]) == pytest.approx(
+        sk_log_loss(np.zeros(int(neg.sum())), p[neg], labels=[0, 1]), abs=1e-12)
+    assert expected_calibration_error(-np.ones(int(neg.sum())), p[neg]) == \
+        expected_calibration_error(np.zeros(int(neg.sum())), p[neg])
     with pytest.warns(UserWarning, match=r"only the values \[1.0, 2.0\]: read as grades "
                       r"\(targets \[0.333, 1.0\]\).*pass 0/1 labels"):
         log_loss(y + 1, p)

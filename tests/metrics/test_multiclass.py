@@ -197,3 +197,27 @@ def test_one_value_per_row_is_predicted_classes_not_scores():
     with pytest.raises(ValueError, match="one value per row: predicted classes, not scores"
                        ".*multi:softprob"):
         fbeta_multiclass([0, 1, 2, 1], [0.0, 1.0, 2.0, 1.0])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_macro_f1_counts_a_class_seen_only_on_rows_of_weight_zero(seed):
+    """scikit-learn takes the classes present from every row (unique_labels), whatever
+    its weight; gbrank took them from the weighted counts and dropped a class predicted
+    only on rows of weight 0 (1.0 against 0.5; ninth probe). The offsets' sweep counts
+    them the same way: its value is the metric's at the offsets it returns."""
+    y, s, w = _data(300, seed=seed)
+    w = w.copy()
+    pred = np.argmax(s, axis=1)
+    rare = np.flatnonzero(pred == np.bincount(pred, minlength=5).argmin())
+    w[rare] = 0.0  # the least predicted class: predicted only on rows of weight 0
+    w[np.flatnonzero(y == y[rare[0]]) if rare.size else []] = 0.0
+    for beta in (1.0, 2.0):
+        assert fbeta_multiclass(y, s, beta, weight=w) == pytest.approx(
+            skm.fbeta_score(y, pred, beta=beta, average="macro", sample_weight=w,
+                            zero_division=0.0), abs=1e-12)
+        b, value = best_class_offsets(y, s, beta, weight=w, margin=True)
+        assert value == pytest.approx(fbeta_multiclass(y, s + b, beta, weight=w), abs=1e-12)
+    y2, s2 = np.array([0, 1, 0]), np.eye(2)[[0, 1, 0]]
+    w2 = np.array([1.0, 0.0, 1.0])
+    assert fbeta_multiclass(y2, s2, weight=w2) == pytest.approx(
+        skm.f1_score(y2, [0, 1, 0], average="macro", sample_weight=w2, zero_division=0.0))

@@ -519,3 +519,34 @@ def test_group_less_million_rows_every_metric():
     assert metrics.recall_at_k(y, s) == pytest.approx(hits / np.sum(y >= 1), rel=1e-15)
     assert metrics.mean_ap(y, s, k=None) == pytest.approx(
         ap_q(list(y), list(s), None), rel=1e-9)
+
+
+def test_weighted_ndcg_with_queries_without_relevant_rows_against_lightgbms_rule():
+    """The difference docs/contract.md §3 names: gbrank weights a query without a
+    relevant row (NDCG 1) like every query; LightGBM's weighted ndcg@k adds its 1
+    unweighted and divides by the sum of all weights (ninth probe: 0.808 against 0.846).
+    Both rules computed by hand from per-query values; if LightGBM changes its rule, the
+    contract's sentence is stale and this test says so."""
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(2, 40, 60)
+    off = np.concatenate(([0], np.cumsum(sizes)))
+    X = rng.standard_normal((int(sizes.sum()), 3))
+    y = rng.integers(0, 5, int(sizes.sum())).astype(float)
+    for q in range(5, 10):
+        y[off[q]:off[q + 1]] = 0.0
+    w = rng.random(60) + 0.2
+    ev: dict = {}
+    ds = lgb.Dataset(X, y, group=sizes, weight=np.repeat(w, sizes))
+    booster = lgb.train({"objective": "lambdarank", "metric": "ndcg", "eval_at": [10],
+                         "verbose": -1, "num_threads": 1}, ds, 3, valid_sets=[ds],
+                        valid_names=["t"], callbacks=[lgb.record_evaluation(ev)])
+    p = booster.predict(X)
+    per_query = np.array([metrics.ndcg(y[off[q]:off[q + 1]], p[off[q]:off[q + 1]], k=10)
+                          for q in range(60)])
+    empty = np.array([y[off[q]:off[q + 1]].max() == 0 for q in range(60)])
+    assert metrics.ndcg(y, p, sizes, k=10, weight=w) == pytest.approx(
+        np.dot(per_query, w) / w.sum(), abs=1e-12)
+    lightgbm_rule = (np.dot(per_query[~empty], w[~empty]) + empty.sum()) / w.sum()
+    assert ev["t"]["ndcg@10"][-1] == pytest.approx(lightgbm_rule, abs=1e-6)
+    assert abs(lightgbm_rule - np.dot(per_query, w) / w.sum()) > 0.01

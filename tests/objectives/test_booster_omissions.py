@@ -79,13 +79,15 @@ def test_group_holding_per_row_ids_names_qid(ranking):
 
 def test_group_of_ones_is_refused_naming_qid_and_one_query():
     """The ids of one query (all ones) passed as group= read as n one-row queries:
-    zero gradients, a constant model, every ranking metric 1 (the newcomer's NDCG 1.0)."""
+    zero gradients, a constant model, NDCG 1 (the newcomer's NDCG 1.0). The message
+    claimed every ranking metric 1, which MRR, ERR and P@k are not (ninth probe), and
+    names qid=np.arange(n), with which one-row queries are ranked by each metric's rule."""
     from gbrank import metrics
 
     y, s = np.array([3.0, 0, 1, 2, 0]), np.array([0.1, 0.9, 0.5, 0.2, 0.3])
     fix = ("group is 5 ones: as query sizes .* every row is a query of its own, with "
-           "nothing to rank .* pass them as qid=; if all rows are one query, pass "
-           r"group=\[n_rows\]")
+           "no pair to rank .* pass them as qid=; if all rows are one query, pass "
+           r"group=\[n_rows\].*its own query, pass qid=np.arange\(n_rows\)")
     with pytest.raises(ValueError, match=fix):
         metrics.ndcg(y, s, np.ones(5, int))
     with pytest.raises(ValueError, match=fix):
@@ -97,6 +99,8 @@ def test_group_of_ones_is_refused_naming_qid_and_one_query():
                    "min_data_in_leaf": 2, "min_data_in_bin": 1},
                   lgb.Dataset(rng.random((40, 2)), rng.integers(0, 3, 40),
                               group=np.ones(40, int)), 1)
+    assert metrics.mrr(y, s, qid=np.arange(5)) == pytest.approx(
+        np.mean([1.0, 0.0, 1.0, 1.0, 0.0]))  # a relevant row first in its own query
     # The same ids as qid=: one query, ranked.
     assert metrics.ndcg(y, s, qid=np.ones(5, int)) == metrics.ndcg(y, s, [5]) < 1.0
 
