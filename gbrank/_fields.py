@@ -22,6 +22,7 @@ __all__ = ["is_lightgbm_dataset", "lightgbm_dataset_fields", "dmatrix_fields", "
            "warn_lightgbm_builtin_metrics", "lightgbm_positions", "renumbered_like_lightgbm",
            "warn_ignored_lightgbm_positions", "warn_ignored_lightgbm_ranking_params",
            "warn_ignored_xgboost_ranking_params", "note_custom_round", "custom_rounds",
+           "warn_ignored_class_weight_params",
            "lightgbm_learning_rate", "learning_rate_in",
            "dmatrix_positions", "lightgbm_subset_rows", "NATIVE_LINKS", "LOGIT", "SOFTMAX",
            "LOG", "SOFTPLUS", "VALUE", "native_objective_name", "native_link", "lightgbm_objective",
@@ -251,6 +252,42 @@ def warn_ignored_xgboost_ranking_params(params: dict[str, Any], objective: str) 
         f"custom objective replaces: XGBoost ignores them and {objective} trains with its "
         f"own settings. Give the objective its counterparts ({objective}({ours}); see its "
         "parameters)")
+
+
+# The boosters' class weighting, applied only inside their own binary objective: beside a
+# custom objective it weights nothing.
+_CLASS_WEIGHT_PARAMS = {"lightgbm": ("scale_pos_weight", "is_unbalance", "unbalance",
+                                     "unbalanced_sets"),
+                        "xgboost": ("scale_pos_weight",)}
+_CLASS_WEIGHTS_WARNED: weakref.WeakSet = weakref.WeakSet()
+
+
+def warn_ignored_class_weight_params(params: dict[str, Any] | None, objective: str,
+                                     booster: str, ds: Any = None) -> None:
+    """Warn when a training with a gbrank objective sets the booster's class weighting
+    (``scale_pos_weight``, LightGBM's ``is_unbalance``): the boosters apply it in their
+    own binary objective only, so beside a custom one the model is unweighted. ``ds``: a
+    LightGBM Dataset holding the training's parameters, warned about once."""
+    if ds is not None:
+        try:
+            if ds in _CLASS_WEIGHTS_WARNED:
+                return
+            _CLASS_WEIGHTS_WARNED.add(ds)
+        except TypeError:
+            pass
+    params = params or {}
+    found = [k for k in _CLASS_WEIGHT_PARAMS[booster]
+             if params.get(k) not in (None, False, 1, 1.0, "false")]
+    if not found:
+        return
+    given = ", ".join(f"{k}={params[k]!r}" for k in found)
+    warn_user(
+        f"{'LightGBM' if booster == 'lightgbm' else 'XGBoost'}'s parameter(s) {given} "
+        "weight the classes inside its own binary objective only: beside "
+        f"{objective}, a custom objective, they change nothing "
+        "and the model is unweighted. Weight the rows instead — sample_weight= (fit), "
+        "lgb.Dataset(weight=) / DMatrix(weight=) — or use the objective's own weighting "
+        "(FocalLoss(alpha=...))")
 
 
 def lightgbm_subset_rows(ds: Any) -> np.ndarray | None:

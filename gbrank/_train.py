@@ -34,6 +34,7 @@ from gbrank._fields import (
     SOFTPLUS,
     native_link,
     native_objective_name,
+    warn_ignored_class_weight_params,
     warn_ignored_xgboost_ranking_params,
 )
 from gbrank._proba import logit
@@ -215,6 +216,8 @@ def train(booster: str, params: dict[str, Any], objective: Any, dtrain: Any,
         p.pop("objective", None)
         if objective.task == "ranking":
             warn_ignored_xgboost_ranking_params(p, type(objective).__name__)
+        else:
+            warn_ignored_class_weight_params(p, type(objective).__name__, "xgboost")
     elif objective is not None:
         p["objective"] = objective
     callbacks = []

@@ -383,7 +383,7 @@ def check(obj: Any, y: Any, s: Any, group: Any = None, *, qid: Any = None, weigh
             chosen[:] = False
             chosen[np.random.default_rng(seed).choice(n_rows, rows, replace=False)] = True
     per_row_scores = int(np.prod(s.shape[1:], dtype=np.int64))
-    meter = _Progress(int(chosen.sum()) * per_row_scores, progress, rows is None)
+    meter = _CheckProgress(int(chosen.sum()) * per_row_scores, progress, rows is None)
     fd_g = np.zeros_like(s)
     fd_h = np.zeros_like(s)
     loss_scale = 0.0
@@ -495,7 +495,7 @@ class _Settler:
         return 0.5 * (values[k] + values[k + 1])
 
 
-class _Progress:
+class _CheckProgress:
     """Progress of a long check on stderr: every 10 s, with the time left; by default
     only once the check has run for 5 s (a short check prints nothing)."""
 

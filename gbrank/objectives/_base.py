@@ -26,6 +26,7 @@ from gbrank._fields import (
     is_lightgbm_dataset,
     lightgbm_dataset_fields,
     note_custom_round,
+    warn_ignored_class_weight_params,
     warn_ignored_lightgbm_positions,
     warn_ignored_lightgbm_ranking_params,
     warn_lightgbm_builtin_metrics,
@@ -319,6 +320,9 @@ class Objective:
             warn_ignored_lightgbm_positions(ds, type(self).__name__)
         if self.task == "ranking":
             warn_ignored_lightgbm_ranking_params(ds, type(self).__name__)
+        else:
+            warn_ignored_class_weight_params(getattr(ds, "params", None),
+                                             type(self).__name__, "lightgbm", ds)
 
     def booster_grad_hess_reusing(self, y: Any, preds: Any, group: Any = None,
                                   weight: Any = None) -> tuple[np.ndarray, np.ndarray]:

@@ -119,6 +119,32 @@ def _refuse_booster_data(X: Any, who: str) -> None:
             "obj=gbrank.xgboost.objective(obj)))")
 
 
+
+# LightGBM's names for the number of boosting rounds (XGBoost's params take none), which
+# n_estimators sets.
+_ROUND_ALIASES = frozenset({"num_iterations", "num_iteration", "n_iter", "num_tree",
+                            "num_trees", "num_round", "num_rounds", "nrounds",
+                            "num_boost_round", "n_estimators", "max_iter"})
+
+
+def _is_sparse(X: Any) -> bool:
+    return hasattr(X, "tocsr") and hasattr(X, "nnz")  # scipy.sparse, without importing it
+
+
+def _refuse_infinite_columns(X: Any) -> None:
+    """A DataFrame's numeric columns must be finite (NaN is missing), as an array's
+    values are (scikit-learn's check, which DataFrames skip here to keep their types):
+    XGBoost refuses infinity with a C++ error, LightGBM trains on it."""
+    numeric = X.select_dtypes("number")
+    if numeric.shape[1] == 0:
+        return
+    values = numeric.to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = np.isinf(values)
+    if bad.any():
+        col = numeric.columns[int(np.flatnonzero(bad.any(axis=0))[0])]
+        raise ValueError(f"X contains infinity ({int(bad.sum())} values; first in column "
+                         f"{col!r}): replace it by a finite value or NaN (missing)")
+
 class _GBBase(BaseEstimator):
     """Training machinery shared by :class:`GBRanker` and :class:`GBClassifier`."""
 
@@ -148,6 +174,11 @@ class _GBBase(BaseEstimator):
         if bp and "objective" in bp:
             raise ValueError("booster_params must not set 'objective'; use the objective "
                              "parameter (a gbrank objective or 'native:<name>')")
+        rounds = sorted(set(bp or {}) & _ROUND_ALIASES)
+        if rounds:
+            raise ValueError(f"booster_params must not set {rounds[0]!r}, the number of "
+                             "boosting rounds (it would override n_estimators, silently): "
+                             "use n_estimators")
         return p
 
     def _tree_params(self, booster: str) -> dict[str, Any]:
@@ -206,9 +237,40 @@ class _GBBase(BaseEstimator):
             validate_data(self, X, reset=reset, skip_check_array=True)
             if X.shape[0] == 0:
                 raise ValueError("X has 0 rows; at least 1 is required")
-            return X
-        return validate_data(self, X, reset=reset, accept_sparse=["csr", "csc"],
-                             dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")
+            _refuse_infinite_columns(X)
+        else:
+            X = validate_data(self, X, reset=reset, accept_sparse=["csr", "csc"],
+                              dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")
+        if reset:
+            self._sparse_input_ = _is_sparse(X)
+        return X
+
+    def _check_xgboost_sparsity(self, X: Any) -> None:
+        """XGBoost reads the entries a sparse matrix does not store as missing, not 0:
+        refuse a sparse X for a model fitted on a dense one (or the other way round)
+        when that changes what the booster reads."""
+        fitted_sparse = getattr(self, "_sparse_input_", None)
+        if fitted_sparse is None or _is_sparse(X) == fitted_sparse:
+            return
+        if fitted_sparse:
+            values = (X.select_dtypes("number").to_numpy(dtype=np.float64, na_value=np.nan)
+                      if _is_frame(X) else np.asarray(X, dtype=np.float64))
+            zeros = int(np.count_nonzero(values == 0.0))
+            if zeros:
+                raise ValueError(
+                    f"this model was fitted on a sparse matrix, whose unstored entries "
+                    f"XGBoost reads as missing, and X is dense with {zeros} zeros, which "
+                    "it reads as 0: the predictions would not be the model's reading of "
+                    "these values. Pass the same kind of matrix as in fit "
+                    "(scipy.sparse.csr_matrix(X))")
+            return
+        unstored = X.shape[0] * X.shape[1] - X.nnz
+        if unstored:
+            raise ValueError(
+                f"this model was fitted on a dense X, and X is a sparse matrix with "
+                f"{unstored} unstored entries, which XGBoost reads as missing, not 0 "
+                "(LightGBM reads them as 0): the predictions would differ from the "
+                "model's reading of the same values. Pass X.toarray(), as in fit")
 
     def _split(self, n_rows: int, offsets: np.ndarray, frac: float | None, holdout: bool,
                rng: np.random.RandomState, blocks: np.ndarray | None = None,
@@ -265,6 +327,15 @@ class _GBBase(BaseEstimator):
         started = _has_start(init)
         if p["booster"] == "lightgbm":
             lgb = require("lightgbm")
+            forest = [k for k in ("boosting", "boosting_type", "boost")
+                      if str(extra.get(k, "")).lower() in ("rf", "random_forest")]
+            if forest and started:
+                raise ValueError(
+                    f"booster_params {forest[0]}='rf': LightGBM's random forest takes no "
+                    f"start score (init_score), and {type(self).__name__} starts this "
+                    "objective from its loss-optimal constant. Use boosting 'gbdt' (with "
+                    "subsample= and colsample_bytree= for randomness), or XGBoost's "
+                    "forests: booster='xgboost', booster_params={'num_parallel_tree': ...}")
 
             # feature_pre_filter=False: LightGBM otherwise drops every feature a leaf
             # of min_data_in_leaf rows cannot split (small data, or a grid search over
@@ -326,6 +397,7 @@ class _GBBase(BaseEstimator):
                               dtype=np.float64)
         xgb = require("xgboost")
 
+        self._check_xgboost_sparsity(X)
         names = {}
         if not _is_frame(X) and self.booster_.feature_names is not None:
             # Fitted on a DataFrame, given an array (scikit-learn has warned already).

@@ -17,6 +17,7 @@ from gbrank._validation import (
 from gbrank.metrics import get_metric
 from gbrank.sklearn._base import (
     _GBBase,
+    _is_frame,
     _refuse_booster_data,
     _resolve_objective,
     _ValidMetric,
@@ -336,6 +337,7 @@ class GBRanker(_RankingInput, _GBBase):
                              "pass eval_set=[(X_val, y_val)] too")
         X = self._validate_X(X, reset=True)
         self._qid_at = self._qid_column(X)
+        self._fit_columns = list(X.columns) if _is_frame(X) else None
         self._dropped_at = tuple(sorted(a for a in (self._qid_at, self._position_column(X))
                                         if a is not None))
         frame = X
@@ -344,6 +346,8 @@ class GBRanker(_RankingInput, _GBBase):
         n = X.shape[0]
         qid = self._one_query_source(frame, X, qid, group, n, groupless, "fit",
                                      bool(getattr(obj, "groupless", False)))
+        if group is None:
+            self._refuse_one_row_queries(frame, qid)
         position = self._positions(obj, position, in_X, n,
                                    for_metric=clicks and holdout and not own_valid,
                                    judged=clicks)

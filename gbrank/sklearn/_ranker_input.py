@@ -126,6 +126,25 @@ class _RankingInput:
         _refuse_ids_as_feature(frame, X, qid, self.qid_col)
         return qid
 
+    def _refuse_one_row_queries(self, frame: Any, qid: Any) -> None:
+        """Refuse query ids that make each row a query of its own: nothing to rank
+        (every pairwise gradient 0); most often a feature read as the ids."""
+        n = np.size(qid)
+        if qid is None or n < 2 or np.unique(qid).size != n:
+            return
+        from_column = self._qid_column(frame) is not None
+        like = _id_like_columns(frame, skip=self.qid_col)
+        source = (f"column {self.qid_col!r} of X (qid_col={self.qid_col!r})" if from_column
+                  else "qid=")
+        hint = (f" X has a column {like[0]!r} that looks like query ids: "
+                f"GBRanker(qid_col={like[0]!r})." if like else "")
+        other = (f" If {self.qid_col!r} is a feature, name the id column with qid_col= (or "
+                 "qid_col=None and pass qid=)." if from_column else "")
+        raise ValueError(
+            f"the query ids from {source} give each of the {n} rows a query of its own: "
+            f"there is no pair to rank (every gradient 0), so these are not the rows' "
+            f"queries.{other}{hint}")
+
     def _eval_part(self, eval_set: Any, eval_qid: Any, eval_group: Any, eval_position: Any,
                    groupless: bool, clicks: bool) -> tuple[Any, np.ndarray, Any, Any]:
         """The features, grades, query sizes and (for a click metric) positions of the
@@ -248,21 +267,31 @@ class _RankingInput:
         features alone (``False``), when ``fit``'s ``X`` had a query-id or position
         column, which serving data need not carry."""
         dropped = getattr(self, "_dropped_at", ())
-        if dropped:
-            if _is_frame(X) and hasattr(self, "feature_names_in_"):
-                kept = [c for i, c in enumerate(self.feature_names_in_) if i not in dropped]
-                if [str(c) for c in X.columns] == [str(c) for c in kept]:
-                    if X.shape[0] == 0:
-                        raise ValueError("X has 0 rows; at least 1 is required")
-                    return X, False
-            elif not _is_frame(X) and np.ndim(X) == 2 \
-                    and X.shape[1] == self.n_features_in_ - len(dropped):
+        columns = getattr(self, "_fit_columns", None)
+        if _is_frame(X) and columns is not None:
+            kept = [c for i, c in enumerate(columns) if i not in dropped]
+            given = list(X.columns)
+            extra = [c for i, c in enumerate(columns) if i in dropped and c in given]
+            if given == kept or (dropped and given != columns
+                                 and [c for c in given if c not in extra] == kept):
+                # the features alone (or with some of the id/position columns)
+                if X.shape[0] == 0:
+                    raise ValueError("X has 0 rows; at least 1 is required")
+                return (X[kept] if extra else X), False
+            if sorted(map(str, given)) in (sorted(map(str, columns)),
+                                           sorted(map(str, kept))) and given != columns:
+                order = kept if len(given) == len(kept) else columns
+                raise ValueError(
+                    f"X has the columns fit read in another order ({given[:6]}…): the "
+                    f"booster reads features by position. Reorder them: X[{order!r}]")
+        if dropped and not _is_frame(X):
+            if np.ndim(X) == 2 and X.shape[1] == self.n_features_in_ - len(dropped):
                 from sklearn.utils import check_array
 
                 return check_array(X, accept_sparse=["csr", "csc"],
                                    dtype=[np.float64, np.float32],
                                    ensure_all_finite="allow-nan"), False
-            elif (not _is_frame(X) and np.ndim(X) == 2 and X.shape[1] == self.n_features_in_
+            elif (np.ndim(X) == 2 and X.shape[1] == self.n_features_in_
                   and hasattr(self, "feature_names_in_")):
                 # Its id column can be found only by name, which an array has not.
                 names = [str(self.feature_names_in_[i]) for i in dropped]

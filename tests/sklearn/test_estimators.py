@@ -1010,3 +1010,84 @@ def test_missing_labels_among_text_labels_are_refused_by_name():
     with pytest.raises(ValueError, match=r"y has 1 missing labels \(None/NaN; first at row "
                        r"4\): leave those rows out"):
         GBClassifier(**FAST).fit(X, y)
+
+
+def test_xgboost_refuses_a_sparse_matrix_it_would_read_otherwise_than_fit_did():
+    """XGBoost reads a sparse matrix's unstored entries as missing: a model fitted on
+    a dense X and given the CSR copy flipped a third of its decisions (tenth probe:
+    probabilities up to 0.55 apart). Refused both ways with the fix; LightGBM (zeros
+    both ways) and a sparse X with every entry stored are unchanged."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 6))
+    X[rng.random(X.shape) < 0.6] = 0.0
+    y = (X[:, 0] + X[:, 1] + rng.standard_normal(400) > 0).astype(int)
+    dense = GBClassifier("focal", booster="xgboost", n_estimators=5, n_jobs=1).fit(X, y)
+    with pytest.raises(ValueError, match=r"fitted on a dense X.*unstored entries.*missing"
+                       r".*X\.toarray\(\)"):
+        dense.predict_proba(sp.csr_matrix(X))
+    full = sp.csr_matrix(np.where(X == 0.0, 1e-3, X))  # every entry stored
+    assert full.nnz == X.size
+    np.testing.assert_array_equal(dense.predict_proba(full),
+                                  dense.predict_proba(full.toarray()))
+    sparse = GBClassifier("focal", booster="xgboost", n_estimators=5,
+                          n_jobs=1).fit(sp.csr_matrix(X), y)
+    with pytest.raises(ValueError, match=r"fitted on a sparse matrix.*zeros.*csr_matrix"):
+        sparse.predict(X)
+    sparse.predict(sp.csc_matrix(X))
+    lgbm = GBClassifier("focal", n_estimators=5, n_jobs=1).fit(X, y)
+    np.testing.assert_array_equal(lgbm.predict_proba(sp.csr_matrix(X)),
+                                  lgbm.predict_proba(X))
+
+
+@pytest.mark.parametrize("booster", ["lightgbm", "xgboost"])
+def test_infinity_in_a_dataframe_is_refused_as_in_an_array(booster):
+    """An array with inf is refused by scikit-learn's check; a DataFrame skipped it
+    (LightGBM trained on it, XGBoost failed with a C++ location; tenth probe)."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.standard_normal(100), "b": rng.standard_normal(100)})
+    frame.loc[3, "b"] = np.inf
+    y = (rng.random(100) < 0.5).astype(int)
+    est = GBClassifier("focal", booster=booster, n_estimators=2, n_jobs=1)
+    with pytest.raises(ValueError, match=r"X contains infinity \(1 values; first in "
+                       r"column 'b'\)"):
+        est.fit(frame, y)
+    fitted = est.fit(frame.replace(np.inf, np.nan), y)
+    with pytest.raises(ValueError, match="infinity"):
+        fitted.predict(frame)
+
+
+@pytest.mark.parametrize("booster", ["lightgbm", "xgboost"])
+def test_booster_params_that_would_be_ignored_or_override_are_said(booster):
+    """scale_pos_weight / is_unbalance beside a gbrank objective change nothing (the
+    probabilities equal an unweighted model's; tenth probe): warned, naming
+    sample_weight; with the booster's own objective they are used, silently. A round
+    count in booster_params overrode n_estimators: refused. LightGBM's random forest
+    takes no start score: refused before LightGBM's C++ check."""
+    import warnings
+
+    from gbrank.datasets import make_imbalanced
+
+    X, y = make_imbalanced(n_rows=600, positive_rate=0.1, seed=0)
+    plain = GBClassifier("focal", booster=booster, n_estimators=5, n_jobs=1).fit(X, y)
+    with pytest.warns(UserWarning, match=r"scale_pos_weight=9 weight the classes inside "
+                      r"its own binary objective only.*sample_weight="):
+        weighted = GBClassifier("focal", booster=booster, n_estimators=5, n_jobs=1,
+                                booster_params={"scale_pos_weight": 9}).fit(X, y)
+    np.testing.assert_allclose(weighted.predict_proba(X), plain.predict_proba(X),
+                               rtol=0, atol=1e-12)
+    native = "native:binary" if booster == "lightgbm" else "native:binary:logistic"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        GBClassifier(native, booster=booster, n_estimators=2, n_jobs=1,
+                     booster_params={"scale_pos_weight": 9}).fit(X, y)
+    with pytest.raises(ValueError, match=r"must not set 'num_iterations'.*n_estimators"):
+        GBClassifier("focal", booster=booster, n_estimators=5,
+                     booster_params={"num_iterations": 2}).fit(X, y)
+    if booster == "lightgbm":
+        with pytest.raises(ValueError, match=r"boosting='rf'.*takes no start score"):
+            GBClassifier("focal", n_estimators=2, n_jobs=1,
+                         booster_params={"boosting": "rf", "bagging_fraction": 0.5,
+                                         "bagging_freq": 1}).fit(X, y)

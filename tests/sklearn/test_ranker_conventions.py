@@ -210,7 +210,7 @@ def test_predict_without_the_id_column(grouped):
     by_index = GBRanker(qid_col=2, **FAST).fit(np.insert(X, 2, qid, axis=1), y)
     np.testing.assert_array_equal(by_index.predict(X),
                                   by_index.predict(np.insert(X, 2, qid, axis=1)))
-    with pytest.raises(ValueError, match="feature names"):
+    with pytest.raises(ValueError, match=r"another order.*Reorder them"):
         m.predict(served[served.columns[::-1]])
 
 
@@ -323,3 +323,48 @@ def test_one_weight_per_query_names_the_per_row_form():
         GBRanker(n_estimators=2, n_jobs=1).fit(X, y, qid=qid, sample_weight=w)
     rows = w[np.unique(qid, return_inverse=True)[1]]
     GBRanker(n_estimators=2, n_jobs=1).fit(X, y, qid=qid, sample_weight=rows)
+
+
+def test_ids_that_make_every_row_a_query_are_refused_naming_the_column():
+    """A real-valued feature named 'qid' (ids in 'query_id') was taken as the ids: 400
+    one-row queries, and LightGBM's objective call said "pass them as qid=", which the
+    user had not passed (tenth probe). Refused at fit naming the column and the id-like
+    one."""
+    X, y, g = make_ranking(n_queries=40, rows_per_query=10, n_features=4, seed=0)
+    df = pd.DataFrame(X, columns=["f0", "f1", "f2", "qid"])
+    df["query_id"] = np.repeat(np.arange(g.size), g)
+    with pytest.raises(ValueError, match=r"from column 'qid' of X \(qid_col='qid'\) give "
+                       r"each of the 400 rows a query of its own.*If 'qid' is a feature.*"
+                       r"GBRanker\(qid_col='query_id'\)"):
+        GBRanker(n_estimators=2, n_jobs=1).fit(df, y)
+    GBRanker(n_estimators=2, n_jobs=1, qid_col="query_id").fit(df, y)
+    with pytest.raises(ValueError, match=r"from qid= give each of the 400 rows"):
+        GBRanker(n_estimators=2, n_jobs=1).fit(X, y, qid=np.arange(400))
+
+
+def test_serving_frames_reordered_with_integer_names_or_part_of_the_id_columns():
+    """GBRanker.predict on serving frames (tenth probe): reordered features said the id
+    column was missing (now: the order, with the reordering); a features-only frame of
+    integer column names was refused (scikit-learn keeps no names for them); a frame
+    with the id column but not the position column was refused. Each predicts as the
+    features' array does, or names the fix."""
+    X, y, g = make_ranking(n_queries=40, rows_per_query=10, n_features=4, seed=0)
+    qid = np.repeat(np.arange(g.size), g)
+    df = pd.DataFrame(X, columns=["f0", "f1", "f2", "f3"])
+    df["qid"] = qid
+    ranker = GBRanker(n_estimators=5, n_jobs=1).fit(df, y)
+    with pytest.raises(ValueError, match=r"another order.*Reorder them: "
+                       r"X\[\['f0', 'f1', 'f2', 'f3'\]\]"):
+        ranker.predict(df[["f3", "f2", "f1", "f0"]])
+    by_name = pd.DataFrame(X)
+    by_name[4] = qid
+    r2 = GBRanker(qid_col=4, n_estimators=5, n_jobs=1).fit(by_name, y)
+    np.testing.assert_array_equal(r2.predict(by_name[[0, 1, 2, 3]]), r2.predict(X))
+    np.testing.assert_array_equal(r2.predict(by_name), r2.predict(X))
+    logged = df.assign(pos=np.tile(np.arange(1, 11), 40))
+    r3 = GBRanker(n_estimators=5, n_jobs=1, position_col="pos", scoring="ips_dcg@10",
+                  propensity=1.0 / np.arange(1, 11)).fit(logged, (y > 0).astype(float))
+    expected = r3.predict(X)
+    np.testing.assert_array_equal(r3.predict(logged.drop(columns="pos")), expected)
+    np.testing.assert_array_equal(r3.predict(logged), expected)
+    np.testing.assert_array_equal(r3.predict(df[["f0", "f1", "f2", "f3"]]), expected)
