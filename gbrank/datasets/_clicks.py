@@ -85,7 +85,8 @@ def simulate_clicks(y: Any, group: Any = None, logging_scores: Any = None, *, qi
       probability ``stop_after_click`` (1: the classic cascade model, at most one click)
       and otherwise read on to the end of the list.
 
-    One random stream (``seed``) draws every session of every query, so a simulation is
+    One random stream (``seed``) draws every session of every query (the
+    ``randomized`` sessions' order excepted: a stream of its own), so a simulation is
     reproducible and a larger ``n_sessions`` extends, not replaces, a smaller one only
     when nothing else changes.
 

@@ -179,7 +179,8 @@ def refit(booster: Any, X: Any, y: Any, objective: Any, *, group: Any = None,
         ``fn(y, s) -> (grad, hess)`` on raw scores (``fn(y, s, group)`` when ``group``
         is given; shape (n, K) for multiclass models).
     group : array-like, optional
-        Query sizes of the new data for ranking objectives (``None``: group-less).
+        Query sizes of the new data for ranking objectives; a ranking objective
+        without ``group`` or ``qid`` is refused unless it declares ``groupless=True``.
     qid : array-like, optional
         Or each row's query id (any order), instead of ``group``.
     weight : array-like, optional

@@ -37,7 +37,7 @@ class FBetaSurrogate(Objective):
     data set when group-less — with labels :math:`y \in \{\pm 1\}^r`:
 
     .. math:: L(s) = \max_{v \in \{\pm 1\}^r} \Big[\Delta(v, y) + \sum_i (v_i - y_i) s_i\Big]
-              \;\ge\; \Delta(\mathrm{sign}(s - \theta), y),
+              \;\ge\; \Delta(\mathrm{sign}(s), y),
 
     with, for v's true/false positives and false negatives a, b, c,
     ``measure="fbeta"``: :math:`\Delta = 1 - F_\beta = 1 - (1+\beta^2)a / ((1+\beta^2)a

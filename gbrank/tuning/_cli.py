@@ -75,8 +75,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "without that column holds true grades (in its --label-col column), "
                    "and the held-out test is judged by ndcg@10 on them")
     p.add_argument("--fold", type=int, help="the fold (1-5) of a LETOR 4.0 folder of "
-                   "parts: fold k holds out part S<k+4 mod 5> (default fold 1: S5); refused "
-                   "for other data, which have no folds")
+                   "parts: folds 1-5 hold out parts S5, S1, S2, S3, S4 (default fold 1: "
+                   "S5); refused for other data, which have no folds")
     p.add_argument("--label-col", help="label column of a CSV/Parquet table")
     p.add_argument("--qid-col", help="query-id column of a CSV/Parquet table (ranking "
                    "data need query ids, or --groupless)")
