@@ -18,6 +18,7 @@ from gbrank.datasets._letor import (
     load_letor,
     load_letor_files,
     load_letor_folds,
+    number_alike,
 )
 from gbrank.datasets._load import load_data
 from gbrank.datasets._synthetic import (
@@ -37,5 +38,6 @@ __all__ = ["LETOR_PARTS", "TABLE_SUFFIXES", "ClickLog", "MultiClickSessions",
            "NonNumericColumnsError", "PositionIdentifiability", "estimate_propensity",
            "position_identifiability", "letor_fold", "letor_rotation",
            "load_breast_cancer_imbalanced", "load_data", "load_letor", "load_letor_files",
-           "load_letor_folds", "load_table", "multi_click_sessions", "make_demand_levels",
+           "load_letor_folds", "load_table", "number_alike", "multi_click_sessions",
+           "make_demand_levels",
            "make_imbalanced", "make_ranking", "simulate_clicks", "table_columns"]

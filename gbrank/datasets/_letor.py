@@ -222,6 +222,46 @@ def load_letor_files(paths: list[str | Path], n_features: int | None = None, *,
     return _stack(parts, n_features)
 
 
+def number_alike(*parts: Any) -> list:
+    """Feature matrices of one data set read apart, numbered as one.
+
+    SVMlight/LETOR files name features by index: LETOR's start at 1, others at 0. Read
+    with ``zero_based=True`` (column ``i`` holds index ``i``), parts of one data set are
+    numbered here as the set is: one-based (index ``i`` to column ``i - 1``) unless some
+    part holds index 0, and all at the widest part's width. Decided part by part, a
+    file that lacks feature 0 would be shifted against the others.
+
+    Parameters
+    ----------
+    *parts : sparse matrices
+        The parts as read zero-based (``load_letor(..., zero_based=True)``,
+        ``load_letor_files(..., zero_based=True)``, ``load_data(..., zero_based=True)``).
+
+    Returns
+    -------
+    list of scipy.sparse.csr_matrix
+        The parts in the given order, one numbering, one width.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy.sparse import csr_matrix
+    >>> from gbrank.datasets import number_alike
+    >>> train = csr_matrix(np.array([[0.0, 1.0, 2.0]]))  # indices 1, 2: LETOR's
+    >>> test = csr_matrix(np.array([[0.0, 3.0, 0.0, 4.0]]))  # indices 1, 3
+    >>> [m.toarray().tolist() for m in number_alike(train, test)]
+    [[[1.0, 2.0, 0.0]], [[3.0, 0.0, 4.0]]]
+    """
+    from scipy.sparse import csr_matrix
+
+    parts = [csr_matrix(P) for P in parts]
+    if not any(_uses_index_0(P) for P in parts):
+        parts = [P[:, 1:] if P.shape[1] else P for P in parts]
+    width = max((P.shape[1] for P in parts), default=0)
+    return [csr_matrix((P.data, P.indices, P.indptr), shape=(P.shape[0], width))
+            for P in parts]
+
+
 def _queries(path: Path):
     """Raw ``(X, y, group)`` (indices as columns) of a LETOR file that has query ids,
     else a ValueError."""

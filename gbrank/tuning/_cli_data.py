@@ -81,7 +81,7 @@ def load_tasks(args: argparse.Namespace):
             blocks = None if qcol is None else _session_queries(args, qcol, g)
             _refuse_list_ids(args, args.data, X, names, g)
         else:
-            # Numbered as the held-out file will be (one_numbering), when there is one.
+            # Numbered as the held-out file will be (number_alike), when there is one.
             X, y, g = load_data(args.data, zero_based=True if args.test_data else "auto")
             pos = blocks = None
         clicks = ({} if pos is None else {"position": pos, "propensity": args.propensity})
@@ -123,11 +123,11 @@ def load_tasks(args: argparse.Namespace):
             if logged:  # the test rows' positions, in their rows' order
                 Xt, clicks["position_test"] = Xt[:, :-1], Xt[:, -1]
         else:  # LETOR/SVMlight: both files numbered alike (zero- or one-based)
-            from gbrank.tuning._sources import one_numbering
+            from gbrank.datasets import number_alike
 
             Xt, yt, gt = load_data(args.test_data, zero_based=True)
             if Xt.shape[1] <= n_feat:
-                X, Xt = one_numbering(X, Xt)
+                X, Xt = number_alike(X, Xt)
                 n_feat = X.shape[1]
         if Xt.shape[1] != n_feat:
             raise ValueError(f"{args.test_data}: {Xt.shape[1]} features, --data has {n_feat}")

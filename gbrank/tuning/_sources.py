@@ -179,28 +179,13 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
 
 def letor_parts(tuning: list, test: list) -> tuple[tuple, tuple]:
     """LETOR/SVMlight files of the tuning part and of the test part, read with one
-    feature numbering (:func:`one_numbering`) and one width."""
-    from gbrank.datasets import load_letor_files
+    feature numbering (:func:`~gbrank.datasets.number_alike`) and one width."""
+    from gbrank.datasets import load_letor_files, number_alike
 
     (X, y, g), (Xt, yt, gt) = (load_letor_files(tuning, zero_based=True),
                                load_letor_files(test, zero_based=True))
-    X, Xt = one_numbering(X, Xt)
+    X, Xt = number_alike(X, Xt)
     return (X, y, g), (Xt, yt, gt)
-
-
-def one_numbering(*parts: Any) -> list:
-    """Sparse parts read with their indices as columns (``zero_based=True``), numbered
-    alike: zero-based when any of them holds feature index 0, else LETOR's one-based
-    (decided apart, a part that lacks feature 0 would be shifted against the other);
-    all at the widest part's width."""
-    from scipy.sparse import csr_matrix
-
-    parts = [P.tocsr() for P in parts]
-    if not any(P[:, 0].nnz for P in parts if P.shape[1]):  # no index 0 anywhere
-        parts = [P[:, 1:] if P.shape[1] else P for P in parts]
-    width = max(P.shape[1] for P in parts)
-    return [csr_matrix((P.data, P.indices, P.indptr), shape=(P.shape[0], width))
-            for P in parts]
 
 
 def default_tasks(quick: bool = False) -> list[Task]:

@@ -330,3 +330,21 @@ def test_a_query_file_that_disagrees_with_the_qid_fields_is_refused(tmp_path):
         load_letor(path)
     (tmp_path / "b.txt.query").write_text("2\n2\n2\n")  # agrees
     assert load_letor(path)[2].tolist() == [2, 2, 2]
+
+
+def test_number_alike_decides_the_numbering_for_all_parts():
+    """LETOR parts read apart (the tuner's tuning and test files): one-based unless some
+    part holds index 0, then zero-based for every part, at the widest part's width —
+    a test file without feature 0 is not shifted against a training file with it."""
+    from scipy.sparse import csr_matrix
+
+    from gbrank.datasets import number_alike
+
+    with_zero = csr_matrix(np.array([[5.0, 1.0, 0.0]]))  # indices 0, 1
+    without = csr_matrix(np.array([[0.0, 2.0, 0.0, 3.0]]))  # indices 1, 3
+    a, b = number_alike(with_zero, without)
+    assert a.toarray().tolist() == [[5.0, 1.0, 0.0, 0.0]]
+    assert b.toarray().tolist() == [[0.0, 2.0, 0.0, 3.0]]
+    c, d = number_alike(csr_matrix(np.array([[0.0, 1.0]])), without)
+    assert c.toarray().tolist() == [[1.0, 0.0, 0.0]]
+    assert d.toarray().tolist() == [[2.0, 0.0, 3.0]]
