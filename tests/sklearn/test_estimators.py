@@ -423,7 +423,7 @@ def test_pandas_feature_names_and_categorical_columns(booster):
     numeric = GBRanker(booster=booster, **GL).fit(df[["x1", "x2"]], y)
     with pytest.warns(UserWarning, match="fitted with feature names"):
         numeric.predict(df[["x1", "x2"]].to_numpy())
-    with pytest.raises(ValueError, match="same order as they were in fit"):
+    with pytest.raises(ValueError, match=r"another order.*Reorder them: X\[\[.x1., .x2.\]\]"):
         numeric.predict(df[["x2", "x1"]])  # columns in another order
 
 
