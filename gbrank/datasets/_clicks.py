@@ -302,6 +302,27 @@ def _document_ids(X: Any, n: int) -> np.ndarray:
     return rows.view(np.dtype((np.void, 8 * rows.shape[1]))).ravel()
 
 
+def _query_documents(n: int, qid: Any, item: Any, X: Any) -> np.ndarray:
+    """One id per row for its query–document pair (0 … m−1): the document from ``item``
+    (ids) or ``X`` (equal feature rows, :func:`_document_ids`), within its query."""
+    if item is not None:
+        keys = np.asarray(item).reshape(n, -1) if np.ndim(item) else None
+        if keys is None or keys.shape[0] != n:
+            raise ValueError(f"item has {np.size(item)} entries but there are {n} rows")
+        _, doc = np.unique(keys, axis=0, return_inverse=True)
+    else:
+        _, doc = np.unique(_document_ids(X, n), return_inverse=True)
+    doc = doc.ravel()
+    if qid is None:
+        return doc
+    q = np.asarray(qid).ravel()
+    if q.size != n:
+        raise ValueError(f"qid has {q.size} entries but there are {n} rows")
+    _, qi = np.unique(q, return_inverse=True)
+    _, pair = np.unique(np.stack([qi.ravel(), doc]), axis=1, return_inverse=True)
+    return pair.ravel()
+
+
 def position_identifiability(position: Any, qid: Any = None, item: Any = None,
                              X: Any = None) -> PositionIdentifiability:
     """How much a click log can identify position effects: the query–document pairs
@@ -356,23 +377,7 @@ def position_identifiability(position: Any, qid: Any = None, item: Any = None,
     if (item is None) == (X is None):
         raise ValueError("position_identifiability needs the documents: item= (one id per "
                          "row) or X= (feature rows), one of them")
-    if item is not None:
-        keys = np.asarray(item).reshape(n, -1) if np.ndim(item) else None
-        if keys is None or keys.shape[0] != n:
-            raise ValueError(f"item has {np.size(item)} entries but there are {n} rows")
-        _, doc = np.unique(keys, axis=0, return_inverse=True)
-    else:
-        _, doc = np.unique(_document_ids(X, n), return_inverse=True)
-    doc = doc.ravel()
-    if qid is not None:
-        q = np.asarray(qid).ravel()
-        if q.size != n:
-            raise ValueError(f"qid has {q.size} entries but there are {n} rows")
-        _, qi = np.unique(q, return_inverse=True)
-        _, pair = np.unique(np.stack([qi.ravel(), doc]), axis=1, return_inverse=True)
-    else:
-        pair = doc
-    pair = pair.ravel()
+    pair = _query_documents(n, qid, item, X)
     values, slot = np.unique(pos, return_inverse=True)
     k = values.size
     n_pairs = int(pair.max()) + 1 if n else 0
@@ -551,18 +556,7 @@ def estimate_propensity(clicks: Any, position: Any, qid: Any = None, item: Any =
     pos = np.asarray(position).ravel()
     if c.size != pos.size:
         raise ValueError(f"clicks has {c.size} entries but there are {pos.size} rows")
-    # the pair of each row, as position_identifiability forms it
-    if item is not None:
-        _, doc = np.unique(np.asarray(item).reshape(pos.size, -1), axis=0,
-                           return_inverse=True)
-    else:
-        _, doc = np.unique(as_float_array(X, "X", allow_2d=True).reshape(pos.size, -1),
-                           axis=0, return_inverse=True)
-    doc = doc.ravel()
-    if qid is not None:
-        _, qi = np.unique(np.asarray(qid).ravel(), return_inverse=True)
-        _, doc = np.unique(np.stack([qi.ravel(), doc]), axis=1, return_inverse=True)
-        doc = doc.ravel()
+    doc = _query_documents(pos.size, qid, item, X)  # as position_identifiability pairs
     slot = np.searchsorted(ident.positions, pos)
     k = ident.positions.size
     n_docs = int(doc.max()) + 1

@@ -36,7 +36,7 @@ from gbrank._validation import (
     check_propensity,
     propensity_per_row,
 )
-from gbrank.objectives._cascade import ON_CASCADE, check_users
+from gbrank.objectives._cascade import ON_CASCADE, check_sessions, check_users
 
 __all__ = ["PositionBias", "PositionBiasMixin", "PositionBiasTraining", "METHODS",
            "NEEDS_POSITIONS", "with_position_bias_parameters", "MAX_WEIGHT", "BIAS_NORM",
@@ -489,6 +489,7 @@ class PositionBiasTraining:
             raise ValueError(f"the training data of this run has {self.n} rows (positions "
                              f"given), this call has {n}")
         if self.rounds == 0:
+            check_sessions(group, self.slot, self.values, self.method, self._sum)
             check_users(np.asarray(y, dtype=np.float64).ravel(), group, self.slot,
                         self.values.size, self.method, pb.on_cascade, self._sum)
         if pb.method == "additive":

@@ -617,10 +617,12 @@ def test_multi_click_sessions_names_what_it_needs():
         multi_click_sessions([1, 0], [2], [1, 2], session=[0, 0])
 
 
-def test_a_querys_sessions_in_one_group_are_not_judged():
+def test_a_querys_sessions_in_one_group_are_refused():
     """Groups that are queries (their sessions one after another) show positions twice:
-    a cascade user's log grouped so cannot be read per session, so the figure is None
-    and the corrections train (a group per session is what the check reads)."""
+    a cascade user's log grouped so cannot be read per session, so its figure is None —
+    and the corrections trained on it, pairing rows across sessions (a document with
+    itself) past the cascade refusal (eleventh probe). Refused, naming a group per
+    session; with one, the cascade log is refused as such."""
     X, y, g = make_ranking(n_queries=100, rows_per_query=20, n_features=6, seed=0)
     log = simulate_clicks(y, g, X[:, 0], top_n=10, user="cascade", n_sessions=5,
                           sessions="keep", seed=0)
@@ -628,9 +630,21 @@ def test_a_querys_sessions_in_one_group_are_not_judged():
     by_query = np.bincount(log.qid)[np.unique(log.qid)]  # sessions of a query together
     assert np.all(np.diff(log.qid) >= 0) and by_query.sum() == log.clicks.size
     assert multi_click_sessions(log.clicks, by_query, log.position) is None
-    run = PositionBiasTraining(LambdaRank(position_bias="unbiased"), log.position)
-    run.grad_hess(log.clicks, np.zeros(log.clicks.size), by_query)  # no refusal
-    assert run.rounds == 1
+    for method in ("ipw", "unbiased", "additive"):
+        extra = {"propensity": 1.0 / np.arange(1, 11)} if method == "ipw" else {}
+        run = PositionBiasTraining(
+            LambdaRank(position_bias=method, position_bias_learning_rate=0.1, **extra),
+            log.position)
+        with pytest.raises(ValueError, match=rf"position_bias='{method}' pairs each "
+                           rf"clicked row.*{by_query.size} of the {by_query.size} groups "
+                           r"show a position twice \(group 0 shows position 1.*one group "
+                           "per session"):
+            run.grad_hess(log.clicks, np.zeros(log.clicks.size), by_query)
+        run = PositionBiasTraining(
+            LambdaRank(position_bias=method, position_bias_learning_rate=0.1, **extra),
+            log.position)
+        with pytest.raises(ValueError, match="cascade users"):
+            run.grad_hess(log.clicks, np.zeros(log.clicks.size), log.group)
 
 
 def test_distributed_workers_make_the_same_reductions_whatever_their_rows():

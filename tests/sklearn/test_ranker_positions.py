@@ -70,7 +70,9 @@ def test_fit_with_positions_equals_the_booster_trained_directly(clicks, booster,
     assert "position_bias_" not in ranker.objective_.__dict__
     # the positions matter: shuffled across rows (not a relabelling of the slots, to
     # which both methods are invariant up to the reference position), another model
-    shuffled = np.random.default_rng(5).permutation(pos)
+    rng = np.random.default_rng(5)  # within each session: a session shows a position once
+    shuffled = np.concatenate([rng.permutation(part) for part in np.split(
+        pos, np.cumsum(g)[:-1])])
     other = GBRanker(make(), booster=booster, n_estimators=ROUNDS, n_jobs=1,
                      random_state=0).fit(X, y, qid=qid, position=shuffled)
     assert np.abs(other.predict(X) - expected).max() > 1e-4
@@ -196,13 +198,22 @@ def test_early_stopping_a_correction_on_raw_click_pair_accuracy_is_warned(clicks
                  n_jobs=1).fit(X, c, qid=qid, position=pos)
 
 
-def test_sessions_merged_under_one_qid_are_warned():
+def test_sessions_merged_under_one_qid_are_refused_for_a_correction():
+    """A query id over several sessions: a correction would pair rows across sessions
+    (refused, eleventh probe; was a warning); positions for judging clicks alone are
+    warned about (IPS-DCG reads each list as one session)."""
     from gbrank.datasets import make_ranking, simulate_clicks
 
     X, y, g = make_ranking(n_queries=20, rows_per_query=10, n_features=5, seed=0)
     log = simulate_clicks(y, g, X[:, 0], top_n=5, n_sessions=3, sessions="keep", seed=1)
     query = np.repeat(np.arange(g.size), g)[log.rows]
-    with pytest.warns(UserWarning, match="several sessions under one id"):
+    with pytest.raises(ValueError, match=r"several sessions under one id.*its own qid "
+                       r"\(position_bias='ipw' would pair rows of different sessions"):
         GBRanker(LambdaRank(position_bias="ipw", propensity=log.examination),
                  n_estimators=2, n_jobs=1).fit(X[log.rows], log.clicks, qid=query,
                                                position=log.position)
+    with pytest.warns(UserWarning, match="several sessions under one id"):
+        GBRanker(LambdaRank(), n_estimators=2, n_jobs=1, scoring="ips_dcg@10",
+                 early_stopping_rounds=1, validation_fraction=0.3,
+                 propensity=log.examination).fit(X[log.rows], log.clicks, qid=query,
+                                                 position=log.position)
