@@ -46,7 +46,12 @@ def objective(obj: Any, position: Any = None, learning_rate: float | None = None
         (``xgboost.dask``) every worker computes the gradients of its own queries
         exactly, and the per-position sums behind the ``"unbiased"`` and ``"additive"``
         estimates are summed over the workers (XGBoost's allreduce) before each update,
-        so every worker holds the estimates of the whole data.
+        so every worker holds the estimates of the whole data — in its own copy of the
+        wrapper: the client's ``f.position_bias_`` stays ``None`` (Dask sends the
+        workers copies; the estimates are never part of a prediction). Every query
+        must lie whole in one partition (:func:`gbrank.dask.partition_by_query`):
+        XGBoost reads a query cut by a partition as two, and gbrank's gradients, which
+        see only a worker's rows, cannot tell.
 
     Examples
     --------
