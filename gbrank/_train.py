@@ -214,6 +214,10 @@ def train(booster: str, params: dict[str, Any], objective: Any, dtrain: Any,
         else:
             fobj = xgb_objective(objective)
         p.pop("objective", None)
+        # A gbrank objective starts from raw score 0, as LightGBM starts a custom one, or
+        # from the data's base_margin (which replaces base_score): never from XGBoost's
+        # base_score 0.5, which the code a model is shown with would not reproduce.
+        p.setdefault("base_score", 0.0)
         if objective.task == "ranking":
             warn_ignored_xgboost_ranking_params(p, type(objective).__name__)
         else:

@@ -362,8 +362,6 @@ class _GBBase(BaseEstimator):
             params = {"eta": lr, "seed": seed, "verbosity": 0,
                       "disable_default_eval_metric": 1, **self._tree_params("xgboost"),
                       **extra}
-            if not isinstance(obj, str):
-                params.setdefault("base_score", 0.0)  # the start is init_score_ (margin)
 
             def dmat(Xi: Any, yi: Any, gi: Any, wi: Any) -> Any:
                 if wi is not None and gi is not None:  # XGBoost: one weight per query

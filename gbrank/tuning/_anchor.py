@@ -73,7 +73,7 @@ def run_anchor(task: Task, folds: list[Fold], time_budget: float,
     tuner = oi.lightgbm.LightGBMTunerCV(
         params, ds, folds=[(f.train, f.valid) for f in folds], num_boost_round=max_rounds,
         callbacks=[lgb.early_stopping(patience, verbose=False)],
-        time_budget=max(10, int(time_budget)), optuna_seed=seed, return_cvbooster=True,
+        time_budget=int(time_budget), optuna_seed=seed, return_cvbooster=True,
         show_progress_bar=False)
     tuner.run()
     res.seconds = time.perf_counter() - t0
@@ -104,5 +104,5 @@ def run_anchor(task: Task, folds: list[Fold], time_budget: float,
     s_test = model.predict(task.X_test)
     res.test = {m: score(m, task.y_test, s_test, task.group_test) for m in task.metrics}
     res.message = (f"LightGBMTunerCV, {res.n_complete} trials in {res.seconds:.0f} s "
-                   f"(budget {max(10, int(time_budget))} s)")
+                   f"(budget {int(time_budget)} s)")
     return res

@@ -423,7 +423,8 @@ def _main(argv: list[str] | None = None) -> int:
     config_line = (f"`{' '.join([PROG, *argv])}`: "
                    f"{cfg.booster}, {cfg.trials} trials per study (TPE, seed {cfg.seed}, "
                    f"median pruning; on ranking data with queries the first two are the "
-                   f"booster's defaults and a small learner), {cfg.n_folds}-fold "
+                   f"booster's default tree settings and a small learner, each with "
+                   f"the objective's parameters drawn), {cfg.n_folds}-fold "
                    f"CV, {_rounds_text(cfg, tasks)}, {cfg.n_jobs} booster thread(s); "
                    f"the pick: {cfg.finalists} finalists per study rescored on "
                    f"{cfg.repeats} fresh shuffle(s) of the folds, each with its own booster "
@@ -439,8 +440,8 @@ def _main(argv: list[str] | None = None) -> int:
                         "their picks are barely tuned.")
     if cfg.trials < 3:
         config_line += (f" With {cfg.trials} trial(s) per study nothing is tuned: each "
-                        "pick is a starting point (the booster's defaults) or a random "
-                        "draw.")
+                        "pick is a starting point (the booster's default tree settings, "
+                        "objective parameters drawn) or a random draw.")
     hint = remark = ""
     if args.label_col:
         # Name what X leaves out: read as "every other column", a click log's position

@@ -33,6 +33,10 @@ BASELINES = ("catboost",)
 #: study), so that a first run ends in minutes.
 EMBEDDED_TIMEOUT = 40.0
 
+#: ``--anchor``'s smallest budget (seconds): LightGBMTunerCV, given the tuner's time on a
+#: task, needs some time to finish a step when that time is a few seconds.
+ANCHOR_MIN_SECONDS = 10
+
 
 @dataclass
 class TuneConfig:

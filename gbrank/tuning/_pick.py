@@ -82,7 +82,10 @@ def configuration(params: dict, cand: Candidate, booster: str, y: np.ndarray,
     bp, op = suggest_params(optuna.trial.FixedTrial(params), cand, booster, y)
     bp = {k: _round(v) for k, v in bp.items()}
     bp["seed"] = seed
-    return bp, {k: _round(v) for k, v in op.items()}
+    op = {k: _round(v) for k, v in op.items()}
+    if cand.base is not None and cand.base.get_params().get("random_state", 0) is None:
+        op["random_state"] = seed  # the objective's own randomness, in the code too
+    return bp, op
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import Any
 from gbrank._deps import require
 from gbrank.tuning._anchor import run_anchor
 from gbrank.tuning._budget import run_budget
-from gbrank.tuning._config import TuneConfig
+from gbrank.tuning._config import ANCHOR_MIN_SECONDS, TuneConfig
 from gbrank.tuning._cv import FoldData, check_feature_names
 from gbrank.tuning._folds import make_folds
 from gbrank.tuning._pick import RepeatFolds
@@ -99,10 +99,13 @@ def tune_task(task: Task, cfg: TuneConfig, progress: Progress | None = None,
         # The same wall time as the tuner's work on the task: this process's (gates,
         # trials, rescoring, refits), or, when the studies were run elsewhere, their
         # trials and rescoring, whichever is longer.
+        # (At least ANCHOR_MIN_SECONDS: LightGBMTunerCV's steps need some time.)
         budget = max(time.perf_counter() - t0,
                      sum(r.seconds + r.rescore_seconds for r in results)) or 60.0
+        budget = float(max(ANCHOR_MIN_SECONDS, int(budget)))
         progress.line(f"{task.name} / anchor: LightGBMTunerCV on native lambdarank, "
-                      f"{budget:.0f} s budget (the tuner's time on this task)")
+                      f"{budget:.0f} s budget (the tuner's time on this task, at least "
+                      f"{ANCHOR_MIN_SECONDS} s)")
         max_rounds, patience = cfg.rounds(task.clicks)
         results.append(run_anchor(task, folds, budget, repeats, max_rounds=max_rounds,
                                   patience=patience, n_jobs=cfg.n_jobs, seed=cfg.seed))

@@ -498,7 +498,7 @@ def build_objective(cand: Candidate, obj_params: dict, seed: int = 0, *,
 
     obj = clone(cand.base)
     params = dict(obj_params)
-    if obj.get_params().get("random_state", 0) is None:
+    if "random_state" not in params and obj.get_params().get("random_state", 0) is None:
         params["random_state"] = seed
     if params.get("position_bias") == "ipw":  # a click log's propensities
         params["propensity"] = cand.propensity

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gbrank.metrics import PairedDifference, get_metric, paired_difference
+from gbrank.tuning._config import ANCHOR_MIN_SECONDS
 from gbrank.tuning._results import StudyResult
 
 __all__ = ["Comparison", "best", "compare", "flat_note", "flat_value", "recommend",
@@ -335,7 +336,8 @@ def verdict_lines(task_name: str, rows: list[StudyResult], metric: str, n_folds:
                      f"| {_cell(a, metric)} |")
     if rec.versus_anchor is not None:
         lines += ["", f"Against Optuna's `LightGBMTunerCV` given the tuner's time on this "
-                  f"task, the recommendation is {rec.versus_anchor.describe()}."]
+                  f"task (at least {ANCHOR_MIN_SECONDS} s), the recommendation is "
+                  f"{rec.versus_anchor.describe()}."]
         t_use, t_a = use.test.get(metric), rec.anchor.test.get(metric)
         if t_use is not None and t_a is not None:
             better = (t_use >= t_a) if get_metric(metric).higher_is_better else (t_use <= t_a)

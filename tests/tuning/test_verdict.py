@@ -243,13 +243,19 @@ def _qid(group):
     return np.repeat(np.arange(group.size), group)
 
 
-@pytest.mark.parametrize("kind,keys", [
-    ("ranking", ["lambdarank:err", "native:lambdarank"]),
-    ("binary", ["focal", "native:binary"]),
+@pytest.mark.parametrize("kind,keys,booster", [
+    ("ranking", ["lambdarank:err", "native:lambdarank"], "lightgbm"),
+    ("binary", ["focal", "native:binary", "fbeta_surrogate"], "lightgbm"),
+    ("ranking", ["lambdarank:ndcg"], "xgboost"),
 ])
-def test_training_code_trains_the_saved_model(kind, keys, tmp_path):
-    """The verdict's code, run on the tuning rows, gives the saved model's predictions."""
+def test_training_code_trains_the_saved_model(kind, keys, booster, tmp_path):
+    """The verdict's code, run on the tuning rows, gives the saved model's predictions.
+    It did not for FBetaSurrogate (its random examples' seed was left out of the code)
+    nor for a gbrank objective on XGBoost (the tuner started it from base_score 0.5,
+    the code from 0): reported test NDCG@10 0.7986, the code's model 0.8090 (twelfth
+    probe)."""
     import lightgbm as lgb
+    import xgboost as xgb
 
     from gbrank.datasets import make_imbalanced, make_ranking
 
@@ -261,14 +267,17 @@ def test_training_code_trains_the_saved_model(kind, keys, tmp_path):
                                seed=3)
         task = task_from_arrays("b", X, y, kind="binary", seed=0)
     cfg = TuneConfig(trials=3, max_rounds=12, patience=4, n_folds=2, finalists=2, repeats=1,
-                     out_dir=tmp_path, objectives=keys, plots=False, progress=False)
+                     out_dir=tmp_path, objectives=keys, plots=False, progress=False,
+                     booster=booster)
     for res in tune_task(task, cfg):
         ns = {"X": task.X, "y": task.y}
         if task.grouped:
             ns["qid"] = _qid(task.group)
-        exec("\n".join(training_code(res, kind, "lightgbm")), ns)
+        exec("\n".join(training_code(res, kind, booster)), ns)
         model = ns["model"]
-        saved = lgb.Booster(model_file=res.model_path).predict(task.X_test)
+        saved = (lgb.Booster(model_file=res.model_path).predict(task.X_test)
+                 if booster == "lightgbm" else
+                 xgb.Booster(model_file=res.model_path).predict(xgb.DMatrix(task.X_test)))
         mine = (model.predict(task.X_test) if kind == "ranking"
                 else model.predict_proba(task.X_test)[:, 1])
         np.testing.assert_allclose(mine, saved, rtol=0, atol=1e-9, err_msg=res.key)
