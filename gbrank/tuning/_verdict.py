@@ -8,9 +8,11 @@ judged by gbrank's one paired rule, :func:`gbrank.metrics.paired_difference`, wi
 corrected resampled t-test (Nadeau and Bengio; Bouckaert and Frank for repeated k-fold):
 the units share training rows, so the variance of the mean difference is
 (1/n + 1/(k − 1))·s² rather than s²/n. A gbrank objective is recommended only when
-it has the best estimate and its 95 % interval against the best native objective lies
-above zero; otherwise the native objective is, and the section says by how much gbrank's
-best trails or leads within noise.
+it has the best estimate and its interval against the best native objective lies above
+zero — a 95 % interval, widened to 1 − 0.05/m when it is the best of m gbrank objectives
+(Bonferroni: picking the best of m would otherwise find a lead beyond the noise by chance
+more often than 5 % of the time); otherwise the native objective is, and the section says
+by how much gbrank's best trails or leads within noise.
 
 A study whose complete trials all scored the same value of its metric (a metric that
 saturates, as NDCG@10 on one list of thousands of rows) had no signal to tune on, and
@@ -111,17 +113,39 @@ class Comparison:
     diff: PairedDifference
 
     def describe(self) -> str:
-        return self.diff.describe("the fold noise")
+        text = self.diff.describe("the fold noise")
+        picked = round((1.0 - 0.95) / (1.0 - self.diff.level))
+        if picked > 1:  # picked_level's interval
+            text += (f" ({100 * self.diff.level:g} % rather than 95 %: `{self.a.key}` is "
+                     f"the best of {picked}, and picking the best of {picked} would find "
+                     "a lead at 95 % by chance too often)")
+        return text
 
 
-def compare(a: StudyResult, b: StudyResult, metric: str, n_folds: int) -> Comparison | None:
-    """``a`` against ``b`` on ``metric`` (None unless both have its rescored units)."""
+def compare(a: StudyResult, b: StudyResult, metric: str, n_folds: int,
+            level: float = 0.95) -> Comparison | None:
+    """``a`` against ``b`` on ``metric`` (None unless both have its rescored units), with
+    an interval of coverage ``level``."""
     if metric not in a.units or metric not in b.units or len(a.units[metric]) != len(
             b.units[metric]):
         return None
     return Comparison(a, b, metric, paired_difference(
         a.units[metric], b.units[metric], n_folds=n_folds,
-        higher_is_better=get_metric(metric).higher_is_better))
+        higher_is_better=get_metric(metric).higher_is_better, level=level))
+
+
+def picked_level(n_picked: int, level: float = 0.95) -> float:
+    """The coverage at which the best of ``n_picked`` studies is compared, so that
+    picking the best does not make a lead look real more often than ``1 − level``
+    (Bonferroni: ``1 − (1 − level)/n``).
+
+    Examples
+    --------
+    >>> from gbrank.tuning._verdict import picked_level
+    >>> picked_level(1), picked_level(5)
+    (0.95, 0.99)
+    """
+    return 1.0 - (1.0 - level) / max(1, int(n_picked))
 
 
 def best(rows: list[StudyResult], metric: str) -> StudyResult | None:
@@ -189,7 +213,10 @@ def recommend(rows: list[StudyResult], metric: str, n_folds: int) -> Recommendat
     ours = best([r for r in live if not r.native], metric)
     # Every native study flat: the gbrank pick is still shown against the best of them.
     base = nat if nat is not None else best([r for r in flat if r.native], metric)
-    vs = compare(ours, base, metric, n_folds) if ours is not None and base is not None else None
+    # The best of several gbrank objectives is judged as picked among them (Bonferroni).
+    level = picked_level(sum(not r.native for r in live))
+    vs = (compare(ours, base, metric, n_folds, level)
+          if ours is not None and base is not None else None)
     if nat is None:
         use = ours
     elif vs is not None and vs.diff.mean > 0 and vs.diff.beyond_noise:
@@ -197,7 +224,10 @@ def recommend(rows: list[StudyResult], metric: str, n_folds: int) -> Recommendat
     else:
         use = nat
     va = compare(use, anchor, metric, n_folds) if use is not None and anchor else None
-    vc = compare(catboost, use, metric, n_folds) if use is not None and catboost else None
+    n_catboost = sum(r.key.startswith(CATBOOST) and flat_value(r) is None for r in rows
+                     if r.status == "done" and r.units)
+    vc = (compare(catboost, use, metric, n_folds, picked_level(n_catboost))
+          if use is not None and catboost else None)
     return Recommendation(use, nat, ours, vs, anchor, va, flat, catboost, vc)
 
 

@@ -505,3 +505,30 @@ def test_without_a_native_pick_the_verdict_names_the_other_picks():
     text = "\n".join(verdict_lines("t", [a, nat], "ndcg", 3, kind="ranking",
                                    booster="lightgbm", groupless=True, metric_chosen=True))
     assert "it is the only objective with a pick (no native baseline ran)." in text
+
+
+def test_the_best_of_several_gbrank_objectives_is_judged_as_picked():
+    """The verdict took the best of m gbrank objectives and tested its lead at 95 %, as
+    if it had been the only one (twelfth probe's audit): with five objectives of equal
+    true quality, a lead beyond the noise turns up by picking far more often than 5 %.
+    Now at 1 − 0.05/m (Bonferroni), said in the verdict. A lead inside the 99 % interval
+    but outside the 95 % one: recommended alone, not as the best of five."""
+    from scipy import stats
+
+    n_folds = 5
+    d = np.array([0.012, 0.020, 0.005, 0.015, 0.010, 0.022, 0.003, 0.018, 0.009, 0.014])
+    d = d - 0.0025  # t = 2.8: beyond the 95 % interval, inside the 99 % one
+    se = np.sqrt((1 / d.size + 1 / (n_folds - 1)) * np.var(d, ddof=1))
+    t = d.mean() / se
+    assert stats.t.ppf(0.975, d.size - 1) < t < stats.t.ppf(0.995, d.size - 1)
+    native = _result("native:lambdarank", True, np.full(d.size, 0.70))
+    best = _result("lambdarank:ndcg", False, 0.70 + d)
+    alone = recommend([best, native], "ndcg@10", n_folds)
+    assert alone.use is best and alone.versus_native.diff.level == 0.95
+    others = [_result(f"o{i}", False, 0.70 + d - 0.004 * (i + 1)) for i in range(4)]
+    picked = recommend([best, *others, native], "ndcg@10", n_folds)
+    assert picked.best_gbrank is best and picked.use is native
+    assert picked.versus_native.diff.level == pytest.approx(0.99)
+    assert not picked.versus_native.diff.beyond_noise
+    text = picked.versus_native.describe()
+    assert "99 % interval" in text and "the best of 5" in text
