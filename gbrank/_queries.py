@@ -93,7 +93,9 @@ def _group_offsets(group: Any, n: int) -> np.ndarray:
                 "and MAP 1 by their rule), which more often means per-row ids of one "
                 "query. If they are per-row query ids, pass them as qid=; if all rows are "
                 "one query, pass group=[n_rows] (or declare group-less ranking); if every "
-                "row really is its own query, pass qid=np.arange(n_rows)")
+                "row really is its own query, there is nothing to rank: per-row metrics "
+                "and objectives (gbrank.metrics.log_loss, FocalLoss) take such data "
+                "without a group")
         raise ValueError(
             f"group has one entry per row ({n}): group takes query sizes (LightGBM's "
             "group), so these look like per-row query ids — pass them as qid= instead")

@@ -68,32 +68,6 @@ def multi_click_shares(y: np.ndarray, group: Any, slot: np.ndarray, k: int,
     return seen_two / seen_any, expected_two / expected_any, expected_two
 
 
-def groups_repeating_a_position(group: Any, slot: np.ndarray, k: int,
-                                reduce_sum: Callable[[np.ndarray], np.ndarray] | None = None
-                                ) -> tuple[int, int, tuple[int, int] | None]:
-    """Groups that show one position twice — several sessions put together (a query's
-    sessions in one group), not one session: ``(count, groups, first)``, ``first`` the
-    (group, slot) of a repeat on this worker (``None``: none here). ``count`` and
-    ``groups`` are summed over the workers (``reduce_sum``), so all get the same
-    answer."""
-    reduce_sum = reduce_sum or (lambda a: a)
-    sizes = None if group is None else np.asarray(group, dtype=np.int64).ravel()
-    found = np.zeros(2)
-    first = None
-    if sizes is not None and sizes.size and sizes.sum() == slot.size:
-        session = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
-        key = session * k + slot
-        keys, counts = np.unique(key, return_counts=True)
-        repeated = keys[counts > 1]
-        found[:] = (np.unique(repeated // k).size, sizes.size)
-        if repeated.size:
-            first = (int(repeated[0] // k), int(repeated[0] % k))
-    else:
-        found[1] = 0 if sizes is None else sizes.size
-    count, groups = reduce_sum(found)
-    return int(count), int(groups), first
-
-
 def looks_cascade(seen: float, independent: float, expected_count: float) -> bool:
     """Whether :func:`multi_click_shares`'s figures are a cascade user's: far fewer
     sessions with two clicks than independent clicks give, with enough of them expected

@@ -300,7 +300,13 @@ def feval(*names: str, threshold: float | None = None, propensity: Any = None,
         ``cross_entropy``, ``multiclass``, ``multiclassova`` give probabilities; other
         links are refused); in LightGBM's scikit-learn API, which hands no Dataset,
         from the values: any outside [0, 1] means margins, and all inside is refused as
-        ambiguous. An explicit value is used as given.
+        ambiguous. An explicit value is used as given. LightGBM keeps the objective of
+        the first ``lgb.train`` that used a Dataset in its parameters when a later one
+        reuses it: a native objective's probabilities (every value in [0, 1]) where the
+        Dataset says a custom one, with no gbrank objective trained since this feval's
+        last look at it, and values outside [0, 1] where it says a probability
+        objective, are refused (a new feval's first look cannot tell, nor can one
+        evaluation after training; pass ``margin=`` with reused Datasets).
     groupless : bool, default False
         Declare that every row of the evaluation data is one query, for ranking and
         click metrics on data without query structure (which is otherwise refused);

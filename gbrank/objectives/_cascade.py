@@ -10,34 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from gbrank._sessions import groups_repeating_a_position, looks_cascade, multi_click_shares
+from gbrank._sessions import looks_cascade, multi_click_shares
 from gbrank._warnings import warn_user
 
 __all__ = ["ON_CASCADE", "check_users"]
 
 #: What a correction does on a cascade-like log: refuse it (the default), warn, or train.
 ON_CASCADE = ("raise", "warn", "ignore")
-
-
-def check_sessions(group: Any, slot: np.ndarray, positions: np.ndarray, method: str,
-                   reduce_sum: Callable[[np.ndarray], np.ndarray]) -> None:
-    """Refuse groups that show a position twice: a correction pairs each clicked row with
-    the unclicked rows of its session, and such a group holds several sessions (a query's
-    sessions concatenated), whose pairs would cross sessions and pair a document with
-    itself. ``positions``: the position of each slot."""
-    count, groups, first = groups_repeating_a_position(group, slot, positions.size,
-                                                       reduce_sum)
-    if count == 0:
-        return
-    where = ("" if first is None else
-             f" (group {first[0]} shows position {positions[first[1]]} more than once)")
-    raise ValueError(
-        f"position_bias={method!r} pairs each clicked row with the unclicked rows of its "
-        f"session, and {count} of the {groups} groups show a position twice{where}: each "
-        "holds several sessions (a query's sessions put together), whose pairs would cross "
-        "sessions and pair a document with itself. Give one group per session: "
-        "lgb.Dataset(group=session sizes), xgb.DMatrix(qid=session ids), "
-        "GBRanker.fit(qid=session ids) (simulate_clicks(..., sessions='keep') logs them)")
 
 
 def check_users(y: np.ndarray, group: Any, slot: np.ndarray, k: int, method: str,

@@ -36,7 +36,8 @@ from gbrank._validation import (
     check_propensity,
     propensity_per_row,
 )
-from gbrank.objectives._cascade import ON_CASCADE, check_sessions, check_users
+from gbrank._warnings import warn_user
+from gbrank.objectives._cascade import ON_CASCADE, check_users
 
 __all__ = ["PositionBias", "PositionBiasMixin", "PositionBiasTraining", "METHODS",
            "NEEDS_POSITIONS", "with_position_bias_parameters", "MAX_WEIGHT", "BIAS_NORM",
@@ -379,6 +380,33 @@ class PositionBiasMixin:
                                     reduce=reduce, hint=hint)
 
 
+def _warn_if_groups_repeat_positions(group: Any, slot: np.ndarray, positions: np.ndarray,
+                                     method: str) -> None:
+    """A correction reads each group as one session. A group that shows a position on
+    several rows is one session of a grid (several rows per position id) or, more
+    often, a query's sessions put together, whose pairs would cross sessions (a document
+    paired with itself) and whose users the cascade check cannot count: warned about
+    (on this worker's rows in a distributed training)."""
+    from gbrank._validation import repeated_position
+
+    if group is None:
+        return
+    twice = repeated_position(np.asarray(slot, dtype=np.int64),
+                              np.asarray(group, dtype=np.int64).ravel())
+    if twice is None:
+        return
+    i, at, rows = twice
+    warn_user(
+        f"group {i} shows position {positions[at]} on {rows} rows, and position_bias="
+        f"{method!r} reads each group as one session, pairing a clicked row with the "
+        "unclicked rows of its group. If a group is one session showing several rows per "
+        "position (a grid), that is what is meant; if it holds a query's sessions put "
+        "together, the pairs cross sessions (a document paired with itself) and the "
+        "check of the log's users cannot count sessions: give one group per session — "
+        "lgb.Dataset(group=session sizes), xgb.DMatrix(qid=session ids), "
+        "GBRanker.fit(qid=session ids) (simulate_clicks(..., sessions='keep') logs them)")
+
+
 class PositionBiasTraining:
     """What one training learns about position bias: the estimates of one objective on
     one training data set, updated once per boosting round.
@@ -489,7 +517,7 @@ class PositionBiasTraining:
             raise ValueError(f"the training data of this run has {self.n} rows (positions "
                              f"given), this call has {n}")
         if self.rounds == 0:
-            check_sessions(group, self.slot, self.values, self.method, self._sum)
+            _warn_if_groups_repeat_positions(group, self.slot, self.values, self.method)
             check_users(np.asarray(y, dtype=np.float64).ravel(), group, self.slot,
                         self.values.size, self.method, pb.on_cascade, self._sum)
         if pb.method == "additive":

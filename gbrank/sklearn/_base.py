@@ -176,9 +176,10 @@ class _GBBase(BaseEstimator):
                              "parameter (a gbrank objective or 'native:<name>')")
         rounds = sorted(set(bp or {}) & _ROUND_ALIASES)
         if rounds:
-            raise ValueError(f"booster_params must not set {rounds[0]!r}, the number of "
-                             "boosting rounds (it would override n_estimators, silently): "
-                             "use n_estimators")
+            why = ("it would override n_estimators, silently" if p["booster"] == "lightgbm"
+                   else "XGBoost's training does not read it")
+            raise ValueError(f"booster_params must not set {rounds[0]!r}, a number of "
+                             f"boosting rounds ({why}): use n_estimators")
         return p
 
     def _tree_params(self, booster: str) -> dict[str, Any]:
@@ -243,6 +244,8 @@ class _GBBase(BaseEstimator):
                               dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")
         if reset:
             self._sparse_input_ = _is_sparse(X)
+        elif self.booster == "xgboost":  # eval_set's X, or the X predicted
+            self._check_xgboost_sparsity(X)
         return X
 
     def _check_xgboost_sparsity(self, X: Any) -> None:
@@ -258,19 +261,20 @@ class _GBBase(BaseEstimator):
             zeros = int(np.count_nonzero(values == 0.0))
             if zeros:
                 raise ValueError(
-                    f"this model was fitted on a sparse matrix, whose unstored entries "
-                    f"XGBoost reads as missing, and X is dense with {zeros} zeros, which "
-                    "it reads as 0: the predictions would not be the model's reading of "
-                    "these values. Pass the same kind of matrix as in fit "
-                    "(scipy.sparse.csr_matrix(X))")
+                    f"fit's X is a sparse matrix, whose unstored entries XGBoost reads as "
+                    f"missing, and this X (eval_set's or predict's) is dense with {zeros} "
+                    "zeros, which it reads as 0: the model would be judged or used on "
+                    "another reading of the same values. Pass the kind of matrix fit was "
+                    "given (scipy.sparse.csr_matrix(X))")
             return
         unstored = X.shape[0] * X.shape[1] - X.nnz
         if unstored:
             raise ValueError(
-                f"this model was fitted on a dense X, and X is a sparse matrix with "
-                f"{unstored} unstored entries, which XGBoost reads as missing, not 0 "
-                "(LightGBM reads them as 0): the predictions would differ from the "
-                "model's reading of the same values. Pass X.toarray(), as in fit")
+                f"fit's X is dense, and this X (eval_set's or predict's) is a sparse "
+                f"matrix with {unstored} unstored entries, which XGBoost reads as "
+                "missing, not 0 (LightGBM reads them as 0): the model would be judged or "
+                "used on another reading of the same values. Pass X.toarray(), the kind "
+                "of matrix fit was given")
 
     def _split(self, n_rows: int, offsets: np.ndarray, frac: float | None, holdout: bool,
                rng: np.random.RandomState, blocks: np.ndarray | None = None,

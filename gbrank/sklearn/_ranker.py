@@ -370,8 +370,9 @@ class GBRanker(_RankingInput, _GBBase):
         queries = query_structure(n, qid=None if qid is None else np.asarray(qid)[order],
                                   weight=None if w is None else w[order])
         if position is not None and qid is not None:
-            _check_merged_sessions(np.asarray(position)[order], np.diff(queries.offsets),
-                                   getattr(obj, "position_bias", None))
+            if getattr(obj, "position_bias", None) is None:
+                _warn_if_merged_sessions(np.asarray(position)[order],
+                                         np.diff(queries.offsets))
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         tr, va = self._split(n, queries.offsets, p["validation_fraction"],
@@ -557,26 +558,22 @@ def _linked(X: Any, order: np.ndarray, offsets: np.ndarray,
     return blocks if int(blocks.max()) + 1 < offsets.size - 1 else None
 
 
-def _check_merged_sessions(position: np.ndarray, sizes: np.ndarray,
-                           correction: str | None) -> None:
+def _warn_if_merged_sessions(position: np.ndarray, sizes: np.ndarray) -> None:
     """A query id whose rows repeat a display position holds several sessions, while
-    the corrections and IPS-DCG read each list as one session: refused for a correction
-    (its pairs would cross sessions), warned about for the metric alone."""
+    IPS-DCG reads each list as one session (a correction's own training warns about its
+    groups itself)."""
     from gbrank._validation import repeated_position
 
     twice = repeated_position(np.asarray(position, dtype=np.int64), sizes)
-    if twice is None:
-        return
-    i, at, rows = twice
-    text = (f"query {i} (in ascending id order) shows position {at} on {rows} rows: several "
-            "sessions under one id, while position_bias and ips_dcg read each list as one "
-            "session (each position once); give each session its own qid")
-    if correction is not None:
-        raise ValueError(f"{text} (position_bias={correction!r} would pair rows of "
-                         "different sessions, and a document with itself)")
-    import warnings
+    if twice is not None:
+        import warnings
 
-    warnings.warn(text, UserWarning, stacklevel=3)
+        i, at, rows = twice
+        warnings.warn(
+            f"query {i} (in ascending id order) shows position {at} on {rows} rows: several "
+            "sessions under one id, while ips_dcg reads each list as one session (each "
+            "position once); give each session its own qid",
+            UserWarning, stacklevel=3)
 
 
 def _id_counts(qid: Any) -> tuple[np.ndarray, np.ndarray] | None:

@@ -127,8 +127,8 @@ class _RankingInput:
         return qid
 
     def _refuse_one_row_queries(self, frame: Any, qid: Any) -> None:
-        """Refuse query ids that make each row a query of its own: nothing to rank
-        (every pairwise gradient 0); most often a feature read as the ids."""
+        """Refuse query ids that make each row a query of its own: no pair to rank;
+        most often a feature read as the ids."""
         n = np.size(qid)
         if qid is None or n < 2 or np.unique(qid).size != n:
             return
@@ -142,8 +142,7 @@ class _RankingInput:
                  "qid_col=None and pass qid=)." if from_column else "")
         raise ValueError(
             f"the query ids from {source} give each of the {n} rows a query of its own: "
-            f"there is no pair to rank (every gradient 0), so these are not the rows' "
-            f"queries.{other}{hint}")
+            f"there is no pair to rank, so these are not the rows' queries.{other}{hint}")
 
     def _eval_part(self, eval_set: Any, eval_qid: Any, eval_group: Any, eval_position: Any,
                    groupless: bool, clicks: bool) -> tuple[Any, np.ndarray, Any, Any]:
@@ -288,9 +287,11 @@ class _RankingInput:
             if np.ndim(X) == 2 and X.shape[1] == self.n_features_in_ - len(dropped):
                 from sklearn.utils import check_array
 
-                return check_array(X, accept_sparse=["csr", "csc"],
-                                   dtype=[np.float64, np.float32],
-                                   ensure_all_finite="allow-nan"), False
+                X = check_array(X, accept_sparse=["csr", "csc"],
+                                dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")
+                if self.booster == "xgboost":
+                    self._check_xgboost_sparsity(X)
+                return X, False
             elif (np.ndim(X) == 2 and X.shape[1] == self.n_features_in_
                   and hasattr(self, "feature_names_in_")):
                 # Its id column can be found only by name, which an array has not.

@@ -80,14 +80,14 @@ def test_group_holding_per_row_ids_names_qid(ranking):
 def test_group_of_ones_is_refused_naming_qid_and_one_query():
     """The ids of one query (all ones) passed as group= read as n one-row queries:
     zero gradients, a constant model, NDCG 1 (the newcomer's NDCG 1.0). The message
-    claimed every ranking metric 1, which MRR, ERR and P@k are not (ninth probe), and
-    names qid=np.arange(n), with which one-row queries are ranked by each metric's rule."""
+    claimed every ranking metric 1, which MRR, ERR and P@k are not (ninth probe); as
+    per-row ids, one-row queries are judged by each metric's rule."""
     from gbrank import metrics
 
     y, s = np.array([3.0, 0, 1, 2, 0]), np.array([0.1, 0.9, 0.5, 0.2, 0.3])
     fix = ("group is 5 ones: as query sizes .* every row is a query of its own, with "
            "no pair to rank .* pass them as qid=; if all rows are one query, pass "
-           r"group=\[n_rows\].*its own query, pass qid=np.arange\(n_rows\)")
+           r"group=\[n_rows\].*its own query, there is nothing to rank")
     with pytest.raises(ValueError, match=fix):
         metrics.ndcg(y, s, np.ones(5, int))
     with pytest.raises(ValueError, match=fix):

@@ -617,12 +617,13 @@ def test_multi_click_sessions_names_what_it_needs():
         multi_click_sessions([1, 0], [2], [1, 2], session=[0, 0])
 
 
-def test_a_querys_sessions_in_one_group_are_refused():
+def test_a_querys_sessions_in_one_group_are_warned_about():
     """Groups that are queries (their sessions one after another) show positions twice:
     a cascade user's log grouped so cannot be read per session, so its figure is None —
-    and the corrections trained on it, pairing rows across sessions (a document with
-    itself) past the cascade refusal (eleventh probe). Refused, naming a group per
-    session; with one, the cascade log is refused as such."""
+    and the corrections trained on it silently, pairing rows across sessions (a
+    document with itself) past the cascade check (eleventh probe). Warned, naming a
+    group per session (a grid session shows several rows per position id, which is
+    legitimate: not refused); with one group per session, the cascade log is refused."""
     X, y, g = make_ranking(n_queries=100, rows_per_query=20, n_features=6, seed=0)
     log = simulate_clicks(y, g, X[:, 0], top_n=10, user="cascade", n_sessions=5,
                           sessions="keep", seed=0)
@@ -635,10 +636,9 @@ def test_a_querys_sessions_in_one_group_are_refused():
         run = PositionBiasTraining(
             LambdaRank(position_bias=method, position_bias_learning_rate=0.1, **extra),
             log.position)
-        with pytest.raises(ValueError, match=rf"position_bias='{method}' pairs each "
-                           rf"clicked row.*{by_query.size} of the {by_query.size} groups "
-                           r"show a position twice \(group 0 shows position 1.*one group "
-                           "per session"):
+        with pytest.warns(UserWarning, match=rf"group 0 shows position 1 on 5 rows, and "
+                          rf"position_bias='{method}' reads each group as one session.*"
+                          "give one group per session"):
             run.grad_hess(log.clicks, np.zeros(log.clicks.size), by_query)
         run = PositionBiasTraining(
             LambdaRank(position_bias=method, position_bias_learning_rate=0.1, **extra),

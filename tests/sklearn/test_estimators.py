@@ -1024,16 +1024,20 @@ def test_xgboost_refuses_a_sparse_matrix_it_would_read_otherwise_than_fit_did():
     X[rng.random(X.shape) < 0.6] = 0.0
     y = (X[:, 0] + X[:, 1] + rng.standard_normal(400) > 0).astype(int)
     dense = GBClassifier("focal", booster="xgboost", n_estimators=5, n_jobs=1).fit(X, y)
-    with pytest.raises(ValueError, match=r"fitted on a dense X.*unstored entries.*missing"
+    with pytest.raises(ValueError, match=r"fit's X is dense.*unstored entries.*missing"
                        r".*X\.toarray\(\)"):
         dense.predict_proba(sp.csr_matrix(X))
+    with pytest.raises(ValueError, match=r"this X \(eval_set's or predict's\) is a sparse"):
+        GBClassifier("focal", booster="xgboost", n_estimators=5, n_jobs=1,
+                     threshold=0.5).fit(X[:300], y[:300],
+                                        eval_set=[(sp.csr_matrix(X[300:]), y[300:])])
     full = sp.csr_matrix(np.where(X == 0.0, 1e-3, X))  # every entry stored
     assert full.nnz == X.size
     np.testing.assert_array_equal(dense.predict_proba(full),
                                   dense.predict_proba(full.toarray()))
     sparse = GBClassifier("focal", booster="xgboost", n_estimators=5,
                           n_jobs=1).fit(sp.csr_matrix(X), y)
-    with pytest.raises(ValueError, match=r"fitted on a sparse matrix.*zeros.*csr_matrix"):
+    with pytest.raises(ValueError, match=r"fit's X is a sparse matrix.*zeros.*csr_matrix"):
         sparse.predict(X)
     sparse.predict(sp.csc_matrix(X))
     lgbm = GBClassifier("focal", n_estimators=5, n_jobs=1).fit(X, y)
