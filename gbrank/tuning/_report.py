@@ -236,10 +236,12 @@ def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
               "rescored on the same units (repeat × fold), so Δ against the best native "
               "baseline is paired unit by unit; its 95 % interval is the corrected "
               "resampled t-test's (the units share training rows), and *beyond noise* "
-              "means it excludes 0. *test* is the refit pick on the held-out split (data "
-              "never seen while tuning). Time counts complete and pruned trials, plus the "
-              "rescoring; a study stops at its trial total or its time cap. The *Gradient "
-              "gate* section lists objectives refused for wrong gradients.", ""]
+              "means it excludes 0 (the verdict judges the best of m gbrank objectives "
+              "at 1 − 0.05/m, for having picked it). *test* is the refit pick on the "
+              "held-out split (data never seen while tuning). Time counts complete and "
+              "pruned trials, plus the rescoring; a study stops at its trial total or its "
+              "time cap. The *Gradient gate* section lists objectives refused for wrong "
+              "gradients.", ""]
     gate_lines = []
     for task in tasks:
         rows = [r for r in results if r.task == task.name]
