@@ -22,8 +22,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _report import table, write  # noqa: E402
 
-from gbrank.tuning import StudyResult  # noqa: E402
-from gbrank.tuning import _verdict  # noqa: E402
+from gbrank.tuning import StudyResult, _verdict  # noqa: E402
 
 RHO, SD, UNITS, FOLDS, RUNS = 0.2, 0.004, 10, 5, 4000
 
