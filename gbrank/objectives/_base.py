@@ -26,6 +26,7 @@ from gbrank._fields import (
     is_lightgbm_dataset,
     lightgbm_dataset_fields,
     note_custom_round,
+    refuse_lightgbm_bagging_by_query,
     warn_ignored_class_weight_params,
     warn_ignored_lightgbm_positions,
     warn_ignored_lightgbm_ranking_params,
@@ -156,8 +157,24 @@ class Objective:
             group = None
         else:
             self._check_booster_queries(group)
+        self._check_booster_columns(y, preds)
         self._warn_if_no_start(y, preds, weight, start_fix)
         return self.grad_hess(y, preds, group, weight=weight)
+
+    def _check_booster_columns(self, y: Any, preds: Any) -> None:
+        """Refuse several scores per row for a one-score objective: the booster was
+        told ``num_class`` (LightGBM's and XGBoost's own parameter)."""
+        if getattr(self, "num_class", None) is not None or self.task == "multiclass":
+            return
+        n, size = np.size(y), np.size(preds)
+        if n and size != n and size % n == 0:
+            k = size // n
+            raise ValueError(
+                f"{type(self).__name__} takes one score per row, and the booster hands it "
+                f"{k} per row: the training's parameters set num_class={k}. Leave num_class "
+                "out for one score per row"
+                + (", or train K classes with FocalLoss(num_class=K)"
+                   if self.task == "binary" else ""))
 
     def _groupless(self) -> bool:
         """Whether the objective declares group-less ranking (``groupless=True``)."""
@@ -319,6 +336,8 @@ class Objective:
         if self.task == "ranking" and not self._uses_positions():
             warn_ignored_lightgbm_positions(ds, type(self).__name__)
         if self.task == "ranking":
+            refuse_lightgbm_bagging_by_query(getattr(ds, "params", None),
+                                             type(self).__name__)
             warn_ignored_lightgbm_ranking_params(ds, type(self).__name__)
         else:
             warn_ignored_class_weight_params(getattr(ds, "params", None),

@@ -180,6 +180,20 @@ class _GBBase(BaseEstimator):
                    else "XGBoost's training does not read it")
             raise ValueError(f"booster_params must not set {rounds[0]!r}, a number of "
                              f"boosting rounds ({why}): use n_estimators")
+        classes = sorted(set(bp or {}) & {"num_class", "num_classes"})
+        if classes:
+            raise ValueError(f"booster_params must not set {classes[0]!r}: "
+                             f"{type(self).__name__} sets the booster's classes from the "
+                             "labels (K of them; two classes take none)")
+        kind = (bp or {}).get("booster")
+        if (p["booster"] == "xgboost" and kind in ("dart", "gblinear")
+                and p["early_stopping_rounds"] is not None):
+            raise ValueError(
+                f"early stopping keeps the model's first best_iteration_ rounds, and "
+                f"XGBoost's booster={kind!r} has no such model (dart reweights its earlier "
+                "trees as it adds trees, gblinear's rounds are one linear model): set "
+                "early_stopping_rounds=None and choose n_estimators, or use the default "
+                "tree booster")
         return p
 
     def _tree_params(self, booster: str) -> dict[str, Any]:

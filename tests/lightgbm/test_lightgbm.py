@@ -431,3 +431,49 @@ def test_cv_of_one_list_with_real_valued_labels_names_stratified_false():
     out = cv(params, lgb.Dataset(X, y), 2, nfold=3, stratified=False,
              feval=feval("pair_accuracy", groupless=True))
     assert len(out["valid gbrank_pair_accuracy-mean"]) == 2
+
+
+def test_bagging_by_query_beside_a_custom_objective_is_refused_where_lightgbm_breaks_it():
+    """LightGBM 4.6-4.7's bagging_by_query beside a custom objective never updates the
+    out-of-bag rows' scores: a useless model, silently (fourteenth probe: validation
+    NDCG@10 0.314 against 0.742). The claim checked with a plain function objective
+    (LightGBM's own path, no gbrank check); gbrank's objectives refuse it there."""
+    from gbrank import metrics
+    from gbrank.datasets import make_ranking
+    from gbrank.objectives import LambdaRank
+
+    version = tuple(int(p) for p in lgb.__version__.split(".")[:2])
+    if version < (4, 6) or version > (4, 7):
+        pytest.skip(f"bagging_by_query is not known to be broken in LightGBM {version}")
+    X, y, g = make_ranking(n_queries=200, rows_per_query=20, n_features=10, seed=0)
+    Xt, yt, gt, Xv, yv, gv = X[:3000], y[:3000], g[:150], X[3000:], y[3000:], g[150:]
+    params = {"verbose": -1, "num_threads": 1, "deterministic": True, "seed": 0,
+              "metric": "None", "bagging_fraction": 0.5, "bagging_freq": 1,
+              "bagging_by_query": True}
+    obj = LambdaRank()
+
+    def plain(preds, data):
+        return obj.grad_hess(data.get_label(), preds, data.get_group())
+
+    broken = lgb.train({**params, "objective": plain}, lgb.Dataset(Xt, yt, group=gt), 30)
+    native = lgb.train({**params, "objective": "lambdarank"}, lgb.Dataset(Xt, yt, group=gt),
+                       30)
+    assert metrics.ndcg(yv, broken.predict(Xv), gv, k=10) < \
+        metrics.ndcg(yv, native.predict(Xv), gv, k=10) - 0.2
+    with pytest.raises(ValueError, match=r"bagging_by_query=True beside a custom objective "
+                       r"\(LambdaRank\) trains a useless model.*Bag rows instead"):
+        lgb.train({**params, "objective": LambdaRank()}, lgb.Dataset(Xt, yt, group=gt), 2)
+
+
+def test_a_one_score_objective_handed_several_scores_per_row_names_num_class():
+    """num_class=2 beside binary FocalLoss reached the metric's hint about
+    predict_proba's two columns (fourteenth probe); the objective names num_class."""
+    from gbrank.datasets import make_imbalanced
+    from gbrank.objectives import FocalLoss
+
+    X, y = make_imbalanced(n_rows=400, positive_rate=0.2, seed=0)
+    with pytest.raises(ValueError, match=r"FocalLoss takes one score per row, and the "
+                       r"booster hands it 2 per row: the training's parameters set "
+                       r"num_class=2.*FocalLoss\(num_class=K\)"):
+        lgb.train({"objective": FocalLoss(), "num_class": 2, "verbose": -1,
+                   "num_threads": 1}, lgb.Dataset(X, y), 2)

@@ -1095,3 +1095,26 @@ def test_booster_params_that_would_be_ignored_or_override_are_said(booster):
             GBClassifier("focal", n_estimators=2, n_jobs=1,
                          booster_params={"boosting": "rf", "bagging_fraction": 0.5,
                                          "bagging_freq": 1}).fit(X, y)
+
+
+def test_booster_params_num_class_and_xgboost_dart_early_stopping_are_refused():
+    """num_class in booster_params crashed in the booster for two classes and was
+    overridden silently for K; XGBoost's dart and gblinear have no model of their first
+    best_iteration_ rounds, which early stopping kept (dart: a slice never evaluated;
+    gblinear: predictions of every round, save_model failing in C++; fourteenth
+    probe)."""
+    from gbrank.datasets import make_imbalanced
+
+    X, y = make_imbalanced(n_rows=400, positive_rate=0.2, seed=0)
+    for booster in ("lightgbm", "xgboost"):
+        with pytest.raises(ValueError, match=r"must not set 'num_class'.*from the labels"):
+            GBClassifier("focal", booster=booster, n_estimators=2,
+                         booster_params={"num_class": 2}).fit(X, y)
+    for kind in ("dart", "gblinear"):
+        with pytest.raises(ValueError, match=rf"booster='{kind}' has no such model.*"
+                           r"early_stopping_rounds=None"):
+            GBClassifier("focal", booster="xgboost", n_estimators=5, n_jobs=1,
+                         early_stopping_rounds=2, validation_fraction=0.3,
+                         booster_params={"booster": kind}).fit(X, y)
+        GBClassifier("focal", booster="xgboost", n_estimators=3, n_jobs=1,
+                     booster_params={"booster": kind}).fit(X, y)
