@@ -41,7 +41,11 @@ def _resolve_objective(objective: Any, task: str, estimator: str) -> Objective |
     if isinstance(objective, str):
         if objective.startswith(_NATIVE_PREFIX) and len(objective) > len(_NATIVE_PREFIX):
             return objective[len(_NATIVE_PREFIX):]
-        obj = get_objective(objective)
+        try:
+            obj = get_objective(objective)
+        except ValueError as exc:
+            raise ValueError(f"{exc}; the boosters' own objectives are named "
+                             f"'native:<name>' ({estimator}('native:{objective}'))") from None
     elif isinstance(objective, Objective):
         obj = clone(objective)
         obj._params()  # validate now: a bad parameter fails at fit, named
@@ -120,6 +124,21 @@ def _refuse_booster_data(X: Any, who: str) -> None:
 
 
 
+# Other names of the settings the estimators pass to each booster under their main name
+# (which the booster prefers to any alias, silently), and what to use instead. The main
+# names themselves in booster_params override the estimators' values, as documented.
+_SEED = 'the booster\'s seed is booster_params={"seed": ...} (random_state= seeds its draw)'
+_SHADOWED = {
+    "lightgbm": {"eta": "use learning_rate=", "shrinkage_rate": "use learning_rate=",
+                 "random_state": _SEED, "random_seed": _SEED,
+                 "n_jobs": "use n_jobs=", "nthread": "use n_jobs=",
+                 "nthreads": "use n_jobs=", "num_thread": "use n_jobs=",
+                 "subsample_freq": 'use booster_params={"bagging_freq": ...}'},
+    "xgboost": {"random_state": _SEED, "n_jobs": "use n_jobs="},
+}
+# The boosters' own metrics: early stopping and evals_result_ follow scoring= alone.
+_BOOSTER_METRICS = ("metric", "metrics", "metric_types", "eval_metric")
+
 # LightGBM's names for the number of boosting rounds (XGBoost's params take none), which
 # n_estimators sets.
 _ROUND_ALIASES = frozenset({"num_iterations", "num_iteration", "n_iter", "num_tree",
@@ -180,6 +199,21 @@ class _GBBase(BaseEstimator):
                    else "XGBoost's training does not read it")
             raise ValueError(f"booster_params must not set {rounds[0]!r}, a number of "
                              f"boosting rounds ({why}): use n_estimators")
+        shadowed = [k for k in (bp or {}) if k in _SHADOWED[p["booster"]]]
+        if shadowed:
+            k = shadowed[0]
+            raise ValueError(
+                f"booster_params {k!r} names a setting {type(self).__name__} already passes "
+                f"to {p['booster']} under its main name, which the booster prefers, so "
+                f"{k!r} would be ignored, silently: {_SHADOWED[p['booster']][k]}")
+        metrics = [k for k in (bp or {}) if k in _BOOSTER_METRICS]
+        if metrics:
+            judged = ("scoring= (a gbrank metric name)" if hasattr(self, "scoring")
+                      else "the objective's loss")
+            raise ValueError(
+                f"booster_params {metrics[0]!r} adds the booster's own metric, which it "
+                "evaluates before gbrank's: early stopping would follow it and "
+                f"evals_result_ would hold it. {type(self).__name__} judges with {judged}")
         classes = sorted(set(bp or {}) & {"num_class", "num_classes"})
         if classes:
             raise ValueError(f"booster_params must not set {classes[0]!r}: "

@@ -8,6 +8,7 @@ threshold search with scikit-learn's f1_score, base rates.
 from __future__ import annotations
 
 import pickle
+import re
 import subprocess
 import sys
 
@@ -1118,3 +1119,34 @@ def test_booster_params_num_class_and_xgboost_dart_early_stopping_are_refused():
                          booster_params={"booster": kind}).fit(X, y)
         GBClassifier("focal", booster="xgboost", n_estimators=3, n_jobs=1,
                      booster_params={"booster": kind}).fit(X, y)
+
+
+@pytest.mark.parametrize("booster", ["lightgbm", "xgboost"])
+def test_booster_params_that_the_booster_would_ignore_or_judge_by_are_refused(booster):
+    """Other names of settings the estimators pass under the main name (eta,
+    random_state, n_jobs, subsample_freq) were dropped by the booster, silently: the
+    model equals the one without them (fifteenth probe: eta=0.5 gave the lr=0.1 model);
+    a booster metric took over early stopping (best_iteration_ 42 -> 20). Refused,
+    naming the estimator's parameter; the main names still override."""
+    from gbrank.datasets import make_ranking
+
+    X, y, g = make_ranking(n_queries=20, rows_per_query=10, n_features=4, seed=0)
+    qid = np.repeat(np.arange(g.size), g)
+    names = {"lightgbm": [("eta", "learning_rate="), ("random_state", '"seed"'),
+                          ("n_jobs", "n_jobs="), ("subsample_freq", "bagging_freq")],
+             "xgboost": [("random_state", '"seed"'), ("n_jobs", "n_jobs=")]}[booster]
+    for key, fix in names:
+        with pytest.raises(ValueError, match=rf"booster_params '{key}' names a setting "
+                           rf"GBRanker already passes.*ignored, silently.*{re.escape(fix)}"):
+            GBRanker(booster=booster, n_estimators=2,
+                     booster_params={key: 3}).fit(X, y, qid=qid)
+    metric = "metric" if booster == "lightgbm" else "eval_metric"
+    with pytest.raises(ValueError, match=rf"'{metric}' adds the booster's own metric.*"
+                       r"GBRanker judges with scoring="):
+        GBRanker(booster=booster, n_estimators=2,
+                 booster_params={metric: "ndcg"}).fit(X, y, qid=qid)
+    seeded = GBRanker(booster=booster, n_estimators=5, n_jobs=1, random_state=0,
+                      booster_params={"seed": 3, "colsample_bytree": 0.5}).fit(X, y, qid=qid)
+    other = GBRanker(booster=booster, n_estimators=5, n_jobs=1, random_state=0,
+                     booster_params={"seed": 4, "colsample_bytree": 0.5}).fit(X, y, qid=qid)
+    assert np.abs(seeded.predict(X) - other.predict(X)).max() > 0  # the seed is read
