@@ -344,7 +344,9 @@ def main(argv: list[str] | None = None) -> int:
         # Optuna's and the boosters' frames say nothing a user can act on.
         print(f"{PROG}: interrupted. Every finished trial is stored (--out's studies.db, "
               "or --storage): the same command resumes the studies up to their totals "
-              "(a trial cut short is not counted)", file=sys.stderr)
+              "(a trial cut short is not counted, and the studies then go on under new "
+              "trial numbers, so their picks can differ from an uninterrupted run's)",
+              file=sys.stderr)
         return 130
 
 
