@@ -21,6 +21,7 @@ from gbrank._train import Validation, start_rows, train
 from gbrank._validation import check_choice, check_integer, check_number
 from gbrank.metrics import get_metric
 from gbrank.objectives import Objective, get_objective, objective_names
+from gbrank.sklearn._booster_params import check_booster_params
 
 _BOOSTERS = ("lightgbm", "xgboost")
 _NATIVE_PREFIX = "native:"
@@ -124,27 +125,6 @@ def _refuse_booster_data(X: Any, who: str) -> None:
 
 
 
-# Other names of the settings the estimators pass to each booster under their main name
-# (which the booster prefers to any alias, silently), and what to use instead. The main
-# names themselves in booster_params override the estimators' values, as documented.
-_SEED = 'the booster\'s seed is booster_params={"seed": ...} (random_state= seeds its draw)'
-_SHADOWED = {
-    "lightgbm": {"eta": "use learning_rate=", "shrinkage_rate": "use learning_rate=",
-                 "random_state": _SEED, "random_seed": _SEED,
-                 "n_jobs": "use n_jobs=", "nthread": "use n_jobs=",
-                 "nthreads": "use n_jobs=", "num_thread": "use n_jobs=",
-                 "subsample_freq": 'use booster_params={"bagging_freq": ...}'},
-    "xgboost": {"random_state": _SEED, "n_jobs": "use n_jobs="},
-}
-# The boosters' own metrics: early stopping and evals_result_ follow scoring= alone.
-_BOOSTER_METRICS = ("metric", "metrics", "metric_types", "eval_metric")
-
-# LightGBM's names for the number of boosting rounds (XGBoost's params take none), which
-# n_estimators sets.
-_ROUND_ALIASES = frozenset({"num_iterations", "num_iteration", "n_iter", "num_tree",
-                            "num_trees", "num_round", "num_rounds", "nrounds",
-                            "num_boost_round", "n_estimators", "max_iter"})
-
 
 def _is_sparse(X: Any) -> bool:
     return hasattr(X, "tocsr") and hasattr(X, "nnz")  # scipy.sparse, without importing it
@@ -190,44 +170,9 @@ class _GBBase(BaseEstimator):
         bp = self.booster_params
         if bp is not None and not isinstance(bp, dict):
             raise ValueError(f"booster_params must be a dict or None, got {bp!r}")
-        if bp and "objective" in bp:
-            raise ValueError("booster_params must not set 'objective'; use the objective "
-                             "parameter (a gbrank objective or 'native:<name>')")
-        rounds = sorted(set(bp or {}) & _ROUND_ALIASES)
-        if rounds:
-            why = ("it would override n_estimators, silently" if p["booster"] == "lightgbm"
-                   else "XGBoost's training does not read it")
-            raise ValueError(f"booster_params must not set {rounds[0]!r}, a number of "
-                             f"boosting rounds ({why}): use n_estimators")
-        shadowed = [k for k in (bp or {}) if k in _SHADOWED[p["booster"]]]
-        if shadowed:
-            k = shadowed[0]
-            raise ValueError(
-                f"booster_params {k!r} names a setting {type(self).__name__} already passes "
-                f"to {p['booster']} under its main name, which the booster prefers, so "
-                f"{k!r} would be ignored, silently: {_SHADOWED[p['booster']][k]}")
-        metrics = [k for k in (bp or {}) if k in _BOOSTER_METRICS]
-        if metrics:
-            judged = ("scoring= (a gbrank metric name)" if hasattr(self, "scoring")
-                      else "the objective's loss")
-            raise ValueError(
-                f"booster_params {metrics[0]!r} adds the booster's own metric, which it "
-                "evaluates before gbrank's: early stopping would follow it and "
-                f"evals_result_ would hold it. {type(self).__name__} judges with {judged}")
-        classes = sorted(set(bp or {}) & {"num_class", "num_classes"})
-        if classes:
-            raise ValueError(f"booster_params must not set {classes[0]!r}: "
-                             f"{type(self).__name__} sets the booster's classes from the "
-                             "labels (K of them; two classes take none)")
-        kind = (bp or {}).get("booster")
-        if (p["booster"] == "xgboost" and kind in ("dart", "gblinear")
-                and p["early_stopping_rounds"] is not None):
-            raise ValueError(
-                f"early stopping keeps the model's first best_iteration_ rounds, and "
-                f"XGBoost's booster={kind!r} has no such model (dart reweights its earlier "
-                "trees as it adds trees, gblinear's rounds are one linear model): set "
-                "early_stopping_rounds=None and choose n_estimators, or use the default "
-                "tree booster")
+        check_booster_params(bp or {}, p["booster"], type(self).__name__,
+                             p["early_stopping_rounds"] is not None,
+                             hasattr(self, "scoring"))
         return p
 
     def _tree_params(self, booster: str) -> dict[str, Any]:
