@@ -122,6 +122,18 @@ def custom_rounds(ds: Any) -> int | None:
         return None
 
 
+def _first_look(ds: Any, seen: weakref.WeakSet) -> bool:
+    """Whether the check keeping ``seen`` looks at the Dataset ``ds`` for the first time,
+    marking it seen; one that cannot be weakly referenced is looked at every time."""
+    try:
+        if ds in seen:
+            return False
+        seen.add(ds)
+    except TypeError:
+        pass
+    return True
+
+
 def margins_by_values(preds: Any) -> bool | None:
     """``True`` when some prediction lies outside [0, 1], where no probability lies (so
     they are raw margins); ``None`` when all lie inside, where probabilities and
@@ -177,12 +189,8 @@ def renumbered_like_lightgbm(position: np.ndarray) -> np.ndarray:
 def warn_ignored_lightgbm_positions(ds: Any, objective: str) -> None:
     """Warn once per Dataset when it has display positions that the objective ignores:
     LightGBM's own ``lambdarank`` would learn a position bias from them."""
-    try:
-        if ds in _POSITIONS_WARNED:
-            return
-        _POSITIONS_WARNED.add(ds)
-    except TypeError:
-        pass
+    if not _first_look(ds, _POSITIONS_WARNED):
+        return
     if lightgbm_positions(ds) is None:
         return
     warnings.warn(
@@ -226,12 +234,8 @@ def warn_ignored_lightgbm_ranking_params(ds: Any, objective: str) -> None:
     objective's knobs (``lambdarank_truncation_level=3``, ``label_gain``, ``sigmoid``,
     ``lambdarank_norm``): beside a custom objective LightGBM ignores them, and the model
     is the default one's."""
-    try:
-        if ds in _RANKING_PARAMS_WARNED:
-            return
-        _RANKING_PARAMS_WARNED.add(ds)
-    except TypeError:
-        pass
+    if not _first_look(ds, _RANKING_PARAMS_WARNED):
+        return
     params = getattr(ds, "params", None) or {}
     found = [k for k in _LGB_RANKING_PARAMS if k in params]
     if not found:
@@ -289,13 +293,8 @@ def warn_ignored_class_weight_params(params: dict[str, Any] | None, objective: s
     (``scale_pos_weight``, LightGBM's ``is_unbalance``): the boosters apply it in their
     own binary objective only, so beside a custom one the model is unweighted. ``ds``: a
     LightGBM Dataset holding the training's parameters, warned about once."""
-    if ds is not None:
-        try:
-            if ds in _CLASS_WEIGHTS_WARNED:
-                return
-            _CLASS_WEIGHTS_WARNED.add(ds)
-        except TypeError:
-            pass
+    if ds is not None and not _first_look(ds, _CLASS_WEIGHTS_WARNED):
+        return
     params = params or {}
     found = [k for k in _CLASS_WEIGHT_PARAMS[booster]
              if params.get(k) not in (None, False, 1, 1.0, "false")]
@@ -486,12 +485,8 @@ def warn_lightgbm_builtin_metrics(ds: Any, gbrank_metric: str | None = None) -> 
     """
     if ds is None:
         return
-    try:
-        if ds in _METRICS_WARNED:
-            return
-        _METRICS_WARNED.add(ds)
-    except TypeError:
-        pass
+    if not _first_look(ds, _METRICS_WARNED):
+        return
     builtin = lightgbm_builtin_metrics(ds)
     if not builtin:
         return
