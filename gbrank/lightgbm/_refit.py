@@ -83,22 +83,17 @@ def _gradients(objective: Any, y: np.ndarray, group: Any, weight: Any, k: int) -
 
 def _by_query_id(objective: Any, y: np.ndarray, qid: Any, weight: Any, k: int) -> Any:
     """:func:`_gradients` for rows whose queries are given by per-row ids in any order:
-    computed on the rows sorted by id (stable), handed back in the rows' order."""
+    computed on the rows gathered by query (:func:`query_structure`, the one gathering
+    rule), handed back in the rows' order."""
     q = np.asarray(qid).ravel()
     if q.size != y.size:
         raise ValueError(f"qid has {q.size} entries but y has {y.size}")
-    order = np.argsort(q, kind="stable")
-    sizes = np.unique(q[order], return_counts=True)[1]
-    w = None if weight is None else np.asarray(weight, dtype=np.float64)
-    if w is not None and w.size == y.size:
-        w = w[order]
-    sorted_fn = _gradients(objective, y[order], sizes, w, k)
+    queries = query_structure(y.size, qid=q, weight=weight)
+    gathered = _gradients(objective, queries.apply(y), queries.sizes, queries.weights, k)
 
     def fn(s: np.ndarray, start_fix: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-        g, h = sorted_fn(s[order], start_fix)
-        grad, hess = np.empty_like(np.asarray(g)), np.empty_like(np.asarray(h))
-        grad[order], hess[order] = g, h
-        return grad, hess
+        g, h = gathered(queries.apply(s), start_fix)
+        return queries.restore(np.asarray(g)), queries.restore(np.asarray(h))
     return fn
 
 
