@@ -392,7 +392,6 @@ class _GBBase(BaseEstimator):
                               dtype=np.float64)
         xgb = require("xgboost")
 
-        self._check_xgboost_sparsity(X)
         names = {}
         if not _is_frame(X) and self.booster_.feature_names is not None:
             # Fitted on a DataFrame, given an array (scikit-learn has warned already).

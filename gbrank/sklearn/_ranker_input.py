@@ -276,7 +276,10 @@ class _RankingInput:
                 # the features alone (or with some of the id/position columns)
                 if X.shape[0] == 0:
                     raise ValueError("X has 0 rows; at least 1 is required")
-                return (X[kept] if extra else X), False
+                X = X[kept] if extra else X
+                if self.booster == "xgboost":
+                    self._check_xgboost_sparsity(X)
+                return X, False
             if sorted(map(str, given)) in (sorted(map(str, columns)),
                                            sorted(map(str, kept))) and given != columns:
                 order = kept if len(given) == len(kept) else columns
