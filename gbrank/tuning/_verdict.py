@@ -101,6 +101,11 @@ def flat_note(r: StudyResult) -> str | None:
             f"for a recommendation ({len(r.values)} complete trials).")
 
 
+#: The coverage of the verdict's paired intervals; the best of m studies is judged
+#: at 1 − (1 − LEVEL)/m (:func:`picked_level`).
+LEVEL = 0.95
+
+
 @dataclass(frozen=True)
 class Comparison:
     """``a`` against ``b`` on ``metric`` over their shared units: ``diff`` is the one
@@ -114,16 +119,16 @@ class Comparison:
 
     def describe(self) -> str:
         text = self.diff.describe("the fold noise")
-        picked = round((1.0 - 0.95) / (1.0 - self.diff.level))
+        picked = round((1.0 - LEVEL) / (1.0 - self.diff.level))
         if picked > 1:  # picked_level's interval
-            text += (f" ({100 * self.diff.level:g} % rather than 95 %: `{self.a.key}` is "
-                     f"the best of {picked}, and picking the best of {picked} would find "
-                     "a lead at 95 % by chance too often)")
+            text += (f" ({100 * self.diff.level:g} % rather than {100 * LEVEL:g} %: "
+                     f"`{self.a.key}` is the best of {picked}, and picking the best of "
+                     f"{picked} would find a lead at {100 * LEVEL:g} % by chance too often)")
         return text
 
 
 def compare(a: StudyResult, b: StudyResult, metric: str, n_folds: int,
-            level: float = 0.95) -> Comparison | None:
+            level: float = LEVEL) -> Comparison | None:
     """``a`` against ``b`` on ``metric`` (None unless both have its rescored units), with
     an interval of coverage ``level``."""
     if metric not in a.units or metric not in b.units or len(a.units[metric]) != len(
@@ -134,7 +139,7 @@ def compare(a: StudyResult, b: StudyResult, metric: str, n_folds: int,
         higher_is_better=get_metric(metric).higher_is_better, level=level))
 
 
-def picked_level(n_picked: int, level: float = 0.95) -> float:
+def picked_level(n_picked: int, level: float = LEVEL) -> float:
     """The coverage at which the best of ``n_picked`` studies is compared, so that
     picking the best does not make a lead look real more often than ``1 − level``
     (Bonferroni: ``1 − (1 − level)/n``).
