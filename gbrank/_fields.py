@@ -9,7 +9,6 @@ which scale the booster hands predictions to a custom metric (:data:`NATIVE_LINK
 
 from __future__ import annotations
 
-import warnings
 import weakref
 from typing import Any
 
@@ -193,12 +192,12 @@ def warn_ignored_lightgbm_positions(ds: Any, objective: str) -> None:
         return
     if lightgbm_positions(ds) is None:
         return
-    warnings.warn(
+    warn_user(
         f"this LightGBM Dataset has display positions, which {objective} without "
         "position_bias ignores (LightGBM's own lambdarank would learn a position bias from "
         f"them): to learn from clicks, use {objective}(position_bias=...) through "
         "gbrank.lightgbm.objective(obj, position=positions); or build the Dataset without "
-        "position= to silence this", UserWarning, stacklevel=4)
+        "position= to silence this")
 
 
 # LightGBM's own ranking objectives' parameters, which configure nothing beside a custom
@@ -211,8 +210,8 @@ _RANKING_PARAMS_WARNED: weakref.WeakSet = weakref.WeakSet()
 def refuse_lightgbm_bagging_by_query(params: dict[str, Any] | None, objective: str) -> None:
     """Refuse LightGBM's ``bagging_by_query`` beside a custom objective on the LightGBM
     releases where it breaks (4.6, 4.7: that path never bags the queries as the native
-    one does, and the out-of-bag rows' scores are never updated): a validation NDCG@10
-    of 0.314 against 0.742 with its own lambdarank or row bagging."""
+    one does, and the out-of-bag rows' scores are never updated; measured in
+    ``experiments/results/learner_attribution.md``)."""
     import sys
 
     params = params or {}
@@ -242,12 +241,11 @@ def warn_ignored_lightgbm_ranking_params(ds: Any, objective: str) -> None:
         return
     given = ", ".join(f"{k}={params[k]!r}" for k in found)
     ours = ", ".join(f"{_LGB_RANKING_PARAMS[k]}=..." for k in found)
-    warnings.warn(
+    warn_user(
         f"LightGBM's parameter(s) {given} configure its own lambdarank, which a custom "
         f"objective replaces: LightGBM ignores them and {objective} trains with its own "
         f"settings. Give them "
-        f"to the objective ({objective}({ours}); see its parameters)", UserWarning,
-        stacklevel=4)
+        f"to the objective ({objective}({ours}); see its parameters)")
 
 
 # XGBoost's own ranking objectives' parameters (rank:ndcg, rank:map, rank:pairwise),
@@ -492,17 +490,16 @@ def warn_lightgbm_builtin_metrics(ds: Any, gbrank_metric: str | None = None) -> 
         return
     names = ", ".join(builtin)
     if gbrank_metric is not None:
-        warnings.warn(
+        warn_user(
             f"LightGBM also evaluates its built-in metric(s) {names} on this data and lists "
             f"them before {gbrank_metric}: early stopping with first_metric_only=True stops "
             f"on {builtin[0]}, not on {gbrank_metric} (without it, on whichever metric "
             "stalls first). Set metric='None' in the parameters (or the estimator, e.g. "
-            "LGBMRanker(metric='None')) to evaluate only gbrank's metrics.",
-            UserWarning, stacklevel=4)
+            "LGBMRanker(metric='None')) to evaluate only gbrank's metrics.")
     prob = [m for m in builtin if m.lower() in _PROBABILITY_METRICS]
     if gbrank_metric is None and prob:
-        warnings.warn(
+        warn_user(
             f"LightGBM computes {', '.join(prob)} on raw margins when the objective is a "
             "custom one (it applies no sigmoid or softmax), so those values are not the "
             "metric. Set metric='None' and evaluate with gbrank.lightgbm.feval(...), or "
-            "use gbrank.sklearn.GBClassifier.", UserWarning, stacklevel=4)
+            "use gbrank.sklearn.GBClassifier.")

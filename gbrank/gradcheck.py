@@ -452,8 +452,8 @@ _MORE_LOOKS = 64
 class _Settler:
     """Second looks at the scores whose difference disagrees with the analytic value.
 
-    The rounding of a loss summed over many terms (one query of 10,000 rows) can exceed
-    what the floor allows for, and blur a correct Hessian's second difference by 0.4 %.
+    The rounding of a loss summed over many terms (one query of thousands of rows) can
+    exceed what the floor allows for, and blur a correct Hessian's second difference.
     For such a score (one within a quarter of the tolerance too) the difference is taken
     again at 1, 4, 16, 64 and 256 times the step, and the smallest step kept of the three
     neighbouring steps that agree best (rounding falls and truncation error grows with
