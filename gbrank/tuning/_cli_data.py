@@ -73,8 +73,8 @@ def load_tasks(args: argparse.Namespace):
     try:
         if table:
             # The table's column names go to every booster the tuner trains and saves.
-            X, y, g, names = load_table(args.data, args.label_col, args.qid_col,
-                                        drop_cols=drop)
+            X, y, g, names, order = load_table(args.data, args.label_col, args.qid_col,
+                                               drop_cols=drop, return_order=True)
             X, names, pos = _position_column(args, args.data, X, names)
             X, names, qcol = _take_column(args, args.data, X, names, args.query_col,
                                           "--query-col")
@@ -82,7 +82,8 @@ def load_tasks(args: argparse.Namespace):
             _refuse_list_ids(args, args.data, X, names, g)
         else:
             # Numbered as the held-out file will be (number_alike), when there is one.
-            X, y, g = load_data(args.data, zero_based=True if args.test_data else "auto")
+            X, y, g, order = load_data(args.data, zero_based=True if args.test_data
+                                       else "auto", return_order=True)
             pos = blocks = None
         clicks = ({} if pos is None else {"position": pos, "propensity": args.propensity})
         ranked = (pos is not None or args.groupless
@@ -107,7 +108,7 @@ def load_tasks(args: argparse.Namespace):
                                     + ("; group-less: all rows one query" if groupless
                                        else ""),
                                     feature_names=names, groupless=groupless,
-                                    blocks=blocks, **clicks)
+                                    blocks=blocks, rows=order, **clicks)
             task.notes[:0] = notes
             _say(args, task.notes[len(notes):])
             return [task]

@@ -78,7 +78,9 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
                 ", group-less: one query, folds over rows" if task.groupless
                 else ", folds over rows")
              + f"), {task.y_test.size} held-out test rows"
-             + (f" ({task.group_test.size} queries)" if task.grouped else "") + ".", "",
+             + (f" ({task.group_test.size} queries)" if task.grouped else "")
+             + (f", listed in `{held_out_file(task)}` (their rows in the source, from 0)"
+                if task.held_out_rows is not None else "") + ".", "",
              "| objective | judged on | pick: rescored CV (mean ± sd) | best trial's CV as "
              "tuned | Δ vs best native (paired, 95 % interval) | units won | "
              + (f"test ({graded}, true grades) " if graded else "test ")
@@ -258,5 +260,15 @@ def write_summary(path: Path, tasks: list[Task], results: list[StudyResult], *,
     lines += gate_lines or ["Every gbrank objective passed `gbrank.gradcheck` on random inputs "
                             "and on a sample of each task's labels."]
     path.parent.mkdir(parents=True, exist_ok=True)
+    for task in tasks:
+        if task.held_out_rows is not None:
+            (path.parent / held_out_file(task)).write_text(
+                "".join(f"{r}\n" for r in task.held_out_rows))
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def held_out_file(task: Task) -> str:
+    """The file beside ``SUMMARY.md`` that lists the rows the run held out (one row
+    number a line: the place in the source, from 0; data rows only)."""
+    return f"held_out_{task.name}.txt"

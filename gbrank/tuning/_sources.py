@@ -42,7 +42,7 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
                      test_size: float = 0.2, seed: int = 0, description: str = "",
                      feature_names: list[str] | None = None, position: Any = None,
                      propensity: Any = None, groupless: bool = False,
-                     blocks: Any = None) -> Task:
+                     blocks: Any = None, rows: Any = None) -> Task:
     """Split data into a tuning part and a held-out test part.
 
     Grouped ranking: a random ``test_size`` share of the queries is held out (whole
@@ -85,6 +85,10 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
     groupless : bool, default False
         Declares group-less ranking: all rows are one query (see :class:`Task`);
         refused with ``group`` of several queries.
+    rows : array-like of int, optional
+        Each row's place in its source, e.g. the file row
+        :func:`~gbrank.datasets.load_data` ``(return_order=True)`` returns; default
+        ``0 … n−1``. The held-out ones are the task's ``held_out_rows``.
 
     Returns
     -------
@@ -98,6 +102,8 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
     >>> task = task_from_arrays("tiny", X, y, group)
     >>> task.kind, task.group.size, task.group_test.size  # 4 of 20 queries held out
     ('ranking', 16, 4)
+    >>> task.held_out_rows.size == task.y_test.size  # their rows, by place in X
+    True
     >>> log = simulate_clicks(y, group, X[:, 0], top_n=5, seed=0)
     >>> clicks = task_from_arrays("log", X[log.rows], log.clicks, log.group,
     ...                           position=log.position, propensity=log.examination)
@@ -110,6 +116,10 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
 
     y = np.asarray(y, dtype=np.float64)
     groupless = check_bool(groupless, "groupless")
+    rows = np.arange(y.size) if rows is None else np.asarray(rows, dtype=np.int64).ravel()
+    if rows.size != y.size:
+        raise ValueError(f"{name}: rows gives the place of each row; {rows.size} values "
+                         f"for {y.size} rows")
     one_query = False
     if group is not None:
         group = np.asarray(group, dtype=np.int64)
@@ -151,7 +161,8 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
         task = Task(name, kind, X[np.flatnonzero(~te)], y[~te], group[~test_q],
                     X[np.flatnonzero(te)], y[te], group[test_q], description,
                     feature_names=feature_names, groupless=groupless,
-                    blocks=None if blocks is None else blocks[~test_q], **clicks)
+                    blocks=None if blocks is None else blocks[~test_q],
+                    held_out_rows=np.sort(rows[te]), **clicks)
         task.notes += [note] if note else []
         return task
     n = y.size
@@ -174,7 +185,8 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
         clicks.update(position=position[~te], position_test=position[te])
     return Task(name, kind, X[np.flatnonzero(~te)], y[~te], None,
                 X[np.flatnonzero(te)], y[te], None, description,
-                feature_names=feature_names, groupless=groupless, **clicks)
+                feature_names=feature_names, groupless=groupless,
+                held_out_rows=np.sort(rows[te]), **clicks)
 
 
 def letor_parts(tuning: list, test: list) -> tuple[tuple, tuple]:

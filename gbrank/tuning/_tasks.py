@@ -241,6 +241,11 @@ class Task:
         identify position effects, or whose users look like cascade users): printed as
         the run goes and written under the task's heading in SUMMARY.md. Filled by
         the run, not given.
+    held_out_rows : ndarray of int64, optional
+        The held-out rows' places in the source the task was drawn from, ascending
+        (:func:`~gbrank.tuning.task_from_arrays` sets them: its ``rows``); ``None`` when
+        the held-out part was given apart. ``SUMMARY.md`` lists them in
+        ``held_out_<task>.txt`` beside it, so the test figures can be checked.
 
     Examples
     --------
@@ -270,6 +275,7 @@ class Task:
     groupless: bool = False
     blocks: np.ndarray | None = None
     notes: list[str] = field(default_factory=list)
+    held_out_rows: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         from gbrank._validation import check_bool

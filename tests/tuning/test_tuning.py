@@ -238,6 +238,38 @@ def test_tuner_data_gathers_interleaved_query_ids(tmp_path):
     assert task.feature_names is None  # LETOR columns have no names
 
 
+def test_held_out_rows_are_the_source_rows_of_the_test_part(tmp_path):
+    """Without --test-data the run draws the held-out queries itself; the task lists
+    their rows by place in the file (0-based, data rows), in a LETOR file whose query
+    ids interleave and in a table with a header, and SUMMARY.md's folder gets them."""
+    import pandas as pd
+
+    from gbrank.tuning._report import held_out_file
+
+    tune = _tune_module()
+    rng = np.random.default_rng(1)
+    qids = rng.permutation(np.repeat(np.arange(10), 6))  # interleaved queries
+    letor = tmp_path / "train.txt"  # feature 1 numbers the file's rows
+    letor.write_text("".join(f"{i % 3} qid:{q} 1:{i + 1}\n" for i, q in enumerate(qids)))
+    df = pd.DataFrame({"q": qids, "rel": np.arange(60) % 3, "a": np.arange(60.0) + 1})
+    df.to_csv(tmp_path / "train.csv", index=False)
+    for args in (["--data", str(letor)],
+                 ["--data", str(tmp_path / "train.csv"), "--label-col", "rel",
+                  "--qid-col", "q"]):
+        [task] = tune._load_tasks(tune.parse_args(args))
+        X_test = task.X_test.toarray() if hasattr(task.X_test, "toarray") else task.X_test
+        assert task.group_test.size == 2  # 20 % of 10 queries
+        np.testing.assert_array_equal(task.held_out_rows, np.sort(X_test[:, 0] - 1))
+        assert set(qids[task.held_out_rows]) == set(qids[X_test[:, 0].astype(int) - 1])
+        assert np.isin(qids, qids[task.held_out_rows]).sum() == 12  # whole queries
+    from gbrank.tuning._report import write_summary
+
+    write_summary(tmp_path / "out" / "SUMMARY.md", [task], [], config_line="")
+    listed = (tmp_path / "out" / held_out_file(task)).read_text().split()
+    np.testing.assert_array_equal(np.array(listed, dtype=int), task.held_out_rows)
+    assert held_out_file(task) in (tmp_path / "out" / "SUMMARY.md").read_text()
+
+
 def test_tuner_table_features_by_name(tmp_path):
     """A table's columns are the task's feature names (--drop-cols leaves some out); the
     test table's features are matched by name, whatever its column order."""
