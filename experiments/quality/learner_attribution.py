@@ -9,7 +9,10 @@ Three sets, each with units of (train, validation, test):
   the validation queries (drawn once per fold, seed 3000 + fold), tested on the whole test
   part: a smaller, noisier stand-in for the issue's unnamed second LETOR set, not that set;
 - ``rank``: LightGBM's example data, five random 80/20 splits of ``rank.train``'s queries
-  (seed = split) into training and validation, tested on ``rank.test`` (50 queries).
+  (seed = split) into training and validation, tested on ``rank.test`` (50 queries);
+- ``mslr_sample``: a second LETOR set, 84 MSLR-WEB queries in five parts built by
+  ``experiments/mslr_sample.py`` from PyPI, the readme's fold rotation as for MQ2008
+  (measured apart: ``experiments/quality/second_letor.py``).
 
 Every training: learning rate 0.05, at most 1,000 rounds, early stopping (patience 50) on
 the validation part's NDCG@10 by :func:`gbrank.metrics.ndcg` (the same rule for every
@@ -190,7 +193,13 @@ def load(name: str, unit: int):
     from gbrank.datasets import letor_fold, load_letor, load_letor_folds
 
     d = shared_data_dir()
-    if name.startswith("mq2008"):
+    if name == "mslr_sample":
+        from mslr_sample import mslr_sample_dir
+
+        if "mslr" not in _CACHE:
+            _CACHE["mslr"] = load_letor_folds(mslr_sample_dir())
+        parts = [(X.toarray(), y, g) for X, y, g in letor_fold(_CACHE["mslr"], unit)]
+    elif name.startswith("mq2008"):
         if "mq" not in _CACHE:
             if not (d / "MQ2008" / "S1.txt").exists():
                 raise SystemExit(f"MQ2008 not found in {d}")

@@ -20,6 +20,11 @@ tested on the fifth, as ``gbrank tune`` does.
     python experiments/quality/tuner_vs_catboost.py --fold 1 --fold 3 --fold 5
     python experiments/quality/tuner_vs_catboost.py --report   # the table from the runs
 
+``--set mslr_sample`` runs the same on the second LETOR set (84 MSLR-WEB queries in five
+parts, built by ``experiments/mslr_sample.py``); its defaults are read from
+``experiments/results/second_letor_defaults.json`` (the same protocol, run by
+``learner_attribution.py``'s code on that set).
+
 Each fold's run writes ``<out>/fold<k>/run.json`` (command, seconds, figures); ``--report``
 prints the Markdown table of every fold found.
 """
@@ -37,6 +42,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 ATTRIBUTION = ROOT / "experiments" / "results" / "learner_attribution.json"
+SECOND = ROOT / "experiments" / "results" / "second_letor_defaults.json"
 DEFAULTS = {"LightGBM lambdarank": "lgb:lambdarank", "XGBoost rank:ndcg": "xgb:rank:ndcg",
             "CatBoost YetiRank": "cb:YetiRank", "CatBoost LambdaMart": "cb:LambdaMart"}
 
@@ -80,7 +86,12 @@ def run_fold(fold: int, data: Path, out: Path, trials: int | None) -> dict:
     return record
 
 
-def defaults(fold: int) -> dict[str, float]:
+def defaults(fold: int, data_set: str = "mq2008") -> dict[str, float]:
+    if data_set == "mslr_sample":  # every training of the defaults' protocol, by seed
+        runs = json.loads(SECOND.read_text())
+        return {label: float(np.mean([r["ndcg"] for k, r in runs.items()
+                                      if k.startswith(f"mslr_sample|{fold}|{key}|")]))
+                for label, key in DEFAULTS.items()}
     d = json.loads(ATTRIBUTION.read_text())
     units = d["protocol"]["units"]
     s = d["summary"]["mq2008"]
@@ -101,7 +112,7 @@ def before(old: Path | None, fold: int) -> tuple[float, float] | None:
     return test, float(re.search(rf"fold {fold} rc=0 seconds=([0-9.]+)", times)[1])
 
 
-def report(out: Path, old: Path | None = None) -> str:
+def report(out: Path, old: Path | None = None, data_set: str = "mq2008") -> str:
     runs = sorted((json.loads(p.read_text()) for p in out.glob("fold*/run.json")),
                   key=lambda r: r["fold"])
     if not runs:
@@ -113,7 +124,7 @@ def report(out: Path, old: Path | None = None) -> str:
              "|---|---|" + "---:|" * (len(head) + 1)]
     cols: dict[str, list[float]] = {h: [] for h in head}
     for r in runs:
-        base = defaults(r["fold"])
+        base = defaults(r["fold"], data_set)
         vals = {"tuner's pick": r["recommended_test"], **base}
         if with_old:
             vals["tuner before (5442b31)"] = r["before"][0]
@@ -155,19 +166,31 @@ def report(out: Path, old: Path | None = None) -> str:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--fold", type=int, action="append", default=[])
-    p.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "MQ2008")
+    p.add_argument("--set", dest="data_set", choices=("mq2008", "mslr_sample"),
+                   default="mq2008")
+    p.add_argument("--data", type=Path, default=None,
+                   help="the set's folder (default: MQ2008 in the reference data, or the "
+                   "built MSLR sample)")
     p.add_argument("--out", type=Path, default=Path("/tmp/tuner_vs_catboost"))
     p.add_argument("--trials", type=int, default=None)
     p.add_argument("--report", action="store_true")
     p.add_argument("--old", type=Path, default=None, help="runs of the tuner before "
                    "issue 35 (commit 5442b31) to show beside")
     args = p.parse_args()
+    if args.data is None:
+        if args.data_set == "mslr_sample":
+            sys.path.insert(0, str(ROOT / "experiments"))
+            from mslr_sample import mslr_sample_dir
+
+            args.data = mslr_sample_dir()
+        else:
+            args.data = ROOT.parent / "shared" / "data" / "MQ2008"
     for k in args.fold:
         r = run_fold(k, args.data, args.out, args.trials)
         print(f"fold {k}: {r['recommended']} {r['recommended_test']:.4f} "
               f"({r['seconds']:.0f} s)", flush=True)
     if args.report:
-        print(report(args.out, args.old))
+        print(report(args.out, args.old, args.data_set))
 
 
 if __name__ == "__main__":
