@@ -71,6 +71,13 @@ class PairedDifference:
         """``+0.0123 ± 0.0045 (4/5)``: mean, standard error, units won of all."""
         return f"{self.mean:+.{digits}f} ± {self.se:.{digits}f} ({self.wins}/{self.n})"
 
+    @property
+    def level_percent(self) -> str:
+        """The interval's coverage as a reader writes it: ``"95"``, ``"97.5"``,
+        ``"98.33"`` (at most two decimals: a Bonferroni level 1 − 0.05/3 is not
+        ``98.3333``)."""
+        return f"{100 * self.level:.2f}".rstrip("0").rstrip(".")
+
     def describe(self, noise: str = "the noise") -> str:
         """``0.0150 ahead (paired over 6 units: 95 % interval +0.0012 to +0.0388, 6 of 6
         units won): beyond the noise``; ``noise`` names what the interval measures
@@ -78,7 +85,7 @@ class PairedDifference:
         word = "ahead" if self.mean >= 0 else "behind"
         where = "beyond" if self.beyond_noise else "within"
         return (f"{abs(self.mean):.4f} {word} (paired over {self.n} units: "
-                f"{100 * self.level:g} % interval {self.low:+.4f} to {self.high:+.4f}, "
+                f"{self.level_percent} % interval {self.low:+.4f} to {self.high:+.4f}, "
                 f"{self.wins} of {self.n} units won): {where} {noise}")
 
 

@@ -121,7 +121,7 @@ class Comparison:
         text = self.diff.describe("the fold noise")
         picked = round((1.0 - LEVEL) / (1.0 - self.diff.level))
         if picked > 1:  # picked_level's interval
-            text += (f" ({100 * self.diff.level:g} % rather than {100 * LEVEL:g} %: "
+            text += (f" ({self.diff.level_percent} % rather than {100 * LEVEL:g} %: "
                      f"`{self.a.key}` is the best of {picked}, and picking the best of "
                      f"{picked} would find a lead at {100 * LEVEL:g} % by chance too often)")
         return text

@@ -61,3 +61,13 @@ def test_a_failed_unit_is_refused_not_averaged_into_nan():
         paired_difference([0.7, np.nan, 0.72], [0.70, 0.70, 0.70])
     with pytest.raises(ValueError, match="b's scores"):
         paired_difference([0.7, 0.71, 0.72], [0.70, np.inf, 0.70])
+
+
+@pytest.mark.parametrize("level, shown", [(0.95, "95"), (1 - 0.05 / 2, "97.5"),
+                                          (1 - 0.05 / 3, "98.33"), (1 - 0.05 / 4, "98.75"),
+                                          (1 - 0.05 / 5, "99"), (1 - 0.05 / 6, "99.17")])
+def test_the_level_reads_as_a_person_writes_it(level, shown):
+    """A Bonferroni level 1 − 0.05/3 reads 98.33 %, not 98.3333 %."""
+    d = paired_difference([0.5, 0.6, 0.7, 0.8], [0.4, 0.6, 0.6, 0.7], level=level)
+    assert d.level_percent == shown
+    assert f"{shown} % interval" in d.describe()
