@@ -398,7 +398,9 @@ def missing_start_error(kind: str, metrics: Any, missing: str, adds: str,
 
 # Datasets already inspected (a check runs once per Dataset, not once per round).
 _FOLDS_CHECKED: weakref.WeakSet = weakref.WeakSet()
+# The objective's look and a feval's warn of different things: one token each.
 _METRICS_WARNED: weakref.WeakSet = weakref.WeakSet()
+_METRICS_WARNED_FEVAL: weakref.WeakSet = weakref.WeakSet()
 _POSITIONS_WARNED: weakref.WeakSet = weakref.WeakSet()
 
 
@@ -483,7 +485,7 @@ def warn_lightgbm_builtin_metrics(ds: Any, gbrank_metric: str | None = None) -> 
     """
     if ds is None:
         return
-    if not _first_look(ds, _METRICS_WARNED):
+    if not _first_look(ds, _METRICS_WARNED if gbrank_metric is None else _METRICS_WARNED_FEVAL):
         return
     builtin = lightgbm_builtin_metrics(ds)
     if not builtin:

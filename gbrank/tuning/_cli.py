@@ -310,9 +310,18 @@ def _keep_other_summary(path: Path, config_line: str, quiet: bool) -> None:
     command = config_line.split("`:", 1)[0] + "`:"  # the line varies with the run
     if not path.exists() or command in path.read_text(errors="replace"):
         return
+    import re
+
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(path.stat().st_mtime))
     kept = path.with_name(f"SUMMARY-{stamp}.md")
-    path.rename(kept)
+    text = path.read_text(errors="replace")
+    # Its lists of held-out rows go with it (the new run writes its own under the name).
+    for listed in sorted(set(re.findall(r"`(held_out_[^`/]*)\.txt`", text))):
+        if (path.parent / f"{listed}.txt").exists():
+            (path.parent / f"{listed}.txt").rename(path.parent / f"{listed}-{stamp}.txt")
+            text = text.replace(f"`{listed}.txt`", f"`{listed}-{stamp}.txt`")
+    kept.write_text(text)
+    path.unlink()
     if not quiet:
         print(f"[tune] the SUMMARY.md of another command is kept as {kept.name}",
               flush=True)

@@ -175,8 +175,8 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
             rng.choice(neg, size=max(1, int(round(test_size * neg.size))), replace=False)])
     elif kind == "multiclass":
         te_idx = np.concatenate([
-            rng.choice(rows, size=int(round(test_size * rows.size)), replace=False)
-            for rows in (np.flatnonzero(y == c) for c in np.unique(y))])
+            rng.choice(members, size=int(round(test_size * members.size)), replace=False)
+            for members in (np.flatnonzero(y == c) for c in np.unique(y))])
     else:
         te_idx = rng.choice(n, size=max(1, int(round(test_size * n))), replace=False)
     te = np.zeros(n, bool)
@@ -334,9 +334,12 @@ def letor_task(source: Any, fold: int = 1, *, test: Any = None, seed: int = 0,
         label = name or paths[0].parent.name or paths[0].stem
         if test is None:
             X, y, g = load_letor_files(paths)
-            return task_from_arrays(label, X, y, g, kind="ranking", seed=seed, description=(
+            task = task_from_arrays(label, X, y, g, kind="ranking", seed=seed, description=(
                 f"{', '.join(p.name for p in paths)} in {paths[0].parent}; 20% of the "
                 "queries held out"))
+            # Rows gathered from several files have no one numbering to list them by.
+            task.held_out_rows = None
+            return task
         (X, y, g), (Xt, yt, gt) = letor_parts(paths, [test])
         return Task(label, "ranking", X, y, g, Xt, yt, gt, description=(
             f"{', '.join(p.name for p in paths)} in {paths[0].parent} tuned on; "

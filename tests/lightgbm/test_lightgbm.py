@@ -477,3 +477,36 @@ def test_a_one_score_objective_handed_several_scores_per_row_names_num_class():
                        r"num_class=2.*FocalLoss\(num_class=K\)"):
         lgb.train({"objective": FocalLoss(), "num_class": 2, "verbose": -1,
                    "num_threads": 1}, lgb.Dataset(X, y), 2)
+
+
+def test_once_per_dataset_warnings_point_at_the_users_line():
+    """The warnings lgb.train raises through a gbrank objective (positions it ignores,
+    LightGBM's own ranking parameters, built-in metrics beside gbrank's, probability
+    metrics on margins) are attributed to the caller's line, not to LightGBM's."""
+    import warnings
+
+    import gbrank.lightgbm
+    from gbrank.datasets import make_imbalanced, make_ranking
+    from gbrank.objectives import FocalLoss, LambdaRank
+
+    X, y, g = make_ranking(n_queries=20, rows_per_query=10, n_features=5, seed=0)
+    pos = np.concatenate([np.arange(1, k + 1) for k in g])
+    Xb, yb = make_imbalanced(n_rows=300, n_features=8, positive_rate=0.2, seed=0)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ds = lgb.Dataset(X, y, group=g, position=pos)
+        line = inspect.currentframe().f_lineno + 1
+        lgb.train({"objective": LambdaRank(), "verbose": -1, "metric": "ndcg",
+                   "lambdarank_truncation_level": 5}, ds, 2, valid_sets=[ds],
+                  feval=gbrank.lightgbm.feval("ndcg@5"))
+        dsb = lgb.Dataset(Xb, yb)
+        line_b = inspect.currentframe().f_lineno + 1
+        lgb.train({"objective": FocalLoss(), "verbose": -1, "metric": "binary_logloss"},
+                  dsb, 2, valid_sets=[dsb])
+    said = {m: (x.filename, x.lineno) for x in w for m in (
+        "display positions", "configure its own lambdarank", "lists them before",
+        "on raw margins") if m in str(x.message)}
+    assert said == {"display positions": (__file__, line),
+                    "configure its own lambdarank": (__file__, line),
+                    "lists them before": (__file__, line),
+                    "on raw margins": (__file__, line_b)}

@@ -270,6 +270,20 @@ def test_held_out_rows_are_the_source_rows_of_the_test_part(tmp_path):
     assert held_out_file(task) in (tmp_path / "out" / "SUMMARY.md").read_text()
 
 
+def test_several_files_list_no_held_out_rows(tmp_path):
+    """Rows gathered from several LETOR files have no one numbering: no list is written
+    (review 60: the indices into the gathered rows were listed as if rows of a file)."""
+    from gbrank.tuning._sources import letor_task
+
+    paths = []
+    for f in range(2):
+        path = tmp_path / f"S{f}.txt"
+        path.write_text("".join(f"{i % 3} qid:{10 * f + i % 5} 1:{i}\n" for i in range(40)))
+        paths.append(path)
+    task = letor_task(paths)
+    assert task.group_test.size == 2 and task.held_out_rows is None
+
+
 def test_tuner_table_features_by_name(tmp_path):
     """A table's columns are the task's feature names (--drop-cols leaves some out); the
     test table's features are matched by name, whatever its column order."""
@@ -1092,6 +1106,12 @@ def test_another_commands_summary_in_the_same_out_is_kept(tmp_path):
     assert len(kept) == 1 and "focal" in kept[0].read_text()
     now = (tmp_path / "o" / "SUMMARY.md").read_text()
     assert "no gbrank objective is among this run's studies (`--objectives`)" in now
+    # The kept summary's list of held-out rows went with it, renamed as it names it.
+    stamp = kept[0].stem.removeprefix("SUMMARY-")
+    assert f"`held_out_d.csv-{stamp}.txt`" in kept[0].read_text()
+    assert "`held_out_d.csv.txt`" in now
+    old_rows = (tmp_path / "o" / f"held_out_d.csv-{stamp}.txt").read_text()
+    assert old_rows == (tmp_path / "o" / "held_out_d.csv.txt").read_text() != ""  # one split
 
 
 def test_the_summary_says_when_studies_ran_fewer_trials_than_the_budget(tmp_path):
