@@ -1,7 +1,7 @@
 """Objective × learner on real ranking data: which knob matters more than the objective
 (issue 35, its research part).
 
-Three sets, each with units of (train, validation, test):
+Four sets, each with units of (train, validation, test):
 
 - ``mq2008``: LETOR 4.0 MQ2008, the readme's five folds (train on three parts, validate on
   the fourth, test on the fifth);
