@@ -79,8 +79,8 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
                 else ", folds over rows")
              + f"), {task.y_test.size} held-out test rows"
              + (f" ({task.group_test.size} queries)" if task.grouped else "")
-             + (f", listed in `{held_out_file(task)}` (their rows in the source, from 0, "
-                "counting data rows only: no header, comment or blank lines)"
+             + (f", listed in `{held_out_file(task)}` (their places in the data read, "
+                "from 0; in a file, data rows only)"
                 if task.held_out_rows is not None else "") + ".", "",
              "| objective | judged on | pick: rescored CV (mean ± sd) | best trial's CV as "
              "tuned | Δ vs best native (paired, 95 % interval) | units won | "
