@@ -25,7 +25,10 @@ _NATIVE_LOGISTIC = {"lightgbm": ("binary", "cross_entropy", "xentropy"),
 
 def _warn_if_class_balancing(y: np.ndarray, w: np.ndarray, multiclass: bool) -> None:
     """Warn when ``sample_weight`` is one value per class, different between classes:
-    the decision rule would maximise the re-balanced F_β, usually not what is wanted."""
+    the decision rule would maximise the re-balanced F_β, usually not what is wanted.
+    Rows of weight 0 are left out: a class they alone hold is no class of the model."""
+    keep = w > 0
+    y, w = y[keep], w[keep]
     values, codes = np.unique(y, return_inverse=True)
     lo = np.full(values.size, np.inf)
     hi = np.full(values.size, -np.inf)
@@ -87,8 +90,9 @@ def _classifier_objective(objective: Any, k: int, booster: str) -> tuple[Any, bo
 
 class _LogLoss:
     """Validation loss for the boosters' own objectives, on the raw margins the training
-    loop hands over: binary, the logistic loss; multiclass ((n, K) margins), the mean
-    softmax cross-entropy."""
+    loop hands over: binary, the logistic loss; multiclass ((n, K) margins), the softmax
+    cross-entropy; each summed over the rows (weighted), as every gbrank objective's
+    ``loss`` is, so ``evals_result_`` curves of both kinds share their units."""
 
     def loss(self, y: Any, s: Any, weight: Any = None) -> float:
         from gbrank.objectives import FocalLoss
@@ -96,8 +100,9 @@ class _LogLoss:
         if np.ndim(s) == 2:
             from gbrank.metrics import multiclass_log_loss
 
-            return multiclass_log_loss(y, np.asarray(s, dtype=np.float64), weight=weight,
+            mean = multiclass_log_loss(y, np.asarray(s, dtype=np.float64), weight=weight,
                                        margin=True)
+            return mean * (np.size(y) if weight is None else float(np.sum(weight)))
         return FocalLoss(gamma=0.0).loss(y, s, weight=weight)
 
 

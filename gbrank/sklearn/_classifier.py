@@ -468,6 +468,16 @@ feature_names_in_, feature_importances_
         offsets = np.zeros(k)
         if choose and not oof:
             Xs, ys, ws = (Xv, yv, wv) if Xv is not None else (Xt, yt, wt)
+            absent = np.setdiff1d(np.arange(k), ys.astype(np.int64))
+            if own is not None and absent.size:
+                # Offsets searched without a class's rows push it below the others.
+                raise ValueError(
+                    f"decision='auto' with decision_cv=None chooses the class offsets on "
+                    f"eval_set, which holds no rows of class(es) "
+                    f"{self.classes_[absent].tolist()!r}: no offsets can be chosen for "
+                    "them there (the other classes' would rise above them). Give an "
+                    "eval_set holding every class, leave decision_cv at its default "
+                    "(offsets from out-of-fold scores), or decision='argmax'")
             offsets = best_class_offsets(ys, log_softmax(self._raw(Xs) + init), beta,
                                          weight=ws, margin=True)[0]
         if holdout and not early:

@@ -479,8 +479,10 @@ class GBRanker(_RankingInput, _GBBase):
         return self._margins(X)
 
     def _has_probabilities(self) -> bool:
-        """``predict_proba`` exists only for a calibrated objective (see there)."""
-        obj = self.objective
+        """``predict_proba`` exists only for a calibrated objective (see there): the
+        fitted one once fitted (``set_params`` without a refit changes nothing the
+        model learned), else the parameter."""
+        obj = getattr(self, "objective_", self.objective)
         try:
             calibrated = not isinstance(obj, str) and bool(getattr(obj, "probability", False))
         except ValueError:  # a bad parameter: fit names it

@@ -368,3 +368,25 @@ def test_serving_frames_reordered_with_integer_names_or_part_of_the_id_columns()
     np.testing.assert_array_equal(r3.predict(logged.drop(columns="pos")), expected)
     np.testing.assert_array_equal(r3.predict(logged), expected)
     np.testing.assert_array_equal(r3.predict(df[["f0", "f1", "f2", "f3"]]), expected)
+
+
+def test_predict_proba_follows_the_fitted_objective_not_the_parameter():
+    """set_params(objective=...) without a refit gave an uncalibrated model
+    predict_proba (σ of free-scale scores) and took it from a calibrated one (probe 61)."""
+    from gbrank.datasets import make_ranking
+    from gbrank.objectives import LambdaRank
+
+    X, y, g = make_ranking(n_queries=30, rows_per_query=10, n_features=4, seed=0)
+    q = np.repeat(np.arange(g.size), g)
+    kw = dict(n_estimators=5, random_state=0, n_jobs=1)
+    plain = GBRanker("lambdarank", **kw)
+    assert not hasattr(plain, "predict_proba")
+    assert hasattr(plain.set_params(objective=LambdaRank(calibration=0.5)), "predict_proba")
+    plain.set_params(objective="lambdarank").fit(X, y, qid=q)
+    plain.set_params(objective=LambdaRank(calibration=0.5))
+    with pytest.raises(AttributeError, match="needs a calibrated ranking objective"):
+        plain.predict_proba(X)
+    calibrated = GBRanker(LambdaRank(calibration=0.5), **kw).fit(X, y, qid=q)
+    p = calibrated.predict_proba(X)[:, 1]
+    calibrated.set_params(objective="lambdarank")
+    np.testing.assert_array_equal(calibrated.predict_proba(X)[:, 1], p)
