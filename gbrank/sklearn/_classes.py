@@ -47,6 +47,30 @@ def _warn_if_class_balancing(y: np.ndarray, w: np.ndarray, multiclass: bool) -> 
             f"objective={fix}", UserWarning, stacklevel=3)
 
 
+def _refuse_threshold_without_both(ys: np.ndarray, pos_label: Any, where: str) -> None:
+    """A threshold chosen on rows without both classes would be chosen blind."""
+    if not np.any(ys == 1.0) or np.all(ys == 1.0):
+        raise ValueError(
+            f"threshold='auto' chooses the F_beta-best threshold on {where}, which "
+            f"holds {int(np.sum(ys == 1.0))} of {ys.size} rows of the positive class "
+            f"{np.asarray(pos_label).tolist()!r}: no threshold can be chosen "
+            "there. Give more rows of each class (or an eval_set holding both), or "
+            "a threshold in (0, 1)")
+
+
+def _refuse_offsets_without_classes(codes: np.ndarray, classes: np.ndarray) -> None:
+    """Offsets searched on an eval_set without a class's rows push that class below the
+    others (``best_class_offsets`` leaves it at 0 while theirs rise)."""
+    absent = np.setdiff1d(np.arange(classes.size), codes.astype(np.int64))
+    if absent.size:
+        raise ValueError(
+            f"decision='auto' with decision_cv=None chooses the class offsets on "
+            f"eval_set, which holds no rows of class(es) {classes[absent].tolist()!r}: no "
+            "offsets can be chosen for them there (the other classes' would rise above "
+            "them). Give an eval_set holding every class, leave decision_cv at its "
+            "default (offsets from out-of-fold scores), or decision='argmax'")
+
+
 def _classifier_objective(objective: Any, k: int, booster: str) -> tuple[Any, bool]:
     """The objective for ``k`` classes, and whether the model is multiclass (K trees per
     round, softmax): a booster objective name, or a fresh gbrank objective."""

@@ -34,6 +34,8 @@ from gbrank.sklearn._classes import (
     _json_label,
     _LogLoss,
     _refuse_missing_labels,
+    _refuse_offsets_without_classes,
+    _refuse_threshold_without_both,
     _warn_if_class_balancing,
 )
 
@@ -410,15 +412,9 @@ feature_names_in_, feature_importances_
             from gbrank.metrics import best_threshold
 
             Xs, ys, ws = (Xv, yv, wv) if Xv is not None else (Xt, yt, wt)
-            if not np.any(ys == 1.0) or np.all(ys == 1.0):
-                where = "the validation split" if va is not None else (
-                    "eval_set" if own is not None else "the training rows")
-                raise ValueError(
-                    f"threshold='auto' chooses the F_beta-best threshold on {where}, which "
-                    f"holds {int(np.sum(ys == 1.0))} of {ys.size} rows of the positive class "
-                    f"{np.asarray(self.pos_label_).tolist()!r}: no threshold can be chosen "
-                    "there. Give more rows of each class (or an eval_set holding both), or "
-                    "a threshold in (0, 1)")
+            _refuse_threshold_without_both(ys, self.pos_label_, "the validation split"
+                                           if va is not None else "eval_set"
+                                           if own is not None else "the training rows")
             z = self._raw(Xs) + init
             self._margin_threshold = best_threshold(ys, z, beta, weight=ws, margin=True)[0]
         if holdout and not early:
@@ -468,16 +464,8 @@ feature_names_in_, feature_importances_
         offsets = np.zeros(k)
         if choose and not oof:
             Xs, ys, ws = (Xv, yv, wv) if Xv is not None else (Xt, yt, wt)
-            absent = np.setdiff1d(np.arange(k), ys.astype(np.int64))
-            if own is not None and absent.size:
-                # Offsets searched without a class's rows push it below the others.
-                raise ValueError(
-                    f"decision='auto' with decision_cv=None chooses the class offsets on "
-                    f"eval_set, which holds no rows of class(es) "
-                    f"{self.classes_[absent].tolist()!r}: no offsets can be chosen for "
-                    "them there (the other classes' would rise above them). Give an "
-                    "eval_set holding every class, leave decision_cv at its default "
-                    "(offsets from out-of-fold scores), or decision='argmax'")
+            if own is not None:
+                _refuse_offsets_without_classes(ys, self.classes_)
             offsets = best_class_offsets(ys, log_softmax(self._raw(Xs) + init), beta,
                                          weight=ws, margin=True)[0]
         if holdout and not early:
