@@ -121,13 +121,9 @@ class _LogLoss:
     def loss(self, y: Any, s: Any, weight: Any = None) -> float:
         from gbrank.objectives import FocalLoss
 
-        if np.ndim(s) == 2:
-            from gbrank.metrics import multiclass_log_loss
-
-            mean = multiclass_log_loss(y, np.asarray(s, dtype=np.float64), weight=weight,
-                                       margin=True)
-            return mean * (np.size(y) if weight is None else float(np.sum(weight)))
-        return FocalLoss(gamma=0.0).loss(y, s, weight=weight)
+        # Focal loss at gamma=0 is the log loss, of two classes or (n, K) margins.
+        k = np.shape(s)[1] if np.ndim(s) == 2 else None
+        return FocalLoss(gamma=0.0, num_class=k).loss(y, s, weight=weight)
 
 
 def _given_offsets(decision: Any) -> np.ndarray | None:
