@@ -307,16 +307,18 @@ def _run_workers(args: argparse.Namespace, argv: list[str], cfg) -> int:
 def _keep_other_summary(path: Path, config_line: str, quiet: bool) -> None:
     """A SUMMARY.md of another command (other data, other --objectives) in the same
     --out is kept under its time, not overwritten: its verdict may be the one to keep."""
-    command = config_line.split("`:", 1)[0] + "`:"  # the line varies with the run
-    if not path.exists() or command in path.read_text(errors="replace"):
-        return
-    import re
+    from gbrank.tuning._report import HELD_OUT_LISTED
 
+    command = config_line.split("`:", 1)[0] + "`:"  # the line varies with the run
+    if not path.exists():
+        return
+    text = path.read_text(errors="replace")
+    if command in text:
+        return
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(path.stat().st_mtime))
     kept = path.with_name(f"SUMMARY-{stamp}.md")
-    text = path.read_text(errors="replace")
     # Its lists of held-out rows go with it (the new run writes its own under the name).
-    for listed in sorted(set(re.findall(r"`(held_out_[^`/]*)\.txt`", text))):
+    for listed in sorted(set(HELD_OUT_LISTED.findall(text))):
         if (path.parent / f"{listed}.txt").exists():
             (path.parent / f"{listed}.txt").rename(path.parent / f"{listed}-{stamp}.txt")
             text = text.replace(f"`{listed}.txt`", f"`{listed}-{stamp}.txt`")

@@ -7,6 +7,7 @@ the held-out test score, trials and time. Written the same whoever wins."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -273,3 +274,7 @@ def held_out_file(task: Task) -> str:
     """The file beside ``SUMMARY.md`` that lists the rows the run held out (one row
     number a line: the place in the source, from 0; data rows only)."""
     return f"held_out_{task.name}.txt"
+
+
+#: :func:`held_out_file`'s names as a SUMMARY.md quotes them (the name without ``.txt``).
+HELD_OUT_LISTED = re.compile(r"`(held_out_[^`/]*)\.txt`")
