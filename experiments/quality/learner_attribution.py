@@ -243,6 +243,19 @@ class _QueryBagging:
         return np.where(mask, grad, 0.0), np.where(mask, hess, 0.0)
 
 
+def learner_params(booster: str, seed: int) -> dict:
+    """Every training's learner settings on ``booster`` (the protocol's one home; the
+    objective, the knobs and the stopping rule are added by the caller)."""
+    if booster == "lgb":
+        return {"learning_rate": LR, "num_leaves": 31, "min_data_in_leaf": 20,
+                "num_threads": 1, "seed": seed, "deterministic": True, "verbose": -1}
+    if booster == "xgb":
+        return {"eta": LR, "max_depth": 6, "tree_method": "hist", "nthread": 1,
+                "verbosity": 0, "seed": seed}
+    return {"learning_rate": LR, "thread_count": 1, "random_seed": seed, "verbose": 0,
+            "allow_writing_files": False}
+
+
 def _lgb(cfg: dict, seed: int, train, valid, Xt):
     import lightgbm as lgb
 
@@ -254,9 +267,8 @@ def _lgb(cfg: dict, seed: int, train, valid, Xt):
     objective = obj() if obj else cfg["objective"]
     if "query_bagging" in knobs:
         objective = _QueryBagging(objective, train[2], knobs.pop("query_bagging"), seed)
-    params = {"objective": objective, "learning_rate": LR,
-              "num_leaves": 31, "min_data_in_leaf": 20, "num_threads": 1, "seed": seed,
-              "deterministic": True, "verbose": -1, "metric": "None", **knobs}
+    params = {"objective": objective, **learner_params("lgb", seed), "metric": "None",
+              **knobs}
     dt = lgb.Dataset(train[0], train[1], group=train[2])
     dv = lgb.Dataset(valid[0], valid[1], group=valid[2], reference=dt)
     m = lgb.train(params, dt, MAX_ROUNDS, valid_sets=[dv], feval=feval(f"ndcg@{K}"),
@@ -273,8 +285,7 @@ def _xgb(cfg: dict, seed: int, train, valid, Xt):
 
     knobs = dict(cfg["params"])
     fraction = knobs.pop("query_bagging", None)
-    params = {"eta": LR, "max_depth": 6, "tree_method": "hist", "nthread": 1,
-              "verbosity": 0, "seed": seed, "disable_default_eval_metric": 1, **knobs}
+    params = {**learner_params("xgb", seed), "disable_default_eval_metric": 1, **knobs}
     obj = None
     if cfg["objective"] == "LambdaRank()":
         obj, params["base_score"] = gbrank.xgboost.objective(LambdaRank()), 0.0
@@ -324,11 +335,10 @@ def _cb(cfg: dict, seed: int, train, valid, Xt):
 
     if train[0].shape[0] == valid[0].shape[0]:
         raise RuntimeError("the eval metric tells the sets apart by their sizes")
-    params = {"loss_function": cfg["objective"], "learning_rate": LR,
-              "iterations": MAX_ROUNDS, "thread_count": 1, "random_seed": seed,
-              "verbose": 0, "eval_metric": _CatBoostNDCG(valid[1], valid[2]),
+    params = {"loss_function": cfg["objective"], **learner_params("cb", seed),
+              "iterations": MAX_ROUNDS, "eval_metric": _CatBoostNDCG(valid[1], valid[2]),
               "od_type": "Iter", "od_wait": PATIENCE, "use_best_model": True,
-              "allow_writing_files": False, **cfg["params"]}
+              **cfg["params"]}
     m = CatBoost(params)
     with warnings.catch_warnings():  # CatBoost tries (and fails) to numba-compile it
         warnings.simplefilter("ignore")

@@ -83,23 +83,19 @@ def _refit(cfg: dict, seed: int, rounds: int, train, Xt) -> np.ndarray:
     if cfg["booster"] == "lgb":
         import lightgbm as lgb
 
-        params = {"objective": cfg["objective"], "learning_rate": la.LR, "num_leaves": 31,
-                  "min_data_in_leaf": 20, "num_threads": 1, "seed": seed,
-                  "deterministic": True, "verbose": -1, **p}
+        params = {"objective": cfg["objective"], **la.learner_params("lgb", seed), **p}
         m = lgb.train(params, lgb.Dataset(train[0], train[1], group=train[2]), rounds)
         return m.predict(Xt, raw_score=True)
     if cfg["booster"] == "xgb":
         import xgboost as xgb
 
-        params = {"eta": la.LR, "max_depth": 6, "tree_method": "hist", "nthread": 1,
-                  "verbosity": 0, "seed": seed, "objective": cfg["objective"], **p}
+        params = {**la.learner_params("xgb", seed), "objective": cfg["objective"], **p}
         m = xgb.train(params, xgb.DMatrix(train[0], train[1], group=train[2]), rounds)
         return m.predict(xgb.DMatrix(Xt), output_margin=True)
     from catboost import CatBoost, Pool
 
-    m = CatBoost({"loss_function": cfg["objective"], "learning_rate": la.LR,
-                  "iterations": rounds, "thread_count": 1, "random_seed": seed,
-                  "verbose": 0, "allow_writing_files": False, **p})
+    m = CatBoost({"loss_function": cfg["objective"], **la.learner_params("cb", seed),
+                  "iterations": rounds, **p})
     m.fit(Pool(train[0], train[1], group_id=np.repeat(np.arange(train[2].size), train[2])))
     return m.predict(Xt, prediction_type="RawFormulaVal")
 
