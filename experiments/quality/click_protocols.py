@@ -112,6 +112,8 @@ GBRANK = {
     "ipw_clip5": {"position_bias": "ipw", "max_weight": 5.0},
     "ipw_clip2": {"position_bias": "ipw", "max_weight": 2.0},
     "ipw_clip15": {"position_bias": "ipw", "max_weight": 1.5},
+    # the simulator's propensities, unclipped: a correction that knows the bias exactly
+    "ipw_noclip": {"position_bias": "ipw", "max_weight": None},
     "ipw_est": {"position_bias": "ipw", "propensity": "estimated"},
     "ipw_est_clip3": {"position_bias": "ipw", "propensity": "estimated", "max_weight": 3.0},
     "ipw_est_clip2": {"position_bias": "ipw", "propensity": "estimated", "max_weight": 2.0},
@@ -130,7 +132,8 @@ GBRANK = {
 # (norm=True) and no bound on the Newton step.
 NAT = {"norm": True, "max_step": None}
 GBRANK.update({f"{k}_nat": {**GBRANK[k], **NAT}
-               for k in ("naive", "ipw_clip2", "ipw_est_clip2", "unbiased_r2", "additive_l1")})
+               for k in ("naive", "ipw_clip2", "ipw_est_clip2", "unbiased_r2", "additive_l1",
+                         "ipw_noclip", "unbiased_xgb")})
 # The defaults made to train on a cascade user's log, which each refuses by default
 # (on_cascade="raise"): what the refusal keeps a user from (cascade_s10 only).
 GBRANK.update({f"{k}_ign": {**GBRANK[k], "on_cascade": "ignore"} for k in IGNORE})
@@ -550,7 +553,8 @@ def _headroom_lines(merged: dict, swaps: list[str]) -> list[str]:
              ("ceiling_es", "lgb_native"), ("ceiling_es", "ipw_est_clip2"),
              ("xgb_ceiling_es", "xgb:ipw_clip2"), ("ipw_est_clip3", "ipw_est_clip2"),
              ("ipw_est_clip3", "xgb_native"), ("ipw_est_clip3", "lgb_native"),
-             ("xgb:ipw_est_clip3", "xgb_native")]
+             ("xgb:ipw_est_clip3", "xgb_native"), ("xgb:unbiased_xgb_nat_h2", "xgb_native"),
+             ("xgb:ipw_noclip_nat_h2", "xgb_native"), ("ipw_noclip", "xgb_native")]
     rows = _pair_rows(merged, swaps, pairs)
     if not rows:
         return []
@@ -560,7 +564,13 @@ def _headroom_lines(merged: dict, swaps: list[str]) -> list[str]:
             "each stopped at its best NDCG@10 on the validation queries' true grades "
             "(checked as the click models are): what the clicks could teach at most under "
             "the same stopping rule. `ipw_est_clip3`: the estimated propensities clipped at "
-            "3 instead of the default 2. In brackets: rotations won of 5.", "", *rows]
+            "3 instead of the default 2. `xgb:unbiased_xgb_nat_h2`: gbrank's "
+            "`LambdaRank(position_bias='unbiased', bias_norm=1, bias_cost='xgboost', "
+            "norm=True, max_step=None)` on XGBoost with the Hessian doubled, XGBoost's "
+            "Unbiased LambdaMART in gbrank's code; `ipw_noclip`: inverse propensity "
+            "weights from the simulator's own propensities, unclipped (the bias known "
+            "exactly), `_nat_h2` in XGBoost's form. In brackets: rotations won of 5.",
+            "", *rows]
 
 
 def _rate_lines(merged: dict, swaps: list[str]) -> list[str]:
