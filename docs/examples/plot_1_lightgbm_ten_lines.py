@@ -4,8 +4,9 @@ LightGBM in ten lines
 
 A gbrank objective is a LightGBM objective as it stands (``params["objective"]``), and
 :func:`gbrank.lightgbm.feval` evaluates any gbrank metric, logged as
-``gbrank_<name>`` beside LightGBM's own. Here :class:`~gbrank.objectives.LambdaRank`
-trains on ERR's weights and is watched on NDCG@10, ERR@10 and pair accuracy.
+``gbrank_<name>`` beside LightGBM's own (a ``:`` written ``_``:
+:func:`gbrank.lightgbm.metric_key`). Here :class:`~gbrank.objectives.LambdaRank` trains
+on NDCG@10's weights and is watched on NDCG@10, ERR@10 and pair accuracy.
 """
 
 import lightgbm as lgb
@@ -23,7 +24,7 @@ X_valid, y_valid, group_valid = X[3000:], y[3000:], group[150:]
 train = lgb.Dataset(X_train, y_train, group=group_train)
 valid = lgb.Dataset(X_valid, y_valid, group=group_valid, reference=train)
 history = {}
-booster = lgb.train({"objective": LambdaRank(metric="err", truncation=10), "verbose": -1},
+booster = lgb.train({"objective": LambdaRank(truncation=10), "verbose": -1},
                     train, num_boost_round=50, valid_sets=[valid],
                     feval=feval("ndcg@10", "err@10", "pair_accuracy"),
                     callbacks=[lgb.record_evaluation(history)])

@@ -26,7 +26,7 @@ clf = GBClassifier("focal", n_estimators=50, random_state=0).fit(X, y)
 where = Path(mkdtemp())
 clf.save_model(where / "model.txt")
 np.save(where / "X.npy", X)
-(where / "threshold.json").write_text(json.dumps({"threshold": clf.threshold_}))
+_ = (where / "threshold.json").write_text(json.dumps({"threshold": clf.threshold_}))
 
 # %%
 # The server: a fresh Python process in which gbrank cannot be imported.

@@ -63,10 +63,10 @@ from gbrank._kernels._order import ascending_order, run_end
 from gbrank._kernels._sigmoid import MAX_EXP_SPREAD, exp_scaled_into, rho_pair
 from gbrank._kernels._threads import dispatch, fft_workers, threaded
 
-# Chosen by measurement (experiments/bench_ranking.py, accuracy sweep): with cubic
-# interpolation σh ≤ 1/32 keeps the gradient and Hessian within 1e-8 of exact (max
-# error ÷ max value; measured ≤ 7.4e-9 at 2·10^4 rows, ≤ 2.4e-9 at 10^6 rows, spreads
-# 0.1–1000); the node cap bounds time and memory (n_cls × MAX_NODES per grid array).
+# Chosen by measurement (experiments/bench/bench_ranking.py, accuracy sweep): with
+# cubic interpolation σh ≤ 1/32 keeps the gradient and Hessian within 1e-8 of exact
+# (figures: docs/evidence.md, "RankNet(method=...)"); the node cap bounds time and
+# memory (n_cls × MAX_NODES per grid array).
 TARGET_SIGMA_H = 1.0 / 32.0
 MIN_NODES = 1 << 12
 MAX_NODES = 1 << 19

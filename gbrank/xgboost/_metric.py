@@ -261,7 +261,8 @@ def metric(*names: str, threshold: float | None = None, propensity: Any = None,
           weights and ``group_ptr`` come from the ``DMatrix`` and the value is exactly
           the gbrank metric (query-weighted mean; pair accuracy pooled). Returns
           ``("gbrank_<name>", value)`` for one name, a list of them for several
-          (XGBoost 3 accepts both), logged under ``"gbrank_<name>"`` so that no
+          (XGBoost 3 accepts both), logged under :func:`gbrank.lightgbm.metric_key`'s
+          ``"gbrank_<name>"`` (a ``:`` written ``_``, as XGBoost's log splits at it) so that no
           XGBoost metric of the same name (``ndcg@10``, ``map@5``) shares its key.
           XGBoost's early stopping guesses the direction from a metric's name; an
           unset ``maximize`` becomes the gbrank metric's own direction (higher is
