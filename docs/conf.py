@@ -60,20 +60,6 @@ templates_path = ["_templates"]
 # Every cross-reference must resolve: a name a docstring links that does not exist is an
 # error of the build (with -W), not a silent plain word.
 nitpicky = True
-nitpick_ignore_regex = [
-    # The tuner's modules are private (DESIGN.md): its package docstring names them, the
-    # site documents only gbrank.tuning's public names.
-    (r"py:(mod|func|class)", r"gbrank\.tuning\.(?!(StudyResult|Task|TuneConfig|default_tasks|"
-                             r"task_from_arrays|tune|tune_task)$).*"),
-]
-nitpick_ignore = [
-    # Helpers of the tuner's private gbrank.tuning._tasks that its public docstrings name.
-    ("py:func", "with_metric"),
-    ("py:func", "infer_kind"),
-    # What one training learns (gbrank.objectives' private module); the public
-    # position_bias_training method names it.
-    ("py:class", "PositionBiasTraining"),
-]
 
 # -- API reference: autosummary pages rendered from the runtime docstrings ----------
 autosummary_generate = True

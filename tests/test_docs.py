@@ -108,11 +108,12 @@ def test_every_public_object_has_examples(package):
                          f"(numpydoc): {missing}")
 
 
-def _documented_parameters(doc: str) -> set[str]:
-    """The names a numpydoc docstring's Parameters section lists (``a, b : type`` gives
-    both)."""
-    names: set[str] = set()
-    lines = doc.splitlines()
+def _documented_parameters(doc: str) -> list[str]:
+    """The names a numpydoc docstring's Parameters section lists, in its order (``a, b :
+    type`` gives both; a name line continued with a backslash is joined, as
+    docs/conf.py does)."""
+    names: list[str] = []
+    lines = re.sub(r" \\\n\s*", " ", doc).splitlines()
     inside, indent = False, ""
     for i, line in enumerate(lines):
         underlined = i + 1 < len(lines) and re.fullmatch(r"-{3,}", lines[i + 1].strip())
@@ -122,17 +123,39 @@ def _documented_parameters(doc: str) -> set[str]:
             continue
         entry = line.startswith(indent) and line[len(indent):len(indent) + 1].isalpha()
         if inside and entry:
-            names.update(n.strip().lstrip("*") for n in line.split(" :")[0].split(","))
+            names += [n.strip().lstrip("*") for n in line.split(" :")[0].split(",")]
     return names
 
 
+def _named_arguments(obj) -> list[str]:
+    """The named arguments of a function or of a class's constructor (``*args`` and
+    ``**kwargs`` aside: they pass on another callable's arguments)."""
+    return [p for p, v in inspect.signature(obj).parameters.items()
+            if v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD)]
+
+
 def _undocumented_arguments(cls) -> list[str]:
-    """The named constructor arguments of ``cls`` without a Parameters entry (``*args``
-    and ``**kwargs`` aside: they pass on another class's arguments)."""
-    params = [p for p, v in inspect.signature(cls).parameters.items()
-              if v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD)]
+    """The named constructor arguments of ``cls`` without a Parameters entry."""
     documented = _documented_parameters(inspect.getdoc(cls) or "")
-    return [p for p in params if p not in documented]
+    return [p for p in _named_arguments(cls) if p not in documented]
+
+
+@pytest.mark.parametrize("package", _public_packages())
+def test_parameters_follow_the_signature(package):
+    """A public function's Parameters section lists every named argument, and every
+    Parameters section lists them in the signature's order (a reader who passes
+    arguments by position goes by it). Classes whose fields are Attributes have none."""
+    wrong = []
+    for name, obj in _public_objects(package):
+        documented = _documented_parameters(inspect.getdoc(obj) or "")
+        params = _named_arguments(obj)
+        lacking = [p for p in params if p not in documented]
+        if inspect.isfunction(obj) and lacking:
+            wrong.append(f"{name}: no entry for {lacking}")
+        order = [p for p in documented if p in params]
+        if order != [p for p in params if p in documented]:
+            wrong.append(f"{name}: entries in the order {order}")
+    assert not wrong, f"{package}: " + "; ".join(wrong)
 
 
 def test_every_objective_parameter_is_documented():

@@ -210,10 +210,14 @@ def ndcg(y: Any, s: Any, qid: Any = None, k: int | None = 10, label_gain: Any = 
 
     Parameters
     ----------
-    y, s, qid, weight
+    y, s, qid
         As in :func:`pair_accuracy` (dask collections partitioned alike).
-    k, label_gain, gain
+    k, label_gain
         As in :func:`gbrank.metrics.ndcg`; ``k=None`` (all rows) needs ``qid``.
+    weight
+        As in :func:`pair_accuracy`.
+    gain
+        As in :func:`gbrank.metrics.ndcg`.
 
     Returns
     -------
@@ -274,10 +278,13 @@ def fbeta(y: Any, s: Any, beta: float = 1.0, threshold: float | None = None, *,
     y, s : dask Array or Series
         Labels {0, 1} or {-1, +1} and scores, partitioned alike: probabilities (or
         predicted labels), or with ``margin=True`` raw margins.
-    beta, threshold, margin
+    beta, threshold
         As in :func:`gbrank.metrics.fbeta` (``threshold=None``: 0.5 on probabilities, 0
         on margins).
     weight : dask Array or Series, optional
+        Row weights, partitioned like ``y`` (counts become weighted sums).
+    margin
+        As in :func:`gbrank.metrics.fbeta`.
 
     Returns
     -------

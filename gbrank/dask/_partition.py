@@ -164,9 +164,6 @@ def partition_by_query(X: Any, y: Any, qid: Any, *, weight: Any = None,
         ``X`` is never a feature: ids given otherwise beside it are refused.
     weight : str, dask Series/Array, or array-like, optional
         Row weights, given like ``y``.
-    position : str, dask Series/Array, or array-like, optional
-        Display positions of click logs (for an objective with ``position_bias``),
-        given like ``y``; they travel with their rows (``parts.position``).
     npartitions : int, optional
         Number of partitions (at most one per query). Default: as many as ``X`` has
         (2 for in-memory data). Cuts are placed at query boundaries nearest to equal
@@ -174,6 +171,9 @@ def partition_by_query(X: Any, y: Any, qid: Any, *, weight: Any = None,
     persist : bool, default True
         Persist the result on the cluster (the shuffle then runs once, not once per use).
         In-memory data scattered to a running cluster is always persisted.
+    position : str, dask Series/Array, or array-like, optional
+        Display positions of click logs (for an objective with ``position_bias``),
+        given like ``y``; they travel with their rows (``parts.position``).
 
     Returns
     -------

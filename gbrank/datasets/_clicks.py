@@ -94,10 +94,12 @@ def simulate_clicks(y: Any, group: Any = None, logging_scores: Any = None, *, qi
     ----------
     y : array-like
         True grades (non-negative integers).
-    group, qid : array-like, optional
-        Query structure as everywhere in gbrank (neither: one query).
+    group : array-like, optional
+        Query sizes, as everywhere in gbrank (neither ``group`` nor ``qid``: one query).
     logging_scores : array-like
-        Scores of the logging ranker, one per row.
+        Scores of the logging ranker, one per row (required).
+    qid : array-like, optional
+        Per-row query ids instead of ``group``.
     top_n : int, default 10
         Rows displayed per query.
     user : {"position", "cascade"}, default "position"

@@ -102,6 +102,13 @@ def load_letor_folds(folder: str | Path) -> dict[str, tuple[Any, np.ndarray, np.
     """Load the five parts of a LETOR 4.0 set (``S1.txt`` … ``S5.txt`` in ``folder``, as
     MQ2008 and MQ2007 ship) with a common feature width.
 
+    Parameters
+    ----------
+    folder : path
+        The folder holding ``S1.txt`` … ``S5.txt`` (each may have its ``.query`` file).
+        Feature indices are read one-based unless some part holds index 0, decided for
+        the five parts at once (as :func:`load_letor_files` does).
+
     Returns
     -------
     dict
@@ -169,6 +176,16 @@ def letor_rotation(fold: int) -> tuple[str, ...]:
     """The parts of LETOR 4.0 fold ``fold`` (1-5) in its roles: three training parts, the
     validation part, the test part (the readme's rotation: fold k starts at ``S<k>``).
 
+    Parameters
+    ----------
+    fold : int
+        1 to 5.
+
+    Returns
+    -------
+    tuple of str
+        Five names of :data:`LETOR_PARTS`: three training parts, validation, test.
+
     Examples
     --------
     >>> from gbrank.datasets import letor_rotation
@@ -197,9 +214,26 @@ def load_letor_files(paths: list[str | Path], n_features: int | None = None, *,
     validation files of a fold tuned on together, or a test file at their width
     (``n_features``). A file without query ids
     (``qid:`` fields or a ``.query`` file) is refused: a LETOR set is ranked within its
-    queries. ``zero_based`` as in :func:`load_letor`, decided for all the files at once
-    (``"auto"``: zero-based when any of them holds feature index 0), so a file that
-    lacks feature 0 is not shifted against the others.
+    queries.
+
+    Parameters
+    ----------
+    paths : list of path
+        The files, stacked in this order (each may have its ``.query`` file).
+    n_features : int, optional
+        Width of ``X``; a file with more features is refused. Default: the widest
+        file's width.
+    zero_based : bool or "auto", default "auto"
+        As in :func:`load_letor`, decided for all the files at once (``"auto"``:
+        zero-based when any of them holds feature index 0), so a file that lacks
+        feature 0 is not shifted against the others.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix
+    y : ndarray of float64
+    group : ndarray of int64
+        Query sizes in row order, the files' queries one after another.
 
     Examples
     --------

@@ -24,7 +24,32 @@ def load_data(path: str | Path, *, label_col: str | None = None, qid_col: str | 
 
     Rows of one query id are gathered as the two loaders describe (queries in ascending
     order of their ids, rows of a query in file order); ``return_order=True`` also
-    returns ``order``, the file row of each returned row.
+    returns ``order``, the file row of each returned row. ``feature_cols`` or
+    ``drop_cols`` for a LETOR file, and ``n_features`` for a table, are refused.
+
+    Parameters
+    ----------
+    path : path
+        The file. Suffixes in :data:`TABLE_SUFFIXES` are tables; anything else is read
+        as LETOR/SVMlight.
+    label_col : str, optional
+        Table: the column of labels (required).
+    qid_col : str, optional
+        Table: the column of query ids; without it, no query structure.
+    query_path : path, optional
+        LETOR: one query size per line (default: ``path + ".query"`` if it exists,
+        else the ``qid:`` fields).
+    feature_cols : list of str, optional
+        Table: the feature columns, in this order (default: every other column).
+    drop_cols : list of str, optional
+        Table: columns left out of the default features.
+    return_order : bool, default False
+        Also return ``order``.
+    n_features : int, optional
+        LETOR: width of ``X`` (to align a test file with its training file).
+    zero_based : bool or "auto", default "auto"
+        LETOR: whether feature index ``i`` is column ``i`` or ``i - 1``, as in
+        :func:`load_letor`.
 
     Returns
     -------

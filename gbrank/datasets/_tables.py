@@ -64,6 +64,16 @@ TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
 def table_columns(path: str | Path) -> list[str]:
     """The column names of a CSV/TSV or Parquet table, read from its header alone.
 
+    Parameters
+    ----------
+    path : path
+        The table: Parquet for ``.parquet`` and ``.pq``, tab-separated for ``.tsv``,
+        else comma-separated with a header row.
+
+    Returns
+    -------
+    list of str
+
     Examples
     --------
     >>> import tempfile

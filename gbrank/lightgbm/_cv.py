@@ -34,7 +34,9 @@ def cv(params: dict[str, Any], train_set: Any, num_boost_round: int = 100, folds
     ----------
     params, train_set, num_boost_round, folds, nfold, stratified, shuffle, metrics, \
 feval, init_model, fpreproc, seed, callbacks, eval_train_metric, return_cvbooster
-        As in ``lightgbm.cv``; further keyword arguments are passed to it unchanged.
+        As in ``lightgbm.cv``.
+    **kwargs
+        Further keyword arguments of ``lightgbm.cv``, passed to it unchanged.
 
     Returns
     -------

@@ -231,9 +231,12 @@ def best_threshold(y: Any, s: Any, beta: float = 1.0, *, weight: Any = None,
 
     Parameters
     ----------
-    y, s, weight, margin
+    y, s
         As in :func:`fbeta`.
     beta : float, default 1.0
+        Weight of recall relative to precision, as in :func:`fbeta`.
+    weight, margin
+        As in :func:`fbeta`.
 
     Returns
     -------

@@ -141,10 +141,12 @@ def expected_calibration_error(y: Any, s: Any, n_bins: int = 10, *, weight: Any 
 
     Parameters
     ----------
-    y, s, weight, target, max_grade, threshold, margin
+    y, s
         As in :func:`log_loss`.
     n_bins : int, default 10
         Number of bins (at most the number of rows are used).
+    weight, target, max_grade, threshold, margin
+        As in :func:`log_loss`.
 
     Returns
     -------

@@ -49,10 +49,12 @@ def ips_dcg(clicks: Any, s: Any, position: Any, propensity: Any, group: Any = No
     propensity : array-like or dict
         ρ(p) = P(examined | position p) in (0, 1]: a sequence for p = 1, 2, …, or a
         mapping ``{position: ρ}``.
-    group, qid, weight
-        Query structure and per-query weights, as in :func:`gbrank.metrics.ndcg`.
+    group
+        Query structure, as in :func:`gbrank.metrics.ndcg`.
     k : int or None, default 10
         Cut-off; ``None``: every row.
+    qid, weight
+        Query structure and per-query weights, as in :func:`gbrank.metrics.ndcg`.
 
     Returns
     -------

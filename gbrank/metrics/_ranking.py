@@ -183,7 +183,7 @@ def err(y: Any, s: Any, group: Any = None, k: int | None = 10, max_grade: int | 
 
     Parameters
     ----------
-    y, s, group, qid, weight
+    y, s, group
         As in :func:`ndcg`; grades must be integers (0..53).
     k : int or None, default 10
         Cut-off; ``None`` means every row.
@@ -191,6 +191,8 @@ def err(y: Any, s: Any, group: Any = None, k: int | None = 10, max_grade: int | 
         :math:`g_{\max}`. Default: the largest label in ``y`` (the whole call, not per
         query), so values depend on the data passed; fix it to compare across data sets.
         Any integral number counts (``max_grade=y.max()`` of float labels works).
+    qid, weight
+        As in :func:`ndcg`.
 
     Returns
     -------
@@ -244,13 +246,15 @@ def mean_ap(y: Any, s: Any, group: Any = None, k: int | None = None, threshold: 
 
     Parameters
     ----------
-    y, s, group, qid, weight
+    y, s, group
         As in :func:`ndcg`; grades need not be integers.
     k : int or None, default None
         Cut-off; ``None`` means every row.
     threshold : float, default 1
         Relevance threshold on the labels (LightGBM: ``label > 0.5``, the same on
         integer grades).
+    qid, weight
+        As in :func:`ndcg`.
 
     Returns
     -------
@@ -288,12 +292,14 @@ def mrr(y: Any, s: Any, group: Any = None, k: int | None = None, threshold: floa
 
     Parameters
     ----------
-    y, s, group, qid, weight
+    y, s, group
         As in :func:`ndcg`; grades need not be integers.
     k : int or None, default None
         Cut-off; ``None`` means every row.
     threshold : float, default 1
         Relevance threshold on the labels.
+    qid, weight
+        As in :func:`ndcg`.
 
     Returns
     -------
@@ -335,12 +341,14 @@ def precision_at_k(y: Any, s: Any, group: Any = None, k: int | None = 10,
 
     Parameters
     ----------
-    y, s, group, qid, weight
+    y, s, group
         As in :func:`ndcg`; grades need not be integers.
     k : int or None, default 10
         Cut-off; ``None`` means every row (the share of relevant rows).
     threshold : float, default 1
         Relevance means ``y >= threshold``.
+    qid, weight
+        As in :func:`ndcg`.
 
     Returns
     -------
@@ -377,12 +385,14 @@ def recall_at_k(y: Any, s: Any, group: Any = None, k: int | None = 10, threshold
 
     Parameters
     ----------
-    y, s, group, qid, weight
+    y, s, group
         As in :func:`ndcg`; grades need not be integers.
     k : int or None, default 10
         Cut-off; ``None`` means every row (recall 1).
     threshold : float, default 1
         Relevance means ``y >= threshold``.
+    qid, weight
+        As in :func:`ndcg`.
 
     Returns
     -------

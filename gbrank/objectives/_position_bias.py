@@ -126,14 +126,14 @@ _PARAMETERS_DOC = r"""    position_bias : {None, "ipw", "unbiased", "additive"},
 
 
 def with_position_bias_parameters(cls: type) -> type:
-    """Class decorator: the position-bias parameters' entries at the end of the
-    docstring's Parameters section (before its Notes)."""
-    heading = "\n    Notes\n    -----\n"
+    """Class decorator: the position-bias parameters' entries in the docstring's
+    Parameters section where the signature has them, before ``groupless`` (the last)."""
+    entry = "\n    groupless : "
     if cls.__doc__ is None:  # python -OO
         return cls
-    if heading not in cls.__doc__:
-        raise RuntimeError(f"{cls.__name__}'s docstring has no Notes section")
-    cls.__doc__ = cls.__doc__.replace(heading, _PARAMETERS_DOC + heading, 1)
+    if entry not in cls.__doc__:
+        raise RuntimeError(f"{cls.__name__}'s docstring has no groupless entry")
+    cls.__doc__ = cls.__doc__.replace(entry, "\n" + _PARAMETERS_DOC + entry[1:], 1)
     return cls
 
 
@@ -375,7 +375,8 @@ class PositionBiasMixin:
     def position_bias_training(self, position: Any, *, learning_rate: Any = None,
                                reduce: Any = None, hint: str = "") -> PositionBiasTraining:
         """The state of one training on data whose rows have the display positions
-        ``position`` (see :class:`PositionBiasTraining`)."""
+        ``position``: the position-bias estimates it learns, updated once per boosting
+        round (the boosters' adapters make one for every training data set)."""
         return PositionBiasTraining(self, position, learning_rate=learning_rate,
                                     reduce=reduce, hint=hint)
 

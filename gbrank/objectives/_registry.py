@@ -105,6 +105,20 @@ def get_objective(name: str, **params: Any) -> Any:
     Keyword arguments go to the constructor (stored as given, scikit-learn style) and
     are validated here at once, so a bad value fails where it is named.
 
+    Parameters
+    ----------
+    name : str
+        A registry name (:data:`REGISTRY`; case and surrounding spaces ignored), or
+        ``"lambdarank:<metric>"`` with any ``metric`` :class:`LambdaRank` accepts.
+    **params
+        Constructor arguments of the objective's class; not ``metric`` with a name that
+        fixes it.
+
+    Returns
+    -------
+    Objective
+        A new instance of the name's class.
+
     Raises
     ------
     ValueError

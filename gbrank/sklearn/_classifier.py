@@ -108,6 +108,13 @@ class GBClassifier(ClassifierMixin, _GBBase):
         scores). K classes: ``"focal"``, a ``FocalLoss`` (``num_class`` None or K), or
         the booster's softmax objective, ``"native:multiclass"`` (LightGBM) or
         ``"native:multi:softprob"`` (XGBoost).
+    booster, n_estimators, learning_rate, learning_rate_decay, early_stopping_rounds, \
+validation_fraction
+        As in :class:`GBRanker`; early stopping watches the objective's loss (the log
+        loss for the boosters' own objectives) on the validation split. The split
+        (``validation_fraction`` of each class's rows, drawn from ``random_state``) is
+        made when early stopping is on or the threshold (offsets with
+        ``decision_cv=None``) is chosen.
     threshold : "auto" or float in (0, 1), default "auto"
         Two classes: probability above which ``predict`` says the positive class.
         ``"auto"``: the threshold maximising F_β (``beta``) on held-out predictions
@@ -134,14 +141,9 @@ class GBClassifier(ClassifierMixin, _GBBase):
         labels (strings) the rarer class in ``y`` (by summed ``sample_weight``;
         ``classes_[1]`` on a tie), the one an imbalanced classifier looks for. Pass it to
         be explicit.
-    booster, n_estimators, learning_rate, learning_rate_decay, early_stopping_rounds, \
-validation_fraction, random_state, num_leaves, max_depth, min_child_samples, subsample, \
+    random_state, num_leaves, max_depth, min_child_samples, subsample, \
 colsample_bytree, reg_lambda, n_jobs, booster_params
-        As in :class:`GBRanker`; early stopping watches the objective's loss (the log
-        loss for the boosters' own objectives) on the validation split. The split
-        (``validation_fraction`` of each class's rows, drawn from ``random_state``) is
-        made when early stopping is on or the threshold (offsets with
-        ``decision_cv=None``) is chosen.
+        As in :class:`GBRanker`.
 
     Attributes
     ----------

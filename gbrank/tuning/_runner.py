@@ -34,8 +34,9 @@ def tune_task(task: Task, cfg: TuneConfig, progress: Progress | None = None,
               storage: Any = None) -> list[StudyResult]:
     """Run every candidate study of one task (gate, study, refit, test score, plots).
 
-    The task's ``feature_names`` must suit ``cfg.booster`` (see
-    :func:`~gbrank.tuning._cv.check_feature_names`): checked before any trial.
+    The task's ``feature_names`` must suit ``cfg.booster``: a name the booster would
+    refuse, or change in its saved model (LightGBM: a space, an empty name), is a
+    ValueError naming it, before any trial.
 
     Parameters
     ----------

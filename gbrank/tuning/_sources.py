@@ -50,16 +50,17 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
     explicitly): random rows (both parts remain one query each); ranking data without
     ``group`` and without the declaration are refused, naming both.
     Binary and multiclass: a random share of the rows of each class (stratified).
-    ``kind`` defaults to :func:`infer_kind`'s (binary for 0/1 labels, multiclass for
-    the classes ``0 … K−1``, K > 2, without query structure; else ranking; ranking
-    with ``groupless=True``).
+    ``kind`` is inferred by default: binary for 0/1 labels, multiclass for the classes
+    ``0 … K−1``, K > 2, without query structure; else ranking (ranking with
+    ``groupless=True``).
     ``feature_names``: see :class:`Task`. A click log: ``position`` (every row's
     logged display position, split with its row) and ``propensity`` (see
     :class:`Task`); its labels are clicks and its kind is ranking. A click log's lists
     are sessions, and sessions of one query show the same documents: the held-out part
     and the folds split whole blocks of sessions, ``blocks`` (the query of each session)
-    or, without it, the sessions linked by an identical feature row
-    (:mod:`gbrank.tuning._blocks`; said in the task's ``notes``).
+    or, without it, the sessions linked by an identical feature row (the same document),
+    directly or through other sessions; the task's ``notes`` say which. A block of more
+    than half the sessions is refused: no split of it keeps the parts apart.
 
     Parameters
     ----------
@@ -79,12 +80,12 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
         Logged display positions of a click log, one per row.
     propensity : sequence or dict, optional
         Examination probabilities of the positions (required with ``position``).
-    blocks : array-like, optional
-        With ``group``: the query (any id) of each list, e.g. of each session of a click
-        log; lists of one query are held out, and later split into folds, together.
     groupless : bool, default False
         Declares group-less ranking: all rows are one query (see :class:`Task`);
         refused with ``group`` of several queries.
+    blocks : array-like, optional
+        With ``group``: the query (any id) of each list, e.g. of each session of a click
+        log; lists of one query are held out, and later split into folds, together.
     rows : array-like of int, optional
         Each row's place in its source, e.g. the file row
         :func:`~gbrank.datasets.load_data` ``(return_order=True)`` returns; default

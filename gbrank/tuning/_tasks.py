@@ -199,8 +199,8 @@ class Task:
         (``ndcg@10``, ``err@10``, ``map@10``, ``mrr@10``, ``pair_accuracy`` for
         ranking, headed by ``ndcg`` for group-less ranking; ``ap``, ``f1`` for binary;
         ``macro_f1``, ``weighted_f1``, ``balanced_accuracy``, ``mlogloss`` for
-        multiclass; ``ips_dcg@10`` for a click log). :func:`with_metric` puts a
-        checked metric first.
+        multiclass; ``ips_dcg@10`` for a click log). A run with :class:`TuneConfig`'s
+        ``metric`` puts that metric first (checked for the kind), keeping the others.
     feature_names : list of str, optional
         One unique name per column of ``X`` and ``X_test`` (e.g. a table's column
         names), given to every booster the tuner trains and saves; ``None``: the
@@ -235,7 +235,7 @@ class Task:
     blocks : ndarray of int, optional
         A click log's block of each tuning-part session (``group``'s lists): sessions of
         one block (one query, or sessions sharing a document) stay on one side of every
-        fold (:mod:`gbrank.tuning._blocks`); None: each list its own block.
+        fold; None: each list its own block.
     notes : list of str
         What a run found in the data that changed its search (a click log that cannot
         identify position effects, or whose users look like cascade users): printed as
