@@ -84,6 +84,30 @@ FOREIGN_BASES = "BaseEstimator, ClassifierMixin, RegressorMixin, _MetadataReques
                 "XGBModel, XGBRankerMixIn, XGBRanker, object"
 
 
+_CODE = re.compile(r"(``.*?``|`[^`]*`)")
+_PAGE = re.compile(r"(?<![\w/.])docs/([a-z_]+(?:/[a-z_]+)*)\.md(?![\w/])")
+
+
+def _page_link(match) -> str | None:
+    """A page of this site named by its path in the repository (``docs/evidence.md``):
+    a link to it, the path its text; ``None`` for a path that is no page."""
+    if not (HERE / f"{match.group(1)}.md").is_file():
+        return None
+    return f":doc:`docs/{match.group(1)}.md </{match.group(1)}>`"
+
+
+def link_pages(line: str) -> str:
+    """Mentions of the site's pages by their path (``docs/contract.md``), as plain text
+    or as code, made links to them; other code and roles are left alone."""
+    parts = _CODE.split(line)
+    for i, part in enumerate(parts):
+        if i % 2 == 0:
+            parts[i] = _PAGE.sub(lambda m: _page_link(m) or m.group(0), part)
+        elif part.startswith("``") and (page := _PAGE.fullmatch(part[2:-2])):
+            parts[i] = _page_link(page) or part
+    return "".join(parts)
+
+
 def constant_doc(module_name: str, name: str) -> str:
     """What the API page says of a module constant (``LETOR_PARTS``, ``REGISTRY``): the
     comment above its assignment in the module that defines it, then its value (the
@@ -113,7 +137,7 @@ def constant_doc(module_name: str, name: str) -> str:
         text += " Names: " + ", ".join(f"``{key}``" for key in value) + "."
     else:
         text += f" Value: ``{value!r}``."
-    return text.strip()
+    return link_pages(text.strip())
 
 
 API_MODULES = ("objectives", "metrics", "lightgbm", "xgboost", "sklearn", "dask", "datasets",
@@ -157,7 +181,6 @@ def _qualify_module_refs(app, what, name, obj, options, lines):
     lines[:] = [_ROLE.sub(qualify, line) for line in lines]
 
 
-_CODE = re.compile(r"(``.*?``|`[^`]*`)")
 _BARS = re.compile(r"(?<![\\|])\|([^|\s`][^|`]*?)(?<!\s)\|(?!_)")
 
 
@@ -169,6 +192,12 @@ def _escape_absolute_values(app, what, name, obj, options, lines):
         parts = _CODE.split(line)
         parts[::2] = [_BARS.sub(r"\\|\1\\|", part) for part in parts[::2]]
         lines[i] = "".join(parts)
+
+
+def _link_pages(app, what, name, obj, options, lines):
+    """Docstrings cite the background pages by their path in the repository
+    (``docs/evidence.md``), which reads in a terminal; on the site those are links."""
+    lines[:] = [link_pages(line) for line in lines]
 
 
 def _public_base(cls):
@@ -205,6 +234,7 @@ def setup(app):
     app.connect("autodoc-process-docstring", _join_continued_lines, priority=100)
     app.connect("autodoc-process-docstring", _qualify_module_refs, priority=100)
     app.connect("autodoc-process-docstring", _escape_absolute_values, priority=100)
+    app.connect("autodoc-process-docstring", _link_pages, priority=100)
     app.connect("autodoc-process-bases", _process_bases)
 
 
