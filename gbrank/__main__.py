@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gbrank._help import plain_text
+
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -17,7 +19,8 @@ def main(argv: list[str] | None = None) -> int:
         from gbrank.tuning.__main__ import main as tune
 
         return tune(argv[1:])
-    parser = argparse.ArgumentParser(prog="gbrank", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="gbrank",
+                                     description=plain_text(__doc__.splitlines()[0]))
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("tune", help="tune every objective against the boosters' own "
                    "(gbrank tune --help)")

@@ -30,7 +30,7 @@ LAYERS = [
     ("gbrank._validation", 1), ("gbrank._queries", 1), ("gbrank._fields", 1),
     ("gbrank._deps", 1),
     ("gbrank._proba", 1), ("gbrank._targets", 1), ("gbrank._sessions", 1),
-    ("gbrank._warnings", 1),
+    ("gbrank._warnings", 1), ("gbrank._help", 1),
     ("gbrank.objectives", 2), ("gbrank.metrics", 2), ("gbrank.datasets", 2),
     ("gbrank.gradcheck", 2), ("gbrank._compilation", 2),
     ("gbrank.lightgbm", 3), ("gbrank.xgboost", 3), ("gbrank._export", 3),

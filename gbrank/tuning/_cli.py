@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gbrank._help import plain_text
 from gbrank.tuning._cli_data import PROG
 from gbrank.tuning._cli_data import fail as _fail
 from gbrank.tuning._cli_data import load_tasks as _load_tasks
@@ -63,8 +64,8 @@ class _Parser(argparse.ArgumentParser):
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     # No abbreviated flags: --workers' children get the parent's arguments minus it.
-    p = _Parser(prog=PROG, description=" ".join(__doc__.split("\n\n")[0].split()),
-                allow_abbrev=False)
+    intro = " ".join(__doc__.split("\n\n")[0].split())
+    p = _Parser(prog=PROG, description=plain_text(intro), allow_abbrev=False)
     p.add_argument("--data", type=Path, help="LETOR/SVMlight (.query file or qid:), CSV or "
                    "Parquet; a LETOR 4.0 folder of parts S1.txt … S5.txt (fold --fold: "
                    "four parts tuned on, the fifth held out) or a fold folder (train.txt, "

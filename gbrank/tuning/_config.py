@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gbrank._deps import require
+from gbrank._help import plain_text
 from gbrank._validation import check_bool, check_choice, check_integer, check_number
 
 __all__ = ["BASELINES", "EMBEDDED_TIMEOUT", "QUICK", "TuneConfig", "field_help"]
@@ -321,7 +322,7 @@ def field_help(name: str, case: str | None = None) -> str:
     text = params[starts[name]:].split("\n", 1)[1]
     text = _PARAM.split(text, 1)[0]
     text = " ".join(text.split())
-    text = re.sub(r":\w+:`~?(?:[\w.]+\.)?([\w]+)`", r"\1", text).replace("``", "")
+    text = plain_text(text)
     if case is not None:
         text = text[re.search(rf"{case}(?: \([^)]*\))?: ", text).end():]
     end = _SENTENCE_END.search(text)

@@ -68,6 +68,20 @@ def test_each_flag_says_its_field_and_default(capsys):
             assert f"{QUICK[name]} with --quick" in text, name
 
 
+def test_help_is_plain_text(capsys):
+    """The help of ``gbrank`` and ``gbrank tune`` comes from docstrings: the terminal gets
+    their text, not their reStructuredText markup."""
+    from gbrank.__main__ import main
+
+    for run, intro in ((lambda: main(["--help"]), "python -m gbrank <command>"),
+                       (lambda: parse_args(["--help"]), "gbrank tune: tune every gbrank")):
+        with pytest.raises(SystemExit):
+            run()
+        text = capsys.readouterr().out
+        assert intro in text
+        assert "``" not in text and not re.search(r":\w+:`", text)
+
+
 def test_a_refused_value_names_the_flag(tmp_path, capsys):
     for argv, flag in ((["--folds", "1"], "--folds"), (["--max-rounds", "0"], "--max-rounds"),
                        (["--patience", "0"], "--patience")):
