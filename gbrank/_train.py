@@ -95,21 +95,24 @@ def _to_margins(booster: str, name: str | None) -> Callable[[np.ndarray], np.nda
         raise ValueError("objective 'multi:softmax' hands a metric class labels, not "
                          "scores; use 'multi:softprob' to validate on a gbrank metric")
     link = native_link(booster, name)
+    # A confident model's probability rounds to exactly 0 or 1 (LightGBM's binary reaches
+    # raw scores of -1,000 on 1:1000 data): each map below keeps it finite at the nearest
+    # representable value, where an exact inverse gives ±inf, which the metrics refuse as
+    # no score. Such rows are tied in the probabilities already.
+    tiny = np.finfo(np.float64).tiny
     if link == LOGIT:
+        below_one = np.nextafter(1.0, 0.0)
+
         def from_probabilities(preds: np.ndarray) -> np.ndarray:
-            return logit(np.asarray(preds, dtype=np.float64))
+            return logit(np.clip(np.asarray(preds, dtype=np.float64), tiny, below_one))
         return from_probabilities
     if link in (SOFTMAX, LOG):  # log-probabilities serve as margins of a softmax
         def log(preds: np.ndarray) -> np.ndarray:
-            # A probability that underflowed to 0 (a confident model) is the log of the
-            # smallest positive double, not -inf, which the metrics refuse as no score.
-            tiny = np.finfo(np.float64).tiny
             return np.log(np.maximum(np.asarray(preds, dtype=np.float64), tiny))
         return log
     if link == SOFTPLUS:
         def inverse_softplus(preds: np.ndarray) -> np.ndarray:
-            with np.errstate(divide="ignore"):
-                return np.log(np.expm1(np.asarray(preds, dtype=np.float64)))
+            return np.log(np.maximum(np.expm1(np.asarray(preds, dtype=np.float64)), tiny))
         return inverse_softplus
     return lambda preds: preds
 

@@ -134,3 +134,19 @@ def test_a_probability_that_underflowed_is_a_finite_margin():
     assert np.all(np.isfinite(s)) and s[0, 1] == np.log(np.finfo(np.float64).tiny)
     np.testing.assert_array_equal(s[1], np.log(p[1]))
     assert metrics.get_metric("macro_f1")(np.array([0, 1]), s) == 1.0
+
+
+def test_a_saturated_binary_probability_is_a_finite_margin():
+    """LightGBM's binary on 1:1000 data reaches raw scores near -1,000, so the
+    probabilities it hands a metric are exactly 0 or 1; their logit was ±inf, which the
+    metrics refuse, and the tuner lost those native trials (probe 65, F7). The margins
+    are finite, in the probabilities' order, and exact where the logit is finite."""
+    from scipy.special import logit
+
+    from gbrank._train import _to_margins
+
+    p = np.array([0.0, 1e-300, 0.25, 0.5, 1.0 - 2**-52, 1.0])
+    s = _to_margins("lightgbm", "binary")(p)
+    assert np.all(np.isfinite(s)) and np.all(np.diff(s) > 0)
+    np.testing.assert_allclose(s[1:5], logit(p[1:5]), rtol=1e-15)
+    assert metrics.get_metric("ap")(np.array([0, 0, 0, 1, 1, 1]), s) == 1.0
