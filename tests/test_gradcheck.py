@@ -440,3 +440,24 @@ def test_under_rounding_a_hessian_wrong_at_three_rows_is_reported_at_one_of_them
     assert not report.ok and report.worst_hess_index in wrong_rows
     assert report.hess_error == pytest.approx(0.002 * h0[wrong_rows].max() / 0.25,
                                               rel=0.15)
+
+
+def test_a_loss_too_large_to_resolve_its_derivatives_is_said():
+    """Squared errors of prices in dollars: the loss's rounding hides every Hessian
+    value, so a Hessian off by 2 compared only coarsely (probe 62). The report says
+    so and names the fixes; on rescaled data the same wrong Hessian fails."""
+    rng = np.random.default_rng(0)
+    y = np.full(20, 3e5)
+    s = y + rng.normal(0, 3e4, 20)
+
+    def half_hessian(y, s):
+        return 2 * (s - y), np.full(s.size, 1.0)  # the true Hessian is 2
+
+    def loss(y, s):
+        return float(np.sum((s - y) ** 2))
+
+    r = check(half_hessian, y, s, loss=loss, per_row=True)
+    assert r.unresolved is not None and "rescale" in r.unresolved
+    assert "not resolved" in str(r)
+    small = check(half_hessian, y / 1e4, s / 1e4, loss=loss, per_row=True)
+    assert small.unresolved is None and not small.ok

@@ -96,6 +96,40 @@ def table_columns(path: str | Path) -> list[str]:
     return [str(c) for c in pd.read_csv(path, sep=sep, nrows=0).columns]
 
 
+def _check_header(path: Path, df: Any, sep: str) -> None:
+    """A text table's first line must be a header of distinct names: pandas renames a
+    repeated name (``label`` → ``label.1``), which then trains as a feature; a file
+    without a header or with another separator gets a header of data."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        header = next(csv.reader(f, delimiter=sep), [])
+    twice = sorted({h for h in header if header.count(h) > 1})
+    if twice:
+        raise ValueError(f"{path}: the header names {twice!r} more than once (pandas would "
+                         f"read the second as {twice[0] + '.1'!r}, a feature): rename or "
+                         "drop the repeated columns")
+    if df.shape[1] == 1 and any(c in str(df.columns[0]) for c in ";|"):
+        raise ValueError(f"{path}: one column named {str(df.columns[0])[:60]!r}: the file "
+                         f"seems separated by something other than {sep!r}; gbrank reads "
+                         "comma-separated .csv and tab-separated .tsv files (decimal "
+                         "points): convert it")
+    numeric = 0
+    for h in header:
+        try:
+            float(h)
+            numeric += 1
+        except ValueError:
+            pass
+    # all numbers, and not a frame's default column names 0, 1, 2, ... (or 1, 2, ...)
+    counted = [str(i) for i in range(len(header))]
+    if header and numeric == len(header) and header not in (
+            counted, [str(i + 1) for i in range(len(header))]):
+        raise ValueError(f"{path}: its first line ({', '.join(header[:6])}"
+                         f"{', ...' if len(header) > 6 else ''}) is numbers, not column "
+                         "names: the table needs a header row naming its columns")
+
+
 def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
                feature_cols: list[str] | None = None, *, drop_cols: list[str] | None = None,
                return_order: bool = False) -> tuple[Any, ...]:
@@ -177,7 +211,12 @@ def load_table(path: str | Path, label_col: str, qid_col: str | None = None,
         raise ImportError(f"{path}: reading Parquet needs pyarrow ({exc})") from None
     except Exception as exc:  # pandas raises many parser types
         raise ValueError(f"{path}: cannot parse as a table: {exc}") from None
+    if suffix not in (".parquet", ".pq"):
+        _check_header(path, df, "\t" if suffix == ".tsv" else ",")
     cols = ", ".join(map(str, df.columns[:12])) + (", ..." if df.shape[1] > 12 else "")
+    if qid_col is not None and qid_col == label_col:
+        raise ValueError(f"{path}: label_col and qid_col both name {label_col!r}: the "
+                         "labels and the query ids are two columns")
     for name, col in (("label_col", label_col), ("qid_col", qid_col)):
         if col is not None and col not in df.columns:
             raise ValueError(f"{path}: {name}={col!r} is not a column (columns: {cols})")

@@ -25,6 +25,7 @@ from gbrank.sklearn._base import (
 from gbrank.sklearn._ranker_input import (
     _check_positions_have_queries,
     _checked_grades,
+    _in_tie_order,
     _RankingInput,
     _warn_if_not_identifiable,
 )
@@ -420,6 +421,8 @@ class GBRanker(_RankingInput, _GBBase):
             Xv, yv, gv, wv = part(va)
             if clicks:  # the held-out rows' positions, in the validation data's order
                 pos_v = position[order[va]]
+        if Xv is not None and pos_v is None:
+            Xv, yv, gv, wv = _in_tie_order(Xv, yv, gv, wv)
         self.objective_ = obj
         # A ranking loss ignores a constant; a calibrated one starts from the logit of
         # the mean target, as a binary objective does.

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import _safe_indexing
 
-from gbrank._queries import id_like_names, query_order, query_structure
+from gbrank._queries import id_like_names, query_order, query_structure, tie_order
 from gbrank._validation import (
     as_float_array,
     check_finite,
@@ -408,3 +408,13 @@ def _check_positions_have_queries(position: Any, qid: Any) -> None:
             f"position {values[at].item()!r} is on {int(counts[at])} rows and there are no query "
             "ids: a click log's positions are ranks within a session or query; pass "
             "qid= (or a qid_col column of X) so that each session is its own list")
+
+
+def _in_tie_order(Xv: Any, yv: np.ndarray, gv: np.ndarray, wv: Any) -> tuple:
+    """A validation part's rows of each query in :func:`gbrank._queries.tie_order`, the
+    order its metric is read in: every ranking metric breaks score ties by row order,
+    and data sorted by grade within each query made early stopping favour a model that
+    scores rows alike (a click log's rows keep their display order; not called)."""
+    order = tie_order(Xv, yv, gv)
+    return (_safe_indexing(Xv, order), np.asarray(yv)[order], gv,
+            None if wv is None else np.asarray(wv)[order])

@@ -5,6 +5,7 @@ the run with one line naming its fix (:func:`fail`)."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -38,8 +39,10 @@ def load_tasks(args: argparse.Namespace):
 
         if args.fold is not None and not (isinstance(letor, Path)
                                           and (letor / "S1.txt").is_file()):
-            fail(f"--fold chooses a fold of a LETOR 4.0 folder of parts (S1.txt … S5.txt); "
-                 f"{args.data} holds one split already (train, vali, test)")
+            fail("--fold chooses a fold of a LETOR 4.0 folder of parts (S1.txt … S5.txt); "
+                 + (f"{args.data} holds one split already (train, vali, test)"
+                    if isinstance(letor, Path) and (letor / "train.txt").is_file()
+                    else f"{args.data} has no S1.txt"))
 
         try:
             return [letor_task(letor, args.fold or 1, test=args.test_data,
@@ -70,6 +73,10 @@ def load_tasks(args: argparse.Namespace):
         fail(f"--test-data: {args.test_data} must be in the format of --data (a table with "
              "a table, LETOR/SVMlight with LETOR/SVMlight)")
     names = None
+    sidecar = args.data.with_name(args.data.name + ".query")
+    if table and args.qid_col is None and sidecar.exists():
+        fail(f"{sidecar} gives query sizes, which only a LETOR/SVMlight file reads; a "
+             f"table names its query column: add one and pass --qid-col <column>")
     try:
         if table:
             # The table's column names go to every booster the tuner trains and saves.
@@ -119,6 +126,10 @@ def load_tasks(args: argparse.Namespace):
             # grades (e.g. editorial judgments): its test is judged by them.
             logged = logged and args.position_col in table_columns(args.test_data)
             cols = [*names, args.position_col] if logged else names
+            missing = sorted(set(cols) - set(table_columns(args.test_data)))
+            if missing:
+                fail(f"--test-data: {args.test_data} lacks {len(missing)} feature column(s) "
+                     f"of --data: {missing[:8]!r} (its features are matched by name)")
             Xt, yt, gt, _ = load_table(args.test_data, args.label_col, args.qid_col,
                                        feature_cols=cols)
             if logged:  # the test rows' positions, in their rows' order
@@ -294,14 +305,15 @@ def _session_queries(args: argparse.Namespace, query, g):
 
 
 # Column names that usually hold row weights, not features (compared case-blind).
-_WEIGHT_NAMES = ("weight", "weights", "sample_weight", "sample_weights", "row_weight",
-                 "instance_weight")
+# Column names that hold row weights in the ecosystem's tables: any name with "weight"
+# in it (class_weight, sample_weights, ...), and the short forms wt, *_wt and w.
+_WEIGHT_NAMES = re.compile(r"weight|(^|[_ ])wts?$|^w$", re.IGNORECASE)
 
 
 def _weight_columns(names: list[str] | None) -> str | None:
     """A note when feature columns are named like row weights: the tuner weights no row,
     so such a column is learned as a feature (the model unweighted)."""
-    found = [n for n in (names or []) if str(n).lower() in _WEIGHT_NAMES]
+    found = [n for n in (names or []) if _WEIGHT_NAMES.search(str(n))]
     if not found:
         return None
     cols = ", ".join(repr(str(n)) for n in found)

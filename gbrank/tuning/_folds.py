@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gbrank._queries import row_hash
 from gbrank.tuning._tasks import Task
 
 __all__ = ["Fold", "make_folds"]
@@ -14,7 +15,9 @@ __all__ = ["Fold", "make_folds"]
 
 @dataclass(frozen=True)
 class Fold:
-    """Row indices of one fold (sorted, so queries stay contiguous) and query sizes."""
+    """Row indices of one fold and query sizes: queries contiguous, in their order;
+    the training rows ascending, a ranking task's validation rows of each query in
+    :func:`~gbrank._queries.tie_order`."""
 
     train: np.ndarray
     valid: np.ndarray
@@ -59,9 +62,15 @@ def make_folds(task: Task, n_folds: int = 3, seed: int = 0) -> list[Fold]:
     else:
         splits = KFold(n_folds, shuffle=True, random_state=seed).split(np.zeros(n))
     row_q = np.repeat(np.arange(task.group.size), task.group) if task.grouped else None
+    # A validation part is judged in tie_order within each query (not a click log's,
+    # whose rows stay in display order): no order of the data breaks its score ties.
+    keys = (row_hash(task.X, task.y) if task.kind == "ranking" and not task.clicks
+            else None)
     folds = []
     for tr, va in splits:
         tr, va = np.sort(tr), np.sort(va)
+        if keys is not None:
+            va = va[np.lexsort((keys[va], np.zeros(va.size) if row_q is None else row_q[va]))]
         if row_q is None:
             folds.append(Fold(tr, va, None, None))
         else:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from gbrank._queries import query_structure
+from gbrank._queries import query_structure, tie_order
 from gbrank._validation import check_choice
 
 __all__ = ["Task", "check_metric", "is_cutoff", "native_learns_positions", "task_metrics",
@@ -24,6 +24,9 @@ GROUPLESS_METRICS = ("ndcg", *RANKING_METRICS)
 # A click log is judged by the click metric only: a metric of the clicks as labels
 # (NDCG of clicks) rewards reproducing the logging ranker's position bias.
 CLICK_METRICS = ("ips_dcg@10",)
+# The largest grade LightGBM's lambdarank takes with its default gain table (31 entries,
+# 2^l − 1): a larger one fails every trial of the baseline the verdict needs.
+MAX_NATIVE_GRADE = 30
 BINARY_METRICS = ("ap", "f1")
 MULTICLASS_METRICS = ("macro_f1", "weighted_f1", "balanced_accuracy", "mlogloss")
 
@@ -151,6 +154,11 @@ class Task:
     ``0 … K−1``, K > 2, the class of each row); ``metrics`` (default: those of the
     kind, the first being the headline) are recorded for every study of the task.
     :func:`task_from_arrays` makes a task with a held-out split from one data set.
+    A ranking task's labels are grades 0 … 30 (LightGBM's ``lambdarank``, the baseline,
+    takes no more). Its validation and held-out rows are judged in a pseudo-random
+    order within each query, a hash of each row's values (a click log's stay in display
+    order): every ranking metric breaks a tie of scores by row order, so an order in
+    the data, rows sorted by grade, must not score.
 
     A click log is a ranking task whose labels are clicks (0/1): ``position`` and
     ``position_test`` hold every row's logged display position (they follow their rows
@@ -242,10 +250,11 @@ class Task:
         the run goes and written under the task's heading in SUMMARY.md. Filled by
         the run, not given.
     held_out_rows : ndarray of int64, optional
-        The held-out rows' places in the source the task was drawn from, ascending
-        (:func:`~gbrank.tuning.task_from_arrays` sets them: its ``rows``); ``None`` when
-        the held-out part was given apart. ``SUMMARY.md`` lists them in
-        ``held_out_<task>.txt`` beside it, so the test figures can be checked.
+        The held-out rows' places in the source the task was drawn from, in the order
+        the held-out part holds them (:func:`~gbrank.tuning.task_from_arrays` sets them:
+        its ``rows``); ``None`` when the held-out part was given apart. ``SUMMARY.md``
+        lists them in ``held_out_<task>.txt`` beside it, so the test figures can be
+        checked: rows taken in that order give them exactly, ties of scores included.
 
     Examples
     --------
@@ -320,6 +329,18 @@ class Task:
             if self.num_class < 3:
                 raise ValueError(f"{self.name}: a multiclass task needs labels of 3 or "
                                  f"more classes; the largest is {self.num_class - 1:g}")
+            seen = np.union1d(np.unique(self.y), np.unique(self.y_test))
+            if seen.size < self.num_class:  # labels 1 … K, or with gaps
+                missing = sorted(set(range(self.num_class)) - set(seen.astype(int).tolist()))
+                raise ValueError(
+                    f"{self.name}: multiclass labels are the classes 0 … K-1, and class(es) "
+                    f"{missing[:5]} of 0 … {self.num_class - 1} have no row (labels "
+                    f"{seen.astype(int).tolist()[:8]}): number the classes from 0 without "
+                    "gaps, e.g. np.unique(y, return_inverse=True)[1]")
+        if self.kind == "ranking":
+            self._check_grades()
+            if not self.clicks:
+                self._order_test_ties()
         if not self.metrics:
             self.metrics = (CLICK_METRICS if self.clicks
                             else task_metrics(self.kind, self.groupless))
@@ -343,6 +364,40 @@ class Task:
                 raise ValueError(f"{self.name}: feature_names must be unique; {twice!r} "
                                  "occur more than once")
             self.feature_names = names
+
+    def _check_grades(self) -> None:
+        """Ranking labels are the grades 0, 1, 2, … that every ranking metric and
+        LightGBM's ``lambdarank`` (whose gain table ends at 30) read; anything else is
+        refused here, naming the fix, not in the first study's traceback."""
+        for part, y in (("y", self.y), ("y_test", self.y_test)):
+            y = np.asarray(y, dtype=np.float64)
+            bad = np.flatnonzero((y != np.floor(y)) | (y < 0) | ~np.isfinite(y))
+            if bad.size:
+                raise ValueError(
+                    f"{self.name}: ranking labels must be the grades 0, 1, 2, …; "
+                    f"{part}[{bad[0]}] is {y[bad[0]]!r}: shift or round them to grades "
+                    "(the order of the grades is what counts), or pass --task "
+                    "binary|multiclass if they are classes")
+            if not self.clicks and y.size and y.max() > MAX_NATIVE_GRADE:
+                raise ValueError(
+                    f"{self.name}: {part} has grades up to {y.max():g}; NDCG's gain 2^l − 1 "
+                    f"and LightGBM's lambdarank (the baseline) take grades 0 … "
+                    f"{MAX_NATIVE_GRADE}: map them to fewer levels (e.g. quantiles, or "
+                    "np.unique(y, return_inverse=True)[1] for up to "
+                    f"{MAX_NATIVE_GRADE + 1} distinct grades)")
+
+    def _order_test_ties(self) -> None:
+        """The held-out part's rows of each query in :func:`~gbrank._queries.tie_order`
+        (the folds' validation parts are judged in it too, :func:`make_folds`): a
+        file's order, rows sorted by grade, no longer breaks the ties of a model that
+        scores rows alike (a 1-round pick reported NDCG@10 0.92 where its ties averaged
+        0.75, probe 65). ``held_out_rows`` follow their rows; a task made again from a
+        task's arrays (``dataclasses.replace``) keeps them as they are."""
+        order = tie_order(self.X_test, self.y_test, self.group_test)
+        if not np.array_equal(order, np.arange(order.size)):
+            self.X_test, self.y_test = self.X_test[order], np.asarray(self.y_test)[order]
+            if self.held_out_rows is not None:
+                self.held_out_rows = np.asarray(self.held_out_rows)[order]
 
     def _check_queries(self) -> None:
         """Group-less ranking is declared: a ranking task without query sizes needs

@@ -13,6 +13,7 @@ import pytest
 from sklearn.model_selection import GroupKFold, cross_val_score
 
 from gbrank import metrics
+from gbrank._queries import query_order, tie_order
 from gbrank.datasets import make_imbalanced, make_ranking
 from gbrank.objectives import LambdaRank, RankNet
 from gbrank.sklearn import GBClassifier, GBRanker, make_scorer
@@ -158,6 +159,28 @@ def test_a_table_loaded_by_gbrank_trains_the_model_of_the_table_as_read(tmp_path
 
 
 @pytest.mark.parametrize("booster", BOOSTERS)
+def test_validation_rows_sorted_by_grade_do_not_pick_the_rounds(grouped, booster):
+    """The validation metric breaks score ties by row order, so validation rows sorted
+    by grade within each query (a common export) made early stopping favour models that
+    score rows alike (probe 65). GBRanker judges a validation part in tie_order: the
+    same validation rows sorted by grade or shuffled give the same curve and rounds."""
+    X, y, qid = grouped
+    tr, va = qid < 145, qid >= 145
+    Xv, yv, qv = X[va], y[va], qid[va]
+    by_grade = np.lexsort((-yv, qv))
+    shuffled = np.random.default_rng(0).permutation(yv.size)
+    kw = dict(booster=booster, n_estimators=40, learning_rate=0.3, n_jobs=1,
+              random_state=0, scoring="ndcg@10", early_stopping_rounds=5)
+    fits = [GBRanker("lambdarank", **kw).fit(X[tr], y[tr], qid=qid[tr],
+                                             eval_set=[(Xv[o], yv[o])], eval_qid=[qv[o]])
+            for o in (by_grade, shuffled)]
+    assert fits[0].evals_result_ == fits[1].evals_result_
+    assert fits[0].best_iteration_ == fits[1].best_iteration_
+    # the file order would have scored a model that ranks nothing: NDCG@10 of 1
+    assert metrics.ndcg(yv[by_grade], np.zeros(yv.size), qid=qv[by_grade], k=10) == 1.0
+
+
+@pytest.mark.parametrize("booster", BOOSTERS)
 def test_eval_set_early_stops_on_the_users_validation_queries(grouped, booster):
     X, y, qid = grouped
     tr, va = qid < 145, qid >= 145
@@ -178,8 +201,11 @@ def test_eval_set_early_stops_on_the_users_validation_queries(grouped, booster):
             s = full.booster_.predict(xgb.DMatrix(X[va]), iteration_range=(0, r))
         # XGBoost logs a custom metric's value printed to 6 significant digits
         tol = 1e-12 if booster == "lightgbm" else 1e-6
-        assert curve[r - 1] == pytest.approx(metrics.ndcg(y[va], s, qid=qid[va], k=10),
-                                             abs=tol)
+        # judged with each query's rows in tie_order (the metric breaks ties by row order)
+        g = query_order(qid[va])
+        o = g[tie_order(X[va][g], y[va][g], np.unique(qid[va], return_counts=True)[1])]
+        assert curve[r - 1] == pytest.approx(metrics.ndcg(y[va][o], s[o], qid=qid[va][o],
+                                                          k=10), abs=tol)
     # the same validation set by column, or by group sizes: the same model
     df = _frame(X, qid)
     by_col = GBRanker("lambdarank", early_stopping_rounds=5, **kw).fit(
