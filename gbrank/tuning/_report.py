@@ -81,7 +81,7 @@ def task_section(task: Task, rows: list[StudyResult], n_folds: int) -> tuple[lis
              + f"), {task.y_test.size} held-out test rows"
              + (f" ({task.group_test.size} queries)" if task.grouped else "")
              + (f", listed in `{held_out_file(task)}` (their places in the data read, "
-                "from 0; in a file, data rows only)"
+                "from 0; in a file, data rows only; in the order they were judged)"
                 if task.held_out_rows is not None else "") + ".", "",
              "| objective | judged on | pick: rescored CV (mean ± sd) | best trial's CV as "
              "tuned | Δ vs best native (paired, 95 % interval) | units won | "
