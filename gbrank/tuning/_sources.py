@@ -163,7 +163,7 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
                     X[np.flatnonzero(te)], y[te], group[test_q], description,
                     feature_names=feature_names, groupless=groupless,
                     blocks=None if blocks is None else blocks[~test_q],
-                    held_out_rows=np.sort(rows[te]), **clicks)
+                    held_out_rows=rows[te], **clicks)
         task.notes += [note] if note else []
         return task
     n = y.size
@@ -187,7 +187,7 @@ def task_from_arrays(name: str, X: Any, y: Any, group: Any = None, *, kind: str 
     return Task(name, kind, X[np.flatnonzero(~te)], y[~te], None,
                 X[np.flatnonzero(te)], y[te], None, description,
                 feature_names=feature_names, groupless=groupless,
-                held_out_rows=np.sort(rows[te]), **clicks)
+                held_out_rows=rows[te], **clicks)
 
 
 def letor_parts(tuning: list, test: list) -> tuple[tuple, tuple]:
