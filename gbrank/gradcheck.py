@@ -72,10 +72,10 @@ class GradCheckReport:
         (``nan``: none): −1 points to a sign error, 2 or 0.5 to a factor of 2, a value
         near 1 to an error at a few scores only.
     unresolved : str, optional
-        Set when every gradient or Hessian value lies below the floor (the loss is
-        large, e.g. squared errors of prices in dollars): those values were compared
-        only absolutely, so ``ok`` does not vouch for them (a Hessian off by 2 passes
-        there); it names what to check instead. ``None`` otherwise.
+        Set when every gradient or Hessian value lies below tolerance × floor (a large
+        loss, e.g. squared errors of prices in dollars, or saturated scores): an error
+        as large as the values passes there, so ``ok`` does not vouch for them (a
+        Hessian off by 2 passed); it names what to check instead. ``None`` otherwise.
 
     Examples
     --------
@@ -445,12 +445,12 @@ def check(obj: Any, y: Any, s: Any, group: Any = None, *, qid: Any = None, weigh
         h_ratio = _ratio(hess, fd_h, h_floor)
         h_at = int(flat[h_at])
     ok = g_err <= grad_tol and (h_err is None or h_err <= hess_tol)
-    # Said, not silent: a floor above every value means the loss's rounding hid them,
-    # and "ok" says only that both sides are below what was resolved.
-    unresolved = [what for what, a, floor in (("gradient", grad, g_floor),
-                                              ("Hessian", hess if hessian else None,
-                                               h_floor if hessian else 0.0))
-                  if a is not None and a.size and 0 < float(np.max(np.abs(a))) < floor]
+    # Said, not silent: where every value is below tolerance × floor, an error as large
+    # as the values themselves stays within the tolerance ("ok" vouches for nothing).
+    unresolved = [what for what, a, floor, tol in (
+        ("gradient", grad, g_floor, grad_tol),
+        ("Hessian", hess if hessian else None, h_floor if hessian else 0.0, hess_tol))
+        if a is not None and a.size and 0 < float(np.max(np.abs(a))) < tol * floor]
     return GradCheckReport(
         ok=bool(ok), grad_error=g_err, hess_error=h_err, grad_tol=grad_tol, hess_tol=hess_tol,
         n=int(flat.size), worst_grad_index=int(flat[g_at]), worst_hess_index=h_at,
@@ -458,11 +458,11 @@ def check(obj: Any, y: Any, s: Any, group: Any = None, *, qid: Any = None, weigh
         hess_values=h_vals, grad_ratio=_ratio(grad, fd_g, g_floor), hess_ratio=h_ratio,
         n_total=None if flat.size == s.size else int(s.size),
         unresolved=(f"every {' and '.join(unresolved)} value is below what the rounding "
-                    f"of a loss of {loss_scale:.3g} lets the differences resolve, so they "
-                    "were compared only coarsely (a factor of 2 would pass): rescale "
-                    "labels and scores (thousands, not units), check blocks of fewer rows "
-                    "(per_row=True for a sum over rows), or drop the loss's large "
-                    "constant part" if unresolved else None),
+                    f"of a loss of {loss_scale:.3g} lets the differences resolve (an error "
+                    "as large as the values would pass): check at scores where they are "
+                    "larger, rescale a large loss's labels and scores (thousands, not "
+                    "units), or check blocks of fewer rows (per_row=True for a sum over "
+                    "rows)" if unresolved else None),
     )
 
 

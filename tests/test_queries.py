@@ -61,3 +61,24 @@ def test_tie_order_makes_the_data_order_unable_to_score():
                                      flat, sizes, 10) for _ in range(200)])
     assert metrics.ndcg(judged[0][1], flat, sizes, 10) == pytest.approx(averaged, abs=0.05)
     assert metrics.ndcg(judged[0][1], flat, sizes, 10) < 0.9
+
+
+def test_rows_alike_but_for_the_grade_meet_in_no_fixed_grade_order():
+    """Rows equal in every value the hash reads (a DataFrame of categories, review 66)
+    once met in one grade order in every query ([0, 1, 3, 2, 4]); mixed with the query
+    they meet in many, and categories' codes are read."""
+    pd = pytest.importorskip("pandas")
+    sizes = np.full(200, 5)
+    y = np.tile(np.arange(5.0), 200)
+    X = np.zeros((y.size, 2))
+    o = tie_order(X, y, sizes)
+    firsts = y[o].reshape(200, 5)[:, 0]
+    assert np.unique(firsts).size == 5 and np.bincount(firsts.astype(int)).max() < 80
+    cats = pd.DataFrame({"c": pd.Categorical(np.tile(list("abcde"), 200))})
+    assert not np.array_equal(row_hash(cats, y), row_hash(pd.DataFrame({"c": cats["c"]
+                                                                         .cat.codes * 0}), y))
+
+
+def test_sparse_row_hash_in_blocks_equals_dense():
+    X, y = _rows(n=1000)
+    np.testing.assert_array_equal(row_hash(sp.csr_matrix(X), y, rows=64), row_hash(X, y))

@@ -102,7 +102,7 @@ def _check_header(path: Path, df: Any, sep: str) -> None:
     without a header or with another separator gets a header of data."""
     import csv
 
-    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
         header = next(csv.reader(f, delimiter=sep), [])
     twice = sorted({h for h in header if header.count(h) > 1})
     if twice:

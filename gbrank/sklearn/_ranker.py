@@ -421,8 +421,9 @@ class GBRanker(_RankingInput, _GBBase):
             Xv, yv, gv, wv = part(va)
             if clicks:  # the held-out rows' positions, in the validation data's order
                 pos_v = position[order[va]]
-        if Xv is not None and pos_v is None:
+        if Xv is not None and not clicks:
             Xv, yv, gv, wv = _in_tie_order(Xv, yv, gv, wv)
+            pos_v = None  # read only by a click metric
         self.objective_ = obj
         # A ranking loss ignores a constant; a calibrated one starts from the logit of
         # the mean target, as a binary objective does.

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gbrank._queries import row_hash
+from gbrank._queries import row_hash, tie_keys
 from gbrank.tuning._tasks import Task
 
 __all__ = ["Fold", "make_folds"]
@@ -64,8 +64,8 @@ def make_folds(task: Task, n_folds: int = 3, seed: int = 0) -> list[Fold]:
     row_q = np.repeat(np.arange(task.group.size), task.group) if task.grouped else None
     # A validation part is judged in tie_order within each query (not a click log's,
     # whose rows stay in display order): no order of the data breaks its score ties.
-    keys = (row_hash(task.X, task.y) if task.kind == "ranking" and not task.clicks
-            else None)
+    keys = (tie_keys(row_hash(task.X, task.y), np.zeros(n) if row_q is None else row_q)
+            if task.kind == "ranking" and not task.clicks else None)
     folds = []
     for tr, va in splits:
         tr, va = np.sort(tr), np.sort(va)

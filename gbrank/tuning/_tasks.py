@@ -339,7 +339,7 @@ class Task:
                     "gaps, e.g. np.unique(y, return_inverse=True)[1]")
         if self.kind == "ranking":
             self._check_grades()
-            if not self.clicks:
+            if self.position_test is None:  # no display order to keep (graded, or no log)
                 self._order_test_ties()
         if not self.metrics:
             self.metrics = (CLICK_METRICS if self.clicks
@@ -395,7 +395,8 @@ class Task:
         task's arrays (``dataclasses.replace``) keeps them as they are."""
         order = tie_order(self.X_test, self.y_test, self.group_test)
         if not np.array_equal(order, np.arange(order.size)):
-            self.X_test, self.y_test = self.X_test[order], np.asarray(self.y_test)[order]
+            X = self.X_test.tocsr() if hasattr(self.X_test, "tocsr") else self.X_test
+            self.X_test, self.y_test = X[order], np.asarray(self.y_test)[order]
             if self.held_out_rows is not None:
                 self.held_out_rows = np.asarray(self.held_out_rows)[order]
 

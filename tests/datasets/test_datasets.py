@@ -373,3 +373,14 @@ def test_load_table_refuses_a_header_it_would_misread(tmp_path, text, match):
     assert load_table(path, "1", "0")[3] == ["2"]
     with pytest.raises(ValueError, match="both name '1'"):
         load_table(path, "1", "1")
+
+
+def test_load_table_reads_a_header_behind_a_byte_order_mark(tmp_path):
+    """Excel's "CSV UTF-8" starts with a BOM, which hid a repeated first column from the
+    check (review 66)."""
+    from gbrank.datasets import load_table
+
+    path = tmp_path / "t.csv"
+    path.write_bytes("\ufefflabel,q,f1,label\n1,1,0.5,1\n0,1,0.2,0\n".encode("utf-8"))
+    with pytest.raises(ValueError, match="more than once"):
+        load_table(path, "label", "q")

@@ -176,6 +176,11 @@ def test_validation_rows_sorted_by_grade_do_not_pick_the_rounds(grouped, booster
             for o in (by_grade, shuffled)]
     assert fits[0].evals_result_ == fits[1].evals_result_
     assert fits[0].best_iteration_ == fits[1].best_iteration_
+    # with the rows' display positions given, judged by a non-click metric: the same
+    with_pos = [GBRanker("lambdarank", **kw).fit(
+        X[tr], y[tr], qid=qid[tr], eval_set=[(Xv[o], yv[o])], eval_qid=[qv[o]],
+        eval_position=[np.arange(o.size) % 7 + 1]) for o in (by_grade, shuffled)]
+    assert with_pos[0].evals_result_ == fits[0].evals_result_ == with_pos[1].evals_result_
     # the file order would have scored a model that ranks nothing: NDCG@10 of 1
     assert metrics.ndcg(yv[by_grade], np.zeros(yv.size), qid=qv[by_grade], k=10) == 1.0
 

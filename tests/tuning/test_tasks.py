@@ -262,3 +262,21 @@ def test_multiclass_labels_must_number_the_classes_from_0(labels, missing):
     y = np.resize(np.asarray(labels, dtype=float), 200)
     with pytest.raises(ValueError, match=f"class\\(es\\) {missing}.*from 0 without gaps"):
         task_from_arrays("t", rng.normal(size=(200, 3)), y, kind="multiclass")
+
+
+def test_a_click_logs_graded_test_part_is_judged_in_tie_order():
+    """A click log's held-out part of true grades (no positions) has no display order
+    to keep: judged in tie_order like any graded part (review 66); the click rows keep
+    their order."""
+    from gbrank.tuning import Task
+
+    rng = np.random.default_rng(0)
+    X, Xt = rng.normal(size=(60, 3)), rng.normal(size=(30, 3))
+    clicks = (rng.random(60) < 0.3).astype(float)
+    graded = np.sort(rng.integers(0, 3, 30).reshape(3, 10), axis=1)[:, ::-1].ravel()
+    task = Task("log", "ranking", X, clicks, np.full(6, 10), Xt, graded.astype(float),
+                np.full(3, 10), position=np.tile(np.arange(1, 11), 6),
+                propensity=[1 / p for p in range(1, 11)])
+    o = tie_order(Xt, graded, np.full(3, 10))
+    np.testing.assert_array_equal(task.y_test, graded[o])
+    np.testing.assert_array_equal(task.X, X)  # the log's rows as given
