@@ -14,6 +14,7 @@ optuna = pytest.importorskip("optuna")
 lgb = pytest.importorskip("lightgbm")
 xgb = pytest.importorskip("xgboost")
 
+from gbrank._queries import query_order, tie_order  # noqa: E402
 from gbrank.datasets import make_ranking, simulate_clicks  # noqa: E402
 from gbrank.metrics import ips_dcg  # noqa: E402
 from gbrank.tuning import _cli as cli  # noqa: E402
@@ -135,15 +136,21 @@ def test_a_held_out_table_of_true_grades_judges_the_test_by_them(tmp_path):
         assert s.user_attrs["metric"] == "ips_dcg@10"  # tuned on the clicks
     metas = list((out / "tune" / "models").rglob("params.json"))
     assert len(metas) == 2  # lambdarank:ndcg and LightGBM's lambdarank on the positions
+    # the graded part is judged with each query's rows in tie_order (no display order)
+    q = graded["session"].to_numpy()
+    g = query_order(q)
+    o = g[tie_order(graded[names].to_numpy()[g], graded["label"].to_numpy()[g],
+                    np.unique(q, return_counts=True)[1])]
+    judged = graded.iloc[o].reset_index(drop=True)
     for params in metas:
         meta = json.loads(params.read_text())
         assert "ips_dcg@10" not in meta["test"]
         model = next(p for p in params.parent.iterdir() if p.name.startswith("model."))
-        s = lgb.Booster(model_file=str(model)).predict(graded[names].to_numpy())
+        s = lgb.Booster(model_file=str(model)).predict(graded[names].to_numpy())[o]
         assert meta["test"]["ndcg@10"] == pytest.approx(
-            ndcg(graded["label"], s, qid=graded["session"], k=10), rel=1e-9)
+            ndcg(judged["label"], s, qid=judged["session"], k=10), rel=1e-9)
         assert meta["test"]["err@10"] == pytest.approx(
-            err(graded["label"], s, qid=graded["session"], k=10), rel=1e-9)
+            err(judged["label"], s, qid=judged["session"], k=10), rel=1e-9)
     summary = (out / "SUMMARY.md").read_text()
     assert "held-out test: ndcg@10 on true grades" in summary
     assert "true grades in its 'label' column" in summary
