@@ -421,6 +421,26 @@ def test_a_long_check_shows_its_progress_and_the_sample_option(monkeypatch, caps
     assert capsys.readouterr().err == ""
 
 
+def test_a_check_of_few_slow_scores_shows_its_progress(monkeypatch, capsys):
+    """rows=5 on a query whose loss takes seconds: the clock was read every 16 scores,
+    so five scores printed nothing for minutes (probe 62)."""
+    import gbrank.gradcheck as gradcheck
+
+    clock = iter(range(0, 10_000, 7))  # each look at the clock: 7 s later
+    monkeypatch.setattr(gradcheck.time, "monotonic", lambda: float(next(clock)))
+    y, s = np.zeros(5), np.linspace(-1.0, 1.0, 5)
+
+    def logistic(y, s):
+        p = 1.0 / (1.0 + np.exp(-s))
+        return p - y, p * (1.0 - p)
+
+    check(logistic, y, s, loss=lambda y, s: float(np.sum(np.logaddexp(0.0, s))),
+          per_row=True)
+    err = capsys.readouterr().err.splitlines()
+    assert err and "of 5 scores, about" in err[0] and err[-1].startswith(
+        "gradcheck: 5 scores checked in")
+
+
 def test_under_rounding_a_hessian_wrong_at_three_rows_is_reported_at_one_of_them():
     """With rounding noise (the case the second look is for) the report named a correct
     row whose first-look difference was rounding (6.6e-3) instead of the three rows
