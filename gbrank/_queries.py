@@ -328,11 +328,11 @@ def row_hash(X: Any, y: Any, rows: int = 8192) -> np.ndarray:
                                              np.diff(X.indptr[i:i + rows + 1])), h)
         else:
             if hasattr(X, "select_dtypes"):  # a DataFrame: numbers, and categories' codes
+                numeric = set(X.select_dtypes(include=["number", "bool"]).columns)
                 X = np.column_stack(
                     [X[c].cat.codes.to_numpy(np.float64) if str(X[c].dtype) == "category"
                      else X[c].to_numpy(np.float64) for c in X.columns
-                     if str(X[c].dtype) == "category" or c in
-                     X.select_dtypes(include=["number", "bool"]).columns]
+                     if str(X[c].dtype) == "category" or c in numeric]
                     or [np.zeros(len(X))])
             X = np.asarray(X)
             col = _mix(np.arange(X.shape[1], dtype=np.uint64) + np.uint64(0x9E3779B97F4A7C15))

@@ -447,10 +447,11 @@ def check(obj: Any, y: Any, s: Any, group: Any = None, *, qid: Any = None, weigh
     ok = g_err <= grad_tol and (h_err is None or h_err <= hess_tol)
     # Said, not silent: where every value is below tolerance × floor, an error as large
     # as the values themselves stays within the tolerance ("ok" vouches for nothing).
-    unresolved = [what for what, a, floor, tol in (
-        ("gradient", grad, g_floor, grad_tol),
-        ("Hessian", hess if hessian else None, h_floor if hessian else 0.0, hess_tol))
-        if a is not None and a.size and 0 < float(np.max(np.abs(a))) < tol * floor]
+    parts = [("gradient", grad, g_floor, grad_tol)]
+    if hessian:
+        parts.append(("Hessian", hess, h_floor, hess_tol))
+    unresolved = [what for what, a, floor, tol in parts
+                  if a.size and 0 < float(np.max(np.abs(a))) < tol * floor]
     return GradCheckReport(
         ok=bool(ok), grad_error=g_err, hess_error=h_err, grad_tol=grad_tol, hess_tol=hess_tol,
         n=int(flat.size), worst_grad_index=int(flat[g_at]), worst_hess_index=h_at,

@@ -423,7 +423,6 @@ class GBRanker(_RankingInput, _GBBase):
                 pos_v = position[order[va]]
         if Xv is not None and not clicks:
             Xv, yv, gv, wv = _in_tie_order(Xv, yv, gv, wv)
-            pos_v = None  # read only by a click metric
         self.objective_ = obj
         # A ranking loss ignores a constant; a calibrated one starts from the logit of
         # the mean target, as a binary objective does.

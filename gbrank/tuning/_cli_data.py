@@ -124,9 +124,10 @@ def load_tasks(args: argparse.Namespace):
         if table:  # the same features, matched by name
             # A click log's held-out table without the position column holds true
             # grades (e.g. editorial judgments): its test is judged by them.
-            logged = logged and args.position_col in table_columns(args.test_data)
+            has = table_columns(args.test_data)
+            logged = logged and args.position_col in has
             cols = [*names, args.position_col] if logged else names
-            missing = sorted(set(cols) - set(table_columns(args.test_data)))
+            missing = sorted(set(cols) - set(has))
             if missing:
                 fail(f"--test-data: {args.test_data} lacks {len(missing)} feature column(s) "
                      f"of --data: {missing[:8]!r} (its features are matched by name)")
@@ -304,7 +305,6 @@ def _session_queries(args: argparse.Namespace, query, g):
     return first
 
 
-# Column names that usually hold row weights, not features (compared case-blind).
 # Column names that hold row weights in the ecosystem's tables: any name with "weight"
 # in it (class_weight, sample_weights, ...), and the short forms wt, *_wt and w.
 _WEIGHT_NAMES = re.compile(r"weight|(^|[_ ])wts?$|^w$", re.IGNORECASE)

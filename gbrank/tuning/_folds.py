@@ -64,13 +64,14 @@ def make_folds(task: Task, n_folds: int = 3, seed: int = 0) -> list[Fold]:
     row_q = np.repeat(np.arange(task.group.size), task.group) if task.grouped else None
     # A validation part is judged in tie_order within each query (not a click log's,
     # whose rows stay in display order): no order of the data breaks its score ties.
-    keys = (tie_keys(row_hash(task.X, task.y), np.zeros(n) if row_q is None else row_q)
+    query = np.zeros(n, dtype=np.int64) if row_q is None else row_q
+    keys = (tie_keys(row_hash(task.X, task.y), query)
             if task.kind == "ranking" and not task.clicks else None)
     folds = []
     for tr, va in splits:
         tr, va = np.sort(tr), np.sort(va)
         if keys is not None:
-            va = va[np.lexsort((keys[va], np.zeros(va.size) if row_q is None else row_q[va]))]
+            va = va[np.lexsort((keys[va], query[va]))]
         if row_q is None:
             folds.append(Fold(tr, va, None, None))
         else:
